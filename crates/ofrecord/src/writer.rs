@@ -1,0 +1,110 @@
+use std::io::{self, BufWriter, Write};
+
+use crate::{Error, ErrorKind, HEADER_LEN};
+
+/// Size of the writer's internal buffer.
+const BUFFER_CAPACITY: usize = 256 * 1024;
+
+/// Writes OFRecord frames to any [`Write`].
+///
+/// The writer buffers internally, so a raw `File` is fine; call [`finish`](Writer::finish) to
+/// flush and get the inner writer back (dropping the writer flushes too, but ignores errors).
+///
+/// After an I/O error the output may end inside a record, so the writer is fused: every later
+/// call returns a copy of that error. Refusing a zero-length record writes nothing and leaves
+/// the writer usable.
+#[derive(Debug)]
+pub struct Writer<W: Write> {
+    inner: BufWriter<W>,
+    records_written: u64,
+    bytes_written: u64,
+    failed: Option<Error>,
+}
+
+impl<W: Write> Writer<W> {
+    /// Wraps `inner`; records are written from its current position.
+    pub fn new(inner: W) -> Self {
+        Writer {
+            inner: BufWriter::with_capacity(BUFFER_CAPACITY, inner),
+            records_written: 0,
+            bytes_written: 0,
+            failed: None,
+        }
+    }
+
+    /// Writes one record: the payload length as a little-endian `i64`, then `data`.
+    ///
+    /// An empty `data` is refused with [`ErrorKind::ZeroLength`] and nothing is written:
+    /// OneFlow aborts when it reads a zero-length record.
+    pub fn write_record(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.check_usable()?;
+        if data.is_empty() {
+            return Err(self.error(ErrorKind::ZeroLength));
+        }
+        // A slice holds at most isize::MAX bytes, so its length is always a valid
+        // non-negative i64, and a u64 has the same little-endian bytes.
+        let header = (data.len() as u64).to_le_bytes();
+        let written = self
+            .inner
+            .write_all(&header)
+            .and_then(|()| self.inner.write_all(data));
+        if let Err(e) = written {
+            return Err(self.fail(e));
+        }
+        self.records_written += 1;
+        self.bytes_written += (HEADER_LEN + data.len()) as u64;
+        Ok(())
+    }
+
+    /// How many records have been written.
+    pub fn records_written(&self) -> u64 {
+        self.records_written
+    }
+
+    /// How many bytes of framed output have been written, headers included (some may still
+    /// sit in the internal buffer until [`flush`](Writer::flush) or [`finish`](Writer::finish)).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
+    /// Pushes buffered records through to the inner writer and flushes it.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        self.check_usable()?;
+        if let Err(e) = self.inner.flush() {
+            return Err(self.fail(e));
+        }
+        Ok(())
+    }
+
+    /// The wrapped writer.
+    pub fn get_ref(&self) -> &W {
+        self.inner.get_ref()
+    }
+
+    /// Flushes everything and gives back the inner writer.
+    pub fn finish(mut self) -> Result<W, Error> {
+        self.flush()?;
+        let (offset, index) = (self.bytes_written, self.records_written);
+        self.inner
+            .into_inner()
+            .map_err(|e| Error::new(ErrorKind::Io(e.into_error()), offset, index))
+    }
+
+    fn check_usable(&self) -> Result<(), Error> {
+        match &self.failed {
+            Some(failed) => Err(failed.replay()),
+            None => Ok(()),
+        }
+    }
+
+    fn error(&self, kind: ErrorKind) -> Error {
+        Error::new(kind, self.bytes_written, self.records_written)
+    }
+
+    /// Builds the error for the record being written and fuses the writer.
+    fn fail(&mut self, e: io::Error) -> Error {
+        let error = self.error(ErrorKind::Io(e));
+        self.failed = Some(error.replay());
+        error
+    }
+}
