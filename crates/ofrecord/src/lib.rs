@@ -34,7 +34,10 @@
 //!
 //! // Errors say where: here the stream ends inside the second record's payload.
 //! let err = Reader::new(&bytes[..bytes.len() - 1]).records().last().unwrap().unwrap_err();
-//! assert_eq!(err.to_string(), "truncated record (length 6, only 5 payload bytes follow) at offset 13 (record #1)");
+//! assert_eq!(
+//!     err.to_string(),
+//!     "truncated record (length 6, only 5 payload bytes follow) at offset 13 (record #1)"
+//! );
 //! # Ok(())
 //! # }
 //! ```

@@ -132,20 +132,20 @@ impl<R: Read> Reader<R> {
             return Err(self.fail(ErrorKind::TruncatedLength { available: filled }));
         }
         // OneFlow reads the length as a signed 64-bit integer.
-        let length = i64::from_le_bytes(header);
-        if length < 0 {
-            return Err(self.fail(ErrorKind::NegativeLength { length }));
+        let signed = i64::from_le_bytes(header);
+        match u64::try_from(signed) {
+            Err(_) => Err(self.fail(ErrorKind::NegativeLength { length: signed })),
+            Ok(0) => {
+                let error = Error::new(
+                    ErrorKind::ZeroLength,
+                    self.position.offset,
+                    self.position.index,
+                );
+                self.advance(0);
+                Err(error)
+            }
+            Ok(length) => Ok(Some(length)),
         }
-        if length == 0 {
-            let error = Error::new(
-                ErrorKind::ZeroLength,
-                self.position.offset,
-                self.position.index,
-            );
-            self.advance(0);
-            return Err(error);
-        }
-        Ok(Some(length.unsigned_abs()))
     }
 
     /// Checks that the whole payload arrived and moves past the record.
