@@ -292,7 +292,8 @@ impl Framing {
                     let available = (available.len() - HEADER_LEN) as u64;
                     return Err(self.error(ErrorKind::Truncated { length, available }));
                 };
-                let (data, footer) = record[HEADER_LEN..].split_at(framed - HEADER_LEN - FOOTER_LEN);
+                let (data, footer) =
+                    record[HEADER_LEN..].split_at(framed - HEADER_LEN - FOOTER_LEN);
                 buf.extend_from_slice(data);
                 let stored_crc = u32::from_le_bytes(to_array(footer));
                 input.consume(framed);

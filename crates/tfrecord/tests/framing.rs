@@ -1,0 +1,650 @@
+//! Uncompressed framing: known answers, every error kind with its position, skipping,
+//! recovery, opting out of verification, and inputs that would tempt a big allocation.
+
+use std::io::{self, Read};
+
+use ofconvert_tfrecord::{crc, Error, ErrorKind, Position, Reader, ReaderOptions, Writer};
+
+const EMPTY_RECORD: [u8; 16] = [
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x29, 0x03, 0x98, 0x07, 0xd8, 0xea, 0x82, 0xa2,
+];
+const FOO_RECORD: [u8; 19] = [
+    0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xb0, 0x99, 0x49, 0x0e, 0x66, 0x6f, 0x6f, 0x61,
+    0x8a, 0xbe, 0xfe,
+];
+
+fn write_all(records: &[&[u8]]) -> Vec<u8> {
+    let mut writer = Writer::new(Vec::new());
+    for record in records {
+        writer.write_record(record).unwrap();
+    }
+    writer.finish().unwrap()
+}
+
+/// Three records: "alpha" at 0, "" at 21, "gamma!" at 37; the stream is 59 bytes long.
+fn three_records() -> Vec<u8> {
+    write_all(&[b"alpha", b"", b"gamma!"])
+}
+
+fn read_all(reader: &mut Reader<impl Read>) -> Result<Vec<Vec<u8>>, Error> {
+    let mut records = Vec::new();
+    let mut buf = Vec::new();
+    while reader.read_record(&mut buf)? {
+        records.push(buf.clone());
+    }
+    Ok(records)
+}
+
+/// A header announcing `length` bytes, with a valid length CRC.
+fn header(length: u64) -> Vec<u8> {
+    let mut bytes = length.to_le_bytes().to_vec();
+    bytes.extend_from_slice(&crc::masked_crc32c(&length.to_le_bytes()).to_le_bytes());
+    bytes
+}
+
+#[test]
+fn writer_produces_the_known_answers() {
+    assert_eq!(write_all(&[b""]), EMPTY_RECORD);
+    assert_eq!(write_all(&[b"foo"]), FOO_RECORD);
+    assert_eq!(
+        write_all(&[b"", b"foo"]),
+        [&EMPTY_RECORD[..], &FOO_RECORD[..]].concat()
+    );
+}
+
+#[test]
+fn reader_decodes_the_known_answers() {
+    let stream = [&FOO_RECORD[..], &EMPTY_RECORD[..]].concat();
+    let mut reader = Reader::new(stream.as_slice());
+    assert_eq!(
+        read_all(&mut reader).unwrap(),
+        [b"foo".to_vec(), Vec::new()]
+    );
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 35,
+            index: 2
+        }
+    );
+}
+
+#[test]
+fn masking_matches_the_known_answers() {
+    assert_eq!(crc::masked_crc32c(&[0; 8]), 0x0798_0329);
+    assert_eq!(crc::masked_crc32c(b""), 0xa282_ead8);
+    assert_eq!(crc::mask(0), 0xa282_ead8);
+    assert_eq!(crc::unmask(0xfebe_8a61), crc32c::crc32c(b"foo"));
+    for value in [0, 1, 0x8000_0000, 0xffff_ffff, 0x1234_5678] {
+        assert_eq!(crc::unmask(crc::mask(value)), value);
+        assert_ne!(crc::mask(value), value);
+    }
+}
+
+#[test]
+fn empty_stream_holds_no_records() {
+    let mut reader = Reader::new(io::empty());
+    assert!(!reader.read_record(&mut Vec::new()).unwrap());
+    assert_eq!(reader.skip_record().unwrap(), None);
+    assert_eq!(reader.position(), Position::default());
+}
+
+#[test]
+fn position_and_counters_follow_each_record() {
+    let mut writer = Writer::new(Vec::new());
+    writer.write_record(b"alpha").unwrap();
+    writer.write_record(b"").unwrap();
+    assert_eq!(writer.records_written(), 2);
+    assert_eq!(writer.bytes_written(), 21 + 16);
+    let stream = writer.finish().unwrap();
+    assert_eq!(stream.len(), 37);
+
+    let mut reader = Reader::new(stream.as_slice());
+    let mut buf = vec![1, 2, 3];
+    assert!(reader.read_record(&mut buf).unwrap());
+    assert_eq!(buf, b"alpha");
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 21,
+            index: 1
+        }
+    );
+    assert!(reader.read_record(&mut buf).unwrap());
+    assert!(buf.is_empty());
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 37,
+            index: 2
+        }
+    );
+    assert!(!reader.read_record(&mut buf).unwrap());
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 37,
+            index: 2
+        }
+    );
+}
+
+#[test]
+fn flipped_length_byte_is_a_length_crc_mismatch_at_the_record_start() {
+    let mut stream = three_records();
+    stream[21] ^= 0x01;
+    let mut reader = Reader::new(stream.as_slice());
+    let mut buf = Vec::new();
+    assert!(reader.read_record(&mut buf).unwrap());
+    let err = reader.read_record(&mut buf).unwrap_err();
+    let stored = u32::from_le_bytes(stream[29..33].try_into().unwrap());
+    let computed = crc::masked_crc32c(&stream[21..29]);
+    match err.kind() {
+        ErrorKind::LengthCrcMismatch { expected, actual } => {
+            assert_eq!((*expected, *actual), (stored, computed));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!((err.offset(), err.index()), (21, 1));
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 21,
+            index: 1
+        }
+    );
+    assert!(!reader.recover());
+    assert!(!reader.read_record(&mut buf).unwrap());
+    assert_eq!(reader.skip_record().unwrap(), None);
+}
+
+#[test]
+fn flipped_length_crc_byte_is_a_length_crc_mismatch() {
+    let mut stream = three_records();
+    stream[40] ^= 0x80;
+    let mut reader = Reader::new(stream.as_slice());
+    assert_eq!(reader.skip_record().unwrap(), Some(5));
+    assert_eq!(reader.skip_record().unwrap(), Some(0));
+    let err = reader.skip_record().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::LengthCrcMismatch { .. }));
+    assert_eq!((err.offset(), err.index()), (37, 2));
+}
+
+#[test]
+fn length_crc_mismatch_at_offset_zero_asks_whether_this_is_a_tfrecord_file() {
+    let stream = b"this is plain text, not a TFRecord file";
+    let err = Reader::new(&stream[..])
+        .read_record(&mut Vec::new())
+        .unwrap_err();
+    let stored = u32::from_le_bytes(*b"plai");
+    let computed = crc::masked_crc32c(b"this is ");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "corrupted record (length checksum mismatch: stored {stored:#010x}, computed \
+             {computed:#010x}) at offset 0 (record #0) (Is this even a TFRecord file?)"
+        )
+    );
+}
+
+#[test]
+fn flipped_data_byte_is_a_data_crc_mismatch_twelve_bytes_in_and_recoverable() {
+    let mut stream = three_records();
+    stream[14] ^= 0x10; // inside "alpha"
+    let mut reader = Reader::new(stream.as_slice());
+    let mut buf = Vec::new();
+    let err = reader.read_record(&mut buf).unwrap_err();
+    let stored = u32::from_le_bytes(stream[17..21].try_into().unwrap());
+    match err.kind() {
+        ErrorKind::DataCrcMismatch { expected, actual } => {
+            assert_eq!(*expected, stored);
+            assert_eq!(*actual, crc::masked_crc32c(&stream[12..17]));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!((err.offset(), err.index()), (12, 0));
+    // Not at offset 0: the framing was fine, so no hint that the format is wrong.
+    assert!(!err.to_string().contains("Is this even"));
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 21,
+            index: 1
+        }
+    );
+    assert!(
+        !reader.read_record(&mut buf).unwrap(),
+        "fused until recovered"
+    );
+    assert!(reader.recover());
+    assert_eq!(
+        read_all(&mut reader).unwrap(),
+        [b"".to_vec(), b"gamma!".to_vec()]
+    );
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 59,
+            index: 3
+        }
+    );
+}
+
+#[test]
+fn flipped_data_crc_byte_is_a_data_crc_mismatch() {
+    let mut stream = three_records();
+    stream[36] ^= 0xff; // last byte of the empty record's data CRC
+    let mut reader = Reader::new(stream.as_slice());
+    let mut buf = Vec::new();
+    assert!(reader.read_record(&mut buf).unwrap());
+    let err = reader.read_record(&mut buf).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::DataCrcMismatch { .. }));
+    assert_eq!((err.offset(), err.index()), (33, 1));
+    assert!(reader.recover());
+    assert!(reader.read_record(&mut buf).unwrap());
+    assert_eq!(buf, b"gamma!");
+}
+
+#[test]
+fn records_iterator_stops_after_the_first_error() {
+    let mut stream = three_records();
+    stream[50] ^= 0x01; // inside "gamma!"
+    let mut records = Reader::new(stream.as_slice()).records();
+    assert_eq!(records.next().unwrap().unwrap(), b"alpha");
+    assert_eq!(records.next().unwrap().unwrap(), b"");
+    let err = records.next().unwrap().unwrap_err();
+    assert_eq!((err.offset(), err.index()), (49, 2));
+    assert!(records.next().is_none());
+    assert!(records.next().is_none());
+    assert_eq!(
+        records.reader().position(),
+        Position {
+            offset: 59,
+            index: 3
+        }
+    );
+}
+
+#[test]
+fn trailing_bytes_too_short_for_a_header_are_a_truncated_header() {
+    for extra in 1..12 {
+        let mut stream = three_records();
+        stream.extend_from_slice(&[0xaa; 11][..extra]);
+        let mut reader = Reader::new(stream.as_slice());
+        let err = read_all(&mut reader).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::TruncatedHeader { available } if *available == extra),
+            "{err:?}"
+        );
+        assert_eq!((err.offset(), err.index()), (59, 3));
+        assert!(!reader.recover());
+
+        let mut reader = Reader::new(stream.as_slice());
+        for _ in 0..3 {
+            reader.skip_record().unwrap();
+        }
+        let err = reader.skip_record().unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::TruncatedHeader { .. }));
+        assert_eq!(err.offset(), 59);
+    }
+}
+
+#[test]
+fn a_record_cut_anywhere_after_its_header_is_truncated() {
+    let full = three_records();
+    // Record #2 ("gamma!") starts at 37: header 37..49, data 49..55, CRC 55..59.
+    for cut in 49..59 {
+        let stream = &full[..cut];
+        let expected_available = (cut - 49) as u64;
+
+        let mut reader = Reader::new(stream);
+        let err = read_all(&mut reader).unwrap_err();
+        match err.kind() {
+            ErrorKind::Truncated { length, available } => {
+                assert_eq!(
+                    (*length, *available),
+                    (6, expected_available),
+                    "cut at {cut}"
+                );
+            }
+            other => panic!("cut at {cut}: unexpected {other:?}"),
+        }
+        assert_eq!((err.offset(), err.index()), (37, 2));
+        assert!(!reader.recover());
+
+        let mut reader = Reader::new(stream);
+        assert_eq!(reader.skip_record().unwrap(), Some(5));
+        assert_eq!(reader.skip_record().unwrap(), Some(0));
+        let err = reader.skip_record().unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::Truncated { length: 6, available } if *available == expected_available)
+        );
+        assert_eq!((err.offset(), err.index()), (37, 2));
+    }
+}
+
+#[test]
+fn a_large_record_cut_short_is_truncated() {
+    let data = vec![7u8; 1 << 20];
+    let mut stream = write_all(&[b"x", &data]);
+    stream.truncate(17 + 12 + 300_000);
+    let mut reader = Reader::new(stream.as_slice());
+    let err = read_all(&mut reader).unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::Truncated { length, available: 300_000 } if *length == 1 << 20
+    ));
+    assert_eq!((err.offset(), err.index()), (17, 1));
+
+    // Cut inside the CRC that follows a large payload.
+    let mut stream = write_all(&[&data]);
+    stream.truncate(stream.len() - 1);
+    let err = Reader::new(stream.as_slice()).skip_record().unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::Truncated { length, available } if *length == 1 << 20 && *available == (1 << 20) + 3
+    ));
+    let err = Reader::new(stream.as_slice())
+        .read_record(&mut Vec::new())
+        .unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::Truncated { available, .. } if *available == (1 << 20) + 3
+    ));
+}
+
+#[test]
+fn absurd_lengths_are_truncated_without_a_big_allocation() {
+    for length in [1u64 << 60, u64::MAX, u64::MAX - 15, 1 << 33] {
+        let mut stream = write_all(&[b"ok"]);
+        stream.extend_from_slice(&header(length));
+        stream.extend_from_slice(b"only a few bytes");
+
+        let mut reader = Reader::new(stream.as_slice());
+        let mut buf = Vec::new();
+        assert!(reader.read_record(&mut buf).unwrap());
+        let err = reader.read_record(&mut buf).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::Truncated { length: l, available: 16 } if *l == length),
+            "{err:?}"
+        );
+        assert_eq!((err.offset(), err.index()), (18, 1));
+        assert!(buf.capacity() < 2 << 20, "capacity {}", buf.capacity());
+
+        let mut reader = Reader::new(stream.as_slice());
+        reader.skip_record().unwrap();
+        let err = reader.skip_record().unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            ErrorKind::Truncated { available: 16, .. }
+        ));
+    }
+}
+
+#[test]
+fn verification_can_be_turned_off() {
+    let mut stream = three_records();
+    stream[13] ^= 0x01; // data of "alpha"
+    stream[29] ^= 0x01; // length CRC of the empty record
+    let options = ReaderOptions {
+        verify_data_crc: false,
+        verify_length_crc: false,
+        ..ReaderOptions::default()
+    };
+    let records = read_all(&mut Reader::with_options(stream.as_slice(), options)).unwrap();
+    assert_eq!(records, [b"ampha".to_vec(), Vec::new(), b"gamma!".to_vec()]);
+
+    let only_data = ReaderOptions {
+        verify_data_crc: false,
+        ..ReaderOptions::default()
+    };
+    let mut reader = Reader::with_options(stream.as_slice(), only_data);
+    let mut buf = Vec::new();
+    assert!(reader.read_record(&mut buf).unwrap());
+    let err = reader.read_record(&mut buf).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::LengthCrcMismatch { .. }));
+
+    let only_length = ReaderOptions {
+        verify_length_crc: false,
+        ..ReaderOptions::default()
+    };
+    let err = Reader::with_options(stream.as_slice(), only_length)
+        .read_record(&mut buf)
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::DataCrcMismatch { .. }));
+}
+
+#[test]
+fn default_options_verify_both_checksums() {
+    let options = ReaderOptions::default();
+    assert!(options.verify_length_crc && options.verify_data_crc);
+    assert_eq!(options.compression, ofconvert_tfrecord::Compression::None);
+}
+
+#[test]
+fn skip_record_reports_lengths_without_checking_data() {
+    let mut stream = three_records();
+    stream[50] ^= 0x01; // inside "gamma!": skipping does not look at it
+    let mut reader = Reader::new(stream.as_slice());
+    assert_eq!(reader.skip_record().unwrap(), Some(5));
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 21,
+            index: 1
+        }
+    );
+    assert_eq!(reader.skip_record().unwrap(), Some(0));
+    assert_eq!(reader.skip_record().unwrap(), Some(6));
+    assert_eq!(reader.skip_record().unwrap(), None);
+    assert_eq!(
+        reader.position(),
+        Position {
+            offset: 59,
+            index: 3
+        }
+    );
+}
+
+#[test]
+fn skipping_and_reading_mix() {
+    let stream = three_records();
+    let mut reader = Reader::new(stream.as_slice());
+    let mut buf = Vec::new();
+    assert_eq!(reader.skip_record().unwrap(), Some(5));
+    assert!(reader.read_record(&mut buf).unwrap());
+    assert!(buf.is_empty());
+    assert_eq!(reader.skip_record().unwrap(), Some(6));
+    assert!(!reader.read_record(&mut buf).unwrap());
+}
+
+/// Record sizes around the reader's 256 KiB buffer, so records straddle its end, fill it
+/// exactly, and bypass it.
+fn awkward_sizes() -> Vec<Vec<u8>> {
+    let sizes = [
+        0,
+        1,
+        100_000,
+        262_144 - 16,
+        262_144 - 15,
+        5,
+        262_144,
+        1_000_000,
+        3,
+        200_000,
+        200_000,
+    ];
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| (0..size).map(|j| (i * 31 + j * 7) as u8).collect())
+        .collect()
+}
+
+#[test]
+fn records_of_awkward_sizes_round_trip() {
+    let records = awkward_sizes();
+    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let stream = write_all(&refs);
+
+    assert_eq!(
+        read_all(&mut Reader::new(stream.as_slice())).unwrap(),
+        records
+    );
+
+    let mut reader = Reader::new(stream.as_slice());
+    for record in &records {
+        assert_eq!(reader.skip_record().unwrap(), Some(record.len() as u64));
+    }
+    assert_eq!(reader.skip_record().unwrap(), None);
+    assert_eq!(reader.position().offset, stream.len() as u64);
+}
+
+/// Hands out at most one byte per call and is interrupted every other call, like a slow pipe.
+struct Trickle<'a> {
+    data: &'a [u8],
+    interrupt: bool,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.interrupt = !self.interrupt;
+        if self.interrupt {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        let n = self.data.len().min(out.len()).min(1);
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn short_and_interrupted_reads_are_handled() {
+    let records: Vec<Vec<u8>> = vec![
+        b"alpha".to_vec(),
+        Vec::new(),
+        vec![9; 300_000],
+        b"z".to_vec(),
+    ];
+    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let stream = write_all(&refs);
+    let trickle = Trickle {
+        data: &stream,
+        interrupt: false,
+    };
+    assert_eq!(read_all(&mut Reader::new(trickle)).unwrap(), records);
+
+    let trickle = Trickle {
+        data: &stream,
+        interrupt: false,
+    };
+    let mut reader = Reader::new(trickle);
+    let lengths: Vec<Option<u64>> = (0..5).map(|_| reader.skip_record().unwrap()).collect();
+    assert_eq!(lengths, [Some(5), Some(0), Some(300_000), Some(1), None]);
+}
+
+/// Serves `data`, then fails.
+struct FailAfter<'a> {
+    data: &'a [u8],
+}
+
+impl Read for FailAfter<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.data.is_empty() {
+            return Err(io::Error::other("disk on fire"));
+        }
+        let n = self.data.len().min(out.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn io_errors_point_at_the_record_and_keep_their_source() {
+    let stream = three_records();
+    let mut reader = Reader::new(FailAfter {
+        data: &stream[..45],
+    });
+    let mut buf = Vec::new();
+    assert!(reader.read_record(&mut buf).unwrap());
+    assert!(reader.read_record(&mut buf).unwrap());
+    let err = reader.read_record(&mut buf).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Io(inner) if inner.to_string() == "disk on fire"));
+    assert_eq!((err.offset(), err.index()), (37, 2));
+    assert_eq!(err.to_string(), "I/O error at offset 37 (record #2)");
+    let source = std::error::Error::source(&err).expect("an I/O error has a source");
+    assert_eq!(source.to_string(), "disk on fire");
+    assert!(!reader.recover());
+
+    let as_io: io::Error = err.into();
+    assert_eq!(as_io.kind(), io::ErrorKind::Other);
+}
+
+#[test]
+fn framing_errors_convert_to_invalid_data() {
+    let err = Reader::new(&b"garbage garbage"[..])
+        .read_record(&mut Vec::new())
+        .unwrap_err();
+    assert!(std::error::Error::source(&err).is_none());
+    let message = err.to_string();
+    let as_io: io::Error = err.into();
+    assert_eq!(as_io.kind(), io::ErrorKind::InvalidData);
+    assert_eq!(as_io.to_string(), message);
+}
+
+#[test]
+fn error_messages_name_what_and_where() {
+    let full = three_records();
+    let err = read_all(&mut Reader::new(&full[..57])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "truncated record (the header announces 6 data bytes and a 4-byte checksum, only 8 \
+         bytes follow) at offset 37 (record #2)"
+    );
+    let err = read_all(&mut Reader::new(&full[..40])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "truncated record header (3 trailing bytes, a header needs 12) at offset 37 (record #2)"
+    );
+}
+
+#[test]
+fn into_inner_returns_the_reader_for_plain_streams() {
+    let stream = three_records();
+    let mut reader = Reader::new(io::Cursor::new(stream.clone()));
+    read_all(&mut reader).unwrap();
+    let cursor = reader.into_inner();
+    assert_eq!(cursor.position(), stream.len() as u64);
+    assert_eq!(cursor.into_inner(), stream);
+}
+
+/// Fails every write.
+#[derive(Debug)]
+struct Broken;
+
+impl io::Write for Broken {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::Error::other("no space left"))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Err(io::Error::other("no space left"))
+    }
+}
+
+#[test]
+fn writer_errors_say_how_far_it_got() {
+    let mut writer = Writer::new(Broken);
+    writer.write_record(b"buffered, so this succeeds").unwrap();
+    let err = writer.flush().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Io(_)));
+    assert_eq!((err.offset(), err.index()), (42, 1));
+
+    let mut writer = Writer::new(Broken);
+    writer.write_record(b"abc").unwrap();
+    let err = writer.finish().unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Io(_)));
+    assert_eq!((err.offset(), err.index()), (19, 1));
+}
