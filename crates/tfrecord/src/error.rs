@@ -11,9 +11,10 @@ use std::io;
 /// which (like TensorFlow) points at the data, 12 bytes further. For a writer, it is the number
 /// of framed bytes written before the failing record.
 ///
-/// `Display` reads like `corrupted record (length checksum mismatch ...) at offset 0 (record #0)`.
-/// The cause of an [`ErrorKind::Io`] error is available through
-/// [`source`](std::error::Error::source), not repeated in the message.
+/// `Display` reads like `truncated record (...) at offset 37 (record #2)`; a length-CRC
+/// mismatch at offset 0 adds `(Is this even a TFRecord file?)`, as TensorFlow does. The cause
+/// of an [`ErrorKind::Io`] error (including a damaged or cut-short compressed stream) is
+/// available through [`source`](std::error::Error::source), not repeated in the message.
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
@@ -87,14 +88,11 @@ impl Error {
         self.index
     }
 
-    /// Whether this is a checksum mismatch at the very start of a stream, the usual sign of a
-    /// file that is not a TFRecord at all (or compressed, and read as if it were not).
+    /// Whether the very first length fails its checksum, the usual sign of a file that is not
+    /// a TFRecord at all (or is compressed, and read as if it were not). A data checksum
+    /// mismatch is never at offset 0: it points 12 bytes into its record.
     fn hints_wrong_format(&self) -> bool {
-        self.offset == 0
-            && matches!(
-                self.kind,
-                ErrorKind::LengthCrcMismatch { .. } | ErrorKind::DataCrcMismatch { .. }
-            )
+        self.offset == 0 && matches!(self.kind, ErrorKind::LengthCrcMismatch { .. })
     }
 }
 

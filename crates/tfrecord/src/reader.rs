@@ -289,7 +289,7 @@ impl Framing {
                     .fill_to(framed)
                     .map_err(|err| self.error(ErrorKind::Io(err)))?;
                 let Some(record) = available.get(..framed) else {
-                    let available = (available.len() - HEADER_LEN) as u64;
+                    let available = available.len().saturating_sub(HEADER_LEN) as u64;
                     return Err(self.error(ErrorKind::Truncated { length, available }));
                 };
                 let (data, footer) =
