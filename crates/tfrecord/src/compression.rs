@@ -12,9 +12,14 @@ pub enum Compression {
     /// Plain framed records.
     #[default]
     None,
-    /// A gzip stream; concatenated gzip members are read as one stream.
+    /// A gzip stream. Concatenated gzip members are read as one stream, as TensorFlow does;
+    /// a stream cut short, or followed by bytes that are no gzip member, is an
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) error.
     Gzip,
-    /// A zlib (RFC 1950) stream.
+    /// A single zlib (RFC 1950) stream. A stream cut short is an
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) error, and so are bytes after its end
+    /// (`InvalidData`): TensorFlow ignores them, but they can only be damage or data nobody
+    /// can read, and silence would hide it.
     Zlib,
 }
 
