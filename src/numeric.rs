@@ -1,0 +1,525 @@
+//! List payloads at the wire level, and the numeric conversions both the wire path and the
+//! typed path share, so the two cannot disagree on a value.
+
+use std::ops::Range;
+
+use crate::spec::Rule;
+use crate::wire::{self, Cursor};
+use crate::{Error, ErrorKind, FeatureKind, NumericType};
+
+/// Which message family a `Feature` belongs to: the same field number means different kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Tf,
+    Of,
+}
+
+impl Dialect {
+    pub(crate) fn kind_of_field(self, field: u32) -> Option<FeatureKind> {
+        match (self, field) {
+            (_, 1) => Some(FeatureKind::Bytes),
+            (_, 2) => Some(FeatureKind::Float),
+            (Dialect::Tf, 3) => Some(FeatureKind::Int64),
+            (Dialect::Of, 3) => Some(FeatureKind::Double),
+            (Dialect::Of, 4) => Some(FeatureKind::Int32),
+            (Dialect::Of, 5) => Some(FeatureKind::Int64),
+            _ => None,
+        }
+    }
+
+    /// The field number of `kind`; every kind this returns `None` for has been converted away
+    /// by the direction's default mapping before anything is written.
+    pub(crate) fn field_of_kind(self, kind: FeatureKind) -> Option<u32> {
+        match (self, kind) {
+            (_, FeatureKind::Bytes) => Some(1),
+            (_, FeatureKind::Float) => Some(2),
+            (Dialect::Tf, FeatureKind::Int64) => Some(3),
+            (Dialect::Tf, _) => None,
+            (Dialect::Of, FeatureKind::Double) => Some(3),
+            (Dialect::Of, FeatureKind::Int32) => Some(4),
+            (Dialect::Of, FeatureKind::Int64) => Some(5),
+        }
+    }
+
+    /// The kind a feature of `kind` takes when written in this dialect with no cast asked.
+    pub(crate) fn default_target(self, kind: FeatureKind) -> FeatureKind {
+        match (self, kind) {
+            (Dialect::Tf, FeatureKind::Int32) => FeatureKind::Int64,
+            (Dialect::Tf, FeatureKind::Double) => FeatureKind::Float,
+            (_, kind) => kind,
+        }
+    }
+}
+
+impl NumericType {
+    pub(crate) fn kind(self) -> FeatureKind {
+        match self {
+            NumericType::Int32 => FeatureKind::Int32,
+            NumericType::Int64 => FeatureKind::Int64,
+            NumericType::Float => FeatureKind::Float,
+            NumericType::Double => FeatureKind::Double,
+        }
+    }
+}
+
+impl FeatureKind {
+    pub(crate) fn is_integer(self) -> bool {
+        matches!(self, FeatureKind::Int32 | FeatureKind::Int64)
+    }
+
+    fn numeric_type(self) -> Option<NumericType> {
+        match self {
+            FeatureKind::Bytes => None,
+            FeatureKind::Float => Some(NumericType::Float),
+            FeatureKind::Double => Some(NumericType::Double),
+            FeatureKind::Int32 => Some(NumericType::Int32),
+            FeatureKind::Int64 => Some(NumericType::Int64),
+        }
+    }
+}
+
+/// The values of one numeric list: integer kinds in `ints`, float kinds in `floats` (f32
+/// values widened, which is exact). Reused across records.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Numbers {
+    pub(crate) ints: Vec<i64>,
+    pub(crate) floats: Vec<f64>,
+}
+
+/// What a scan of a list payload found.
+pub(crate) struct ListInfo {
+    pub(crate) count: usize,
+    /// For int32 lists: every value was written sign-extended to 64 bits, as conforming
+    /// encoders do, so the same bytes read as int64 give the same numbers.
+    pub(crate) int32_canonical: bool,
+}
+
+/// Validates a list message of `kind` without keeping its values.
+pub(crate) fn scan_list(cursor: Cursor<'_>, kind: FeatureKind) -> Result<ListInfo, Error> {
+    let mut info = ListInfo {
+        count: 0,
+        int32_canonical: true,
+    };
+    for_each_value(cursor, kind, |value| {
+        info.count += 1;
+        if let Value::Int(raw) = value {
+            let wide = raw as i64;
+            if kind == FeatureKind::Int32 && i32::try_from(wide).is_err() {
+                info.int32_canonical = false;
+            }
+        }
+    })?;
+    Ok(info)
+}
+
+/// Decodes a numeric list message into `numbers` (cleared first).
+pub(crate) fn decode_numbers(
+    cursor: Cursor<'_>,
+    kind: FeatureKind,
+    numbers: &mut Numbers,
+) -> Result<(), Error> {
+    numbers.ints.clear();
+    numbers.floats.clear();
+    for_each_value(cursor, kind, |value| match value {
+        // Protobuf reads an int32 varint by truncating it to its low 32 bits.
+        Value::Int(raw) if kind == FeatureKind::Int32 => numbers.ints.push(i64::from(raw as i32)),
+        Value::Int(raw) => numbers.ints.push(raw as i64),
+        Value::Float(bits) => numbers.floats.push(f64::from(f32::from_bits(bits))),
+        Value::Double(bits) => numbers.floats.push(f64::from_bits(bits)),
+        Value::Bytes => {}
+    })
+}
+
+enum Value {
+    Int(u64),
+    Float(u32),
+    Double(u64),
+    Bytes,
+}
+
+/// Walks every value of a list message, packed or not, validating as it goes.
+fn for_each_value(
+    mut cursor: Cursor<'_>,
+    kind: FeatureKind,
+    mut f: impl FnMut(Value),
+) -> Result<(), Error> {
+    while !cursor.at_end() {
+        let at = cursor.pos();
+        let (field, wire_type) = cursor.tag()?;
+        if field != 1 {
+            return Err(Error::malformed("unknown field in a value list", at));
+        }
+        match (kind, wire_type) {
+            (FeatureKind::Bytes, wire::LEN) => {
+                cursor.len_delimited()?;
+                f(Value::Bytes);
+            }
+            (FeatureKind::Int32 | FeatureKind::Int64, wire::VARINT) => {
+                f(Value::Int(cursor.varint()?))
+            }
+            (FeatureKind::Float, wire::FIXED32) => f(Value::Float(cursor.fixed32()?)),
+            (FeatureKind::Double, wire::FIXED64) => f(Value::Double(cursor.fixed64()?)),
+            (FeatureKind::Bytes, _) => {
+                return Err(Error::malformed("bytes value with a wrong wire type", at))
+            }
+            (_, wire::LEN) => {
+                let range = cursor.len_delimited()?;
+                let mut packed = cursor.sub(range.clone());
+                match kind {
+                    FeatureKind::Float if range.len() % 4 == 0 => {
+                        while !packed.at_end() {
+                            f(Value::Float(packed.fixed32()?));
+                        }
+                    }
+                    FeatureKind::Double if range.len() % 8 == 0 => {
+                        while !packed.at_end() {
+                            f(Value::Double(packed.fixed64()?));
+                        }
+                    }
+                    FeatureKind::Int32 | FeatureKind::Int64 => {
+                        while !packed.at_end() {
+                            f(Value::Int(packed.varint()?));
+                        }
+                    }
+                    _ => {
+                        return Err(Error::malformed(
+                            "packed length is not a multiple of the value size",
+                            range.start,
+                        ))
+                    }
+                }
+            }
+            _ => return Err(Error::malformed("numeric value with a wrong wire type", at)),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `numbers` as a packed list message of `kind` into `out` and returns the range it
+/// took. An empty list is an empty message, as protobuf encoders write it.
+pub(crate) fn encode_numbers(
+    kind: FeatureKind,
+    numbers: &Numbers,
+    out: &mut Vec<u8>,
+) -> Range<usize> {
+    let start = out.len();
+    let payload_len = match kind {
+        FeatureKind::Int32 | FeatureKind::Int64 => numbers
+            .ints
+            .iter()
+            .map(|&v| wire::varint_len(v as u64))
+            .sum(),
+        FeatureKind::Float => numbers.floats.len() * 4,
+        FeatureKind::Double => numbers.floats.len() * 8,
+        FeatureKind::Bytes => 0,
+    };
+    if payload_len > 0 {
+        wire::put_tag(out, 1, wire::LEN);
+        wire::put_varint(out, payload_len as u64);
+        match kind {
+            // Negative int32 values are sign-extended to ten bytes, exactly like int64.
+            FeatureKind::Int32 | FeatureKind::Int64 => {
+                for &v in &numbers.ints {
+                    wire::put_varint(out, v as u64);
+                }
+            }
+            FeatureKind::Float => {
+                for &v in &numbers.floats {
+                    out.extend_from_slice(&(v as f32).to_le_bytes());
+                }
+            }
+            FeatureKind::Double => {
+                for &v in &numbers.floats {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            FeatureKind::Bytes => {}
+        }
+    }
+    start..out.len()
+}
+
+/// Applies a feature's offset and cast, then the dialect's default mapping; returns the kind
+/// the values now have. `numbers` holds the values of a list of kind `from`.
+pub(crate) fn transform(
+    numbers: &mut Numbers,
+    from: FeatureKind,
+    rule: Option<&Rule>,
+    target: Dialect,
+    lossy: bool,
+) -> Result<FeatureKind, ErrorKind> {
+    let mut kind = from;
+    if let Some(delta) = rule.and_then(|r| r.offset) {
+        if !kind.is_integer() {
+            return Err(ErrorKind::InvalidOffset { kind });
+        }
+        for v in &mut numbers.ints {
+            *v = v.checked_add(delta).ok_or_else(|| ErrorKind::OutOfRange {
+                value: format!("{v} + {delta}"),
+                to: NumericType::Int64,
+            })?;
+        }
+        convert(numbers, kind, kind, lossy)?;
+    }
+    if let Some(to) = rule.and_then(|r| r.cast) {
+        if kind == FeatureKind::Bytes {
+            return Err(ErrorKind::InvalidCast { from: kind, to });
+        }
+        convert(numbers, kind, to.kind(), lossy)?;
+        kind = to.kind();
+    }
+    let to = target.default_target(kind);
+    convert(numbers, kind, to, lossy)?;
+    Ok(to)
+}
+
+/// Converts values of kind `from` to kind `to`, failing on any value that changes, except
+/// float rounding when `lossy`.
+fn convert(
+    numbers: &mut Numbers,
+    from: FeatureKind,
+    to: FeatureKind,
+    lossy: bool,
+) -> Result<(), ErrorKind> {
+    let Some(to_type) = to.numeric_type() else {
+        return Ok(());
+    };
+    let out_of_range = |value: String| ErrorKind::OutOfRange { value, to: to_type };
+    match (from.is_integer(), to.is_integer()) {
+        (true, true) => {
+            if to == FeatureKind::Int32 {
+                if let Some(v) = numbers.ints.iter().find(|v| i32::try_from(**v).is_err()) {
+                    return Err(out_of_range(v.to_string()));
+                }
+            }
+        }
+        (true, false) => {
+            numbers.floats.clear();
+            for &v in &numbers.ints {
+                let (wide, exact) = if to == FeatureKind::Float {
+                    let f = v as f32;
+                    (f64::from(f), f as i128 == i128::from(v))
+                } else {
+                    let f = v as f64;
+                    (f, f as i128 == i128::from(v))
+                };
+                if !exact && !lossy {
+                    return Err(out_of_range(v.to_string()));
+                }
+                numbers.floats.push(wide);
+            }
+            numbers.ints.clear();
+        }
+        (false, true) => {
+            let (min, max) = if to == FeatureKind::Int32 {
+                (f64::from(i32::MIN), f64::from(i32::MAX))
+            } else {
+                // 2^63 is the first double past i64::MAX.
+                (i64::MIN as f64, 9_223_372_036_854_775_808.0)
+            };
+            numbers.ints.clear();
+            for &f in &numbers.floats {
+                let integral = f.fract() == 0.0
+                    && f >= min
+                    && (f < max || (to == FeatureKind::Int32 && f <= max));
+                if !integral {
+                    return Err(out_of_range(format!("{f:?}")));
+                }
+                numbers.ints.push(f as i64);
+            }
+            numbers.floats.clear();
+        }
+        (false, false) => {
+            if from == FeatureKind::Double && to == FeatureKind::Float {
+                for f in &mut numbers.floats {
+                    let narrow = *f as f32;
+                    if f64::from(narrow) != *f && !f.is_nan() && !lossy {
+                        return Err(ErrorKind::InexactDouble { value: *f });
+                    }
+                    *f = f64::from(narrow);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(values: &[i64]) -> Numbers {
+        Numbers {
+            ints: values.to_vec(),
+            floats: Vec::new(),
+        }
+    }
+
+    fn cast_rule(to: NumericType) -> Rule {
+        Rule {
+            cast: Some(to),
+            ..Rule::default()
+        }
+    }
+
+    #[test]
+    fn int64_to_int32_is_range_checked() {
+        let rule = cast_rule(NumericType::Int32);
+        let mut ok = ints(&[i32::MIN.into(), i32::MAX.into()]);
+        assert_eq!(
+            transform(&mut ok, FeatureKind::Int64, Some(&rule), Dialect::Of, false),
+            Ok(FeatureKind::Int32)
+        );
+        let mut too_big = ints(&[1 << 31]);
+        assert_eq!(
+            transform(
+                &mut too_big,
+                FeatureKind::Int64,
+                Some(&rule),
+                Dialect::Of,
+                false
+            ),
+            Err(ErrorKind::OutOfRange {
+                value: "2147483648".into(),
+                to: NumericType::Int32
+            })
+        );
+    }
+
+    #[test]
+    fn offset_overflow_is_an_error_and_offset_needs_integers() {
+        let rule = Rule {
+            offset: Some(-1),
+            ..Rule::default()
+        };
+        let mut min = ints(&[i64::MIN]);
+        assert!(transform(
+            &mut min,
+            FeatureKind::Int64,
+            Some(&rule),
+            Dialect::Of,
+            false
+        )
+        .is_err());
+        let mut floats = Numbers {
+            ints: Vec::new(),
+            floats: vec![1.0],
+        };
+        assert_eq!(
+            transform(
+                &mut floats,
+                FeatureKind::Float,
+                Some(&rule),
+                Dialect::Of,
+                false
+            ),
+            Err(ErrorKind::InvalidOffset {
+                kind: FeatureKind::Float
+            })
+        );
+    }
+
+    #[test]
+    fn double_narrows_only_when_exact_unless_lossy() {
+        let mut exact = Numbers {
+            ints: Vec::new(),
+            floats: vec![
+                0.5,
+                -0.0,
+                f64::INFINITY,
+                f64::NAN,
+                f64::from(f32::MIN_POSITIVE),
+            ],
+        };
+        assert_eq!(
+            transform(&mut exact, FeatureKind::Double, None, Dialect::Tf, false),
+            Ok(FeatureKind::Float)
+        );
+        let mut inexact = Numbers {
+            ints: Vec::new(),
+            floats: vec![0.1],
+        };
+        assert_eq!(
+            transform(
+                &mut inexact.clone(),
+                FeatureKind::Double,
+                None,
+                Dialect::Tf,
+                false
+            ),
+            Err(ErrorKind::InexactDouble { value: 0.1 })
+        );
+        assert_eq!(
+            transform(&mut inexact, FeatureKind::Double, None, Dialect::Tf, true),
+            Ok(FeatureKind::Float)
+        );
+        assert_eq!(inexact.floats, vec![f64::from(0.1f32)]);
+    }
+
+    #[test]
+    fn int_to_float_casts_check_exactness() {
+        let rule = cast_rule(NumericType::Double);
+        let mut max = ints(&[i64::MAX]);
+        assert!(transform(
+            &mut max,
+            FeatureKind::Int64,
+            Some(&rule),
+            Dialect::Of,
+            false
+        )
+        .is_err());
+        let mut big_exact = ints(&[1 << 53]);
+        assert_eq!(
+            transform(
+                &mut big_exact,
+                FeatureKind::Int64,
+                Some(&rule),
+                Dialect::Of,
+                false
+            ),
+            Ok(FeatureKind::Double)
+        );
+    }
+
+    #[test]
+    fn float_to_int_needs_integral_values() {
+        let rule = cast_rule(NumericType::Int64);
+        let mut half = Numbers {
+            ints: Vec::new(),
+            floats: vec![1.5],
+        };
+        assert!(transform(
+            &mut half,
+            FeatureKind::Float,
+            Some(&rule),
+            Dialect::Of,
+            false
+        )
+        .is_err());
+        let mut whole = Numbers {
+            ints: Vec::new(),
+            floats: vec![-3.0],
+        };
+        assert_eq!(
+            transform(
+                &mut whole,
+                FeatureKind::Float,
+                Some(&rule),
+                Dialect::Of,
+                false
+            ),
+            Ok(FeatureKind::Int64)
+        );
+        assert_eq!(whole.ints, vec![-3]);
+    }
+
+    #[test]
+    fn negative_int32_encodes_like_int64() {
+        let mut out = Vec::new();
+        encode_numbers(FeatureKind::Int32, &ints(&[-1]), &mut out);
+        let mut as_int64 = Vec::new();
+        encode_numbers(FeatureKind::Int64, &ints(&[-1]), &mut as_int64);
+        assert_eq!(out, as_int64);
+        assert_eq!(out.len(), 2 + 10);
+    }
+}

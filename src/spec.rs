@@ -1,0 +1,323 @@
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Error, ErrorKind};
+
+/// A numeric type a feature can be cast to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumericType {
+    /// 32-bit signed integer (OneFlow `int32_list`).
+    Int32,
+    /// 64-bit signed integer (`int64_list`).
+    Int64,
+    /// 32-bit float (`float_list`).
+    Float,
+    /// 64-bit float (OneFlow `double_list`).
+    Double,
+}
+
+impl NumericType {
+    /// The lowercase name used on the command line (`int32`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            NumericType::Int32 => "int32",
+            NumericType::Int64 => "int64",
+            NumericType::Float => "float",
+            NumericType::Double => "double",
+        }
+    }
+}
+
+impl fmt::Display for NumericType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for NumericType {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "int32" => Ok(NumericType::Int32),
+            "int64" => Ok(NumericType::Int64),
+            "float" | "float32" => Ok(NumericType::Float),
+            "double" | "float64" => Ok(NumericType::Double),
+            other => Err(format!(
+                "unknown numeric type {other:?} (expected int32, int64, float or double)"
+            )),
+        }
+    }
+}
+
+/// What to do with a `tf.train.SequenceExample`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SequencePolicy {
+    /// Fail the record with [`ErrorKind::SequenceExample`].
+    #[default]
+    Refuse,
+    /// Context features as they are; each feature list `NAME` becomes one feature `NAME`
+    /// holding the concatenated values of its steps plus `NAME/lengths` (int64, the number of
+    /// values in each step).
+    Flatten,
+}
+
+/// How features change on their way between formats.
+///
+/// Every rule names a feature by its name in the *input* record. Per feature, rules apply in
+/// this order: keep/drop, offset, cast, the direction's default mapping (OFRecord→Example
+/// widens int32 to int64 and narrows double to float), rename.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MappingSpec {
+    pub(crate) rules: Vec<(String, Rule)>,
+    pub(crate) keep: Option<Vec<String>>,
+    pub(crate) sequence: SequencePolicy,
+    pub(crate) raw_feature: Option<String>,
+    pub(crate) lossy: bool,
+}
+
+/// The rules for one input feature.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Rule {
+    pub(crate) rename: Option<String>,
+    pub(crate) cast: Option<NumericType>,
+    pub(crate) offset: Option<i64>,
+    pub(crate) drop: bool,
+}
+
+impl MappingSpec {
+    /// The identity mapping: everything kept as it is.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn rule(&mut self, name: String) -> &mut Rule {
+        let index = match self.rules.iter().position(|(n, _)| *n == name) {
+            Some(index) => index,
+            None => {
+                self.rules.push((name, Rule::default()));
+                self.rules.len() - 1
+            }
+        };
+        &mut self.rules[index].1
+    }
+
+    /// Writes feature `from` under the name `to`.
+    pub fn rename(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
+        self.rule(from.into()).rename = Some(to.into());
+        self
+    }
+
+    /// Converts a numeric feature to `to`; a value that does not fit exactly is an error
+    /// ([`ErrorKind::OutOfRange`]), unless `lossy` allows float rounding.
+    pub fn cast(mut self, name: impl Into<String>, to: NumericType) -> Self {
+        self.rule(name.into()).cast = Some(to);
+        self
+    }
+
+    /// Adds `delta` to every value of an integer feature (for instance -1 to make 1-based
+    /// labels 0-based), checking for overflow.
+    pub fn offset(mut self, name: impl Into<String>, delta: i64) -> Self {
+        self.rule(name.into()).offset = Some(delta);
+        self
+    }
+
+    /// Keeps only the named features (and drops the rest). May be given several times.
+    pub fn keep<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.keep
+            .get_or_insert_with(Vec::new)
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Leaves the named feature out.
+    pub fn drop_feature(mut self, name: impl Into<String>) -> Self {
+        self.rule(name.into()).drop = true;
+        self
+    }
+
+    /// Sets what happens to `SequenceExample` records.
+    pub fn sequence(mut self, policy: SequencePolicy) -> Self {
+        self.sequence = policy;
+        self
+    }
+
+    /// Wraps a record that is not an `Example` whole, as the single value of a bytes feature
+    /// with this name, instead of failing it.
+    pub fn raw_feature(mut self, name: impl Into<String>) -> Self {
+        self.raw_feature = Some(name.into());
+        self
+    }
+
+    /// Allows inexact float conversions (double→float rounds to nearest).
+    pub fn lossy(mut self, lossy: bool) -> Self {
+        self.lossy = lossy;
+        self
+    }
+
+    /// From the keys of TensorFlow's inception `build_imagenet_data.py` to those of
+    /// OneFlow-Benchmark's `imagenet_ofrecord.py`: `image/encoded` → `encoded`,
+    /// `image/class/label` (1-based int64) → `class/label` (0-based int32), the other
+    /// `image/...` keys without their prefix, integer sizes as int32. Other features pass
+    /// through unchanged.
+    pub fn imagenet() -> Self {
+        let mut spec = MappingSpec::new();
+        for key in [
+            "encoded",
+            "format",
+            "filename",
+            "colorspace",
+            "class/synset",
+            "class/text",
+            "object/bbox/xmin",
+            "object/bbox/xmax",
+            "object/bbox/ymin",
+            "object/bbox/ymax",
+        ] {
+            spec = spec.rename(format!("image/{key}"), key);
+        }
+        for key in ["height", "width", "channels"] {
+            spec = spec
+                .rename(format!("image/{key}"), key)
+                .cast(format!("image/{key}"), NumericType::Int32);
+        }
+        for key in ["class/label", "object/bbox/label"] {
+            spec = spec
+                .rename(format!("image/{key}"), key)
+                .cast(format!("image/{key}"), NumericType::Int32)
+                .offset(format!("image/{key}"), -1);
+        }
+        spec
+    }
+
+    /// True when the spec changes nothing beyond each direction's default mapping.
+    pub fn is_identity(&self) -> bool {
+        self.rules.is_empty()
+            && self.keep.is_none()
+            && self.sequence == SequencePolicy::Refuse
+            && self.raw_feature.is_none()
+    }
+
+    /// Checks the spec for contradictions and indexes it for lookups by name.
+    pub(crate) fn compile(&self) -> Result<CompiledSpec, Error> {
+        let invalid = |why: String| Error::new(ErrorKind::InvalidSpec(why));
+        let mut targets: HashMap<&str, &str> = HashMap::new();
+        for (name, rule) in &self.rules {
+            if name.is_empty() {
+                return Err(invalid("a rule names an empty feature".into()));
+            }
+            if rule.drop && (rule.rename.is_some() || rule.cast.is_some() || rule.offset.is_some())
+            {
+                return Err(invalid(format!(
+                    "feature {name:?} is dropped and also renamed, cast or offset"
+                )));
+            }
+            if let Some(keep) = &self.keep {
+                if rule.drop && keep.contains(name) {
+                    return Err(invalid(format!(
+                        "feature {name:?} is both kept and dropped"
+                    )));
+                }
+            }
+            if let Some(to) = &rule.rename {
+                if to.is_empty() {
+                    return Err(invalid(format!("feature {name:?} is renamed to \"\"")));
+                }
+                if let Some(other) = targets.insert(to, name) {
+                    return Err(invalid(format!(
+                        "features {other:?} and {name:?} are both renamed to {to:?}"
+                    )));
+                }
+            }
+        }
+        if self.raw_feature.as_deref() == Some("") {
+            return Err(invalid("the raw feature name is empty".into()));
+        }
+        Ok(CompiledSpec {
+            rules: self
+                .rules
+                .iter()
+                .map(|(name, rule)| (name.clone().into_bytes().into_boxed_slice(), rule.clone()))
+                .collect(),
+            keep: self.keep.as_ref().map(|names| {
+                names
+                    .iter()
+                    .map(|n| n.clone().into_bytes().into_boxed_slice())
+                    .collect()
+            }),
+            has_renames: self.rules.iter().any(|(_, r)| r.rename.is_some()),
+            sequence: self.sequence,
+            raw_feature: self.raw_feature.clone(),
+            lossy: self.lossy,
+        })
+    }
+}
+
+/// A spec indexed by the input feature name's bytes.
+#[derive(Clone, Debug)]
+pub(crate) struct CompiledSpec {
+    rules: HashMap<Box<[u8]>, Rule>,
+    keep: Option<HashSet<Box<[u8]>>>,
+    pub(crate) has_renames: bool,
+    pub(crate) sequence: SequencePolicy,
+    pub(crate) raw_feature: Option<String>,
+    pub(crate) lossy: bool,
+}
+
+/// What the spec says about one feature.
+pub(crate) enum Disposition<'a> {
+    Drop,
+    Keep(Option<&'a Rule>),
+}
+
+impl CompiledSpec {
+    pub(crate) fn lookup(&self, name: &[u8]) -> Disposition<'_> {
+        if let Some(keep) = &self.keep {
+            if !keep.contains(name) {
+                return Disposition::Drop;
+            }
+        }
+        if self.rules.is_empty() {
+            return Disposition::Keep(None);
+        }
+        match self.rules.get(name) {
+            Some(rule) if rule.drop => Disposition::Drop,
+            rule => Disposition::Keep(rule),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contradictory_specs_are_refused() {
+        let both = MappingSpec::new().rename("a", "x").rename("b", "x");
+        assert!(matches!(
+            both.compile().unwrap_err().kind(),
+            ErrorKind::InvalidSpec(_)
+        ));
+        let dropped_and_cast = MappingSpec::new()
+            .drop_feature("a")
+            .cast("a", NumericType::Int32);
+        assert!(dropped_and_cast.compile().is_err());
+        let kept_and_dropped = MappingSpec::new().keep(["a"]).drop_feature("a");
+        assert!(kept_and_dropped.compile().is_err());
+    }
+
+    #[test]
+    fn keep_list_drops_everything_else() {
+        let spec = MappingSpec::new().keep(["a"]).compile().unwrap();
+        assert!(matches!(spec.lookup(b"a"), Disposition::Keep(None)));
+        assert!(matches!(spec.lookup(b"b"), Disposition::Drop));
+    }
+
+    #[test]
+    fn numeric_type_parses_its_names() {
+        assert_eq!("int32".parse::<NumericType>(), Ok(NumericType::Int32));
+        assert_eq!("float64".parse::<NumericType>(), Ok(NumericType::Double));
+        assert!("int8".parse::<NumericType>().is_err());
+    }
+}

@@ -1,0 +1,553 @@
+//! The wire-level transcoder: serialized Example ⇄ serialized OFRecord without building a
+//! message tree.
+//!
+//! A TF `Features` message and an OFRecord share their layout (a map from name to a `Feature`
+//! with a oneof of lists); only the field numbers of the numeric kinds differ. So the common
+//! case copies each map entry's bytes and rewrites one tag. Each record is done in two steps:
+//! a *plan* (validate every entry and decide, per entry, the output name and where its list
+//! bytes come from: the input untouched, or re-encoded into a scratch buffer), then a *write*
+//! whose sizes are all known up front, so no length needs patching afterwards.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::numeric::{self, Dialect, Numbers};
+use crate::spec::{CompiledSpec, Disposition, Rule};
+use crate::wire::{self, Cursor};
+use crate::{Error, ErrorKind, FeatureKind, MappingSpec, SequencePolicy};
+
+/// Where bytes of the output come from.
+#[derive(Clone, Debug)]
+enum Src {
+    Input(Range<usize>),
+    Scratch(Range<usize>),
+}
+
+/// Which map of the input a feature came from; two output features may share a name only
+/// when they are repeats of the same input key in the same map (protobuf: the last wins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Features,
+    SequenceValues,
+    SequenceLengths,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    key: Src,
+    source_key: Range<usize>,
+    origin: Origin,
+    /// Output kind field number; 0 for a `Feature` with no kind.
+    field: u32,
+    list: Src,
+}
+
+/// One parsed map entry: its key and, when set, the kind and list of its `Feature`.
+pub(crate) struct ParsedEntry {
+    pub(crate) key: Range<usize>,
+    pub(crate) list: Option<(FeatureKind, Range<usize>)>,
+}
+
+/// Converts serialized records between `tf.train.Example` and OneFlow's `OFRecord` at the
+/// wire level, applying a [`MappingSpec`].
+///
+/// Holds scratch buffers that are reused from record to record: keep one per worker thread
+/// (it is cheap to clone).
+#[derive(Clone, Debug)]
+pub struct Transcoder {
+    spec: Arc<CompiledSpec>,
+    plan: Vec<Entry>,
+    scratch: Vec<u8>,
+    numbers: Numbers,
+    sequence_numbers: Numbers,
+    order: Vec<usize>,
+}
+
+impl Transcoder {
+    /// A transcoder for `spec`; fails when the spec contradicts itself.
+    pub fn new(spec: MappingSpec) -> Result<Self, Error> {
+        Ok(Transcoder {
+            spec: Arc::new(spec.compile()?),
+            plan: Vec::new(),
+            scratch: Vec::new(),
+            numbers: Numbers::default(),
+            sequence_numbers: Numbers::default(),
+            order: Vec::new(),
+        })
+    }
+
+    /// Turns a serialized `tf.train.Example` (or, when the spec flattens them, a
+    /// `SequenceExample`) into a serialized `OFRecord`, replacing the contents of `out`.
+    ///
+    /// An Example without features is [`ErrorKind::EmptyRecord`]: it would become a
+    /// zero-length OFRecord, which OneFlow cannot read.
+    pub fn tf_to_of(&mut self, example: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        self.reset(out);
+        if let Err(err) = self.plan_example(example) {
+            let wrappable = matches!(
+                err.kind(),
+                ErrorKind::NotAnExample
+                    | ErrorKind::Malformed { .. }
+                    | ErrorKind::UnknownFeatureKind { .. }
+                    | ErrorKind::AmbiguousFeature
+            );
+            match &self.spec.raw_feature {
+                Some(name) if wrappable => {
+                    let name = name.clone();
+                    self.reset(out);
+                    self.plan_raw(example, &name);
+                }
+                _ => return Err(err),
+            }
+        }
+        if self.plan.is_empty() {
+            return Err(ErrorKind::EmptyRecord.into());
+        }
+        self.check_names(example)?;
+        out.reserve(self.entries_size());
+        self.write_entries(example, out);
+        Ok(())
+    }
+
+    /// Turns a serialized `OFRecord` into a serialized `tf.train.Example`, replacing the
+    /// contents of `out`. int32 lists widen to int64; double lists narrow to float when
+    /// every value fits exactly (else [`ErrorKind::InexactDouble`], unless the spec is lossy).
+    pub fn of_to_tf(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        self.reset(out);
+        if record.is_empty() {
+            return Err(ErrorKind::EmptyRecord.into());
+        }
+        let mut cursor = Cursor::new(record);
+        while !cursor.at_end() {
+            let range = map_entry(&mut cursor, "unknown field in OFRecord")?;
+            self.plan_entry(record, cursor.sub(range), Dialect::Of, Dialect::Tf)?;
+        }
+        self.check_names(record)?;
+        let body = self.entries_size();
+        out.reserve(wire::field_size(body));
+        wire::put_tag(out, 1, wire::LEN);
+        wire::put_varint(out, body as u64);
+        self.write_entries(record, out);
+        Ok(())
+    }
+
+    fn reset(&mut self, out: &mut Vec<u8>) {
+        out.clear();
+        self.plan.clear();
+        self.scratch.clear();
+    }
+
+    fn plan_example(&mut self, input: &[u8]) -> Result<(), Error> {
+        let not_an_example = |_| Error::new(ErrorKind::NotAnExample);
+        let mut cursor = Cursor::new(input);
+        let mut feature_lists = Vec::new();
+        while !cursor.at_end() {
+            let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
+            if wire_type != wire::LEN || field > 2 {
+                return Err(ErrorKind::NotAnExample.into());
+            }
+            let range = cursor.len_delimited().map_err(not_an_example)?;
+            if field == 1 {
+                self.plan_features(input, cursor.sub(range))?;
+            } else {
+                feature_lists.push(range);
+            }
+        }
+        if !feature_lists.is_empty() {
+            if self.spec.sequence == SequencePolicy::Refuse {
+                return Err(ErrorKind::SequenceExample.into());
+            }
+            for range in feature_lists {
+                self.plan_feature_lists(input, cursor.sub(range))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn plan_features(&mut self, input: &[u8], mut features: Cursor<'_>) -> Result<(), Error> {
+        while !features.at_end() {
+            let range = map_entry(&mut features, "unknown field in Features")?;
+            self.plan_entry(input, features.sub(range), Dialect::Tf, Dialect::Of)?;
+        }
+        Ok(())
+    }
+
+    /// Plans one map entry of a `Features` / `OFRecord` message.
+    fn plan_entry(
+        &mut self,
+        input: &[u8],
+        entry: Cursor<'_>,
+        from: Dialect,
+        to: Dialect,
+    ) -> Result<(), Error> {
+        let parsed = parse_entry(input, entry, from)?;
+        let name = &input[parsed.key.clone()];
+        let rule = match self.spec.lookup(name) {
+            Disposition::Drop => {
+                // Still validated: a dropped feature must not hide a damaged record.
+                if let Some((kind, range)) = parsed.list {
+                    numeric::scan_list(Cursor::new(input).sub(range), kind)
+                        .map_err(|e| e.in_feature(name))?;
+                }
+                return Ok(());
+            }
+            Disposition::Keep(rule) => rule.cloned(),
+        };
+        let (field, list) = match parsed.list {
+            None => (0, Src::Input(0..0)),
+            Some((kind, range)) => self
+                .plan_list(input, kind, range, rule.as_ref(), to)
+                .map_err(|e| e.in_feature(name))?,
+        };
+        let key = self.output_key(parsed.key.clone(), input, rule.as_ref(), "");
+        self.plan.push(Entry {
+            key,
+            source_key: parsed.key,
+            origin: Origin::Features,
+            field,
+            list,
+        });
+        Ok(())
+    }
+
+    /// Decides the output field and list bytes for one list of `kind`.
+    fn plan_list(
+        &mut self,
+        input: &[u8],
+        kind: FeatureKind,
+        range: Range<usize>,
+        rule: Option<&Rule>,
+        to: Dialect,
+    ) -> Result<(u32, Src), Error> {
+        let list = Cursor::new(input).sub(range.clone());
+        let info = numeric::scan_list(list, kind)?;
+        let rewrites = rule.is_some_and(|r| r.cast.is_some() || r.offset.is_some());
+        let target = to.default_target(kind);
+        // Conforming encoders sign-extend int32 to ten bytes, so such a list reads the same as
+        // int64 and only its tag changes.
+        let same_bytes = target == kind || (kind == FeatureKind::Int32 && info.int32_canonical);
+        if !rewrites && same_bytes {
+            return Ok((output_field(to, target)?, Src::Input(range)));
+        }
+        if kind == FeatureKind::Bytes {
+            let err = match rule.and_then(|r| r.cast) {
+                Some(to) => ErrorKind::InvalidCast { from: kind, to },
+                None => ErrorKind::InvalidOffset { kind },
+            };
+            return Err(err.into());
+        }
+        numeric::decode_numbers(list, kind, &mut self.numbers)?;
+        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.lossy)?;
+        let encoded = numeric::encode_numbers(target, &self.numbers, &mut self.scratch);
+        Ok((output_field(to, target)?, Src::Scratch(encoded)))
+    }
+
+    /// The output name: the input key, or its rename (plus `suffix`) copied into scratch.
+    fn output_key(
+        &mut self,
+        key: Range<usize>,
+        input: &[u8],
+        rule: Option<&Rule>,
+        suffix: &str,
+    ) -> Src {
+        let renamed = rule.and_then(|r| r.rename.as_deref());
+        if renamed.is_none() && suffix.is_empty() {
+            return Src::Input(key);
+        }
+        let start = self.scratch.len();
+        match renamed {
+            Some(name) => self.scratch.extend_from_slice(name.as_bytes()),
+            None => self.scratch.extend_from_slice(&input[key]),
+        }
+        self.scratch.extend_from_slice(suffix.as_bytes());
+        Src::Scratch(start..self.scratch.len())
+    }
+
+    /// Flattens a `FeatureLists` message: each list becomes its concatenated values plus
+    /// `NAME/lengths`.
+    fn plan_feature_lists(&mut self, input: &[u8], mut lists: Cursor<'_>) -> Result<(), Error> {
+        while !lists.at_end() {
+            let range = map_entry(&mut lists, "unknown field in FeatureLists")?;
+            let mut entry = lists.sub(range);
+            let (key, value) = entry_fields(&mut entry)?;
+            let name = feature_name(input, &key)?;
+            let rule = match self.spec.lookup(name) {
+                Disposition::Drop => continue,
+                Disposition::Keep(rule) => rule.cloned(),
+            };
+            self.plan_sequence(input, key, value, rule.as_ref())
+                .map_err(|e| e.in_feature(name))?;
+        }
+        Ok(())
+    }
+
+    fn plan_sequence(
+        &mut self,
+        input: &[u8],
+        key: Range<usize>,
+        value: Option<Range<usize>>,
+        rule: Option<&Rule>,
+    ) -> Result<(), Error> {
+        let mut kind = None;
+        let mut lengths = Numbers::default();
+        let values_start = self.scratch.len();
+        self.sequence_numbers.ints.clear();
+        self.sequence_numbers.floats.clear();
+        let mut steps = Cursor::new(input).sub(value.unwrap_or(0..0));
+        while !steps.at_end() {
+            let step = map_entry(&mut steps, "unknown field in FeatureList")?;
+            let Some((step_kind, list)) = parse_feature(steps.sub(step), Dialect::Tf)? else {
+                lengths.ints.push(0);
+                continue;
+            };
+            if kind.is_some_and(|k| k != step_kind) {
+                return Err(ErrorKind::MixedSequenceKinds.into());
+            }
+            kind = Some(step_kind);
+            let list_cursor = Cursor::new(input).sub(list.clone());
+            let count = numeric::scan_list(list_cursor, step_kind)?.count;
+            lengths.ints.push(count as i64);
+            if step_kind == FeatureKind::Bytes {
+                // A BytesList is a run of `value` fields, so step payloads concatenate as is.
+                self.scratch.extend_from_slice(&input[list]);
+            } else {
+                numeric::decode_numbers(list_cursor, step_kind, &mut self.numbers)?;
+                self.sequence_numbers
+                    .ints
+                    .extend_from_slice(&self.numbers.ints);
+                self.sequence_numbers
+                    .floats
+                    .extend_from_slice(&self.numbers.floats);
+            }
+        }
+        if let Some(kind) = kind {
+            let (field, list) = if kind == FeatureKind::Bytes {
+                if rule.is_some_and(|r| r.cast.is_some() || r.offset.is_some()) {
+                    return Err(match rule.and_then(|r| r.cast) {
+                        Some(to) => ErrorKind::InvalidCast { from: kind, to },
+                        None => ErrorKind::InvalidOffset { kind },
+                    }
+                    .into());
+                }
+                (1, Src::Scratch(values_start..self.scratch.len()))
+            } else {
+                let target = numeric::transform(
+                    &mut self.sequence_numbers,
+                    kind,
+                    rule,
+                    Dialect::Of,
+                    self.spec.lossy,
+                )?;
+                let encoded =
+                    numeric::encode_numbers(target, &self.sequence_numbers, &mut self.scratch);
+                (output_field(Dialect::Of, target)?, Src::Scratch(encoded))
+            };
+            let out_key = self.output_key(key.clone(), input, rule, "");
+            self.plan.push(Entry {
+                key: out_key,
+                source_key: key.clone(),
+                origin: Origin::SequenceValues,
+                field,
+                list,
+            });
+        }
+        let encoded = numeric::encode_numbers(FeatureKind::Int64, &lengths, &mut self.scratch);
+        let lengths_key = self.output_key(key.clone(), input, rule, "/lengths");
+        self.plan.push(Entry {
+            key: lengths_key,
+            source_key: key,
+            origin: Origin::SequenceLengths,
+            field: output_field(Dialect::Of, FeatureKind::Int64)?,
+            list: Src::Scratch(encoded),
+        });
+        Ok(())
+    }
+
+    /// The whole record as the single value of a bytes feature.
+    fn plan_raw(&mut self, input: &[u8], name: &str) {
+        let key_start = self.scratch.len();
+        self.scratch.extend_from_slice(name.as_bytes());
+        let key = key_start..self.scratch.len();
+        let list_start = self.scratch.len();
+        wire::put_tag(&mut self.scratch, 1, wire::LEN);
+        wire::put_varint(&mut self.scratch, input.len() as u64);
+        self.scratch.extend_from_slice(input);
+        self.plan.push(Entry {
+            key: Src::Scratch(key.clone()),
+            source_key: key,
+            origin: Origin::Features,
+            field: 1,
+            list: Src::Scratch(list_start..self.scratch.len()),
+        });
+    }
+
+    fn bytes<'a>(&'a self, input: &'a [u8], src: &Src) -> &'a [u8] {
+        match src {
+            Src::Input(range) => &input[range.clone()],
+            Src::Scratch(range) => &self.scratch[range.clone()],
+        }
+    }
+
+    /// Fails when renaming or flattening made two different features share a name.
+    fn check_names(&mut self, input: &[u8]) -> Result<(), Error> {
+        let flattened = self.plan.iter().any(|e| e.origin != Origin::Features);
+        if !self.spec.has_renames && !flattened {
+            return Ok(());
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend(0..self.plan.len());
+        order.sort_by(|&a, &b| {
+            self.bytes(input, &self.plan[a].key)
+                .cmp(self.bytes(input, &self.plan[b].key))
+        });
+        let mut result = Ok(());
+        for pair in order.windows(2) {
+            let (a, b) = (&self.plan[pair[0]], &self.plan[pair[1]]);
+            let same_name = self.bytes(input, &a.key) == self.bytes(input, &b.key);
+            let same_source =
+                a.origin == b.origin && input[a.source_key.clone()] == input[b.source_key.clone()];
+            if same_name && !same_source {
+                let name = String::from_utf8_lossy(self.bytes(input, &a.key)).into_owned();
+                result = Err(ErrorKind::NameClash { name }.into());
+                break;
+            }
+        }
+        self.order = order;
+        result
+    }
+
+    /// The encoded size of every planned entry, map-entry tags included, known from the plan
+    /// alone so the enclosing length can be written before the entries.
+    fn entries_size(&self) -> usize {
+        self.plan
+            .iter()
+            .map(|e| wire::field_size(self.entry_len(e)))
+            .sum()
+    }
+
+    fn entry_len(&self, entry: &Entry) -> usize {
+        let len = |src: &Src| match src {
+            Src::Input(r) | Src::Scratch(r) => r.len(),
+        };
+        let feature_len = match entry.field {
+            0 => 0,
+            _ => wire::field_size(len(&entry.list)),
+        };
+        wire::field_size(len(&entry.key)) + wire::field_size(feature_len)
+    }
+
+    fn write_entries(&self, input: &[u8], out: &mut Vec<u8>) {
+        for entry in &self.plan {
+            let key = self.bytes(input, &entry.key);
+            let list = self.bytes(input, &entry.list);
+            wire::put_tag(out, 1, wire::LEN);
+            wire::put_varint(out, self.entry_len(entry) as u64);
+            wire::put_tag(out, 1, wire::LEN);
+            wire::put_varint(out, key.len() as u64);
+            out.extend_from_slice(key);
+            wire::put_tag(out, 2, wire::LEN);
+            if entry.field == 0 {
+                out.push(0);
+            } else {
+                wire::put_varint(out, wire::field_size(list.len()) as u64);
+                wire::put_tag(out, entry.field, wire::LEN);
+                wire::put_varint(out, list.len() as u64);
+                out.extend_from_slice(list);
+            }
+        }
+    }
+}
+
+fn output_field(to: Dialect, kind: FeatureKind) -> Result<u32, Error> {
+    // The default mapping has already turned every kind the dialect lacks into one it has.
+    to.field_of_kind(kind).ok_or_else(|| {
+        Error::new(ErrorKind::InvalidSpec(format!(
+            "{} cannot be written in this direction",
+            kind.list_name()
+        )))
+    })
+}
+
+/// Reads the next field of a map-typed message: it must be field 1, length-delimited.
+pub(crate) fn map_entry(
+    cursor: &mut Cursor<'_>,
+    unknown: &'static str,
+) -> Result<Range<usize>, Error> {
+    let at = cursor.pos();
+    let (field, wire_type) = cursor.tag()?;
+    if field != 1 || wire_type != wire::LEN {
+        return Err(Error::malformed(unknown, at));
+    }
+    cursor.len_delimited()
+}
+
+/// Splits a map entry into its key (empty when absent) and value. Each may appear once:
+/// a repeated one would need protobuf's merge semantics, which no real writer relies on.
+pub(crate) fn entry_fields(
+    entry: &mut Cursor<'_>,
+) -> Result<(Range<usize>, Option<Range<usize>>), Error> {
+    let start = entry.pos();
+    let mut key = None;
+    let mut value = None;
+    while !entry.at_end() {
+        let at = entry.pos();
+        let (field, wire_type) = entry.tag()?;
+        let slot = match (field, wire_type) {
+            (1, wire::LEN) => &mut key,
+            (2, wire::LEN) => &mut value,
+            _ => return Err(Error::malformed("unexpected field in a map entry", at)),
+        };
+        if slot.is_some() {
+            return Err(Error::malformed("repeated field in a map entry", at));
+        }
+        *slot = Some(entry.len_delimited()?);
+    }
+    Ok((key.unwrap_or(start..start), value))
+}
+
+/// Parses a `Feature`: at most one kind, of the dialect's known kinds.
+pub(crate) fn parse_feature(
+    mut feature: Cursor<'_>,
+    dialect: Dialect,
+) -> Result<Option<(FeatureKind, Range<usize>)>, Error> {
+    let mut found = None;
+    while !feature.at_end() {
+        let at = feature.pos();
+        let (field, wire_type) = feature.tag()?;
+        let Some(kind) = dialect.kind_of_field(field) else {
+            return Err(ErrorKind::UnknownFeatureKind { field }.into());
+        };
+        if wire_type != wire::LEN {
+            return Err(Error::malformed("Feature kind with a wrong wire type", at));
+        }
+        if found.is_some() {
+            return Err(ErrorKind::AmbiguousFeature.into());
+        }
+        found = Some((kind, feature.len_delimited()?));
+    }
+    Ok(found)
+}
+
+/// A map key's bytes, which protobuf requires to be UTF-8 (`string` fields).
+pub(crate) fn feature_name<'a>(input: &'a [u8], key: &Range<usize>) -> Result<&'a [u8], Error> {
+    let name = &input[key.clone()];
+    std::str::from_utf8(name)
+        .map_err(|_| Error::malformed("feature name is not valid UTF-8", key.start))?;
+    Ok(name)
+}
+
+/// Parses and validates one map entry of `Features` / `OFRecord`.
+pub(crate) fn parse_entry(
+    input: &[u8],
+    mut entry: Cursor<'_>,
+    dialect: Dialect,
+) -> Result<ParsedEntry, Error> {
+    let (key, value) = entry_fields(&mut entry)?;
+    let name = feature_name(input, &key)?;
+    let list = match value {
+        None => None,
+        Some(value) => parse_feature(entry.sub(value), dialect).map_err(|e| e.in_feature(name))?,
+    };
+    Ok(ParsedEntry { key, list })
+}

@@ -1,0 +1,129 @@
+//! Wire-level walks over a record's features, for schemas and verification.
+
+use crate::numeric::{self, Dialect};
+use crate::transcode::{entry_fields, feature_name, map_entry, parse_entry, parse_feature};
+use crate::wire::{self, Cursor};
+use crate::{Error, ErrorKind, FeatureKind};
+
+/// Which TensorFlow message a record holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TfRecordType {
+    /// A `tf.train.Example`.
+    Example,
+    /// A `tf.train.SequenceExample` (it has `feature_lists`).
+    SequenceExample,
+}
+
+/// Calls `f(name, kind, value_count)` for each feature of a serialized OFRecord, in wire
+/// order, validating every value. `kind` is `None` for a `Feature` with no kind set.
+pub fn visit_ofrecord(
+    record: &[u8],
+    mut f: impl FnMut(&[u8], Option<FeatureKind>, usize),
+) -> Result<(), Error> {
+    let mut cursor = Cursor::new(record);
+    while !cursor.at_end() {
+        let range = map_entry(&mut cursor, "unknown field in OFRecord")?;
+        visit_entry(record, cursor.sub(range), Dialect::Of, &mut f)?;
+    }
+    Ok(())
+}
+
+/// Calls `f(name, kind, value_count)` for each feature of a serialized `tf.train.Example`,
+/// validating every value, and says which message it was. For a `SequenceExample`, the
+/// context features come first, then one call per feature list with the total number of
+/// values over its steps (kind `None` when no step sets one).
+pub fn visit_example(
+    example: &[u8],
+    mut f: impl FnMut(&[u8], Option<FeatureKind>, usize),
+) -> Result<TfRecordType, Error> {
+    let mut record_type = TfRecordType::Example;
+    let mut cursor = Cursor::new(example);
+    while !cursor.at_end() {
+        let (field, range) = top_level_field(&mut cursor)?;
+        let mut message = cursor.sub(range);
+        while !message.at_end() {
+            if field == 1 {
+                let entry = map_entry(&mut message, "unknown field in Features")?;
+                visit_entry(example, message.sub(entry), Dialect::Tf, &mut f)?;
+            } else {
+                record_type = TfRecordType::SequenceExample;
+                let entry = map_entry(&mut message, "unknown field in FeatureLists")?;
+                visit_feature_list(example, message.sub(entry), &mut f)?;
+            }
+        }
+        if field == 2 {
+            record_type = TfRecordType::SequenceExample;
+        }
+    }
+    Ok(record_type)
+}
+
+/// Tells an `Example` from a `SequenceExample` by their top-level fields, without looking
+/// inside them; anything else is [`ErrorKind::NotAnExample`].
+pub fn classify_tf_record(bytes: &[u8]) -> Result<TfRecordType, Error> {
+    let mut cursor = Cursor::new(bytes);
+    let mut record_type = TfRecordType::Example;
+    while !cursor.at_end() {
+        if top_level_field(&mut cursor)?.0 == 2 {
+            record_type = TfRecordType::SequenceExample;
+        }
+    }
+    Ok(record_type)
+}
+
+fn top_level_field(cursor: &mut Cursor<'_>) -> Result<(u32, std::ops::Range<usize>), Error> {
+    let not_an_example = |_| Error::new(ErrorKind::NotAnExample);
+    let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
+    if wire_type != wire::LEN || field > 2 {
+        return Err(ErrorKind::NotAnExample.into());
+    }
+    let range = cursor.len_delimited().map_err(not_an_example)?;
+    Ok((field, range))
+}
+
+fn visit_entry(
+    input: &[u8],
+    entry: Cursor<'_>,
+    dialect: Dialect,
+    f: &mut impl FnMut(&[u8], Option<FeatureKind>, usize),
+) -> Result<(), Error> {
+    let parsed = parse_entry(input, entry, dialect)?;
+    let name = &input[parsed.key];
+    match parsed.list {
+        None => f(name, None, 0),
+        Some((kind, range)) => {
+            let info = numeric::scan_list(Cursor::new(input).sub(range), kind)
+                .map_err(|e| e.in_feature(name))?;
+            f(name, Some(kind), info.count);
+        }
+    }
+    Ok(())
+}
+
+fn visit_feature_list(
+    input: &[u8],
+    mut entry: Cursor<'_>,
+    f: &mut impl FnMut(&[u8], Option<FeatureKind>, usize),
+) -> Result<(), Error> {
+    let (key, value) = entry_fields(&mut entry)?;
+    let name = feature_name(input, &key)?;
+    let mut kind = None;
+    let mut total = 0;
+    let mut steps = Cursor::new(input).sub(value.unwrap_or(0..0));
+    while !steps.at_end() {
+        let step = map_entry(&mut steps, "unknown field in FeatureList")?;
+        let parsed = parse_feature(steps.sub(step), Dialect::Tf).map_err(|e| e.in_feature(name))?;
+        let Some((step_kind, list)) = parsed else {
+            continue;
+        };
+        if kind.is_some_and(|k| k != step_kind) {
+            return Err(Error::from(ErrorKind::MixedSequenceKinds).in_feature(name));
+        }
+        kind = Some(step_kind);
+        total += numeric::scan_list(Cursor::new(input).sub(list), step_kind)
+            .map_err(|e| e.in_feature(name))?
+            .count;
+    }
+    f(name, kind, total);
+    Ok(())
+}
