@@ -78,12 +78,32 @@ impl FeatureKind {
     }
 }
 
-/// The values of one numeric list: integer kinds in `ints`, float kinds in `floats` (f32
-/// values widened, which is exact). Reused across records.
+/// The values of one numeric list, in the vector of its kind: integers in `ints`, floats in
+/// `f32s`, doubles in `f64s`. Floats stay f32 so that every bit (NaN payloads included)
+/// survives a list that is not converted. Reused across records.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Numbers {
     pub(crate) ints: Vec<i64>,
-    pub(crate) floats: Vec<f64>,
+    pub(crate) f32s: Vec<f32>,
+    pub(crate) f64s: Vec<f64>,
+}
+
+impl Numbers {
+    pub(crate) fn clear(&mut self) {
+        self.ints.clear();
+        self.f32s.clear();
+        self.f64s.clear();
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ints.len() + self.f32s.len() + self.f64s.len()
+    }
+
+    pub(crate) fn append(&mut self, other: &Numbers) {
+        self.ints.extend_from_slice(&other.ints);
+        self.f32s.extend_from_slice(&other.f32s);
+        self.f64s.extend_from_slice(&other.f64s);
+    }
 }
 
 /// What a scan of a list payload found.
@@ -118,14 +138,13 @@ pub(crate) fn decode_numbers(
     kind: FeatureKind,
     numbers: &mut Numbers,
 ) -> Result<(), Error> {
-    numbers.ints.clear();
-    numbers.floats.clear();
+    numbers.clear();
     for_each_value(cursor, kind, |value| match value {
         // Protobuf reads an int32 varint by truncating it to its low 32 bits.
         Value::Int(raw) if kind == FeatureKind::Int32 => numbers.ints.push(i64::from(raw as i32)),
         Value::Int(raw) => numbers.ints.push(raw as i64),
-        Value::Float(bits) => numbers.floats.push(f64::from(f32::from_bits(bits))),
-        Value::Double(bits) => numbers.floats.push(f64::from_bits(bits)),
+        Value::Float(bits) => numbers.f32s.push(f32::from_bits(bits)),
+        Value::Double(bits) => numbers.f64s.push(f64::from_bits(bits)),
         Value::Bytes => {}
     })
 }
@@ -209,8 +228,8 @@ pub(crate) fn encode_numbers(
             .iter()
             .map(|&v| wire::varint_len(v as u64))
             .sum(),
-        FeatureKind::Float => numbers.floats.len() * 4,
-        FeatureKind::Double => numbers.floats.len() * 8,
+        FeatureKind::Float => numbers.f32s.len() * 4,
+        FeatureKind::Double => numbers.f64s.len() * 8,
         FeatureKind::Bytes => 0,
     };
     if payload_len > 0 {
@@ -224,12 +243,12 @@ pub(crate) fn encode_numbers(
                 }
             }
             FeatureKind::Float => {
-                for &v in &numbers.floats {
-                    out.extend_from_slice(&(v as f32).to_le_bytes());
+                for &v in &numbers.f32s {
+                    out.extend_from_slice(&v.to_le_bytes());
                 }
             }
             FeatureKind::Double => {
-                for &v in &numbers.floats {
+                for &v in &numbers.f64s {
                     out.extend_from_slice(&v.to_le_bytes());
                 }
             }
@@ -285,59 +304,69 @@ fn convert(
         return Ok(());
     };
     let out_of_range = |value: String| ErrorKind::OutOfRange { value, to: to_type };
-    match (from.is_integer(), to.is_integer()) {
-        (true, true) => {
-            if to == FeatureKind::Int32 {
-                if let Some(v) = numbers.ints.iter().find(|v| i32::try_from(**v).is_err()) {
-                    return Err(out_of_range(v.to_string()));
-                }
+    if from == to || (from.is_integer() && to.is_integer()) {
+        if to == FeatureKind::Int32 {
+            if let Some(v) = numbers.ints.iter().find(|v| i32::try_from(**v).is_err()) {
+                return Err(out_of_range(v.to_string()));
             }
         }
-        (true, false) => {
-            numbers.floats.clear();
+        return Ok(());
+    }
+    match (from, to) {
+        (FeatureKind::Int32 | FeatureKind::Int64, FeatureKind::Float) => {
+            numbers.f32s.clear();
             for &v in &numbers.ints {
-                let (wide, exact) = if to == FeatureKind::Float {
-                    let f = v as f32;
-                    (f64::from(f), f as i128 == i128::from(v))
-                } else {
-                    let f = v as f64;
-                    (f, f as i128 == i128::from(v))
-                };
-                if !exact && !lossy {
+                let f = v as f32;
+                if f as i128 != i128::from(v) && !lossy {
                     return Err(out_of_range(v.to_string()));
                 }
-                numbers.floats.push(wide);
+                numbers.f32s.push(f);
             }
-            numbers.ints.clear();
         }
-        (false, true) => {
-            let (min, max) = if to == FeatureKind::Int32 {
-                (f64::from(i32::MIN), f64::from(i32::MAX))
+        (FeatureKind::Int32 | FeatureKind::Int64, _) => {
+            numbers.f64s.clear();
+            for &v in &numbers.ints {
+                let f = v as f64;
+                if f as i128 != i128::from(v) && !lossy {
+                    return Err(out_of_range(v.to_string()));
+                }
+                numbers.f64s.push(f);
+            }
+        }
+        (FeatureKind::Float, FeatureKind::Double) => {
+            numbers.f64s.clear();
+            numbers
+                .f64s
+                .extend(numbers.f32s.iter().map(|&v| f64::from(v)));
+        }
+        (FeatureKind::Double, FeatureKind::Float) => {
+            numbers.f32s.clear();
+            for &v in &numbers.f64s {
+                let narrow = v as f32;
+                if f64::from(narrow) != v && !v.is_nan() && !lossy {
+                    return Err(ErrorKind::InexactDouble { value: v });
+                }
+                numbers.f32s.push(narrow);
+            }
+        }
+        (_, _) => {
+            let (min, max_exclusive) = if to == FeatureKind::Int32 {
+                (f64::from(i32::MIN), f64::from(i32::MAX) + 1.0)
             } else {
                 // 2^63 is the first double past i64::MAX.
                 (i64::MIN as f64, 9_223_372_036_854_775_808.0)
             };
+            let values: Vec<f64> = if from == FeatureKind::Float {
+                numbers.f32s.iter().map(|&v| f64::from(v)).collect()
+            } else {
+                numbers.f64s.clone()
+            };
             numbers.ints.clear();
-            for &f in &numbers.floats {
-                let integral = f.fract() == 0.0
-                    && f >= min
-                    && (f < max || (to == FeatureKind::Int32 && f <= max));
-                if !integral {
+            for f in values {
+                if f.fract() != 0.0 || f < min || f >= max_exclusive || f.is_nan() {
                     return Err(out_of_range(format!("{f:?}")));
                 }
                 numbers.ints.push(f as i64);
-            }
-            numbers.floats.clear();
-        }
-        (false, false) => {
-            if from == FeatureKind::Double && to == FeatureKind::Float {
-                for f in &mut numbers.floats {
-                    let narrow = *f as f32;
-                    if f64::from(narrow) != *f && !f.is_nan() && !lossy {
-                        return Err(ErrorKind::InexactDouble { value: *f });
-                    }
-                    *f = f64::from(narrow);
-                }
             }
         }
     }
@@ -351,7 +380,14 @@ mod tests {
     fn ints(values: &[i64]) -> Numbers {
         Numbers {
             ints: values.to_vec(),
-            floats: Vec::new(),
+            ..Numbers::default()
+        }
+    }
+
+    fn doubles(values: &[f64]) -> Numbers {
+        Numbers {
+            f64s: values.to_vec(),
+            ..Numbers::default()
         }
     }
 
@@ -402,8 +438,8 @@ mod tests {
         )
         .is_err());
         let mut floats = Numbers {
-            ints: Vec::new(),
-            floats: vec![1.0],
+            f32s: vec![1.0],
+            ..Numbers::default()
         };
         assert_eq!(
             transform(
@@ -421,24 +457,18 @@ mod tests {
 
     #[test]
     fn double_narrows_only_when_exact_unless_lossy() {
-        let mut exact = Numbers {
-            ints: Vec::new(),
-            floats: vec![
-                0.5,
-                -0.0,
-                f64::INFINITY,
-                f64::NAN,
-                f64::from(f32::MIN_POSITIVE),
-            ],
-        };
+        let mut exact = doubles(&[
+            0.5,
+            -0.0,
+            f64::INFINITY,
+            f64::NAN,
+            f64::from(f32::MIN_POSITIVE),
+        ]);
         assert_eq!(
             transform(&mut exact, FeatureKind::Double, None, Dialect::Tf, false),
             Ok(FeatureKind::Float)
         );
-        let mut inexact = Numbers {
-            ints: Vec::new(),
-            floats: vec![0.1],
-        };
+        let mut inexact = doubles(&[0.1]);
         assert_eq!(
             transform(
                 &mut inexact.clone(),
@@ -453,7 +483,7 @@ mod tests {
             transform(&mut inexact, FeatureKind::Double, None, Dialect::Tf, true),
             Ok(FeatureKind::Float)
         );
-        assert_eq!(inexact.floats, vec![f64::from(0.1f32)]);
+        assert_eq!(inexact.f32s, vec![0.1f32]);
     }
 
     #[test]
@@ -485,8 +515,8 @@ mod tests {
     fn float_to_int_needs_integral_values() {
         let rule = cast_rule(NumericType::Int64);
         let mut half = Numbers {
-            ints: Vec::new(),
-            floats: vec![1.5],
+            f32s: vec![1.5],
+            ..Numbers::default()
         };
         assert!(transform(
             &mut half,
@@ -497,8 +527,8 @@ mod tests {
         )
         .is_err());
         let mut whole = Numbers {
-            ints: Vec::new(),
-            floats: vec![-3.0],
+            f32s: vec![-3.0],
+            ..Numbers::default()
         };
         assert_eq!(
             transform(

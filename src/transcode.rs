@@ -42,6 +42,15 @@ struct Entry {
     list: Src,
 }
 
+/// A map entry split into key and value, before anything is converted.
+#[derive(Clone, Debug)]
+pub(crate) struct RawEntry {
+    pub(crate) key: Range<usize>,
+    pub(crate) value: Option<Range<usize>>,
+    /// A later entry has the same key; protobuf keeps the last one.
+    loses: bool,
+}
+
 /// One parsed map entry: its key and, when set, the kind and list of its `Feature`.
 pub(crate) struct ParsedEntry {
     pub(crate) key: Range<usize>,
@@ -60,6 +69,8 @@ pub struct Transcoder {
     scratch: Vec<u8>,
     numbers: Numbers,
     sequence_numbers: Numbers,
+    entries: Vec<RawEntry>,
+    lists: Vec<RawEntry>,
     order: Vec<usize>,
 }
 
@@ -72,6 +83,8 @@ impl Transcoder {
             scratch: Vec::new(),
             numbers: Numbers::default(),
             sequence_numbers: Numbers::default(),
+            entries: Vec::new(),
+            lists: Vec::new(),
             order: Vec::new(),
         })
     }
@@ -117,11 +130,21 @@ impl Transcoder {
         if record.is_empty() {
             return Err(ErrorKind::EmptyRecord.into());
         }
-        let mut cursor = Cursor::new(record);
-        while !cursor.at_end() {
-            let range = map_entry(&mut cursor, "unknown field in OFRecord")?;
-            self.plan_entry(record, cursor.sub(range), Dialect::Of, Dialect::Tf)?;
-        }
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clear();
+        let planned = collect_entries(
+            Cursor::new(record),
+            "unknown field in OFRecord",
+            &mut entries,
+        )
+        .and_then(|()| {
+            mark_losers(record, &mut entries, &mut self.order);
+            entries
+                .iter()
+                .try_for_each(|e| self.plan_entry(record, e, Dialect::Of, Dialect::Tf))
+        });
+        self.entries = entries;
+        planned?;
         self.check_names(record)?;
         let body = self.entries_size();
         out.reserve(wire::field_size(body));
@@ -138,60 +161,75 @@ impl Transcoder {
     }
 
     fn plan_example(&mut self, input: &[u8]) -> Result<(), Error> {
+        let mut entries = std::mem::take(&mut self.entries);
+        let mut lists = std::mem::take(&mut self.lists);
+        let planned = self.plan_example_with(input, &mut entries, &mut lists);
+        self.entries = entries;
+        self.lists = lists;
+        planned
+    }
+
+    fn plan_example_with(
+        &mut self,
+        input: &[u8],
+        entries: &mut Vec<RawEntry>,
+        lists: &mut Vec<RawEntry>,
+    ) -> Result<(), Error> {
         let not_an_example = |_| Error::new(ErrorKind::NotAnExample);
+        entries.clear();
+        lists.clear();
+        let mut sequence = false;
         let mut cursor = Cursor::new(input);
-        let mut feature_lists = Vec::new();
         while !cursor.at_end() {
             let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
             if wire_type != wire::LEN || field > 2 {
                 return Err(ErrorKind::NotAnExample.into());
             }
             let range = cursor.len_delimited().map_err(not_an_example)?;
+            // A message field that appears twice is merged: its map entries add up.
             if field == 1 {
-                self.plan_features(input, cursor.sub(range))?;
+                collect_entries(cursor.sub(range), "unknown field in Features", entries)?;
             } else {
-                feature_lists.push(range);
+                sequence = true;
+                collect_entries(cursor.sub(range), "unknown field in FeatureLists", lists)?;
             }
         }
-        if !feature_lists.is_empty() {
-            if self.spec.sequence == SequencePolicy::Refuse {
-                return Err(ErrorKind::SequenceExample.into());
-            }
-            for range in feature_lists {
-                self.plan_feature_lists(input, cursor.sub(range))?;
-            }
+        if sequence && self.spec.sequence == SequencePolicy::Refuse {
+            return Err(ErrorKind::SequenceExample.into());
         }
-        Ok(())
-    }
-
-    fn plan_features(&mut self, input: &[u8], mut features: Cursor<'_>) -> Result<(), Error> {
-        while !features.at_end() {
-            let range = map_entry(&mut features, "unknown field in Features")?;
-            self.plan_entry(input, features.sub(range), Dialect::Tf, Dialect::Of)?;
+        mark_losers(input, entries, &mut self.order);
+        for entry in entries.iter() {
+            self.plan_entry(input, entry, Dialect::Tf, Dialect::Of)?;
+        }
+        mark_losers(input, lists, &mut self.order);
+        for list in lists.iter() {
+            self.plan_feature_list(input, list)?;
         }
         Ok(())
     }
 
     /// Plans one map entry of a `Features` / `OFRecord` message.
+    ///
+    /// Entries that are dropped, or overridden by a later entry with the same key, are only
+    /// validated: they must not hide a damaged record, but their values are not converted.
     fn plan_entry(
         &mut self,
         input: &[u8],
-        entry: Cursor<'_>,
+        entry: &RawEntry,
         from: Dialect,
         to: Dialect,
     ) -> Result<(), Error> {
-        let parsed = parse_entry(input, entry, from)?;
+        let parsed = parse_entry(input, entry.key.clone(), entry.value.clone(), from)?;
         let name = &input[parsed.key.clone()];
         let rule = match self.spec.lookup(name) {
-            Disposition::Drop => {
-                // Still validated: a dropped feature must not hide a damaged record.
+            Disposition::Keep(rule) if !entry.loses => rule.cloned(),
+            _ => {
                 if let Some((kind, range)) = parsed.list {
                     numeric::scan_list(Cursor::new(input).sub(range), kind)
                         .map_err(|e| e.in_feature(name))?;
                 }
                 return Ok(());
             }
-            Disposition::Keep(rule) => rule.cloned(),
         };
         let (field, list) = match parsed.list {
             None => (0, Src::Input(0..0)),
@@ -263,22 +301,17 @@ impl Transcoder {
         Src::Scratch(start..self.scratch.len())
     }
 
-    /// Flattens a `FeatureLists` message: each list becomes its concatenated values plus
-    /// `NAME/lengths`.
-    fn plan_feature_lists(&mut self, input: &[u8], mut lists: Cursor<'_>) -> Result<(), Error> {
-        while !lists.at_end() {
-            let range = map_entry(&mut lists, "unknown field in FeatureLists")?;
-            let mut entry = lists.sub(range);
-            let (key, value) = entry_fields(&mut entry)?;
-            let name = feature_name(input, &key)?;
-            let rule = match self.spec.lookup(name) {
-                Disposition::Drop => continue,
-                Disposition::Keep(rule) => rule.cloned(),
-            };
-            self.plan_sequence(input, key, value, rule.as_ref())
-                .map_err(|e| e.in_feature(name))?;
+    /// Flattens one feature list into its concatenated values plus `NAME/lengths`.
+    fn plan_feature_list(&mut self, input: &[u8], list: &RawEntry) -> Result<(), Error> {
+        let name = feature_name(input, &list.key)?;
+        match self.spec.lookup(name) {
+            Disposition::Keep(rule) if !list.loses => {
+                let rule = rule.cloned();
+                self.plan_sequence(input, list.key.clone(), list.value.clone(), rule.as_ref())
+            }
+            _ => validate_feature_list(input, list.value.clone()),
         }
-        Ok(())
+        .map_err(|e| e.in_feature(name))
     }
 
     fn plan_sequence(
@@ -291,8 +324,7 @@ impl Transcoder {
         let mut kind = None;
         let mut lengths = Numbers::default();
         let values_start = self.scratch.len();
-        self.sequence_numbers.ints.clear();
-        self.sequence_numbers.floats.clear();
+        self.sequence_numbers.clear();
         let mut steps = Cursor::new(input).sub(value.unwrap_or(0..0));
         while !steps.at_end() {
             let step = map_entry(&mut steps, "unknown field in FeatureList")?;
@@ -312,12 +344,7 @@ impl Transcoder {
                 self.scratch.extend_from_slice(&input[list]);
             } else {
                 numeric::decode_numbers(list_cursor, step_kind, &mut self.numbers)?;
-                self.sequence_numbers
-                    .ints
-                    .extend_from_slice(&self.numbers.ints);
-                self.sequence_numbers
-                    .floats
-                    .extend_from_slice(&self.numbers.floats);
+                self.sequence_numbers.append(&self.numbers);
             }
         }
         if let Some(kind) = kind {
@@ -540,14 +567,68 @@ pub(crate) fn feature_name<'a>(input: &'a [u8], key: &Range<usize>) -> Result<&'
 /// Parses and validates one map entry of `Features` / `OFRecord`.
 pub(crate) fn parse_entry(
     input: &[u8],
-    mut entry: Cursor<'_>,
+    key: Range<usize>,
+    value: Option<Range<usize>>,
     dialect: Dialect,
 ) -> Result<ParsedEntry, Error> {
-    let (key, value) = entry_fields(&mut entry)?;
     let name = feature_name(input, &key)?;
     let list = match value {
         None => None,
-        Some(value) => parse_feature(entry.sub(value), dialect).map_err(|e| e.in_feature(name))?,
+        Some(value) => {
+            parse_feature(Cursor::new(input).sub(value), dialect).map_err(|e| e.in_feature(name))?
+        }
     };
     Ok(ParsedEntry { key, list })
+}
+
+/// Splits every entry of a map-typed message into key and value.
+pub(crate) fn collect_entries(
+    mut map: Cursor<'_>,
+    unknown: &'static str,
+    into: &mut Vec<RawEntry>,
+) -> Result<(), Error> {
+    while !map.at_end() {
+        let range = map_entry(&mut map, unknown)?;
+        let (key, value) = entry_fields(&mut map.sub(range))?;
+        into.push(RawEntry {
+            key,
+            value,
+            loses: false,
+        });
+    }
+    Ok(())
+}
+
+/// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
+fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
+    if entries.len() < 2 {
+        return;
+    }
+    order.clear();
+    order.extend(0..entries.len());
+    order.sort_by(|&a, &b| {
+        input[entries[a].key.clone()]
+            .cmp(&input[entries[b].key.clone()])
+            .then(a.cmp(&b))
+    });
+    for pair in order.windows(2) {
+        if input[entries[pair[0]].key.clone()] == input[entries[pair[1]].key.clone()] {
+            entries[pair[0]].loses = true;
+        }
+    }
+}
+
+/// Checks a `FeatureList`'s steps parse, without converting them.
+pub(crate) fn validate_feature_list(
+    input: &[u8],
+    value: Option<Range<usize>>,
+) -> Result<(), Error> {
+    let mut steps = Cursor::new(input).sub(value.unwrap_or(0..0));
+    while !steps.at_end() {
+        let step = map_entry(&mut steps, "unknown field in FeatureList")?;
+        if let Some((kind, list)) = parse_feature(steps.sub(step), Dialect::Tf)? {
+            numeric::scan_list(Cursor::new(input).sub(list), kind)?;
+        }
+    }
+    Ok(())
 }

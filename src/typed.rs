@@ -107,10 +107,7 @@ fn tf_values(feature: &tf_pb::Feature) -> Option<Values> {
     use tf_pb::feature::Kind;
     Some(match feature.kind.as_ref()? {
         Kind::BytesList(l) => Values::Bytes(l.value.clone()),
-        Kind::FloatList(l) => Values::Numbers(
-            FeatureKind::Float,
-            floats(l.value.iter().map(|&v| f64::from(v))),
-        ),
+        Kind::FloatList(l) => Values::Numbers(FeatureKind::Float, floats(&l.value)),
         Kind::Int64List(l) => Values::Numbers(FeatureKind::Int64, ints(l.value.iter().copied())),
     })
 }
@@ -119,13 +116,14 @@ fn of_values(feature: &of_pb::Feature) -> Option<Values> {
     use of_pb::feature::Kind;
     Some(match feature.kind.as_ref()? {
         Kind::BytesList(l) => Values::Bytes(l.value.clone()),
-        Kind::FloatList(l) => Values::Numbers(
-            FeatureKind::Float,
-            floats(l.value.iter().map(|&v| f64::from(v))),
+        Kind::FloatList(l) => Values::Numbers(FeatureKind::Float, floats(&l.value)),
+        Kind::DoubleList(l) => Values::Numbers(
+            FeatureKind::Double,
+            Numbers {
+                f64s: l.value.clone(),
+                ..Numbers::default()
+            },
         ),
-        Kind::DoubleList(l) => {
-            Values::Numbers(FeatureKind::Double, floats(l.value.iter().copied()))
-        }
         Kind::Int32List(l) => Values::Numbers(
             FeatureKind::Int32,
             ints(l.value.iter().map(|&v| i64::from(v))),
@@ -137,14 +135,14 @@ fn of_values(feature: &of_pb::Feature) -> Option<Values> {
 fn ints(values: impl Iterator<Item = i64>) -> Numbers {
     Numbers {
         ints: values.collect(),
-        floats: Vec::new(),
+        ..Numbers::default()
     }
 }
 
-fn floats(values: impl Iterator<Item = f64>) -> Numbers {
+fn floats(values: &[f32]) -> Numbers {
     Numbers {
-        ints: Vec::new(),
-        floats: values.collect(),
+        f32s: values.to_vec(),
+        ..Numbers::default()
     }
 }
 
@@ -178,9 +176,7 @@ fn to_tf_feature(values: Option<Values>) -> tf_pb::Feature {
             Kind::Int64List(tf_pb::Int64List { value: n.ints })
         }
         // The default mapping leaves only float among the float kinds for TF.
-        Values::Numbers(_, n) => Kind::FloatList(tf_pb::FloatList {
-            value: n.floats.iter().map(|&v| v as f32).collect(),
-        }),
+        Values::Numbers(_, n) => Kind::FloatList(tf_pb::FloatList { value: n.f32s }),
     });
     tf_pb::Feature { kind }
 }
@@ -196,11 +192,11 @@ fn to_of_feature(values: Option<Values>) -> of_pb::Feature {
             Kind::Int64List(of_pb::Int64List { value: n.ints })
         }
         Values::Numbers(FeatureKind::Double, n) => {
-            Kind::DoubleList(of_pb::DoubleList { value: n.floats })
+            Kind::DoubleList(of_pb::DoubleList { value: n.f64s })
         }
-        Values::Numbers(FeatureKind::Float, n) => Kind::FloatList(of_pb::FloatList {
-            value: n.floats.iter().map(|&v| v as f32).collect(),
-        }),
+        Values::Numbers(FeatureKind::Float, n) => {
+            Kind::FloatList(of_pb::FloatList { value: n.f32s })
+        }
     });
     of_pb::Feature { kind }
 }
@@ -329,9 +325,8 @@ fn flatten_list(
             (Some(Values::Numbers(kind, all)), Values::Numbers(step_kind, more))
                 if *kind == step_kind =>
             {
-                lengths.push((more.ints.len() + more.floats.len()) as i64);
-                all.ints.extend(more.ints);
-                all.floats.extend(more.floats);
+                lengths.push(more.len() as i64);
+                all.append(&more);
             }
             _ => return Err(ErrorKind::MixedSequenceKinds.into()),
         }
@@ -351,7 +346,7 @@ fn flatten_list(
 fn count(values: &Values) -> usize {
     match values {
         Values::Bytes(v) => v.len(),
-        Values::Numbers(_, n) => n.ints.len() + n.floats.len(),
+        Values::Numbers(_, n) => n.len(),
     }
 }
 

@@ -83,11 +83,12 @@ fn top_level_field(cursor: &mut Cursor<'_>) -> Result<(u32, std::ops::Range<usiz
 
 fn visit_entry(
     input: &[u8],
-    entry: Cursor<'_>,
+    mut entry: Cursor<'_>,
     dialect: Dialect,
     f: &mut impl FnMut(&[u8], Option<FeatureKind>, usize),
 ) -> Result<(), Error> {
-    let parsed = parse_entry(input, entry, dialect)?;
+    let (key, value) = entry_fields(&mut entry)?;
+    let parsed = parse_entry(input, key, value, dialect)?;
     let name = &input[parsed.key];
     match parsed.list {
         None => f(name, None, 0),
