@@ -51,6 +51,7 @@
 mod error;
 mod numeric;
 mod spec;
+pub mod text;
 mod transcode;
 mod typed;
 mod visit;
