@@ -182,3 +182,131 @@ fn writers_append_to_what_the_buffer_holds() {
     write_ofrecord_text(&mut out, &record);
     assert_eq!(out, "kept");
 }
+
+/// FNV-1a, 64-bit: how the golden files summarize texts too long to store.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Compares a rendering with a golden record's `text`, or with its length and hash when the
+/// generator left the text out for size.
+fn check_golden_text(place: &str, expected: &Value, actual: &str) {
+    if let Some(text) = expected.get("text") {
+        assert_eq!(Some(actual), text.as_str(), "{place}: text differs");
+        return;
+    }
+    let length = expected.get("text_len").and_then(Value::as_u64);
+    let hash = str_field(expected, "text_fnv1a64");
+    assert_eq!(
+        Some(actual.len() as u64),
+        length,
+        "{place}: text length differs"
+    );
+    assert_eq!(
+        format!("{:016x}", fnv1a64(actual.as_bytes())),
+        hash,
+        "{place}: text hash differs"
+    );
+}
+
+fn json_files_in(relative: &str) -> Vec<PathBuf> {
+    let dir = testdata(relative);
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.to_string_lossy().ends_with(".expected.json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn records_of(document: &Value) -> &[Value] {
+    document
+        .get("records")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .expect("records array")
+}
+
+#[test]
+fn golden_tfrecords_render_as_tensorflow_parsed_them() {
+    let mut checked = 0;
+    for expected_path in json_files_in("golden") {
+        let document = read_json(&expected_path);
+        let name = str_field(&document, "file");
+        let expected = records_of(&document);
+        let file = fs::File::open(testdata(&format!("golden/{name}"))).expect("golden file");
+        let (mut reader, _) =
+            ofconvert_tfrecord::Reader::sniffed(file, Default::default()).expect("sniff");
+        let mut buf = Vec::new();
+        let mut index = 0;
+        while reader
+            .read_record(&mut buf)
+            .expect("golden files read cleanly")
+        {
+            let place = format!("{name} record {index}");
+            let record = expected
+                .get(index)
+                .unwrap_or_else(|| panic!("{place}: not in the expected file"));
+            let text = match str_field(record, "type") {
+                "example" => example_to_text(&Example::decode(buf.as_slice()).expect(&place)),
+                "sequence_example" => sequence_example_to_text(
+                    &SequenceExample::decode(buf.as_slice()).expect(&place),
+                ),
+                other => panic!("{place}: unexpected type {other}"),
+            };
+            check_golden_text(&place, record, &text);
+            index += 1;
+        }
+        assert_eq!(index, expected.len(), "{name}: record count");
+        checked += index;
+    }
+    assert!(checked >= 1500, "only {checked} golden records checked");
+}
+
+#[test]
+fn golden_ofrecords_render_as_protobuf_parsed_them() {
+    let mut checked = 0;
+    for expected_path in json_files_in("ofrecord") {
+        let document = read_json(&expected_path);
+        let dataset = str_field(&document, "dataset");
+        let mut expected = records_of(&document).iter();
+        let parts = document
+            .get("parts")
+            .and_then(Value::as_array)
+            .expect("parts");
+        for part in parts {
+            let part = part.as_str().expect("part name");
+            let path = testdata(&format!("ofrecord/{dataset}/{part}"));
+            let mut reader = ofconvert_ofrecord::Reader::new(fs::File::open(path).expect("part"));
+            let mut buf = Vec::new();
+            let mut index = 0;
+            while reader
+                .read_record(&mut buf)
+                .expect("golden parts read cleanly")
+            {
+                let place = format!("{dataset}/{part} record {index}");
+                let record = expected
+                    .next()
+                    .unwrap_or_else(|| panic!("{place}: not in the expected file"));
+                assert_eq!(str_field(record, "part"), part, "{place}: part");
+                let text = ofrecord_to_text(&OfRecord::decode(buf.as_slice()).expect(&place));
+                check_golden_text(&place, record, &text);
+                index += 1;
+                checked += 1;
+            }
+        }
+        assert!(
+            expected.next().is_none(),
+            "{dataset}: records missing from the parts"
+        );
+    }
+    assert!(checked >= 12, "only {checked} OFRecords checked");
+}
