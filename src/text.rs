@@ -5,7 +5,9 @@
 //! order, map entries sorted by key, 2-space indentation, bytes with C escapes, floats as
 //! Python spells the shortest decimal that survives a round trip through `f32`. That spelling
 //! is stable across protobuf backends, unlike `print(message)` (whose map order and float
-//! spelling depend on the backend), which makes it the one to diff against.
+//! spelling depend on the backend), which makes it the one to diff against. Map keys that are
+//! not ASCII are printed as UTF-8, as current protobuf releases do (`as_utf8` on by default).
+//! Bytes values always escape non-ASCII bytes as octal.
 //!
 //! The JSON functions give protobuf's canonical JSON mapping, as
 //! `google.protobuf.json_format.MessageToDict` builds it, on one line: camelCase field names,
@@ -352,9 +354,10 @@ fn escape_bytes(out: &mut String, value: &[u8]) {
     }
 }
 
-/// `CEscape(value, as_utf8=True)`: how text_format (protobuf 4.26 and later, where `as_utf8`
-/// defaults to true) prints a `string` field such as a map key. Only ASCII controls, DEL,
-/// quotes and backslashes are escaped; other characters are printed as they are.
+/// `CEscape(value, as_utf8=True)`: how text_format prints a `string` field such as a map key
+/// in the protobuf releases where `as_utf8` is on by default (7.36 made the fixtures). Only
+/// ASCII controls, DEL, quotes and backslashes are escaped; other characters are printed as
+/// they are. Releases that default to `as_utf8=False` print non-ASCII bytes as octal.
 fn escape_str(out: &mut String, value: &str) {
     let mut run_start = 0;
     for (at, byte) in value.bytes().enumerate() {
@@ -454,9 +457,9 @@ fn write_special(out: &mut String, value: f64) {
 }
 
 /// Rewrites the Rust exponent form that `out` holds from `start` on (`-1.2300e-7`) into
-/// Python's `repr` of the same decimal (`-1.23e-07`). The decimal has at most 17 significant
-/// digits, so a double holds it exactly and repr gives back these digits, without trailing
-/// zeros.
+/// Python's `repr` of the same decimal (`-1.23e-07`), trailing zeros dropped. For an f32 the
+/// decimal has at most 9 significant digits, few enough that the double Python parses from it
+/// prints back as the same digits; for an f64 they already are repr's digits.
 fn relayout_as_python(out: &mut String, start: usize) {
     let mut digits = [0u8; 17];
     let mut count = 0;
