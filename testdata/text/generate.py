@@ -312,7 +312,10 @@ def type_name(message):
 def messages_fixture(rng):
     fixtures = []
     for name, message in message_cases(rng):
-        serialized = message.SerializeToString()
+        # Plain SerializeToString() on upb writes map entries in an order that changes from one
+        # process to the next; deterministic=True keeps reruns byte-identical (its order is
+        # still not key order, which the renderers must not depend on anyway).
+        serialized = message.SerializeToString(deterministic=True)
         parsed = type(message).FromString(serialized)
         fixtures.append({
             "name": name,
