@@ -1,1 +1,118 @@
-fn main() {}
+//! `ofconvert`: the command line over the conversion engine. It parses arguments, calls the
+//! engine, draws progress from the main thread and picks the exit code.
+
+mod cat;
+mod cli;
+mod config;
+mod exit_codes;
+mod inspect;
+mod progress;
+mod report;
+
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::mpsc;
+use std::thread;
+
+use anyhow::Context as _;
+use clap::Parser;
+use ofconvert_engine::{Event, Options};
+
+use crate::cli::{Cli, Command, ConvertArgs};
+use crate::exit_codes::ExitCode;
+use crate::progress::Progress;
+
+/// A mistake in how the tool was called, found after clap's own checks.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("ofconvert: {err:#}");
+            let usage = err.downcast_ref::<UsageError>().is_some()
+                || err
+                    .downcast_ref::<ofconvert_engine::Error>()
+                    .is_some_and(ofconvert_engine::Error::is_usage);
+            if usage {
+                ExitCode::Usage
+            } else {
+                ExitCode::Failure
+            }
+        }
+    };
+    code.exit()
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let jobs = cli.jobs;
+    let quiet = cli.quiet;
+    match &cli.command {
+        Command::Tf2of(args) => {
+            let options = config::tf2of_options(args, jobs).map_err(UsageError)?;
+            convert(options, &args.common, quiet)
+        }
+        Command::Of2tf(args) => {
+            let options = config::of2tf_options(args, jobs).map_err(UsageError)?;
+            convert(options, &args.common, quiet)
+        }
+        Command::Cat(args) => cat::run(args),
+        Command::Count(args) => inspect::count(args, jobs, quiet),
+        Command::Verify(args) => inspect::verify(args, jobs, quiet),
+        Command::Schema(args) => inspect::schema(args, jobs),
+        Command::Index(args) => inspect::index(args, quiet),
+    }
+}
+
+/// Runs a conversion on a worker thread while this thread draws its progress, then
+/// reports.
+fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    let plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
+    let mut progress = Progress::new(quiet);
+    let (sender, receiver) = mpsc::channel::<Event>();
+    let outcome = thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let report = |event: Event| {
+                // The receiver lives until this thread ends; a failed send cannot happen.
+                let _ = sender.send(event);
+            };
+            ofconvert_engine::convert(plan, &options, &report)
+        });
+        for event in receiver {
+            progress.handle(event);
+        }
+        worker.join()
+    });
+    progress.finish();
+    let summary = match outcome {
+        Ok(result) => result.context("the conversion could not start")?,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    // A closed stdout (`| head`) must not hide the exit status: write errors are ignored.
+    if args.json {
+        let _ = serde_json::to_writer_pretty(&mut out, &summary);
+        let _ = writeln!(out);
+    } else if !quiet {
+        let _ = report::write_report(&mut out, &summary);
+    }
+    let _ = out.flush();
+    let _ = report::write_failures(&mut io::stderr().lock(), &summary);
+    if summary.datasets.is_empty() && !args.json && quiet {
+        eprintln!("ofconvert: nothing to convert in {}", summary.input);
+    }
+    Ok(ExitCode::failure_if(
+        summary.failed > 0 || summary.datasets.is_empty(),
+    ))
+}

@@ -1,1 +1,67 @@
-//! placeholder
+//! The conversion engine of `ofconvert`: finds TFRecord files and OneFlow datasets in a
+//! tree, groups them into datasets, cuts them into parts, converts the records in parallel
+//! and writes every file so that it is either complete or absent.
+//!
+//! It knows nothing of command lines or terminals: a caller builds [`Options`], gets a
+//! [`Plan`] from [`plan`], runs it with [`convert`] and receives progress [`Event`]s through
+//! a callback. The inspection functions ([`count_file`], [`verify_file`], [`write_index`],
+//! [`SchemaBuilder`]) serve the `count`, `verify`, `index` and `schema` subcommands.
+//!
+//! ```
+//! use ofconvert_engine::{convert, plan, Direction, Options};
+//! use ofconvert_tfrecord::Writer;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let input = tempfile::tempdir()?;
+//! let output = tempfile::tempdir()?;
+//! // A TFRecord file holding one serialized Example.
+//! let example = ofconvert_bridge::tf::example([("label", ofconvert_bridge::tf::int64_feature([7]))]);
+//! let mut payload = Vec::new();
+//! ofconvert_bridge::encode_example(&example, &mut payload);
+//! let mut writer = Writer::new(std::fs::File::create(input.path().join("train.tfrecord"))?);
+//! writer.write_record(&payload)?;
+//! writer.finish()?;
+//!
+//! let options = Options::new(Direction::TfToOf);
+//! let plan = plan(input.path(), &output.path().join("of"), &options)?;
+//! let summary = convert(plan, &options, &|_event| {})?;
+//! assert_eq!(summary.failed, 0);
+//! assert_eq!(summary.records, 1);
+//! assert!(output.path().join("of/part-00000").is_file());
+//! assert!(output.path().join("of/ofconvert-manifest.json").is_file());
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+mod convert;
+mod detect;
+mod error;
+mod inspect;
+mod manifest;
+mod options;
+mod output;
+mod plan;
+mod progress;
+mod records;
+mod schema;
+
+pub use convert::{convert, error_chain, DatasetSummary, Summary};
+pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
+pub use error::{Error, ErrorKind};
+pub use inspect::{
+    collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
+    verify_files, write_index, Expanded, FileCount, Verification,
+};
+pub use manifest::{
+    Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
+    MANIFEST_NAME,
+};
+pub use options::{
+    compression_name, Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Settings, Sizing,
+};
+pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
+pub use progress::{DatasetStatus, Event, ProgressFn};
+pub use records::{RecordAt, RecordReader};
+pub use schema::{FeatureSchema, Schema, SchemaBuilder};

@@ -1,0 +1,200 @@
+//! `cat`: records as protobuf text format (what Python's `text_format.MessageToString`
+//! prints) or JSON lines.
+
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use ofconvert_bridge::text;
+use ofconvert_bridge::TfRecordType;
+use ofconvert_engine::{error_chain, Format, RecordReader};
+
+use crate::cli::{CatArgs, FormatArg};
+use crate::exit_codes::ExitCode;
+
+/// Why printing a file stopped.
+enum Stop {
+    /// Writing to stdout failed (a closed pipe ends `cat` quietly).
+    Output(io::Error),
+    /// The file could not be read to its end, or a record could not be printed.
+    Input(String),
+}
+
+impl From<io::Error> for Stop {
+    fn from(err: io::Error) -> Stop {
+        Stop::Output(err)
+    }
+}
+
+pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
+    let format = args.format.map(|format| match format {
+        FormatArg::Tf => Format::Tf,
+        FormatArg::Of => Format::Of,
+    });
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let headers = args.files.len() > 1 && !args.json;
+    let mut failed = false;
+    for (index, path) in args.files.iter().enumerate() {
+        let result = (|| {
+            if headers {
+                if index > 0 {
+                    writeln!(out)?;
+                }
+                writeln!(out, "==> {} <==", path.display())?;
+            }
+            if args.message {
+                print_message(&mut out, path, format, args.json)
+            } else {
+                print_file(&mut out, path, format, args)
+            }
+        })();
+        match result {
+            Ok(problems) => failed |= problems,
+            Err(Stop::Output(err)) if err.kind() == io::ErrorKind::BrokenPipe => {
+                return Ok(ExitCode::Success)
+            }
+            Err(Stop::Output(err)) => return Err(err.into()),
+            Err(Stop::Input(message)) => {
+                failed = true;
+                flush_then_report(&mut out, &message)?;
+            }
+        }
+    }
+    match out.flush() {
+        Err(err) if err.kind() != io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(ExitCode::failure_if(failed)),
+    }
+}
+
+/// Keeps stdout and stderr in order when both go to a terminal.
+fn flush_then_report(out: &mut impl Write, message: &str) -> io::Result<()> {
+    match out.flush() {
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
+    eprintln!("ofconvert: {message}");
+    Ok(())
+}
+
+/// Prints the records of one framed file; `Ok(true)` when some records could not be
+/// printed but the file could still be read past them.
+fn print_file(
+    out: &mut impl Write,
+    path: &Path,
+    format: Option<Format>,
+    args: &CatArgs,
+) -> Result<bool, Stop> {
+    let mut reader =
+        RecordReader::open(path, format, true).map_err(|err| Stop::Input(error_chain(&err)))?;
+    let format = reader.format();
+    for _ in 0..args.offset {
+        match reader.skip() {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(false),
+            Err(err) => return Err(Stop::Input(error_chain(&err))),
+        }
+    }
+    let mut buf = Vec::new();
+    let mut rendered = String::new();
+    let mut printed = 0u64;
+    let mut problems = false;
+    while args.count.map_or(true, |count| printed < count) {
+        let at = match reader.read(&mut buf) {
+            Ok(Some(at)) => at,
+            Ok(None) => break,
+            Err(err) => {
+                let message = error_chain(&err);
+                if !reader.recover(&err) {
+                    return Err(Stop::Input(message));
+                }
+                problems = true;
+                flush_then_report(out, &message)?;
+                continue;
+            }
+        };
+        rendered.clear();
+        if let Err(err) = render(&buf, format, args.json, &mut rendered) {
+            problems = true;
+            let message = format!(
+                "{}: offset {} (record #{}): {err}",
+                path.display(),
+                at.offset,
+                at.index
+            );
+            flush_then_report(out, &message)?;
+            continue;
+        }
+        if printed > 0 && !args.json {
+            writeln!(out)?;
+        }
+        out.write_all(rendered.as_bytes())?;
+        if args.json {
+            writeln!(out)?;
+        }
+        printed += 1;
+    }
+    Ok(problems)
+}
+
+/// Prints a file that holds one bare serialized message.
+fn print_message(
+    out: &mut impl Write,
+    path: &Path,
+    format: Option<Format>,
+    json: bool,
+) -> Result<bool, Stop> {
+    let bytes = fs::read(path).map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
+    let format = match format {
+        Some(format) => format,
+        None if render(&bytes, Format::Tf, json, &mut String::new()).is_ok() => Format::Tf,
+        None => Format::Of,
+    };
+    let mut rendered = String::new();
+    render(&bytes, format, json, &mut rendered)
+        .map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
+    out.write_all(rendered.as_bytes())?;
+    if json {
+        writeln!(out)?;
+    }
+    Ok(false)
+}
+
+/// Renders one serialized record: an Example or SequenceExample for TFRecord, an
+/// OFRecord for OFRecord.
+fn render(
+    bytes: &[u8],
+    format: Format,
+    json: bool,
+    out: &mut String,
+) -> Result<(), ofconvert_bridge::Error> {
+    match format {
+        Format::Tf => match ofconvert_bridge::classify_tf_record(bytes)? {
+            TfRecordType::Example => {
+                let example = ofconvert_bridge::decode_example(bytes)?;
+                if json {
+                    text::write_example_json(out, &example);
+                } else {
+                    text::write_example_text(out, &example);
+                }
+            }
+            TfRecordType::SequenceExample => {
+                let sequence = ofconvert_bridge::decode_sequence_example(bytes)?;
+                if json {
+                    text::write_sequence_example_json(out, &sequence);
+                } else {
+                    text::write_sequence_example_text(out, &sequence);
+                }
+            }
+        },
+        Format::Of => {
+            let record = ofconvert_bridge::decode_ofrecord(bytes)?;
+            if json {
+                text::write_ofrecord_json(out, &record);
+            } else {
+                text::write_ofrecord_text(out, &record);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,327 @@
+//! The command line, as clap parses it. Validation beyond what clap checks lives in
+//! `config.rs`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Convert TensorFlow TFRecord datasets to OneFlow OFRecord datasets and back, and inspect
+/// record files of both formats.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ofconvert",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Worker threads (default: one per core).
+    #[arg(long, short = 'j', global = true, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..4096))]
+    pub jobs: Option<u64>,
+
+    /// Print no progress and no report, only errors (and --json output).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert a tree of TFRecord files into OneFlow OFRecord datasets.
+    ///
+    /// Every directory's record files are grouped into datasets: shards named
+    /// STEM-NNNNN-of-MMMMM form the family STEM, the other record files one more family. A
+    /// directory with one family becomes one dataset at the same relative path under OUT;
+    /// with several, each family gets a subdirectory named after it. Each dataset gets
+    /// parts named part-NNNNN (one per input file by default) and an
+    /// ofconvert-manifest.json that says how to open it in OneFlow.
+    #[command(name = "tf2of")]
+    Tf2of(Tf2ofArgs),
+
+    /// Convert OneFlow OFRecord datasets (directories of part-N files) into TFRecord files.
+    ///
+    /// Each dataset directory becomes the same relative directory under OUT holding
+    /// DIRNAME-NNNNN-of-MMMMM.tfrecord files (.gz or .zz with --compression), one per part
+    /// by default.
+    #[command(name = "of2tf")]
+    Of2tf(Of2tfArgs),
+
+    /// Print records in protobuf text format (as Python's text_format.MessageToString) or
+    /// as JSON lines.
+    Cat(CatArgs),
+
+    /// Count the records of files (payloads are skipped, not read).
+    Count(CountArgs),
+
+    /// Check every checksum and parse every payload; report each problem with its offset.
+    Verify(VerifyArgs),
+
+    /// Show the features of records: names, kinds, value counts and presence.
+    Schema(SchemaArgs),
+
+    /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
+    Index(IndexArgs),
+}
+
+/// What both conversions share.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The input: a directory tree (or a single file).
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+
+    /// The output directory; it must be empty or missing unless --overwrite or --resume.
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Replace the datasets this run writes (their old parts and manifests are removed);
+    /// other files in OUT stay.
+    #[arg(long, conflicts_with = "resume")]
+    pub overwrite: bool,
+
+    /// Finish an interrupted run: keep the datasets whose manifest and parts are complete,
+    /// redo the others.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// What to do with damaged records: fail their dataset, or skip them (bad data
+    /// checksums and unparsable payloads are skipped, a truncated tail ends the file) and
+    /// count them.
+    #[arg(long, value_enum, default_value_t = CorruptPolicy::Fail, value_name = "POLICY")]
+    pub on_corrupt: CorruptPolicy,
+
+    /// Do not check TFRecord checksums while reading.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Prefix of OneFlow part names.
+    #[arg(long, default_value = "part-", value_name = "PREFIX")]
+    pub part_prefix: String,
+
+    /// Make N parts of balanced record counts per dataset (records are counted first).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub parts: Option<u64>,
+
+    /// At most N records per part; alone, cut each dataset every N records, across input
+    /// files.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub records_per_part: Option<u64>,
+
+    /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).
+    #[arg(long, value_name = "SIZE", value_parser = crate::config::parse_size)]
+    pub max_part_bytes: Option<u64>,
+
+    #[command(flatten)]
+    pub mapping: MappingArgs,
+}
+
+/// Feature mapping rules; every rule names a feature by its input name.
+#[derive(Debug, Args)]
+pub struct MappingArgs {
+    /// Rename a feature (repeatable).
+    #[arg(long, value_name = "OLD=NEW", value_parser = crate::config::parse_pair)]
+    pub rename: Vec<(String, String)>,
+
+    /// Cast a numeric feature to int32, int64, float or double, range-checked (repeatable).
+    #[arg(long, value_name = "NAME=TYPE", value_parser = crate::config::parse_cast)]
+    pub cast: Vec<(String, ofconvert_bridge::NumericType)>,
+
+    /// Add an integer to every value of an integer feature, e.g. label=-1 for 0-based
+    /// labels (repeatable).
+    #[arg(long, value_name = "NAME=DELTA", value_parser = crate::config::parse_offset,
+          allow_hyphen_values = true)]
+    pub offset: Vec<(String, i64)>,
+
+    /// Keep only these features (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub keep: Vec<String>,
+
+    /// Leave this feature out (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub drop: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct Tf2ofArgs {
+    #[command(flatten)]
+    pub common: ConvertArgs,
+
+    /// Zero-padded width of part numbers (0: unpadded, part-0); OneFlow's
+    /// part_name_suffix_length.
+    #[arg(long, default_value_t = 5, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=20))]
+    pub part_digits: u64,
+
+    /// A mapping preset: imagenet turns the inception script's keys and 1-based int64
+    /// labels into OneFlow-Benchmark's encoded and 0-based int32 class/label.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub preset: Option<Preset>,
+
+    /// What to do with tf.train.SequenceExample records: refuse them, or flatten each
+    /// feature list NAME into NAME (all values) and NAME/lengths.
+    #[arg(long, value_enum, default_value_t = SequenceArg::Refuse, value_name = "POLICY")]
+    pub sequence: SequenceArg,
+
+    /// Wrap records that are not Examples whole, as one bytes feature NAME.
+    #[arg(long, value_name = "NAME")]
+    pub raw_feature: Option<String>,
+
+    /// What to do with Examples that have no features (OneFlow cannot read them).
+    #[arg(long, value_enum, default_value_t = EmptyPolicy::Error, value_name = "POLICY")]
+    pub empty: EmptyPolicy,
+}
+
+#[derive(Debug, Args)]
+pub struct Of2tfArgs {
+    #[command(flatten)]
+    pub common: ConvertArgs,
+
+    /// Compress the TFRecord files as TensorFlow does (read them with compression_type).
+    #[arg(long, value_enum, default_value_t = CompressionArg::None, value_name = "KIND")]
+    pub compression: CompressionArg,
+
+    /// Round doubles to the nearest float; without it, a double that float cannot hold
+    /// exactly fails its dataset.
+    #[arg(long)]
+    pub lossy: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// Record files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Read the files as this format instead of telling it from their content.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+
+    /// One JSON object per record (protobuf's JSON mapping) instead of text format.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print at most N records of each file.
+    #[arg(short = 'n', long = "count", value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Skip the first N records of each file.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
+
+    /// Each file holds one bare serialized message (what SerializeToString() writes), no
+    /// framing.
+    #[arg(long)]
+    pub message: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CountArgs {
+    /// Record files, or directories to search for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Read the files as this format instead of telling it from their content.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+
+    /// Do not check TFRecord length checksums.
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// Print the counts as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Record files, or directories to search for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Read the files as this format instead of telling it from their content.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Record files, or directories to search for them; their records are taken together.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Read the files as this format instead of telling it from their content.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+
+    /// Print the OneFlow reader and decoder lines that read these features.
+    #[arg(long, conflicts_with_all = ["tf", "json"])]
+    pub oneflow: bool,
+
+    /// Print the feature_description dict for tf.io.parse_single_example.
+    #[arg(long, conflicts_with = "json")]
+    pub tf: bool,
+
+    /// Print the schema as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Uncompressed TFRecord files, or directories to search for them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Write the .idx files here instead of beside each input.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CorruptPolicy {
+    Fail,
+    Skip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EmptyPolicy {
+    Error,
+    Skip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SequenceArg {
+    Refuse,
+    Flatten,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    Imagenet,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompressionArg {
+    None,
+    Gzip,
+    Zlib,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Tf,
+    Of,
+}

@@ -1,0 +1,31 @@
+//! The process exit status: 0 all good, 1 some inputs failed, 2 a usage error.
+
+use std::process;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitCode {
+    Success,
+    /// Some inputs failed (or an inspection found problems); the rest was done.
+    Failure,
+    /// The command line or the paths it names make no sense.
+    Usage,
+}
+
+impl ExitCode {
+    pub fn exit(self) -> ! {
+        process::exit(match self {
+            ExitCode::Success => 0,
+            ExitCode::Failure => 1,
+            ExitCode::Usage => 2,
+        })
+    }
+
+    /// `Failure` when `failed`, else `Success`.
+    pub fn failure_if(failed: bool) -> ExitCode {
+        if failed {
+            ExitCode::Failure
+        } else {
+            ExitCode::Success
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Drawing a conversion's progress: a bar on a terminal, plain lines otherwise. Only the
+//! main thread calls this; the engine's workers send their events over a channel.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ofconvert_engine::{DatasetStatus, Event};
+
+pub struct Progress {
+    mode: Mode,
+    datasets: usize,
+    done: usize,
+    records: u64,
+}
+
+enum Mode {
+    Quiet,
+    Plain,
+    /// The bar appears when the conversion starts.
+    Bar(Option<ProgressBar>),
+}
+
+impl Progress {
+    /// Quiet, or a bar when stderr is a terminal, or plain lines.
+    pub fn new(quiet: bool) -> Progress {
+        let mode = if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Bar(None)
+        } else {
+            Mode::Plain
+        };
+        Progress {
+            mode,
+            datasets: 0,
+            done: 0,
+            records: 0,
+        }
+    }
+
+    pub fn handle(&mut self, event: Event) {
+        match event {
+            Event::Started {
+                datasets,
+                files,
+                bytes,
+            } => {
+                self.datasets = datasets;
+                match &mut self.mode {
+                    Mode::Quiet => {}
+                    Mode::Plain => eprintln!(
+                        "converting {datasets} dataset{} ({files} file{}, {})",
+                        plural(datasets),
+                        plural(files),
+                        HumanBytes(bytes)
+                    ),
+                    Mode::Bar(bar) => {
+                        let new = ProgressBar::with_draw_target(
+                            Some(bytes),
+                            ProgressDrawTarget::stderr(),
+                        );
+                        let style = ProgressStyle::with_template(
+                            "{spinner} [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} \
+                             {bytes_per_sec} ETA {eta} {msg}",
+                        );
+                        if let Ok(style) = style {
+                            new.set_style(style.progress_chars("=> "));
+                        }
+                        new.enable_steady_tick(Duration::from_millis(200));
+                        *bar = Some(new);
+                        self.update_message();
+                    }
+                }
+            }
+            Event::Progress { bytes, records } => {
+                self.records += records;
+                if let Mode::Bar(Some(bar)) = &self.mode {
+                    bar.inc(bytes);
+                    if records > 0 {
+                        self.update_message();
+                    }
+                }
+            }
+            Event::DatasetDone {
+                name,
+                status,
+                records,
+                parts,
+                error,
+            } => {
+                if status != DatasetStatus::Kept {
+                    self.done += 1;
+                }
+                let line = match status {
+                    DatasetStatus::Converted => format!(
+                        "converted {name}: {records} record{} in {parts} part{}",
+                        plural_u64(records),
+                        plural(parts)
+                    ),
+                    DatasetStatus::Kept => {
+                        format!("kept {name}: complete from an earlier run")
+                    }
+                    DatasetStatus::Failed => format!(
+                        "FAILED {name}: {}",
+                        error.as_deref().unwrap_or("unknown error")
+                    ),
+                };
+                match &self.mode {
+                    Mode::Quiet => {}
+                    Mode::Plain | Mode::Bar(None) => eprintln!("{line}"),
+                    Mode::Bar(Some(bar)) => bar.println(line),
+                }
+                self.update_message();
+            }
+        }
+    }
+
+    fn update_message(&self) {
+        if let Mode::Bar(Some(bar)) = &self.mode {
+            bar.set_message(format!(
+                "{} records, {}/{} datasets",
+                self.records, self.done, self.datasets
+            ));
+        }
+    }
+
+    /// Removes the bar before the report is printed.
+    pub fn finish(&mut self) {
+        if let Mode::Bar(Some(bar)) = &self.mode {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub fn plural(n: usize) -> &'static str {
+    plural_u64(n as u64)
+}
+
+pub fn plural_u64(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

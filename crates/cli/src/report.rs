@@ -1,0 +1,156 @@
+//! The human-readable report of a conversion: what was written and how to open it, what
+//! was skipped, what failed.
+
+use std::io::{self, Write};
+
+use indicatif::HumanBytes;
+use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, Summary};
+
+use crate::progress::{plural, plural_u64};
+
+/// Writes the report of what was converted (or kept) and how to open it.
+pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
+    let good: Vec<&DatasetSummary> = summary
+        .datasets
+        .iter()
+        .filter(|dataset| dataset.status != DatasetStatus::Failed)
+        .collect();
+    let kept = good
+        .iter()
+        .filter(|dataset| dataset.status == DatasetStatus::Kept)
+        .count();
+    writeln!(
+        out,
+        "{} {} dataset{} ({} record{}, {} read, {} written) from {} into {} in {:.2} s{}",
+        if good.is_empty() {
+            "Wrote"
+        } else {
+            "Converted"
+        },
+        good.len(),
+        plural(good.len()),
+        summary.records,
+        plural_u64(summary.records),
+        HumanBytes(summary.input_bytes),
+        HumanBytes(summary.output_bytes),
+        summary.input,
+        summary.output,
+        summary.seconds,
+        match kept {
+            0 => String::new(),
+            n => format!(" ({n} kept from an earlier run)"),
+        }
+    )?;
+    if summary.datasets.is_empty() {
+        let what = match summary.direction {
+            Direction::TfToOf => "TFRecord files",
+            Direction::OfToTf => "OneFlow datasets (directories of part-N files)",
+        };
+        writeln!(out, "No {what} found in {}.", summary.input)?;
+    }
+    let width = good.iter().map(|d| d.name.len()).max().unwrap_or(0);
+    if !good.is_empty() {
+        writeln!(out)?;
+    }
+    for dataset in &good {
+        let Some(manifest) = &dataset.manifest else {
+            continue;
+        };
+        writeln!(
+            out,
+            "  {:width$}  {} record{} in {} part{}{}",
+            dataset.name,
+            manifest.records,
+            plural_u64(manifest.records),
+            manifest.parts.len(),
+            plural(manifest.parts.len()),
+            if dataset.status == DatasetStatus::Kept {
+                " (kept)"
+            } else {
+                ""
+            },
+        )?;
+        if let Some(reader) = &manifest.oneflow {
+            writeln!(out, "      {}", reader.python)?;
+        }
+        if let Some(reader) = &manifest.tensorflow {
+            writeln!(out, "      {}", reader.python)?;
+        }
+        let skipped = &manifest.skipped;
+        if skipped.empty > 0 {
+            writeln!(
+                out,
+                "      skipped {} record{} without features",
+                skipped.empty,
+                plural_u64(skipped.empty)
+            )?;
+        }
+        if skipped.corrupt > 0 {
+            writeln!(
+                out,
+                "      skipped {} damaged record{}:",
+                skipped.corrupt,
+                plural_u64(skipped.corrupt)
+            )?;
+            for detail in &skipped.details {
+                writeln!(out, "        {detail}")?;
+            }
+        }
+        for warning in &manifest.warnings {
+            writeln!(out, "      warning: {warning}")?;
+        }
+    }
+    if !good.is_empty() {
+        writeln!(out)?;
+        match summary.direction {
+            Direction::TfToOf => writeln!(
+                out,
+                "Each dataset's ofconvert-manifest.json has its parts and schema; \
+                 `ofconvert schema --oneflow DIR` prints the decoders for its features."
+            )?,
+            Direction::OfToTf => writeln!(
+                out,
+                "Each dataset's ofconvert-manifest.json has its files and schema; \
+                 `ofconvert schema --tf DIR` prints the feature_description to parse them."
+            )?,
+        }
+    }
+    if !summary.skipped_files.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Skipped {} file{}:",
+            summary.skipped_files.len(),
+            plural(summary.skipped_files.len())
+        )?;
+        for skipped in &summary.skipped_files {
+            writeln!(out, "  {}: {}", skipped.path, skipped.reason)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the failures, for stderr.
+pub fn write_failures(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
+    if summary.failed == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "ofconvert: {} dataset{} failed; nothing of {} was left in the output:",
+        summary.failed,
+        plural(summary.failed),
+        if summary.failed == 1 { "it" } else { "them" }
+    )?;
+    for dataset in &summary.datasets {
+        if dataset.status == DatasetStatus::Failed {
+            writeln!(
+                out,
+                "  {}: {}",
+                dataset.name,
+                dataset.error.as_deref().unwrap_or("unknown error")
+            )?;
+        }
+    }
+    Ok(())
+}

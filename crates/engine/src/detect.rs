@@ -1,0 +1,212 @@
+//! What a file is: a TFRecord file by name or by content, an OFRecord file, a shard of a
+//! family, or none of these.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use ofconvert_tfrecord::{ErrorKind as TfErrorKind, Reader, ReaderOptions};
+
+/// The two record formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// TensorFlow TFRecord (length, CRCs, optional GZIP/ZLIB around the stream).
+    Tf,
+    /// OneFlow OFRecord (an 8-byte length before each payload).
+    Of,
+}
+
+impl Format {
+    /// `"tfrecord"` or `"ofrecord"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Tf => "tfrecord",
+            Format::Of => "ofrecord",
+        }
+    }
+}
+
+/// A name of the form `STEM-NNNNN-of-MMMMM`, with anything after the shard part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardName {
+    /// The family: what comes before the shard part, with a trailing `.tfrecord` (TFDS puts
+    /// it there) removed.
+    pub stem: String,
+    /// The shard's number, `NNNNN`.
+    pub index: u64,
+    /// The number of shards the name announces, `MMMMM`.
+    pub count: u64,
+}
+
+/// Parses a TF/TFDS shard name: `train-00003-of-01024`, `mnist-train.tfrecord-00000-of-00002`,
+/// `data-00001-of-00004.tfrecord.gz`. The last `-DIGITS-of-DIGITS` in the name counts.
+pub fn shard_name(name: &str) -> Option<ShardName> {
+    let mut search_end = name.len();
+    while let Some(of_at) = name[..search_end].rfind("-of-") {
+        search_end = of_at;
+        let before = &name[..of_at];
+        let after = &name[of_at + 4..];
+        let count_len = after.bytes().take_while(u8::is_ascii_digit).count();
+        let index_len = before.bytes().rev().take_while(u8::is_ascii_digit).count();
+        if count_len == 0 || index_len == 0 || !before[..before.len() - index_len].ends_with('-') {
+            continue;
+        }
+        let (Ok(index), Ok(count)) = (
+            before[before.len() - index_len..].parse::<u64>(),
+            after[..count_len].parse::<u64>(),
+        ) else {
+            continue;
+        };
+        let mut stem = &before[..before.len() - index_len - 1];
+        for extension in [".tfrecords", ".tfrecord", ".tfrec"] {
+            if let Some(shorter) = stem.strip_suffix(extension) {
+                stem = shorter;
+                break;
+            }
+        }
+        if stem.is_empty() {
+            continue;
+        }
+        return Some(ShardName {
+            stem: stem.to_owned(),
+            index,
+            count,
+        });
+    }
+    None
+}
+
+/// Whether a file name says "TFRecord" whatever the content: `*.tfrecord*`, `*.tfrecords`,
+/// `*.tfrec` and shard names. Such a file is never skipped: empty means no records, damaged
+/// means an error.
+pub fn has_record_name(name: &str) -> bool {
+    name.contains(".tfrecord") || name.ends_with(".tfrec") || shard_name(name).is_some()
+}
+
+/// Whether the content of `path` is a TFRecord stream: its first record's length checksum
+/// holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream that decodes to
+/// nothing, is not (there is no record to tell by).
+pub fn looks_like_tfrecord(path: &Path) -> io::Result<bool> {
+    let file = File::open(path)?;
+    let (mut reader, _) = Reader::sniffed(file, ReaderOptions::default())?;
+    Ok(match reader.skip_record() {
+        Ok(found) => found.is_some(),
+        // The header checked out; only the rest of the record is missing.
+        Err(err) => matches!(err.kind(), TfErrorKind::Truncated { .. }),
+    })
+}
+
+/// Whether the content of `path` looks like an OFRecord stream: a positive first length
+/// that fits the file, followed by a payload that parses as an OFRecord.
+pub fn looks_like_ofrecord(path: &Path) -> io::Result<bool> {
+    /// Enough to judge a first record; bigger ones are judged by their length alone.
+    const PROBE: u64 = 1 << 20;
+    let mut file = File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut header = [0u8; 8];
+    if size < 9 || file.read_exact(&mut header).is_err() {
+        return Ok(false);
+    }
+    let length = i64::from_le_bytes(header);
+    let Ok(length) = u64::try_from(length) else {
+        return Ok(false);
+    };
+    if length == 0 || length > size - 8 {
+        return Ok(false);
+    }
+    if length > PROBE {
+        return Ok(true);
+    }
+    let mut payload = Vec::new();
+    file.take(length).read_to_end(&mut payload)?;
+    Ok(ofconvert_bridge::visit_ofrecord(&payload, |_, _, _| {}).is_ok())
+}
+
+/// Tells the format of a record file from its content: TFRecord when the first length
+/// checksum holds (after GZIP/ZLIB sniffing), else OFRecord when its first record looks
+/// like one. An empty file counts as TFRecord with no records.
+pub fn detect_format(path: &Path) -> io::Result<Option<Format>> {
+    if std::fs::metadata(path)?.len() == 0 || looks_like_tfrecord(path)? {
+        return Ok(Some(Format::Tf));
+    }
+    if looks_like_ofrecord(path)? {
+        return Ok(Some(Format::Of));
+    }
+    Ok(None)
+}
+
+/// The number in a OneFlow part name: `part-00012` gives 12 for the prefix `part-`. Only
+/// `prefix` followed by ASCII digits and nothing else counts, since that is all
+/// `OFRecordReader` opens.
+pub fn part_number(name: &str, prefix: &str) -> Option<u64> {
+    let digits = name.strip_prefix(prefix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_of_tf_and_tfds() {
+        let tfds = shard_name("mnist-train.tfrecord-00000-of-00002").unwrap();
+        assert_eq!(
+            tfds,
+            ShardName {
+                stem: "mnist-train".into(),
+                index: 0,
+                count: 2
+            }
+        );
+        let inception = shard_name("train-01023-of-01024").unwrap();
+        assert_eq!((inception.stem.as_str(), inception.index), ("train", 1023));
+        let suffixed = shard_name("data-00001-of-00004.tfrecord.gz").unwrap();
+        assert_eq!((suffixed.stem.as_str(), suffixed.count), ("data", 4));
+        let dashed = shard_name("my-set-of-things-00002-of-00003").unwrap();
+        assert_eq!(dashed.stem, "my-set-of-things");
+    }
+
+    #[test]
+    fn names_that_are_not_shards() {
+        for name in [
+            "train.tfrecord",
+            "-00000-of-00001",
+            "x-0a-of-3",
+            "x-1-of-",
+            "x1-of-2",
+            "list-of-things",
+        ] {
+            assert_eq!(shard_name(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn record_names() {
+        for name in [
+            "a.tfrecord",
+            "a.tfrecords",
+            "a.tfrec",
+            "a.tfrecord.gz",
+            "mnist-test.tfrecord-00000-of-00001",
+            "validation-00000-of-00001",
+        ] {
+            assert!(has_record_name(name), "{name}");
+        }
+        for name in ["dataset_info.json", "README.md", "image.jpg", "part-00000"] {
+            assert!(!has_record_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn part_numbers() {
+        assert_eq!(part_number("part-00012", "part-"), Some(12));
+        assert_eq!(part_number("part-7", "part-"), Some(7));
+        assert_eq!(part_number("part-", "part-"), None);
+        assert_eq!(part_number("part-00000-abc.ofrecord", "part-"), None);
+        assert_eq!(part_number("other-1", "part-"), None);
+    }
+}

@@ -1,0 +1,249 @@
+//! The engine's error type: what went wrong, in which file, and where in it.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// An error while planning, converting or inspecting, with the file and the place in it
+/// when they are known.
+///
+/// `Display` reads `path: offset N (record #I): what`, leaving out the parts that are not
+/// known. The cause of an I/O error is available through
+/// [`source`](std::error::Error::source), so a cause-chain printer shows it once.
+#[derive(Debug)]
+pub struct Error {
+    // Boxed: results stay one pointer wide on the per-record paths that almost never fail.
+    inner: Box<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    kind: ErrorKind,
+    path: Option<PathBuf>,
+    offset: Option<u64>,
+    record: Option<u64>,
+}
+
+/// What went wrong.
+#[non_exhaustive]
+#[derive(Debug)]
+pub enum ErrorKind {
+    /// Reading, writing, creating, renaming or listing a file failed.
+    Io(io::Error),
+    /// TFRecord framing: a checksum mismatch or a truncated record.
+    TfRecord(ofconvert_tfrecord::ErrorKind),
+    /// OFRecord framing: a truncated, zero-length or negative-length record.
+    OfRecord(ofconvert_ofrecord::ErrorKind),
+    /// A payload that does not parse, or a mapping that cannot be applied to it.
+    Mapping(ofconvert_bridge::Error),
+    /// The mapping asked for contradicts itself.
+    InvalidMapping(ofconvert_bridge::Error),
+    /// The input path does not exist or cannot be read.
+    InputMissing,
+    /// The output directory already holds files, and neither overwriting nor resuming was
+    /// asked for.
+    OutputNotEmpty,
+    /// The output directory is inside the input tree, or the input inside the output: the
+    /// run would read its own output or write over its input.
+    Overlap {
+        /// The other directory.
+        other: PathBuf,
+    },
+    /// The output path exists and is not a directory.
+    OutputNotDirectory,
+    /// A OneFlow dataset whose part numbers do not run from 0 without a gap; OneFlow would
+    /// abort on the missing part.
+    PartGap {
+        /// The first missing part number.
+        missing: u64,
+        /// How many parts were found.
+        found: usize,
+    },
+    /// Two part files of a OneFlow dataset carry the same number (`part-1` and `part-01`).
+    DuplicatePart {
+        /// The number they share.
+        number: u64,
+    },
+    /// Two datasets of the input would be written to the same output directory.
+    OutputClash {
+        /// The other dataset's input directory.
+        other: PathBuf,
+    },
+    /// An index was asked for a compressed file, whose offsets no index reader can use.
+    Compressed,
+    /// The file is neither a TFRecord nor an OFRecord file.
+    UnknownFormat,
+}
+
+impl Error {
+    /// An error with no file or position attached yet.
+    pub fn new(kind: ErrorKind) -> Error {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                path: None,
+                offset: None,
+                record: None,
+            }),
+        }
+    }
+
+    /// An I/O error about `path`.
+    pub fn io(path: &Path, err: io::Error) -> Error {
+        Error::new(ErrorKind::Io(err)).in_file(path)
+    }
+
+    pub(crate) fn tfrecord(path: &Path, base: Position, err: ofconvert_tfrecord::Error) -> Error {
+        let (offset, record) = (base.offset + err.offset(), base.record + err.index());
+        Error::new(ErrorKind::TfRecord(err.into_kind()))
+            .in_file(path)
+            .at(offset, record)
+    }
+
+    pub(crate) fn ofrecord(path: &Path, base: Position, err: ofconvert_ofrecord::Error) -> Error {
+        let (offset, record) = (base.offset + err.offset(), base.record + err.index());
+        Error::new(ErrorKind::OfRecord(err.into_kind()))
+            .in_file(path)
+            .at(offset, record)
+    }
+
+    pub(crate) fn mapping(path: &Path, at: Position, err: ofconvert_bridge::Error) -> Error {
+        Error::new(ErrorKind::Mapping(err))
+            .in_file(path)
+            .at(at.offset, at.record)
+    }
+
+    /// Attaches the file the error is about (kept if one is already attached).
+    pub fn in_file(mut self, path: &Path) -> Error {
+        if self.inner.path.is_none() {
+            self.inner.path = Some(path.to_path_buf());
+        }
+        self
+    }
+
+    pub(crate) fn at(mut self, offset: u64, record: u64) -> Error {
+        self.inner.offset = Some(offset);
+        self.inner.record = Some(record);
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.inner.kind
+    }
+
+    /// The file concerned.
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    /// The byte offset in the file (in the decompressed stream for a compressed TFRecord):
+    /// the start of the record, or for a TFRecord data-checksum mismatch, its data.
+    pub fn offset(&self) -> Option<u64> {
+        self.inner.offset
+    }
+
+    /// The 0-based index of the record concerned in its file.
+    pub fn record(&self) -> Option<u64> {
+        self.inner.record
+    }
+
+    /// Whether the error is about how the tool was invoked rather than about the data:
+    /// a missing input, an output that is not empty, directories that overlap.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::InputMissing
+                | ErrorKind::OutputNotEmpty
+                | ErrorKind::Overlap { .. }
+                | ErrorKind::OutputNotDirectory
+                | ErrorKind::InvalidMapping(_)
+        )
+    }
+}
+
+/// A place in a record file: a byte offset and a record index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Position {
+    pub(crate) offset: u64,
+    pub(crate) record: u64,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Io(_) => f.write_str("I/O error"),
+            ErrorKind::TfRecord(kind) => kind.fmt(f),
+            ErrorKind::OfRecord(kind) => kind.fmt(f),
+            ErrorKind::Mapping(err) => err.fmt(f),
+            ErrorKind::InvalidMapping(err) => write!(f, "invalid mapping: {err}"),
+            ErrorKind::InputMissing => f.write_str("no such file or directory"),
+            ErrorKind::OutputNotEmpty => f.write_str(
+                "the output directory is not empty (pass --overwrite to replace the datasets \
+                 this run writes, or --resume to finish an interrupted run)",
+            ),
+            ErrorKind::Overlap { other } => write!(
+                f,
+                "overlaps {}: the output must be neither inside the input nor contain it",
+                other.display()
+            ),
+            ErrorKind::OutputNotDirectory => {
+                f.write_str("the output exists and is not a directory")
+            }
+            ErrorKind::PartGap { missing, found } => write!(
+                f,
+                "part number {missing} is missing ({found} parts found): OneFlow aborts on a \
+                 missing part"
+            ),
+            ErrorKind::DuplicatePart { number } => {
+                write!(f, "two part files carry the number {number}")
+            }
+            ErrorKind::OutputClash { other } => write!(
+                f,
+                "would be written to the same output directory as {}",
+                other.display()
+            ),
+            ErrorKind::Compressed => f.write_str(
+                "compressed file: index offsets must be offsets in the file, decompress it first",
+            ),
+            ErrorKind::UnknownFormat => f.write_str("neither a TFRecord nor an OFRecord file"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &self.inner;
+        if let Some(path) = &inner.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        match (inner.offset, inner.record) {
+            (Some(offset), Some(record)) => write!(f, "offset {offset} (record #{record}): ")?,
+            (Some(offset), None) => write!(f, "offset {offset}: ")?,
+            (None, Some(record)) => write!(f, "record #{record}: ")?,
+            (None, None) => {}
+        }
+        inner.kind.fmt(f)?;
+        if inner.offset == Some(0)
+            && matches!(
+                inner.kind,
+                ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::LengthCrcMismatch { .. })
+            )
+        {
+            // TensorFlow's own hint: the first checksum failing usually means another format.
+            f.write_str(" (Is this even a TFRecord file?)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner.kind {
+            ErrorKind::Io(err) => Some(err),
+            ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::Io(err)) => Some(err),
+            ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Io(err)) => Some(err),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,368 @@
+//! Looking at record files without converting them: counting, verifying, indexing,
+//! collecting schemas.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ofconvert_tfrecord::Compression;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::detect::{self, part_number, Format};
+use crate::error::{Error, ErrorKind};
+use crate::manifest::OneflowReader;
+use crate::output;
+use crate::plan::SkippedFile;
+use crate::records::RecordReader;
+use crate::schema::{Schema, SchemaBuilder};
+
+/// The record files named by some paths.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    /// Record files and their formats, in the order given (directories walked in name order).
+    pub files: Vec<(PathBuf, Format)>,
+    /// Files inside the directories given that are not record files.
+    pub skipped: Vec<SkippedFile>,
+    /// Paths that do not exist, or named files whose format cannot be told.
+    pub errors: Vec<Error>,
+}
+
+/// Turns files and directories into record files: a named file must be a record file (its
+/// format forced by `format` or told by its content); in a directory, the files that are
+/// record files by name or content are taken and the others skipped.
+pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
+    let mut expanded = Expanded::default();
+    for path in paths {
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(_) => {
+                expanded
+                    .errors
+                    .push(Error::new(ErrorKind::InputMissing).in_file(path));
+                continue;
+            }
+        };
+        if !meta.is_dir() {
+            match format.map(Ok).unwrap_or_else(|| tell_format(path)) {
+                Ok(format) => expanded.files.push((path.clone(), format)),
+                Err(err) => expanded.errors.push(err),
+            }
+            continue;
+        }
+        let walker = walkdir::WalkDir::new(path)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|entry| {
+                entry.depth() == 0 || entry.file_name().as_encoded_bytes().first() != Some(&b'.')
+            });
+        for entry in walker {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(err) => {
+                    expanded.skipped.push(SkippedFile {
+                        path: err.path().unwrap_or(path).display().to_string(),
+                        reason: crate::convert::error_chain(&err),
+                    });
+                    continue;
+                }
+            };
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let file = entry.path();
+            match judge(file, format) {
+                Some(format) => expanded.files.push((file.to_path_buf(), format)),
+                None => expanded.skipped.push(SkippedFile {
+                    path: file.display().to_string(),
+                    reason: "not a record file".to_owned(),
+                }),
+            }
+        }
+    }
+    expanded
+}
+
+fn tell_format(path: &Path) -> Result<Format, Error> {
+    detect::detect_format(path)
+        .map_err(|err| Error::io(path, err))?
+        .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))
+}
+
+/// The format of a file met inside a directory, or `None` to skip it.
+fn judge(path: &Path, format: Option<Format>) -> Option<Format> {
+    let name = path.file_name()?.to_string_lossy();
+    let tf_by_name = detect::has_record_name(&name);
+    let of_by_name = part_number(&name, "part-").is_some();
+    match format {
+        Some(Format::Tf) => {
+            (tf_by_name || detect::looks_like_tfrecord(path).ok()?).then_some(Format::Tf)
+        }
+        Some(Format::Of) => {
+            (of_by_name || detect::looks_like_ofrecord(path).ok()?).then_some(Format::Of)
+        }
+        None if tf_by_name => Some(Format::Tf),
+        None => match detect::detect_format(path).ok()? {
+            // An empty file with an unremarkable name is no record file.
+            Some(Format::Tf) if fs::metadata(path).ok()?.len() == 0 => {
+                of_by_name.then_some(Format::Of)
+            }
+            found => found,
+        },
+    }
+}
+
+/// Runs `f` over `files` on `jobs` threads (0: one per core), results in the files' order.
+fn map_files<T: Send>(
+    files: &[(PathBuf, Format)],
+    jobs: usize,
+    f: impl Fn(&Path, Format) -> T + Sync + Send,
+) -> Vec<T> {
+    let run = || {
+        files
+            .par_iter()
+            .with_max_len(1)
+            .map(|(path, format)| f(path, *format))
+            .collect()
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(run),
+        Err(_) => files
+            .iter()
+            .map(|(path, format)| f(path, *format))
+            .collect(),
+    }
+}
+
+/// The record count of one file.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileCount {
+    /// The file.
+    pub path: String,
+    /// Its format.
+    pub format: Format,
+    /// `none`, `gzip` or `zlib`.
+    pub compression: &'static str,
+    /// Its records.
+    pub records: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// Counts the records of a file without reading their data. With `verify`, TFRecord
+/// length checksums are checked (data checksums need `verify_file`).
+///
+/// # Errors
+///
+/// When the file cannot be read or its framing is damaged.
+pub fn count_file(path: &Path, format: Format, verify: bool) -> Result<FileCount, Error> {
+    let mut reader = RecordReader::open(path, Some(format), verify)?;
+    while reader.skip()?.is_some() {}
+    let bytes = fs::metadata(path)
+        .map_err(|err| Error::io(path, err))?
+        .len();
+    Ok(FileCount {
+        path: path.display().to_string(),
+        format,
+        compression: crate::options::compression_name(reader.compression()),
+        records: reader.position().index,
+        bytes,
+    })
+}
+
+/// [`count_file`] over many files in parallel.
+pub fn count_files(
+    files: &[(PathBuf, Format)],
+    verify: bool,
+    jobs: usize,
+) -> Vec<Result<FileCount, Error>> {
+    map_files(files, jobs, |path, format| count_file(path, format, verify))
+}
+
+/// What verifying one file found.
+#[derive(Debug)]
+pub struct Verification {
+    /// The file.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: Format,
+    /// Records whose framing and payload are sound.
+    pub good_records: u64,
+    /// Every problem, with offset and record.
+    pub problems: Vec<Error>,
+}
+
+/// Reads every record of a file, checking every checksum and parsing every payload
+/// (Example or SequenceExample for TFRecord, OFRecord for OFRecord). Goes on past damage
+/// that leaves the framing intact, so that every such problem is reported.
+pub fn verify_file(path: &Path, format: Format) -> Verification {
+    let mut verification = Verification {
+        path: path.to_path_buf(),
+        format,
+        good_records: 0,
+        problems: Vec::new(),
+    };
+    let mut reader = match RecordReader::open(path, Some(format), true) {
+        Ok(reader) => reader,
+        Err(err) => {
+            verification.problems.push(err);
+            return verification;
+        }
+    };
+    let mut buf = Vec::new();
+    loop {
+        match reader.read(&mut buf) {
+            Ok(Some(at)) => {
+                let parsed = match format {
+                    Format::Tf => ofconvert_bridge::visit_example(&buf, |_, _, _| {}).map(|_| ()),
+                    Format::Of => ofconvert_bridge::visit_ofrecord(&buf, |_, _, _| {}),
+                };
+                match parsed {
+                    Ok(()) => verification.good_records += 1,
+                    Err(err) => verification.problems.push(Error::mapping(
+                        path,
+                        crate::error::Position {
+                            offset: at.offset,
+                            record: at.index,
+                        },
+                        err,
+                    )),
+                }
+            }
+            Ok(None) => break,
+            Err(err) => {
+                let go_on = reader.recover(&err);
+                verification.problems.push(err);
+                if !go_on {
+                    break;
+                }
+            }
+        }
+    }
+    verification
+}
+
+/// [`verify_file`] over many files in parallel.
+pub fn verify_files(files: &[(PathBuf, Format)], jobs: usize) -> Vec<Verification> {
+    map_files(files, jobs, verify_file)
+}
+
+/// Writes the index of an uncompressed TFRecord file to `index`: one line per record,
+/// `OFFSET LENGTH`, the record's start and its framed length (header, data and CRCs), as
+/// DALI's `tfrecord2idx` and the Python `tfrecord` package write them. The index appears
+/// whole or not at all. Returns the number of records.
+///
+/// # Errors
+///
+/// When the file is compressed ([`ErrorKind::Compressed`]), damaged, or cannot be read or
+/// written.
+pub fn write_index(path: &Path, index: &Path) -> Result<u64, Error> {
+    let mut reader = RecordReader::open(path, Some(Format::Tf), true)?;
+    if reader.compression() != Compression::None {
+        return Err(Error::new(ErrorKind::Compressed).in_file(path));
+    }
+    let mut text = Vec::new();
+    while let Some(at) = reader.skip()? {
+        let length = reader.position().offset - at.offset;
+        // Writing into a Vec cannot fail.
+        let _ = writeln!(text, "{} {length}", at.offset);
+    }
+    let dir = match index.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = index
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::io(index, std::io::Error::other("not a file name")))?;
+    output::write_atomically(dir, &name, &text).map_err(|err| Error::io(index, err))?;
+    Ok(reader.position().index)
+}
+
+/// Collects the schema of the records of `files`, in parallel; a file that cannot be read
+/// to its end adds an error (its records up to the damage still count).
+pub fn collect_schema(files: &[(PathBuf, Format)], jobs: usize) -> (Schema, Vec<Error>) {
+    let per_file = map_files(files, jobs, |path, format| {
+        let mut builder = SchemaBuilder::new();
+        let mut errors = Vec::new();
+        let mut reader = match RecordReader::open(path, Some(format), true) {
+            Ok(reader) => reader,
+            Err(err) => return (builder, vec![err]),
+        };
+        let mut buf = Vec::new();
+        loop {
+            match reader.read(&mut buf) {
+                Ok(Some(at)) => {
+                    let first = builder.records() == 0;
+                    let added = match format {
+                        Format::Tf => builder.add_example(&buf).map(|_| ()),
+                        Format::Of => builder.add_ofrecord(&buf),
+                    };
+                    if let Err(err) = added {
+                        let at = crate::error::Position {
+                            offset: at.offset,
+                            record: at.index,
+                        };
+                        errors.push(Error::mapping(path, at, err));
+                    } else if first {
+                        match format {
+                            Format::Tf => builder.sample_example(&buf),
+                            Format::Of => builder.sample_ofrecord(&buf),
+                        }
+                    }
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    let go_on = reader.recover(&err);
+                    errors.push(err);
+                    if !go_on {
+                        break;
+                    }
+                }
+            }
+        }
+        (builder, errors)
+    });
+    let mut whole = SchemaBuilder::new();
+    let mut errors = Vec::new();
+    for (builder, file_errors) in per_file {
+        whole.merge(builder);
+        errors.extend(file_errors);
+    }
+    (whole.finish(), errors)
+}
+
+/// The `OFRecordReader` arguments that open the OneFlow dataset in `dir`, when it holds
+/// `prefix`-numbered parts from 0 without a gap. Zero-padded numbers of one width give
+/// `part_name_suffix_length`; unpadded ones give -1.
+pub fn oneflow_reader_for(dir: &Path, prefix: &str) -> Option<OneflowReader> {
+    let mut parts: Vec<(u64, usize)> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+            let number = part_number(&name, prefix)?;
+            Some((number, name.len() - prefix.len()))
+        })
+        .collect();
+    parts.sort_unstable();
+    if parts.is_empty()
+        || parts
+            .iter()
+            .zip(0u64..)
+            .any(|((number, _), i)| *number != i)
+    {
+        return None;
+    }
+    let width = parts[0].1;
+    let padded = parts.iter().all(|(_, digits)| *digits == width)
+        && parts
+            .iter()
+            .any(|(number, digits)| number.to_string().len() < *digits);
+    Some(OneflowReader::new(
+        dir,
+        parts.len() as u64,
+        prefix,
+        if padded { width } else { 0 },
+    ))
+}

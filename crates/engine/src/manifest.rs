@@ -1,0 +1,233 @@
+//! The manifest written beside each converted dataset, last, once its parts are in place.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::options::Settings;
+use crate::output;
+use crate::schema::Schema;
+
+/// The manifest's file name. OneFlow ignores it (it opens only its part names), and so does
+/// a `*.tfrecord` glob.
+pub const MANIFEST_NAME: &str = "ofconvert-manifest.json";
+
+/// Written as `format` so that a reader can tell the file's version.
+const FORMAT: &str = "ofconvert-manifest/1";
+
+/// What a converted dataset holds and how it was made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// `ofconvert-manifest/1`.
+    pub format: String,
+    /// The tool and version that wrote it.
+    pub tool: String,
+    /// The settings of the conversion; a resumed run redoes the dataset when they differ.
+    pub settings: Settings,
+    /// The input files in conversion order, relative to the input root.
+    pub inputs: Vec<ManifestInput>,
+    /// The output parts in order.
+    pub parts: Vec<ManifestPart>,
+    /// Records written.
+    pub records: u64,
+    /// Records left out, by cause.
+    pub skipped: SkippedRecords,
+    /// The features of the records written.
+    pub schema: Schema,
+    /// What would trouble a reader of this dataset.
+    pub warnings: Vec<String>,
+    /// How to open the dataset in OneFlow (tf2of).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oneflow: Option<OneflowReader>,
+    /// How to open the files in TensorFlow (of2tf).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensorflow: Option<TensorflowReader>,
+}
+
+/// One input file in a [`Manifest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestInput {
+    /// Relative to the input root, `/`-separated.
+    pub path: String,
+    /// Its size when converted.
+    pub bytes: u64,
+}
+
+/// One output part in a [`Manifest`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestPart {
+    /// The file name.
+    pub name: String,
+    /// Records in it.
+    pub records: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// Records left out of a dataset, with what was wrong with each.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedRecords {
+    /// Records without features, left out by `--empty skip`.
+    pub empty: u64,
+    /// Damaged records left out by `--on-corrupt skip` (a truncated or unframeable tail
+    /// counts as one).
+    pub corrupt: u64,
+    /// `path: offset N (record #I): what`, one per damaged record (the first
+    /// [`MAX_DETAILS`] of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+}
+
+/// Enough detail to find the damage; the counts stay exact beyond it.
+pub const MAX_DETAILS: usize = 1000;
+
+impl SkippedRecords {
+    pub(crate) fn add(&mut self, other: SkippedRecords) {
+        self.empty += other.empty;
+        self.corrupt += other.corrupt;
+        let room = MAX_DETAILS.saturating_sub(self.details.len());
+        self.details.extend(other.details.into_iter().take(room));
+    }
+
+    pub(crate) fn note_corrupt(&mut self, detail: String) {
+        self.corrupt += 1;
+        if self.details.len() < MAX_DETAILS {
+            self.details.push(detail);
+        }
+    }
+}
+
+/// The arguments of `oneflow.nn.OFRecordReader` that open a dataset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OneflowReader {
+    /// The directory, as the run wrote it.
+    pub ofrecord_dir: String,
+    /// Number of parts.
+    pub data_part_num: u64,
+    /// Part name prefix.
+    pub part_name_prefix: String,
+    /// Zero-padded width of part numbers; -1 for none.
+    pub part_name_suffix_length: i64,
+    /// The call, ready to paste.
+    pub python: String,
+}
+
+impl OneflowReader {
+    /// The reader arguments for `parts` parts named `prefix` + a number zero-padded to
+    /// `digits` (0: unpadded) in `dir`.
+    pub fn new(dir: &Path, parts: u64, prefix: &str, digits: usize) -> OneflowReader {
+        let ofrecord_dir = dir.to_string_lossy().into_owned();
+        let part_name_suffix_length = if digits == 0 { -1 } else { digits as i64 };
+        let python = format!(
+            "flow.nn.OFRecordReader({}, batch_size=32, data_part_num={parts}, \
+             part_name_prefix={}, part_name_suffix_length={part_name_suffix_length})",
+            crate::schema::python_string(&ofrecord_dir),
+            crate::schema::python_string(prefix),
+        );
+        OneflowReader {
+            ofrecord_dir,
+            data_part_num: parts,
+            part_name_prefix: prefix.to_owned(),
+            part_name_suffix_length,
+            python,
+        }
+    }
+}
+
+/// How to read TFRecord files written by of2tf.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorflowReader {
+    /// The files, in order.
+    pub files: Vec<String>,
+    /// `""`, `"GZIP"` or `"ZLIB"`.
+    pub compression_type: String,
+    /// The call, ready to paste.
+    pub python: String,
+}
+
+impl TensorflowReader {
+    pub(crate) fn new(dir: &Path, files: &[String], compression_type: &str) -> TensorflowReader {
+        let paths: Vec<String> = files
+            .iter()
+            .map(|name| dir.join(name).to_string_lossy().into_owned())
+            .collect();
+        let pattern = match files.first() {
+            Some(first) => glob_of(dir, first, files.len()),
+            None => String::new(),
+        };
+        let python = format!(
+            "tf.data.TFRecordDataset(sorted(tf.io.gfile.glob({})), compression_type={})",
+            crate::schema::python_string(&pattern),
+            crate::schema::python_string(compression_type),
+        );
+        TensorflowReader {
+            files: paths,
+            compression_type: compression_type.to_owned(),
+            python,
+        }
+    }
+}
+
+/// `DIR/name-?????-of-00003.tfrecord` for the shards named like `first`.
+fn glob_of(dir: &Path, first: &str, count: usize) -> String {
+    let pattern = match first.split_once("-00000-of-") {
+        Some((stem, rest)) => format!("{stem}-{}-of-{rest}", "?".repeat(5)),
+        None => first.to_owned(),
+    };
+    let pattern = if count == 1 {
+        first.to_owned()
+    } else {
+        pattern
+    };
+    dir.join(pattern).to_string_lossy().into_owned()
+}
+
+impl Manifest {
+    pub(crate) fn new(settings: Settings) -> Manifest {
+        Manifest {
+            format: FORMAT.to_owned(),
+            tool: concat!("ofconvert ", env!("CARGO_PKG_VERSION")).to_owned(),
+            settings,
+            inputs: Vec::new(),
+            parts: Vec::new(),
+            records: 0,
+            skipped: SkippedRecords::default(),
+            schema: Schema::default(),
+            warnings: Vec::new(),
+            oneflow: None,
+            tensorflow: None,
+        }
+    }
+
+    /// Reads the manifest of the dataset in `dir`; `Ok(None)` when there is none or it is
+    /// not one this version can read.
+    pub fn read(dir: &Path) -> io::Result<Option<Manifest>> {
+        let bytes = match fs::read(dir.join(MANIFEST_NAME)) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        Ok(serde_json::from_slice::<Manifest>(&bytes)
+            .ok()
+            .filter(|manifest| manifest.format == FORMAT))
+    }
+
+    /// Writes the manifest into `dir` under a temporary name, syncs it and renames it into
+    /// place, so that a manifest is either whole or absent.
+    pub(crate) fn write(&self, dir: &Path) -> io::Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        output::write_atomically(dir, MANIFEST_NAME, &bytes)
+    }
+
+    /// Whether every part the manifest lists is in `dir` with the size it lists.
+    pub fn parts_complete(&self, dir: &Path) -> bool {
+        self.parts.iter().all(|part| {
+            fs::metadata(dir.join(&part.name))
+                .map(|meta| meta.is_file() && meta.len() == part.bytes)
+                .unwrap_or(false)
+        })
+    }
+}

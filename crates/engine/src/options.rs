@@ -1,0 +1,173 @@
+//! What a conversion is asked to do.
+
+use ofconvert_bridge::MappingSpec;
+use ofconvert_tfrecord::Compression;
+use serde::{Deserialize, Serialize};
+
+/// Which way a conversion goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Direction {
+    /// TFRecord files in, OneFlow OFRecord datasets out.
+    #[serde(rename = "tf2of")]
+    TfToOf,
+    /// OneFlow OFRecord datasets in, TFRecord files out.
+    #[serde(rename = "of2tf")]
+    OfToTf,
+}
+
+/// What to do about an output directory that already holds files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExistingOutput {
+    /// Refuse to start unless the output is empty or missing.
+    #[default]
+    Refuse,
+    /// Replace the datasets this run writes: their old parts, manifests and temporary files
+    /// are removed first. Other files are left alone.
+    Overwrite,
+    /// Keep the datasets whose manifest and parts are complete and were made from the same
+    /// inputs with the same settings; redo the others from scratch.
+    Resume,
+}
+
+/// What to do with damaged input records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnCorrupt {
+    /// A damaged record fails its dataset.
+    #[default]
+    Fail,
+    /// Salvage: skip records with a bad data checksum or a payload that does not parse,
+    /// end a file at a truncated or unframeable tail, and count everything skipped.
+    Skip,
+}
+
+/// What to do with a record that has no features (OneFlow cannot read one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnEmpty {
+    /// An empty record fails its dataset.
+    #[default]
+    Error,
+    /// Empty records are left out and counted.
+    Skip,
+}
+
+/// How the records of a dataset are cut into output parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Sizing {
+    /// Make this many parts of balanced record counts (fewer if there are fewer records).
+    pub parts: Option<u64>,
+    /// At most this many records per part. Without [`parts`](Sizing::parts), the dataset's
+    /// records are cut every this many records, across input files.
+    pub records_per_part: Option<u64>,
+    /// Start a new part rather than let one grow past this many bytes (a single bigger
+    /// record still gets a part of its own).
+    pub max_part_bytes: Option<u64>,
+}
+
+impl Sizing {
+    /// Whether parts follow record counts rather than input files, which needs the records
+    /// counted first.
+    pub fn reshards(&self) -> bool {
+        self.parts.is_some() || self.records_per_part.is_some()
+    }
+}
+
+/// Everything a conversion is asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Which way to convert.
+    pub direction: Direction,
+    /// The feature mapping applied to every record.
+    pub mapping: MappingSpec,
+    /// How the mapping was asked for, in words (the command-line flags, say). Recorded in
+    /// every manifest and compared when resuming, so that a dataset made with another
+    /// mapping is redone.
+    pub mapping_description: Vec<String>,
+    /// The prefix of OneFlow part names: written by tf2of, looked for by of2tf.
+    pub part_prefix: String,
+    /// Zero-padded width of the number in OneFlow part names written by tf2of; 0 for none.
+    pub part_digits: usize,
+    /// How records are cut into parts.
+    pub sizing: Sizing,
+    /// Compression of the TFRecord files written by of2tf.
+    pub compression: Compression,
+    /// Check TFRecord checksums while reading.
+    pub verify_checksums: bool,
+    /// What to do with damaged records.
+    pub on_corrupt: OnCorrupt,
+    /// What to do with records without features.
+    pub on_empty: OnEmpty,
+    /// What to do about existing output.
+    pub existing: ExistingOutput,
+    /// Worker threads; 0 means one per available core.
+    pub jobs: usize,
+}
+
+impl Options {
+    /// The defaults for a direction: lossless mapping, `part-NNNNN` names, one part per
+    /// input file, no compression, checksums verified, damaged and empty records fail.
+    pub fn new(direction: Direction) -> Options {
+        Options {
+            direction,
+            mapping: MappingSpec::new(),
+            mapping_description: Vec::new(),
+            part_prefix: "part-".to_owned(),
+            part_digits: 5,
+            sizing: Sizing::default(),
+            compression: Compression::None,
+            verify_checksums: true,
+            on_corrupt: OnCorrupt::default(),
+            on_empty: OnEmpty::default(),
+            existing: ExistingOutput::default(),
+            jobs: 0,
+        }
+    }
+
+    /// The settings that decide the bytes of the output, as recorded in manifests.
+    pub(crate) fn settings(&self) -> Settings {
+        Settings {
+            direction: self.direction,
+            mapping: self.mapping_description.clone(),
+            part_prefix: self.part_prefix.clone(),
+            part_digits: self.part_digits,
+            sizing: self.sizing,
+            compression: compression_name(self.compression).to_owned(),
+            verify_checksums: self.verify_checksums,
+            on_corrupt: self.on_corrupt,
+            on_empty: self.on_empty,
+        }
+    }
+}
+
+/// The settings a dataset was converted with, as a manifest records them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Which way.
+    pub direction: Direction,
+    /// The mapping, in words.
+    pub mapping: Vec<String>,
+    /// The part name prefix.
+    pub part_prefix: String,
+    /// The part number width.
+    pub part_digits: usize,
+    /// How records were cut into parts.
+    pub sizing: Sizing,
+    /// `none`, `gzip` or `zlib`.
+    pub compression: String,
+    /// Whether checksums were checked.
+    pub verify_checksums: bool,
+    /// What happened to damaged records.
+    pub on_corrupt: OnCorrupt,
+    /// What happened to empty records.
+    pub on_empty: OnEmpty,
+}
+
+/// `none`, `gzip` or `zlib`.
+pub fn compression_name(compression: Compression) -> &'static str {
+    match compression {
+        Compression::None => "none",
+        Compression::Gzip => "gzip",
+        Compression::Zlib => "zlib",
+    }
+}

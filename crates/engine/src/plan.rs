@@ -1,0 +1,547 @@
+//! Walking the input tree and grouping record files into datasets.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::detect::{self, part_number, shard_name};
+use crate::error::{Error, ErrorKind};
+use crate::options::{Direction, ExistingOutput, Options};
+
+/// One input file of a dataset.
+#[derive(Clone, Debug)]
+pub struct InputFile {
+    /// The file, as found under the input path.
+    pub path: PathBuf,
+    /// The path relative to the input directory (the file name when the input is a file).
+    pub relative: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A dataset found in the input: the files that become one output directory.
+#[derive(Debug)]
+pub struct DatasetPlan {
+    /// The output directory relative to the output root, with `/` separators; `.` for the
+    /// root itself. Used to name the dataset in messages.
+    pub name: String,
+    /// The directory of the inputs, relative to the input root.
+    pub source: PathBuf,
+    /// The output directory.
+    pub output_dir: PathBuf,
+    /// The input files in conversion order.
+    pub inputs: Vec<InputFile>,
+    /// Things worth knowing found while planning (shards missing from a family...).
+    pub warnings: Vec<String>,
+    /// Why this dataset cannot be converted as found, if it cannot.
+    pub problem: Option<Error>,
+}
+
+/// A file of the input tree that is not converted, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct SkippedFile {
+    /// The file (invalid UTF-8 replaced).
+    pub path: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+/// Everything a conversion will do, decided before any output is written.
+#[derive(Debug)]
+pub struct Plan {
+    /// Which way the run converts.
+    pub direction: Direction,
+    /// The input root, as given.
+    pub input: PathBuf,
+    /// The output root, as given.
+    pub output: PathBuf,
+    /// The datasets, in walk order.
+    pub datasets: Vec<DatasetPlan>,
+    /// Files of the input tree that are not converted.
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl Plan {
+    /// The total size of the input files of the datasets that can be converted.
+    pub fn input_bytes(&self) -> u64 {
+        self.datasets
+            .iter()
+            .filter(|dataset| dataset.problem.is_none())
+            .flat_map(|dataset| &dataset.inputs)
+            .map(|input| input.size)
+            .sum()
+    }
+}
+
+/// Walks `input` and decides the datasets of a conversion into `output`.
+///
+/// # Errors
+///
+/// Usage errors ([`Error::is_usage`]): `input` missing, `output` not empty without
+/// [`ExistingOutput::Overwrite`] or [`ExistingOutput::Resume`], one inside the other.
+/// Problems with single files or datasets do not fail the plan: they are in
+/// [`Plan::skipped`] and [`DatasetPlan::problem`].
+pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Error> {
+    check_paths(input, output, options.existing)?;
+    let walk = walk(input)?;
+    let (mut datasets, skipped) = match options.direction {
+        Direction::TfToOf => group_tf(input, output, walk),
+        Direction::OfToTf => group_of(input, output, walk, &options.part_prefix),
+    };
+    mark_clashes(&mut datasets);
+    Ok(Plan {
+        direction: options.direction,
+        input: input.to_path_buf(),
+        output: output.to_path_buf(),
+        datasets,
+        skipped,
+    })
+}
+
+fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<(), Error> {
+    let input_abs =
+        fs::canonicalize(input).map_err(|_| Error::new(ErrorKind::InputMissing).in_file(input))?;
+    let output_abs = absolute_through_existing(output).map_err(|err| Error::io(output, err))?;
+    if output_abs.starts_with(&input_abs) || input_abs.starts_with(&output_abs) {
+        return Err(Error::new(ErrorKind::Overlap {
+            other: input.to_path_buf(),
+        })
+        .in_file(output));
+    }
+    match fs::metadata(output) {
+        Ok(meta) if !meta.is_dir() => {
+            Err(Error::new(ErrorKind::OutputNotDirectory).in_file(output))
+        }
+        Ok(_) => {
+            let mut entries = fs::read_dir(output).map_err(|err| Error::io(output, err))?;
+            if entries.next().is_some() && existing == ExistingOutput::Refuse {
+                return Err(Error::new(ErrorKind::OutputNotEmpty).in_file(output));
+            }
+            Ok(())
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(Error::io(output, err)),
+    }
+}
+
+/// The canonical form of `path`, which may not exist yet: its nearest existing ancestor is
+/// canonicalized and the rest appended (`..` in the rest is resolved lexically).
+fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        match fs::canonicalize(existing) {
+            Ok(mut resolved) => {
+                for component in rest.iter().rev() {
+                    match component {
+                        Component::ParentDir => {
+                            resolved.pop();
+                        }
+                        Component::Normal(name) => resolved.push(name),
+                        _ => {}
+                    }
+                }
+                return Ok(resolved);
+            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                let Some(parent) = existing.parent() else {
+                    return Err(err);
+                };
+                if let Some(last) = existing.components().next_back() {
+                    rest.push(last);
+                }
+                existing = parent;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// A file found by the walk.
+struct Found {
+    path: PathBuf,
+    name: String,
+    size: u64,
+}
+
+/// What the walk found: files per directory (relative to the root), and what it skipped.
+struct Walk {
+    directories: BTreeMap<PathBuf, Vec<Found>>,
+    skipped: Vec<SkippedFile>,
+    /// Set when the input is a single file rather than a directory.
+    single_file: bool,
+}
+
+fn walk(input: &Path) -> Result<Walk, Error> {
+    let mut directories: BTreeMap<PathBuf, Vec<Found>> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    let meta = fs::metadata(input).map_err(|err| Error::io(input, err))?;
+    if meta.is_file() {
+        let name = input
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        directories.entry(PathBuf::new()).or_default().push(Found {
+            path: input.to_path_buf(),
+            name,
+            size: meta.len(),
+        });
+        return Ok(Walk {
+            directories,
+            skipped,
+            single_file: true,
+        });
+    }
+    let walker = walkdir::WalkDir::new(input)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| entry.depth() == 0 || !is_hidden(entry.file_name()));
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let path = err.path().unwrap_or(input).to_path_buf();
+                let reason = match err.loop_ancestor() {
+                    Some(ancestor) => format!("symbolic link loop to {}", ancestor.display()),
+                    None => match err.io_error() {
+                        Some(io) => format!("cannot read: {io}"),
+                        None => err.to_string(),
+                    },
+                };
+                skipped.push(SkippedFile {
+                    path: path.display().to_string(),
+                    reason,
+                });
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let size = match entry.metadata() {
+            Ok(meta) => meta.len(),
+            Err(err) => {
+                skipped.push(SkippedFile {
+                    path: entry.path().display().to_string(),
+                    reason: format!("cannot read: {err}"),
+                });
+                continue;
+            }
+        };
+        let relative_dir = entry
+            .path()
+            .parent()
+            .and_then(|parent| parent.strip_prefix(input).ok())
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        directories.entry(relative_dir).or_default().push(Found {
+            path: entry.path().to_path_buf(),
+            name: entry.file_name().to_string_lossy().into_owned(),
+            size,
+        });
+    }
+    Ok(Walk {
+        directories,
+        skipped,
+        single_file: false,
+    })
+}
+
+/// Hidden files and directories (`.git`, `.DS_Store`, our own temporary files) are never
+/// datasets.
+fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().first() == Some(&b'.')
+}
+
+/// The name of a directory for naming things after it: its last component, or for the
+/// root, the last component of the input path as given or resolved.
+fn directory_name(input: &Path, relative: &Path) -> String {
+    let named = relative.file_name().or_else(|| input.file_name());
+    match named {
+        Some(name) => name.to_string_lossy().into_owned(),
+        None => fs::canonicalize(input)
+            .ok()
+            .and_then(|path| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "dataset".to_owned()),
+    }
+}
+
+fn display_name(relative: &Path) -> String {
+    let parts: Vec<_> = relative
+        .components()
+        .map(|component| component.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
+    let relative = if single_file {
+        PathBuf::from(&found.name)
+    } else {
+        found
+            .path
+            .strip_prefix(input)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| PathBuf::from(&found.name))
+    };
+    InputFile {
+        path: found.path,
+        relative,
+        size: found.size,
+    }
+}
+
+/// A family of TFRecord files in one directory.
+struct Family {
+    /// The shard stem; `None` for the files without a shard name.
+    stem: Option<String>,
+    files: Vec<(Found, Option<detect::ShardName>)>,
+}
+
+fn group_tf(input: &Path, output: &Path, walk: Walk) -> (Vec<DatasetPlan>, Vec<SkippedFile>) {
+    let Walk {
+        directories,
+        mut skipped,
+        single_file,
+    } = walk;
+    let mut datasets = Vec::new();
+    for (relative_dir, files) in directories {
+        let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
+        for found in files {
+            let record_by_name = detect::has_record_name(&found.name);
+            if !record_by_name {
+                match detect::looks_like_tfrecord(&found.path) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        skipped.push(SkippedFile {
+                            path: found.path.display().to_string(),
+                            reason: "not a TFRecord file".to_owned(),
+                        });
+                        continue;
+                    }
+                    Err(err) => {
+                        skipped.push(SkippedFile {
+                            path: found.path.display().to_string(),
+                            reason: format!("cannot read: {err}"),
+                        });
+                        continue;
+                    }
+                }
+            }
+            let shard = shard_name(&found.name);
+            let stem = shard.as_ref().map(|shard| shard.stem.clone());
+            families
+                .entry(stem.clone())
+                .or_insert_with(|| Family {
+                    stem,
+                    files: Vec::new(),
+                })
+                .files
+                .push((found, shard));
+        }
+        let several = families.len() > 1;
+        for family in families.into_values() {
+            let relative_out = match (&family.stem, several) {
+                (_, false) => relative_dir.clone(),
+                (Some(stem), true) => relative_dir.join(stem),
+                (None, true) => relative_dir.join(directory_name(input, &relative_dir)),
+            };
+            datasets.push(tf_dataset(
+                input,
+                output,
+                &relative_dir,
+                relative_out,
+                family,
+                single_file,
+            ));
+        }
+    }
+    (datasets, skipped)
+}
+
+fn tf_dataset(
+    input: &Path,
+    output: &Path,
+    relative_dir: &Path,
+    relative_out: PathBuf,
+    mut family: Family,
+    single_file: bool,
+) -> DatasetPlan {
+    let mut warnings = Vec::new();
+    if family.stem.is_some() {
+        family.files.sort_by(|(a, a_shard), (b, b_shard)| {
+            let key =
+                |shard: &Option<detect::ShardName>| shard.as_ref().map(|s| (s.index, s.count));
+            key(a_shard)
+                .cmp(&key(b_shard))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        if let Some(warning) = shard_warning(&family) {
+            warnings.push(warning);
+        }
+    } else {
+        family.files.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name));
+    }
+    DatasetPlan {
+        name: display_name(&relative_out),
+        source: relative_dir.to_path_buf(),
+        output_dir: output.join(&relative_out),
+        inputs: family
+            .files
+            .into_iter()
+            .map(|(found, _)| input_file(input, found, single_file))
+            .collect(),
+        warnings,
+        problem: None,
+    }
+}
+
+/// Says which shards of a family are missing or doubled, judging by the counts in the names.
+fn shard_warning(family: &Family) -> Option<String> {
+    let shards: Vec<_> = family
+        .files
+        .iter()
+        .filter_map(|(_, shard)| shard.as_ref())
+        .collect();
+    let stem = family.stem.as_deref().unwrap_or_default();
+    let total = shards.first()?.count;
+    if shards.iter().any(|shard| shard.count != total) {
+        return Some(format!(
+            "the shards of {stem} disagree on their total (the -of-N in their names)"
+        ));
+    }
+    let numbers: BTreeSet<u64> = shards.iter().map(|shard| shard.index).collect();
+    let doubled = numbers.len() < shards.len();
+    let missing: Vec<String> = (0..total)
+        .filter(|index| !numbers.contains(index))
+        .take(10)
+        .map(|index| index.to_string())
+        .collect();
+    if missing.is_empty() && !doubled && shards.len() as u64 == total {
+        return None;
+    }
+    let mut message = format!("{} of {total} shards of {stem} found", shards.len());
+    if !missing.is_empty() {
+        message.push_str(&format!("; missing: {}", missing.join(", ")));
+        if missing.len() == 10 {
+            message.push_str(", ...");
+        }
+    }
+    if doubled {
+        message.push_str("; some shard numbers appear twice");
+    }
+    Some(message)
+}
+
+fn group_of(
+    input: &Path,
+    output: &Path,
+    walk: Walk,
+    prefix: &str,
+) -> (Vec<DatasetPlan>, Vec<SkippedFile>) {
+    let Walk {
+        directories,
+        mut skipped,
+        single_file,
+    } = walk;
+    let mut datasets = Vec::new();
+    for (relative_dir, files) in directories {
+        let mut parts = Vec::new();
+        for found in files {
+            match part_number(&found.name, prefix) {
+                Some(number) => parts.push((number, found)),
+                None => {
+                    let reason = if found.name.starts_with(prefix) {
+                        format!(
+                            "not a OneFlow part name: OFRecordReader opens only \
+                             {prefix}<number>"
+                        )
+                    } else {
+                        format!("not a part file ({prefix}<number>)")
+                    };
+                    skipped.push(SkippedFile {
+                        path: found.path.display().to_string(),
+                        reason,
+                    });
+                }
+            }
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        parts.sort_by(|(a, a_found), (b, b_found)| {
+            a.cmp(b).then_with(|| a_found.name.cmp(&b_found.name))
+        });
+        let problem =
+            part_problem(&parts).map(|kind| Error::new(kind).in_file(&input.join(&relative_dir)));
+        datasets.push(DatasetPlan {
+            name: display_name(&relative_dir),
+            source: relative_dir.clone(),
+            output_dir: output.join(&relative_dir),
+            inputs: parts
+                .into_iter()
+                .map(|(_, found)| input_file(input, found, single_file))
+                .collect(),
+            warnings: Vec::new(),
+            problem,
+        });
+    }
+    (datasets, skipped)
+}
+
+/// OneFlow opens `part-0` to `part-(N-1)`: a gap or a doubled number is an error.
+fn part_problem(parts: &[(u64, Found)]) -> Option<ErrorKind> {
+    for (expected, (number, _)) in (0u64..).zip(parts) {
+        if *number < expected {
+            return Some(ErrorKind::DuplicatePart { number: *number });
+        }
+        if *number > expected {
+            return Some(ErrorKind::PartGap {
+                missing: expected,
+                found: parts.len(),
+            });
+        }
+    }
+    None
+}
+
+/// Two datasets bound for one output directory would overwrite each other: both fail.
+fn mark_clashes(datasets: &mut [DatasetPlan]) {
+    let mut by_output: HashMap<PathBuf, usize> = HashMap::new();
+    let mut clashes = Vec::new();
+    for (index, dataset) in datasets.iter().enumerate() {
+        if let Some(&other) = by_output.get(&dataset.output_dir) {
+            clashes.push((index, other));
+        } else {
+            by_output.insert(dataset.output_dir.clone(), index);
+        }
+    }
+    for (a, b) in clashes {
+        for (this, other) in [(a, b), (b, a)] {
+            let other_source = datasets[other].source.clone();
+            let dataset = &mut datasets[this];
+            if dataset.problem.is_none() {
+                dataset.problem = Some(
+                    Error::new(ErrorKind::OutputClash {
+                        other: other_source,
+                    })
+                    .in_file(&dataset.output_dir),
+                );
+            }
+        }
+    }
+}
+
+/// Directory name used for the TFRecord files written from a OneFlow dataset.
+pub(crate) fn tf_file_stem(input: &Path, dataset: &DatasetPlan) -> String {
+    directory_name(input, &dataset.source)
+}

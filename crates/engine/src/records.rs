@@ -1,0 +1,270 @@
+//! One reader for both record formats, with positions in the file and the policies for
+//! damaged records.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
+use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind, ReaderOptions};
+
+use crate::detect::{self, Format};
+use crate::error::{Error, ErrorKind, Position};
+use crate::manifest::SkippedRecords;
+use crate::options::OnCorrupt;
+use crate::progress::{Event, ProgressFn};
+
+/// Where a record is: the byte offset of its start in the file (in the decompressed stream
+/// for compressed TFRecords) and its 0-based index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordAt {
+    /// Byte offset of the record's first byte.
+    pub offset: u64,
+    /// Index of the record in the file.
+    pub index: u64,
+}
+
+/// A raw file that reports the bytes read from it as progress.
+pub(crate) struct Counted<'a> {
+    file: File,
+    progress: Option<ProgressFn<'a>>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.file.read(buf)?;
+        if let Some(progress) = self.progress {
+            progress(Event::Progress {
+                bytes: read as u64,
+                records: 0,
+            });
+        }
+        Ok(read)
+    }
+}
+
+enum Framed<'a> {
+    Tf(tfrecord::Reader<Counted<'a>>),
+    Of(ofrecord::Reader<Counted<'a>>),
+}
+
+/// Reads the records of one TFRecord or OFRecord file.
+///
+/// TFRecord compression is sniffed from the first bytes. Positions are those of the file,
+/// also when reading started from a known record further in.
+pub struct RecordReader<'a> {
+    framed: Framed<'a>,
+    path: PathBuf,
+    base: Position,
+    compression: Compression,
+}
+
+impl std::fmt::Debug for RecordReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordReader")
+            .field("path", &self.path)
+            .field("format", &self.format())
+            .field("compression", &self.compression)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RecordReader<'static> {
+    /// Opens `path`, in `format` or, when `None`, in the format its content shows. With
+    /// `verify`, TFRecord checksums are checked.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be opened, or its format cannot be told
+    /// ([`ErrorKind::UnknownFormat`]).
+    pub fn open(path: &Path, format: Option<Format>, verify: bool) -> Result<Self, Error> {
+        let format = match format {
+            Some(format) => format,
+            None => detect::detect_format(path)
+                .map_err(|err| Error::io(path, err))?
+                .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))?,
+        };
+        RecordReader::open_at(path, format, verify, None, None)
+    }
+}
+
+impl<'a> RecordReader<'a> {
+    /// Opens `path` with the reading starting at `start` (a record boundary found by an
+    /// earlier pass; only for uncompressed files), reporting bytes read to `progress`.
+    pub(crate) fn open_at(
+        path: &Path,
+        format: Format,
+        verify: bool,
+        start: Option<RecordAt>,
+        progress: Option<ProgressFn<'a>>,
+    ) -> Result<Self, Error> {
+        let mut file = File::open(path).map_err(|err| Error::io(path, err))?;
+        let base = match start {
+            Some(start) => {
+                file.seek(SeekFrom::Start(start.offset))
+                    .map_err(|err| Error::io(path, err))?;
+                Position {
+                    offset: start.offset,
+                    record: start.index,
+                }
+            }
+            None => Position::default(),
+        };
+        let input = Counted { file, progress };
+        let (framed, compression) = match format {
+            Format::Of => (Framed::Of(ofrecord::Reader::new(input)), Compression::None),
+            Format::Tf => {
+                let options = ReaderOptions {
+                    verify_length_crc: verify,
+                    verify_data_crc: verify,
+                    compression: Compression::None,
+                };
+                let (reader, compression) = if start.is_some() {
+                    (
+                        tfrecord::Reader::with_options(input, options),
+                        Compression::None,
+                    )
+                } else {
+                    tfrecord::Reader::sniffed(input, options).map_err(|err| Error::io(path, err))?
+                };
+                (Framed::Tf(reader), compression)
+            }
+        };
+        Ok(RecordReader {
+            framed,
+            path: path.to_path_buf(),
+            base,
+            compression,
+        })
+    }
+
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        match self.framed {
+            Framed::Tf(_) => Format::Tf,
+            Framed::Of(_) => Format::Of,
+        }
+    }
+
+    /// The compression of a TFRecord file (`None` for OFRecord).
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the next record starts.
+    pub fn position(&self) -> RecordAt {
+        let local = match &self.framed {
+            Framed::Tf(reader) => {
+                let position = reader.position();
+                (position.offset, position.index)
+            }
+            Framed::Of(reader) => {
+                let position = reader.position();
+                (position.offset, position.index)
+            }
+        };
+        RecordAt {
+            offset: self.base.offset + local.0,
+            index: self.base.record + local.1,
+        }
+    }
+
+    /// Reads the next record into `buf`. `Ok(None)` at the end.
+    ///
+    /// # Errors
+    ///
+    /// Framing errors, with the file and position. After a TFRecord data-checksum mismatch
+    /// or an OFRecord zero-length record, [`recover`](RecordReader::recover) lets reading go
+    /// on; after any other error the reader is done.
+    pub fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<RecordAt>, Error> {
+        let at = self.position();
+        let found = match &mut self.framed {
+            Framed::Tf(reader) => reader
+                .read_record(buf)
+                .map_err(|err| Error::tfrecord(&self.path, self.base, err))?,
+            Framed::Of(reader) => reader
+                .read_record(buf)
+                .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+        };
+        Ok(found.then_some(at))
+    }
+
+    /// Steps over the next record without reading its data (nor checking its data
+    /// checksum). Returns where it was, `Ok(None)` at the end.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](RecordReader::read).
+    pub fn skip(&mut self) -> Result<Option<RecordAt>, Error> {
+        let at = self.position();
+        let found = match &mut self.framed {
+            Framed::Tf(reader) => reader
+                .skip_record()
+                .map_err(|err| Error::tfrecord(&self.path, self.base, err))?,
+            Framed::Of(reader) => reader
+                .skip_record()
+                .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+        };
+        Ok(found.map(|_| at))
+    }
+
+    /// Whether reading can go on after `err`, which this reader returned: after a data
+    /// checksum mismatch (TFRecord) or a zero-length record (OFRecord) it can, the framing
+    /// being intact.
+    pub fn recover(&mut self, err: &Error) -> bool {
+        match (&mut self.framed, err.kind()) {
+            (Framed::Tf(reader), ErrorKind::TfRecord(TfErrorKind::DataCrcMismatch { .. })) => {
+                reader.recover()
+            }
+            (Framed::Of(_), ErrorKind::OfRecord(OfErrorKind::ZeroLength)) => true,
+            _ => false,
+        }
+    }
+
+    /// Reads the next record under a damage policy: with [`OnCorrupt::Skip`], records that
+    /// can be stepped over are (and counted in `skipped`), and damage that ends the framing
+    /// ends the file (counted as one record).
+    pub(crate) fn read_salvaging(
+        &mut self,
+        buf: &mut Vec<u8>,
+        policy: OnCorrupt,
+        skipped: &mut SkippedRecords,
+    ) -> Result<Option<RecordAt>, Error> {
+        loop {
+            match self.read(buf) {
+                Ok(found) => return Ok(found),
+                Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
+                    let detail = crate::convert::error_chain(&err);
+                    if self.recover(&err) {
+                        skipped.note_corrupt(detail);
+                    } else {
+                        skipped.note_corrupt(format!("{detail} (the rest of the file is lost)"));
+                        return Ok(None);
+                    }
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}
+
+/// Whether an error is damage in the file (which salvaging may step over) rather than a
+/// failure to read it.
+pub(crate) fn is_damage(err: &Error) -> bool {
+    match err.kind() {
+        ErrorKind::TfRecord(TfErrorKind::Io(io)) | ErrorKind::OfRecord(OfErrorKind::Io(io)) => {
+            // A damaged or cut-short compressed stream surfaces as these.
+            matches!(
+                io.kind(),
+                io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+            )
+        }
+        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) => true,
+        _ => false,
+    }
+}
