@@ -1,0 +1,590 @@
+//! tf2of and of2tf over real trees: layout, naming, order, resharding, mapping, refusals.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+use ofconvert_bridge::OfRecordExt;
+
+/// The sample tree's datasets: output directory, and its inputs in order.
+const SAMPLE_DATASETS: [(&str, &[&str]); 6] = [
+    ("bert", &["bert/pretrain.tfrecord"]),
+    (
+        "imagenet/train",
+        &[
+            "imagenet/train/train-00000-of-00002",
+            "imagenet/train/train-00001-of-00002",
+        ],
+    ),
+    (
+        "imagenet/validation",
+        &["imagenet/validation/validation-00000-of-00001"],
+    ),
+    (
+        "tfds/mnist/3.0.1/mnist-test",
+        &["tfds/mnist/3.0.1/mnist-test.tfrecord-00000-of-00001"],
+    ),
+    (
+        "tfds/mnist/3.0.1/mnist-train",
+        &[
+            "tfds/mnist/3.0.1/mnist-train.tfrecord-00000-of-00002",
+            "tfds/mnist/3.0.1/mnist-train.tfrecord-00001-of-00002",
+        ],
+    ),
+    ("tutorial", &["tutorial/tutorial.tfrecord"]),
+];
+
+fn datasets() -> std::path::PathBuf {
+    testdata().join("datasets")
+}
+
+#[test]
+fn tf2of_converts_the_sample_tree_one_part_per_input() {
+    let out = tempfile::tempdir().unwrap();
+    let out = out.path().join("of");
+    let run = ofconvert(["tf2of".as_ref(), datasets().as_os_str(), out.as_os_str()]).ok();
+
+    let mut expected_files = vec![];
+    for (dataset, inputs) in SAMPLE_DATASETS {
+        let dir = out.join(dataset);
+        for (index, input) in inputs.iter().enumerate() {
+            let part = dir.join(format!("part-{index:05}"));
+            let expected = to_of(&tf_records(&datasets().join(input)));
+            assert_eq!(of_records(&part), expected, "{}", part.display());
+            expected_files.push(format!("{dataset}/part-{index:05}"));
+        }
+        expected_files.push(format!("{dataset}/ofconvert-manifest.json"));
+
+        let manifest = manifest(&dir);
+        let inputs_listed: Vec<&str> = manifest["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|input| input["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(inputs_listed, inputs.to_vec());
+        assert_eq!(manifest["oneflow"]["data_part_num"], inputs.len());
+        assert_eq!(manifest["oneflow"]["part_name_suffix_length"], 5);
+        let reader = format!(
+            "flow.nn.OFRecordReader(\"{}\", batch_size=32, data_part_num={}, \
+             part_name_prefix=\"part-\", part_name_suffix_length=5)",
+            dir.display(),
+            inputs.len()
+        );
+        assert!(run.stdout.contains(&reader), "{reader}\n{}", run.stdout);
+    }
+    expected_files.sort();
+    assert_eq!(tree(&out), expected_files);
+    assert!(run
+        .stdout
+        .contains("tfds/mnist/3.0.1/dataset_info.json: not a TFRecord file"));
+}
+
+#[test]
+fn the_manifest_has_counts_bytes_and_schema() {
+    let out = tempfile::tempdir().unwrap();
+    let input = datasets().join("imagenet/train");
+    ofconvert(["tf2of".as_ref(), input.as_os_str(), out.path().as_os_str()]).ok();
+    let manifest = manifest(out.path());
+    assert_eq!(manifest["records"], 20);
+    for part in manifest["parts"].as_array().unwrap() {
+        let path = out.path().join(part["name"].as_str().unwrap());
+        assert_eq!(part["bytes"], fs::metadata(&path).unwrap().len());
+        assert_eq!(part["records"], of_records(&path).len());
+    }
+    let features = manifest["schema"]["features"].as_array().unwrap();
+    let label = features
+        .iter()
+        .find(|feature| feature["name"] == "image/class/label")
+        .unwrap();
+    assert_eq!(label["kinds"], serde_json::json!(["int64_list"]));
+    assert_eq!(
+        (label["min_values"].as_u64(), label["present"].as_u64()),
+        (Some(1), Some(20))
+    );
+    let encoded = features
+        .iter()
+        .find(|feature| feature["name"] == "image/encoded")
+        .unwrap();
+    assert_eq!(encoded["image"], "jpeg");
+}
+
+#[test]
+fn of2tf_gives_back_the_bytes_tensorflow_wrote() {
+    let work = tempfile::tempdir().unwrap();
+    let of = work.path().join("of");
+    let tf = work.path().join("tf");
+    ofconvert(["tf2of".as_ref(), datasets().as_os_str(), of.as_os_str()]).ok();
+    let run = ofconvert(["of2tf".as_ref(), of.as_os_str(), tf.as_os_str()]).ok();
+    for (dataset, inputs) in SAMPLE_DATASETS {
+        let name = Path::new(dataset).file_name().unwrap().to_str().unwrap();
+        for (index, input) in inputs.iter().enumerate() {
+            let written = tf
+                .join(dataset)
+                .join(format!("{name}-{index:05}-of-{:05}.tfrecord", inputs.len()));
+            assert_eq!(
+                fs::read(&written).unwrap(),
+                fs::read(datasets().join(input)).unwrap(),
+                "{}",
+                written.display()
+            );
+        }
+    }
+    assert!(run.stdout.contains("tf.data.TFRecordDataset("));
+}
+
+#[test]
+fn of2tf_reads_oneflow_datasets() {
+    let out = tempfile::tempdir().unwrap();
+    let input = testdata().join("ofdatasets");
+    ofconvert(["of2tf".as_ref(), input.as_os_str(), out.path().as_os_str()]).ok();
+    let dir = out.path().join("imagenet_of/train");
+    for index in 0..2 {
+        let written = dir.join(format!("train-{index:05}-of-00002.tfrecord"));
+        let part = input.join(format!("imagenet_of/train/part-{index:05}"));
+        assert_eq!(tf_records(&written), to_tf(&of_records(&part)));
+    }
+}
+
+#[test]
+fn inexact_doubles_fail_unless_lossy() {
+    let work = tempfile::tempdir().unwrap();
+    let input = testdata().join("ofrecord/all_kinds");
+    let strict = work.path().join("strict");
+    let run = ofconvert(["of2tf".as_ref(), input.as_os_str(), strict.as_os_str()]).expect_code(1);
+    assert!(
+        run.stderr.contains("part-00000: offset") && run.stderr.contains("feature \"double\""),
+        "{}",
+        run.stderr
+    );
+    assert!(tree(&strict).is_empty(), "{:?}", tree(&strict));
+
+    let lossy = work.path().join("lossy");
+    ofconvert([
+        "of2tf".as_ref(),
+        input.as_os_str(),
+        lossy.as_os_str(),
+        "--lossy".as_ref(),
+    ])
+    .ok();
+    let written = tf_records(&lossy.join("all_kinds-00000-of-00002.tfrecord"));
+    assert_eq!(written.len(), 4);
+}
+
+#[test]
+fn part_order_is_record_order_when_resharding() {
+    let work = tempfile::tempdir().unwrap();
+    let input = datasets().join("tfds/mnist/3.0.1");
+    let mut all = Vec::new();
+    for shard in 0..2 {
+        let file = format!("mnist-train.tfrecord-{shard:05}-of-00002");
+        all.extend(to_of(&tf_records(&input.join(file))));
+    }
+    for (flags, counts) in [
+        (vec!["--parts", "3"], vec![26, 27, 27]),
+        (vec!["--records-per-part", "30"], vec![30, 30, 20]),
+        (
+            vec!["--parts", "2", "--records-per-part", "25"],
+            vec![20, 20, 20, 20],
+        ),
+        (vec!["--parts", "1"], vec![80]),
+    ] {
+        let out = work.path().join(flags.join("_"));
+        let mut args = vec![
+            "tf2of".to_owned(),
+            input.display().to_string(),
+            out.display().to_string(),
+        ];
+        args.extend(flags.iter().map(|flag| flag.to_string()));
+        ofconvert(&args).ok();
+        let parts = files_starting(&out.join("mnist-train"), "part-");
+        let records: Vec<Vec<Vec<u8>>> = parts.iter().map(|part| of_records(part)).collect();
+        let sizes: Vec<usize> = records.iter().map(Vec::len).collect();
+        assert_eq!(sizes, counts, "{flags:?}");
+        assert_eq!(records.concat(), all, "{flags:?}");
+        let manifest = manifest(&out.join("mnist-train"));
+        assert_eq!(manifest["oneflow"]["data_part_num"], counts.len());
+    }
+}
+
+#[test]
+fn max_part_bytes_caps_every_part() {
+    let out = tempfile::tempdir().unwrap();
+    let input = datasets().join("tutorial");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.path().as_os_str(),
+        "--max-part-bytes".as_ref(),
+        "2K".as_ref(),
+    ])
+    .ok();
+    let parts = files_starting(out.path(), "part-");
+    assert!(parts.len() > 3, "{parts:?}");
+    let mut records = Vec::new();
+    for part in &parts {
+        assert!(
+            fs::metadata(part).unwrap().len() <= 2048,
+            "{}",
+            part.display()
+        );
+        records.extend(of_records(part));
+    }
+    assert_eq!(
+        records,
+        to_of(&tf_records(&input.join("tutorial.tfrecord")))
+    );
+}
+
+#[test]
+fn part_names_follow_prefix_and_digits() {
+    let out = tempfile::tempdir().unwrap();
+    let input = datasets().join("imagenet/train");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.path().as_os_str(),
+        "--part-prefix".as_ref(),
+        "shard_".as_ref(),
+        "--part-digits".as_ref(),
+        "0".as_ref(),
+    ])
+    .ok();
+    assert_eq!(
+        tree(out.path()),
+        ["ofconvert-manifest.json", "shard_0", "shard_1"]
+    );
+    let manifest = manifest(out.path());
+    assert_eq!(manifest["oneflow"]["part_name_suffix_length"], -1);
+    assert_eq!(manifest["oneflow"]["part_name_prefix"], "shard_");
+}
+
+#[test]
+fn jobs_do_not_change_the_output() {
+    let work = tempfile::tempdir().unwrap();
+    let one = work.path().join("one");
+    let two = work.path().join("two");
+    for (jobs, out) in [("1", &one), ("2", &two)] {
+        ofconvert([
+            "--jobs".as_ref(),
+            jobs.as_ref(),
+            "tf2of".as_ref(),
+            datasets().as_os_str(),
+            out.as_os_str(),
+            "--records-per-part".as_ref(),
+            "7".as_ref(),
+        ])
+        .ok();
+    }
+    let files = tree(&one);
+    assert_eq!(files, tree(&two));
+    for file in files.iter().filter(|file| !file.ends_with(".json")) {
+        assert_eq!(
+            fs::read(one.join(file)).unwrap(),
+            fs::read(two.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn gzip_and_zlib_outputs_hold_the_same_records() {
+    let work = tempfile::tempdir().unwrap();
+    let input = testdata().join("ofdatasets");
+    let plain = work.path().join("plain");
+    ofconvert(["of2tf".as_ref(), input.as_os_str(), plain.as_os_str()]).ok();
+    for (kind, suffix) in [("gzip", ".gz"), ("zlib", ".zz")] {
+        let out = work.path().join(kind);
+        let run = ofconvert([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "--compression".as_ref(),
+            kind.as_ref(),
+        ])
+        .ok();
+        let name = format!("imagenet_of/train/train-00000-of-00002.tfrecord{suffix}");
+        assert_ne!(
+            fs::read(out.join(&name)).unwrap(),
+            fs::read(plain.join("imagenet_of/train/train-00000-of-00002.tfrecord")).unwrap()
+        );
+        assert_eq!(
+            tf_records(&out.join(&name)),
+            tf_records(&plain.join("imagenet_of/train/train-00000-of-00002.tfrecord"))
+        );
+        let compression_type = kind.to_uppercase();
+        assert!(run
+            .stdout
+            .contains(&format!("compression_type=\"{compression_type}\"")));
+    }
+}
+
+#[test]
+fn preset_imagenet_gives_oneflow_keys_and_zero_based_labels() {
+    let out = tempfile::tempdir().unwrap();
+    let input = datasets().join("imagenet/validation");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.path().as_os_str(),
+        "--preset".as_ref(),
+        "imagenet".as_ref(),
+    ])
+    .ok();
+    let originals = tf_records(&input.join("validation-00000-of-00001"));
+    let converted = of_records(&out.path().join("part-00000"));
+    assert_eq!(originals.len(), converted.len());
+    for (original, converted) in originals.iter().zip(&converted) {
+        let example = ofconvert_bridge::decode_example(original).unwrap();
+        let record = ofconvert_bridge::decode_ofrecord(converted).unwrap();
+        use ofconvert_bridge::ExampleExt;
+        let label = example.int64_values("image/class/label").unwrap()[0];
+        assert_eq!(
+            record.int32_values("class/label"),
+            Some(&[label as i32 - 1][..])
+        );
+        assert_eq!(
+            record.bytes_values("encoded"),
+            example.bytes_values("image/encoded")
+        );
+    }
+    let manifest = manifest(out.path());
+    assert_eq!(
+        manifest["settings"]["mapping"],
+        serde_json::json!(["--preset=imagenet"])
+    );
+}
+
+#[test]
+fn rename_drop_and_cast_apply() {
+    let out = tempfile::tempdir().unwrap();
+    let input = datasets().join("tutorial");
+    ofconvert([
+        "tf2of",
+        input.to_str().unwrap(),
+        out.path().to_str().unwrap(),
+        "--rename",
+        "feature2=animal",
+        "--drop",
+        "feature3",
+        "--cast",
+        "feature1=int32",
+    ])
+    .ok();
+    let record = &of_records(&out.path().join("part-00000"))[0];
+    let record = ofconvert_bridge::decode_ofrecord(record).unwrap();
+    let names: Vec<&str> = record.feature.keys().map(String::as_str).collect();
+    assert_eq!(names, ["animal", "feature0", "feature1"]);
+    assert!(record.int32_values("feature1").is_some());
+}
+
+#[test]
+fn empty_examples_fail_or_are_skipped_and_counted() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(
+        &input.join("data.tfrecord"),
+        &[example(0, 10), Vec::new(), example(2, 10)],
+    );
+    let failed = work.path().join("failed");
+    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), failed.as_os_str()]).expect_code(1);
+    let second = format!(
+        "data.tfrecord: offset {} (record #1): record has no features",
+        16 + example(0, 10).len()
+    );
+    assert!(run.stderr.contains(&second), "{}", run.stderr);
+    assert!(tree(&failed).is_empty());
+
+    let skipped = work.path().join("skipped");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        skipped.as_os_str(),
+        "--empty".as_ref(),
+        "skip".as_ref(),
+    ])
+    .ok();
+    assert_eq!(of_records(&skipped.join("part-00000")).len(), 2);
+    assert_eq!(manifest(&skipped)["skipped"]["empty"], 1);
+}
+
+#[test]
+fn a_non_empty_output_is_refused_and_overwrite_replaces_only_datasets() {
+    let work = tempfile::tempdir().unwrap();
+    let input = datasets().join("imagenet/train");
+    let out = work.path().join("out");
+    fs::create_dir(&out).unwrap();
+    fs::write(out.join("notes.txt"), "mine").unwrap();
+    fs::write(out.join("part-00007"), "stale").unwrap();
+
+    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()]).expect_code(2);
+    assert!(run.stderr.contains("not empty"), "{}", run.stderr);
+    assert_eq!(tree(&out), ["notes.txt", "part-00007"]);
+
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.as_os_str(),
+        "--overwrite".as_ref(),
+    ])
+    .ok();
+    assert_eq!(
+        tree(&out),
+        [
+            "notes.txt",
+            "ofconvert-manifest.json",
+            "part-00000",
+            "part-00001"
+        ]
+    );
+}
+
+#[test]
+fn output_inside_input_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(&input.join("a.tfrecord"), &[example(1, 1)]);
+    let run = ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        input.join("out").as_os_str(),
+    ])
+    .expect_code(2);
+    assert!(run.stderr.contains("overlaps"), "{}", run.stderr);
+    let run =
+        ofconvert(["tf2of".as_ref(), input.as_os_str(), work.path().as_os_str()]).expect_code(2);
+    assert!(run.stderr.contains("overlaps"), "{}", run.stderr);
+    assert_eq!(tree(&input), ["a.tfrecord"]);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    ofconvert(["tf2of"]).expect_code(2);
+    ofconvert(["tf2of", "a", "b", "--parts", "0"]).expect_code(2);
+    ofconvert(["tf2of", "a", "b", "--rename", "nothing"]).expect_code(2);
+    ofconvert(["tf2of", "a", "b", "--overwrite", "--resume"]).expect_code(2);
+    let missing = ofconvert(["tf2of", "/nonexistent/input", "/nonexistent/output"]).expect_code(2);
+    assert!(
+        missing.stderr.contains("/nonexistent/input"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn a_tree_without_records_is_a_failure() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    fs::write(input.join("README.md"), "no records here").unwrap();
+    let run = ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        work.path().join("out").as_os_str(),
+    ])
+    .expect_code(1);
+    assert!(
+        run.stdout.contains("No TFRecord files found"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn several_families_in_one_directory_get_a_subdirectory_each() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("data");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(&input.join("train-00001-of-00002"), &[example(3, 1)]);
+    write_tfrecord(
+        &input.join("train-00000-of-00002"),
+        &[example(1, 1), example(2, 1)],
+    );
+    write_tfrecord(
+        &input.join("eval-00000-of-00001.tfrecord"),
+        &[example(4, 1)],
+    );
+    write_tfrecord(&input.join("extra.tfrecords"), &[example(5, 1)]);
+    // A record file by content, whatever its name.
+    write_tfrecord(&input.join("misc.bin"), &[example(6, 1)]);
+    fs::write(input.join("labels.txt"), "cat\ndog\n").unwrap();
+    let out = work.path().join("out");
+    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()]).ok();
+    assert_eq!(
+        tree(&out),
+        [
+            "data/ofconvert-manifest.json",
+            "data/part-00000",
+            "data/part-00001",
+            "eval/ofconvert-manifest.json",
+            "eval/part-00000",
+            "train/ofconvert-manifest.json",
+            "train/part-00000",
+            "train/part-00001",
+        ]
+    );
+    let train: Vec<Vec<u8>> = [0, 1]
+        .iter()
+        .flat_map(|part| of_records(&out.join(format!("train/part-0000{part}"))))
+        .collect();
+    assert_eq!(train, to_of(&[example(1, 1), example(2, 1), example(3, 1)]));
+    // The unsuffixed family, in name order: extra.tfrecords, then misc.bin.
+    assert_eq!(
+        of_records(&out.join("data/part-00001")),
+        to_of(&[example(6, 1)])
+    );
+    assert!(
+        run.stdout.contains("labels.txt: not a TFRecord file"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_gap_in_part_numbers_fails_its_dataset() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("of");
+    let source = testdata().join("ofdatasets/imagenet_of/train/part-00000");
+    fs::create_dir(&input).unwrap();
+    fs::copy(&source, input.join("part-0")).unwrap();
+    fs::copy(&source, input.join("part-2")).unwrap();
+    let run = ofconvert([
+        "of2tf".as_ref(),
+        input.as_os_str(),
+        work.path().join("tf").as_os_str(),
+    ])
+    .expect_code(1);
+    assert!(
+        run.stderr.contains("part number 1 is missing"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn json_summary_describes_every_dataset() {
+    let out = tempfile::tempdir().unwrap();
+    let run = ofconvert([
+        "tf2of".as_ref(),
+        datasets().as_os_str(),
+        out.path().join("of").as_os_str(),
+        "--json".as_ref(),
+    ])
+    .ok();
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["failed"], 0);
+    assert_eq!(summary["records"], 266);
+    let names: Vec<&str> = summary["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|dataset| dataset["name"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = SAMPLE_DATASETS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, expected);
+    assert_eq!(summary["skipped_files"].as_array().unwrap().len(), 2);
+}
