@@ -1,0 +1,210 @@
+//! Every kind of damaged input in `testdata/damaged`: it fails its dataset with the file,
+//! offset and record named, leaves nothing of that dataset, and lets the others convert;
+//! `--on-corrupt skip` salvages and counts.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+struct Damaged {
+    file: String,
+    kind: String,
+    offset: Option<u64>,
+    index: Option<u64>,
+    /// Records that convert when salvaging.
+    salvaged: u64,
+}
+
+fn damaged() -> Vec<Damaged> {
+    let text = fs::read_to_string(testdata().join("damaged/expected.json")).unwrap();
+    let expected: Value = serde_json::from_str(&text).unwrap();
+    let files = expected["files"].as_object().unwrap();
+    assert!(files.len() >= 10, "{files:?}");
+    files
+        .iter()
+        .map(|(file, facts)| {
+            let kind = facts["kind"].as_str().unwrap().to_owned();
+            // Damage that leaves the framing intact costs one record; the rest ends the file
+            // where the good records end. The damaged TFRecords are copies of the 500-record
+            // tutorial file unless they say otherwise.
+            let total = facts["records"].as_u64().unwrap_or(500);
+            let salvaged = match kind.as_str() {
+                "ok" => total,
+                "DataCrcMismatch" | "NotAnExample" => total - 1,
+                _ => facts["good_records"].as_u64().unwrap(),
+            };
+            Damaged {
+                file: file.clone(),
+                kind,
+                offset: facts["offset"].as_u64(),
+                index: facts["index"].as_u64(),
+                salvaged,
+            }
+        })
+        .collect()
+}
+
+/// An input tree with each damaged file as a dataset of its own, plus a healthy one.
+fn input_tree(root: &Path) -> PathBuf {
+    let input = root.join("in");
+    for case in damaged() {
+        let name = case.file.split('.').next().unwrap();
+        copy_into(
+            &testdata().join("damaged").join(&case.file),
+            &input.join(name),
+        );
+    }
+    copy_into(
+        &testdata().join("datasets/tutorial/tutorial.tfrecord"),
+        &input.join("healthy"),
+    );
+    input
+}
+
+#[test]
+fn damage_fails_its_dataset_only_and_names_file_offset_and_record() {
+    let work = tempfile::tempdir().unwrap();
+    let input = input_tree(work.path());
+    let out = work.path().join("out");
+    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()]).expect_code(1);
+
+    assert_eq!(of_records(&out.join("healthy/part-00000")).len(), 100);
+    for case in damaged() {
+        let name = case.file.split('.').next().unwrap();
+        let dataset = out.join(name);
+        if case.kind == "ok" {
+            let parts = files_starting(&dataset, "part-");
+            let records: usize = parts.iter().map(|part| of_records(part).len()).sum();
+            assert_eq!(records as u64, case.salvaged, "{}", case.file);
+            continue;
+        }
+        assert!(
+            !dataset.exists(),
+            "{}: {:?} left behind",
+            case.file,
+            tree(&dataset)
+        );
+        let path = input.join(name).join(&case.file);
+        let place = format!(
+            "{}: offset {} (record #{}): ",
+            path.display(),
+            case.offset.unwrap(),
+            case.index.unwrap()
+        );
+        assert!(
+            run.stderr.contains(&place),
+            "{}: {place}\n{}",
+            case.kind,
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains("(Is this even a TFRecord file?)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("9 datasets failed"), "{}", run.stderr);
+}
+
+#[test]
+fn skip_salvages_and_counts_every_damaged_record() {
+    let work = tempfile::tempdir().unwrap();
+    let input = input_tree(work.path());
+    let out = work.path().join("out");
+    let run = ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.as_os_str(),
+        "--on-corrupt".as_ref(),
+        "skip".as_ref(),
+        "--json".as_ref(),
+    ])
+    .ok();
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["failed"], 0);
+    for case in damaged() {
+        let name = case.file.split('.').next().unwrap();
+        let manifest = manifest(&out.join(name));
+        assert_eq!(manifest["records"], case.salvaged, "{}", case.file);
+        let parts = files_starting(&out.join(name), "part-");
+        let records: usize = parts.iter().map(|part| of_records(part).len()).sum();
+        assert_eq!(records as u64, case.salvaged, "{}", case.file);
+        let corrupt = u64::from(case.kind != "ok");
+        assert_eq!(manifest["skipped"]["corrupt"], corrupt, "{}", case.file);
+        if let (Some(offset), Some(index)) = (case.offset, case.index) {
+            let detail = manifest["skipped"]["details"][0].as_str().unwrap();
+            let place = format!("offset {offset} (record #{index}): ");
+            assert!(detail.contains(&place), "{}: {detail}", case.file);
+        }
+    }
+}
+
+#[test]
+fn salvaged_records_are_the_undamaged_ones_in_order() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    copy_into(&testdata().join("damaged/flipped_data.tfrecord"), &input);
+    let out = work.path().join("out");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.as_os_str(),
+        "--on-corrupt".as_ref(),
+        "skip".as_ref(),
+        "--parts".as_ref(),
+        "3".as_ref(),
+    ])
+    .ok();
+    let mut expected = to_of(&tf_records(&testdata().join("golden/tutorial.tfrecord")));
+    expected.remove(3);
+    let records: Vec<Vec<u8>> = files_starting(&out, "part-")
+        .iter()
+        .flat_map(|part| of_records(part))
+        .collect();
+    assert_eq!(records, expected);
+    assert_eq!(manifest(&out)["skipped"]["corrupt"], 1);
+}
+
+#[test]
+fn damaged_oneflow_parts_fail_with_their_offset() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("of");
+    let source = testdata().join("ofdatasets/imagenet_of/train/part-00000");
+    let bytes = fs::read(&source).unwrap();
+    fs::create_dir(&input).unwrap();
+    // Cut inside the last record's payload.
+    fs::write(input.join("part-00000"), &bytes[..bytes.len() - 10]).unwrap();
+    let records = of_records(&source);
+    let last_offset: usize = records[..records.len() - 1]
+        .iter()
+        .map(|record| record.len() + 8)
+        .sum();
+
+    let run = ofconvert([
+        "of2tf".as_ref(),
+        input.as_os_str(),
+        work.path().join("a").as_os_str(),
+    ])
+    .expect_code(1);
+    let place = format!(
+        "part-00000: offset {last_offset} (record #{}): truncated record",
+        records.len() - 1
+    );
+    assert!(run.stderr.contains(&place), "{place}\n{}", run.stderr);
+
+    let salvaged = work.path().join("b");
+    ofconvert([
+        "of2tf".as_ref(),
+        input.as_os_str(),
+        salvaged.as_os_str(),
+        "--on-corrupt".as_ref(),
+        "skip".as_ref(),
+    ])
+    .ok();
+    let written = tf_records(&salvaged.join("of-00000-of-00001.tfrecord"));
+    assert_eq!(written, to_tf(&records[..records.len() - 1]));
+}
