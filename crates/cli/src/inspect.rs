@@ -21,16 +21,15 @@ fn jobs_of(jobs: Option<u64>) -> usize {
     jobs.map_or(0, |jobs| jobs as usize)
 }
 
-/// Finds the record files; reports the paths that are not, and whether any was an error.
-fn expand(paths: &[PathBuf], format: Option<Format>, quiet: bool) -> (Expanded, bool) {
+/// Finds the record files; reports the paths that are not and what could not be searched,
+/// and says whether any named path was an error.
+fn expand(paths: &[PathBuf], format: Option<Format>) -> (Expanded, bool) {
     let expanded = ofconvert_engine::expand_paths(paths, format);
     for err in &expanded.errors {
         eprintln!("ofconvert: {}", error_chain(err));
     }
-    if !quiet {
-        for skipped in &expanded.skipped {
-            eprintln!("ofconvert: skipped {}: {}", skipped.path, skipped.reason);
-        }
+    for skipped in &expanded.skipped {
+        eprintln!("ofconvert: skipped {}: {}", skipped.path, skipped.reason);
     }
     let failed = !expanded.errors.is_empty();
     (expanded, failed)
@@ -44,8 +43,8 @@ fn finish_output(result: io::Result<()>) -> io::Result<()> {
     }
 }
 
-pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut failed) = expand(&args.paths, format_of(args.format), quiet);
+pub fn count(args: &CountArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
+    let (expanded, mut failed) = expand(&args.paths, format_of(args.format));
     let results = ofconvert_engine::count_files(&expanded.files, !args.no_verify, jobs_of(jobs));
     let mut counts = Vec::new();
     for result in results {
@@ -81,7 +80,7 @@ pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result
 }
 
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut failed) = expand(&args.paths, format_of(args.format), quiet);
+    let (expanded, mut failed) = expand(&args.paths, format_of(args.format));
     let results = ofconvert_engine::verify_files(&expanded.files, jobs_of(jobs));
     let problems: usize = results.iter().map(|r| r.problems.len()).sum();
     let good: u64 = results.iter().map(|r| r.good_records).sum();
@@ -150,7 +149,7 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
 
 pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
     let format = format_of(args.format);
-    let (expanded, mut failed) = expand(&args.paths, format, true);
+    let (expanded, mut failed) = expand(&args.paths, format);
     let (schema, errors) = ofconvert_engine::collect_schema(&expanded.files, jobs_of(jobs));
     for err in &errors {
         failed = true;
@@ -251,7 +250,7 @@ fn table(schema: &Schema, files: usize) -> String {
 }
 
 pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut failed) = expand(&args.paths, Some(Format::Tf), quiet);
+    let (expanded, mut failed) = expand(&args.paths, Some(Format::Tf));
     if let Some(dir) = &args.output_dir {
         std::fs::create_dir_all(dir).map_err(|err| ofconvert_engine::Error::io(dir, err))?;
     }

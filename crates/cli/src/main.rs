@@ -67,7 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             convert(options, &args.common, quiet)
         }
         Command::Cat(args) => cat::run(args),
-        Command::Count(args) => inspect::count(args, jobs, quiet),
+        Command::Count(args) => inspect::count(args, jobs),
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
         Command::Schema(args) => inspect::schema(args, jobs),
         Command::Index(args) => inspect::index(args, quiet),

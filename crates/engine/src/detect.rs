@@ -77,11 +77,28 @@ pub fn shard_name(name: &str) -> Option<ShardName> {
     None
 }
 
-/// Whether a file name says "TFRecord" whatever the content: `*.tfrecord*`, `*.tfrecords`,
-/// `*.tfrec` and shard names. Such a file is never skipped: empty means no records, damaged
-/// means an error.
+/// Whether a file name says "TFRecord" whatever the content: `*.tfrecord`, `*.tfrecords`,
+/// `*.tfrec`, those with a compression suffix (`.gz`, `.zz`, `.gzip`, `.zlib`) or a numbered
+/// suffix (`-00000-of-00004`, `.3`), and shard names. Such a file is never skipped: empty means
+/// no records, damaged means an error. Names that merely continue past `.tfrecord` with an
+/// extension of their own (`train.tfrecord.idx`, `x.tfrecord.expected.json`) do not count.
 pub fn has_record_name(name: &str) -> bool {
-    name.contains(".tfrecord") || name.ends_with(".tfrec") || shard_name(name).is_some()
+    if name.ends_with(".tfrec") || shard_name(name).is_some() {
+        return true;
+    }
+    let mut rest = name;
+    while let Some(at) = rest.find(".tfrecord") {
+        let after = &rest[at + ".tfrecord".len()..];
+        let numbered = |tail: &str| !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit());
+        let record_like = matches!(after, "" | "s" | ".gz" | ".zz" | ".gzip" | ".zlib")
+            || after.starts_with(['-', '_'])
+            || after.strip_prefix('.').is_some_and(numbered);
+        if record_like {
+            return true;
+        }
+        rest = after;
+    }
+    false
 }
 
 /// Whether the content of `path` is a TFRecord stream: its first record's length checksum
@@ -123,11 +140,14 @@ pub fn looks_like_ofrecord(path: &Path) -> io::Result<bool> {
     Ok(ofconvert_bridge::visit_ofrecord(&payload, |_, _, _| {}).is_ok())
 }
 
-/// Tells the format of a record file from its content: TFRecord when the first length
-/// checksum holds (after GZIP/ZLIB sniffing), else OFRecord when its first record looks
-/// like one. An empty file counts as TFRecord with no records.
+/// Tells the format of a record file: TFRecord when its name says so ([`has_record_name`])
+/// or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord when its
+/// first record looks like one. An empty file counts as TFRecord with no records.
 pub fn detect_format(path: &Path) -> io::Result<Option<Format>> {
-    if std::fs::metadata(path)?.len() == 0 || looks_like_tfrecord(path)? {
+    let named = path
+        .file_name()
+        .is_some_and(|name| has_record_name(&name.to_string_lossy()));
+    if named || std::fs::metadata(path)?.len() == 0 || looks_like_tfrecord(path)? {
         return Ok(Some(Format::Tf));
     }
     if looks_like_ofrecord(path)? {
@@ -191,12 +211,21 @@ mod tests {
             "a.tfrecords",
             "a.tfrec",
             "a.tfrecord.gz",
+            "a.tfrecord.3",
+            "a.tfrecord_part1",
             "mnist-test.tfrecord-00000-of-00001",
             "validation-00000-of-00001",
         ] {
             assert!(has_record_name(name), "{name}");
         }
-        for name in ["dataset_info.json", "README.md", "image.jpg", "part-00000"] {
+        for name in [
+            "dataset_info.json",
+            "README.md",
+            "image.jpg",
+            "part-00000",
+            "train.tfrecord.idx",
+            "tutorial.tfrecord.expected.json",
+        ] {
             assert!(!has_record_name(name), "{name}");
         }
     }

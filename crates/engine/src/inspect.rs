@@ -22,7 +22,8 @@ use crate::schema::{Schema, SchemaBuilder};
 pub struct Expanded {
     /// Record files and their formats, in the order given (directories walked in name order).
     pub files: Vec<(PathBuf, Format)>,
-    /// Files inside the directories given that are not record files.
+    /// What could not be searched inside the directories given (unreadable entries,
+    /// symbolic link loops). Files that are not record files are left out silently.
     pub skipped: Vec<SkippedFile>,
     /// Paths that do not exist, or named files whose format cannot be told.
     pub errors: Vec<Error>,
@@ -30,7 +31,7 @@ pub struct Expanded {
 
 /// Turns files and directories into record files: a named file must be a record file (its
 /// format forced by `format` or told by its content); in a directory, the files that are
-/// record files by name or content are taken and the others skipped.
+/// record files by name or content are taken and the others left out.
 pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
     let mut expanded = Expanded::default();
     for path in paths {
@@ -71,13 +72,8 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
             if !entry.file_type().is_file() {
                 continue;
             }
-            let file = entry.path();
-            match judge(file, format) {
-                Some(format) => expanded.files.push((file.to_path_buf(), format)),
-                None => expanded.skipped.push(SkippedFile {
-                    path: file.display().to_string(),
-                    reason: "not a record file".to_owned(),
-                }),
+            if let Some(format) = judge(entry.path(), format) {
+                expanded.files.push((entry.path().to_path_buf(), format));
             }
         }
     }
