@@ -1,0 +1,155 @@
+//! The framing hot loops in bytes/s: masked CRC-32C, and reading, skipping and writing
+//! TFRecord and OFRecord streams held in memory, so that the figures are the code's and not
+//! the disk's. The streams hold records of the benchmark corpora.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ofconvert_bench::{sample_records, Corpus};
+use ofconvert_tfrecord::crc::masked_crc32c;
+use ofconvert_tfrecord::ReaderOptions;
+
+const SEED: u64 = 42;
+
+fn crc(c: &mut Criterion) {
+    let mut group = c.benchmark_group("crc32c");
+    for size in [64_usize, 4 << 10, 128 << 10] {
+        let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_with_input(BenchmarkId::new("masked", size), &data, |b, data| {
+            b.iter(|| masked_crc32c(black_box(data)))
+        });
+    }
+    group.finish();
+}
+
+/// About 3.5 MB of each corpus: enough records that per-call overhead and per-byte cost both
+/// show, small enough to stay in memory while criterion loops.
+fn records(corpus: Corpus) -> Vec<Vec<u8>> {
+    let count = match corpus {
+        Corpus::Large => 32,
+        Corpus::Small => 40_000,
+    };
+    sample_records(corpus, SEED, count)
+}
+
+fn tfrecord(c: &mut Criterion) {
+    for corpus in Corpus::ALL {
+        let records = records(corpus);
+        let stream = write_tfrecord(&records, Vec::new());
+        let mut group = c.benchmark_group(format!("tfrecord/{corpus}"));
+        group.throughput(Throughput::Bytes(stream.len() as u64));
+        let mut buf = Vec::new();
+        group.bench_function("read", |b| {
+            b.iter(|| {
+                let mut reader = ofconvert_tfrecord::Reader::new(black_box(stream.as_slice()));
+                let mut count = 0_u64;
+                while reader.read_record(&mut buf).expect("the stream reads back") {
+                    count += 1;
+                }
+                count
+            })
+        });
+        let unchecked = ReaderOptions {
+            verify_length_crc: false,
+            verify_data_crc: false,
+            ..ReaderOptions::default()
+        };
+        group.bench_function("read_without_crc", |b| {
+            b.iter(|| {
+                let mut reader = ofconvert_tfrecord::Reader::with_options(
+                    black_box(stream.as_slice()),
+                    unchecked,
+                );
+                let mut count = 0_u64;
+                while reader.read_record(&mut buf).expect("the stream reads back") {
+                    count += 1;
+                }
+                count
+            })
+        });
+        group.bench_function("skip", |b| {
+            b.iter(|| {
+                let mut reader = ofconvert_tfrecord::Reader::new(black_box(stream.as_slice()));
+                let mut count = 0_u64;
+                while reader.skip_record().expect("the stream skips").is_some() {
+                    count += 1;
+                }
+                count
+            })
+        });
+        let mut out = Vec::with_capacity(stream.len());
+        group.bench_function("write", |b| {
+            b.iter(|| {
+                out.clear();
+                write_tfrecord(black_box(&records), &mut out);
+            })
+        });
+        group.finish();
+    }
+}
+
+fn ofrecord(c: &mut Criterion) {
+    for corpus in Corpus::ALL {
+        let records = records(corpus);
+        let stream = write_ofrecord(&records, Vec::new());
+        let mut group = c.benchmark_group(format!("ofrecord/{corpus}"));
+        group.throughput(Throughput::Bytes(stream.len() as u64));
+        let mut buf = Vec::new();
+        group.bench_function("read", |b| {
+            b.iter(|| {
+                let mut reader = ofconvert_ofrecord::Reader::new(black_box(stream.as_slice()));
+                let mut count = 0_u64;
+                while reader.read_record(&mut buf).expect("the stream reads back") {
+                    count += 1;
+                }
+                count
+            })
+        });
+        group.bench_function("skip", |b| {
+            b.iter(|| {
+                let mut reader = ofconvert_ofrecord::Reader::new(black_box(stream.as_slice()));
+                let mut count = 0_u64;
+                while reader.skip_record().expect("the stream skips").is_some() {
+                    count += 1;
+                }
+                count
+            })
+        });
+        let mut out = Vec::with_capacity(stream.len());
+        group.bench_function("write", |b| {
+            b.iter(|| {
+                out.clear();
+                write_ofrecord(black_box(&records), &mut out);
+            })
+        });
+        group.finish();
+    }
+}
+
+fn write_tfrecord<W: std::io::Write>(records: &[Vec<u8>], sink: W) -> W {
+    let mut writer = ofconvert_tfrecord::Writer::new(sink);
+    for record in records {
+        writer.write_record(record).expect("writing to memory");
+    }
+    writer.finish().expect("writing to memory")
+}
+
+fn write_ofrecord<W: std::io::Write>(records: &[Vec<u8>], sink: W) -> W {
+    let mut writer = ofconvert_ofrecord::Writer::new(sink);
+    for record in records {
+        writer.write_record(record).expect("writing to memory");
+    }
+    writer.finish().expect("writing to memory")
+}
+
+criterion_group! {
+    name = benches;
+    // Short windows: the machine is shared, and the loops are steady after a second.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = crc, tfrecord, ofrecord
+}
+criterion_main!(benches);
