@@ -18,7 +18,9 @@ use crate::error::{Error, ErrorKind};
 use crate::manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
 };
-use crate::options::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Settings};
+use crate::options::{
+    compression_name, Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Settings,
+};
 use crate::output::{self, clear_dataset, sync_dir, temp_part_path};
 use crate::plan::{tf_file_stem, DatasetPlan, Plan, SkippedFile};
 use crate::progress::{DatasetStatus, Event, ProgressFn};
@@ -117,6 +119,8 @@ struct ChunkOutput {
     parts: Vec<TempPart>,
     skipped: SkippedRecords,
     schema: SchemaBuilder,
+    /// The compression of each input read, by input index.
+    compressions: Vec<(usize, Compression)>,
 }
 
 /// A dataset being converted.
@@ -347,15 +351,41 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn manifest_inputs(dataset: &DatasetPlan) -> Vec<ManifestInput> {
+/// The inputs as a manifest lists them; `compressions` holds what reading found, by input
+/// index (inputs never opened, being empty, are uncompressed).
+fn manifest_inputs(
+    dataset: &DatasetPlan,
+    compressions: &[Option<Compression>],
+) -> Vec<ManifestInput> {
     dataset
         .inputs
         .iter()
-        .map(|input| ManifestInput {
+        .enumerate()
+        .map(|(index, input)| ManifestInput {
             path: slash_path(&input.relative),
             bytes: input.size,
+            compression: compression_name(
+                compressions
+                    .get(index)
+                    .copied()
+                    .flatten()
+                    .unwrap_or_default(),
+            )
+            .to_owned(),
         })
         .collect()
+}
+
+/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes.
+fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
+    manifest.inputs.len() == dataset.inputs.len()
+        && manifest
+            .inputs
+            .iter()
+            .zip(&dataset.inputs)
+            .all(|(listed, input)| {
+                listed.path == slash_path(&input.relative) && listed.bytes == input.size
+            })
 }
 
 fn slash_path(path: &Path) -> String {
@@ -376,7 +406,7 @@ fn prepare(
     if options.existing == ExistingOutput::Resume {
         if let Ok(Some(manifest)) = Manifest::read(dir) {
             if manifest.settings == context.settings
-                && manifest.inputs == manifest_inputs(dataset)
+                && same_inputs(&manifest, dataset)
                 && manifest.parts_complete(dir)
             {
                 output::remove_temps(dir).map_err(|err| Error::io(dir, err))?;
@@ -620,6 +650,11 @@ fn convert_chunk(
             segment.start,
             Some(context.progress),
         )?;
+        if segment.start.is_none() {
+            output
+                .compressions
+                .push((segment.input, reader.compression()));
+        }
         while reader.position().index < segment.first {
             match reader.skip() {
                 Ok(Some(_)) => {}
@@ -959,10 +994,16 @@ fn publish(
     let mut schema = SchemaBuilder::new();
     let mut skipped = SkippedRecords::default();
     let mut temps = Vec::new();
+    let mut compressions = vec![None; job.plan.inputs.len()];
     for output in outputs {
         schema.merge(output.schema);
         skipped.add(output.skipped);
         temps.extend(output.parts);
+        for (input, compression) in output.compressions {
+            if let Some(slot) = compressions.get_mut(input) {
+                *slot = Some(compression);
+            }
+        }
     }
     let count = temps.len();
     let mut parts = Vec::with_capacity(count);
@@ -991,7 +1032,7 @@ fn publish(
 
     let schema = schema.finish();
     let mut manifest = Manifest::new(context.settings.clone());
-    manifest.inputs = manifest_inputs(job.plan);
+    manifest.inputs = manifest_inputs(job.plan, &compressions);
     manifest.records = parts.iter().map(|part| part.records).sum();
     manifest.warnings = job.plan.warnings.clone();
     manifest.warnings.extend(schema.warnings());

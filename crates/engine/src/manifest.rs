@@ -53,6 +53,8 @@ pub struct ManifestInput {
     pub path: String,
     /// Its size when converted.
     pub bytes: u64,
+    /// `none`, `gzip` or `zlib`: what TensorFlow's `compression_type` must say to read it.
+    pub compression: String,
 }
 
 /// One output part in a [`Manifest`].

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Interop: real TensorFlow and the protobuf runtime read what ofconvert writes.
+#
+#   bash tests/interop/run.sh
+#
+# Creates a virtualenv in a temporary directory and installs tensorflow-cpu, protobuf and
+# grpcio-tools into it (set OFCONVERT_INTEROP_VENV to a virtualenv that has them to skip
+# that), builds the release binary, converts testdata/ both ways and runs check.py on every
+# output. Exits non-zero on any mismatch.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+testdata="$root/testdata"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if [ -n "${OFCONVERT_INTEROP_VENV:-}" ]; then
+    venv="$OFCONVERT_INTEROP_VENV"
+else
+    step "virtualenv with tensorflow-cpu, protobuf, grpcio-tools"
+    python3 -m venv "$work/venv"
+    "$work/venv/bin/pip" install --quiet --upgrade pip
+    "$work/venv/bin/pip" install --quiet tensorflow-cpu protobuf grpcio-tools
+    venv="$work/venv"
+fi
+python="$venv/bin/python"
+export TF_CPP_MIN_LOG_LEVEL=3
+
+step "build"
+cargo build --release --locked --quiet -p ofconvert --manifest-path "$root/Cargo.toml"
+target="${CARGO_TARGET_DIR:-$root/target}"
+ofconvert="$target/release/ofconvert"
+
+step "OneFlow's record.proto for the protobuf runtime"
+mkdir -p "$work/py"
+"$python" -m grpc_tools.protoc -I "$root/proto" --python_out="$work/py" \
+    "$root/proto/oneflow/core/record/record.proto"
+export PYTHONPATH="$work/py/oneflow/core/record${PYTHONPATH:+:$PYTHONPATH}"
+
+check() { "$python" "$here/check.py" "$@"; }
+
+step "tf2of: the sample tree"
+"$ofconvert" --quiet tf2of "$testdata/datasets" "$work/of"
+check tf2of "$testdata/datasets" "$work/of"
+
+step "tf2of: golden files (GZIP, ZLIB, edge values, empty Examples skipped)"
+mkdir -p "$work/golden"
+for file in tutorial.tfrecord tutorial.tfrecord.gz tutorial.tfrecord.zz images.tfrecord \
+    edge.tfrecord bert.tfrecord; do
+    mkdir -p "$work/golden/${file//./_}"
+    cp "$testdata/golden/$file" "$work/golden/${file//./_}/"
+done
+"$ofconvert" --quiet tf2of "$work/golden" "$work/golden-of" --empty skip --parts 2
+check tf2of "$work/golden" "$work/golden-of"
+
+step "of2tf: back from tf2of's output, GZIP"
+"$ofconvert" --quiet of2tf "$work/of" "$work/back" --compression gzip
+check of2tf "$work/of" "$work/back"
+
+step "of2tf: OneFlow datasets written the OneFlow way"
+"$ofconvert" --quiet of2tf "$testdata/ofdatasets" "$work/from-of"
+check of2tf "$testdata/ofdatasets" "$work/from-of"
+"$ofconvert" --quiet of2tf "$testdata/ofrecord/no_double" "$work/no-double" --compression zlib
+check of2tf "$testdata/ofrecord/no_double" "$work/no-double"
+"$ofconvert" --quiet of2tf "$testdata/ofrecord/all_kinds" "$work/all-kinds" --lossy
+check of2tf "$testdata/ofrecord/all_kinds" "$work/all-kinds" --lossy
+
+step "interop: all outputs read back as they should"
