@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: ofconvert against `cp -r` of the same files, in one session.
+#
+# Builds release binaries, writes the deterministic corpora (ofconvert-bench-gen), warms the
+# page cache, then times each command several times after one untimed warm-up run, removing
+# the output and running `sync` before every run so that no run pays for the last one's
+# writeback. Wall time comes from bash's EPOCHREALTIME around the command, peak RSS from GNU
+# time's %M. Prints a Markdown table on stdout; progress goes to stderr.
+set -euo pipefail
+export LC_ALL=C
+
+usage() {
+    cat <<'EOF'
+Usage: bench/run.sh [OPTIONS]
+
+Times `cp -r`, `ofconvert tf2of`, `of2tf`, `count` and `verify` (at each --jobs value) and
+the single-threaded wire and typed converters on the benchmark corpora, and prints a
+Markdown table: median wall time, MB/s, records/s, ratio to the copy, peak RSS.
+
+Options:
+  --dir DIR       where the corpus and the outputs go (default: a temporary directory,
+                  removed at the end). A corpus already in DIR with the same seed, scale
+                  and corpora is reused.
+  --scale F       corpus size factor (default 1: ~200 MB of large records in 16 shards,
+                  400,000 small records in 8 shards)
+  --runs N        timed runs per command (default 5), after one warm-up run
+  --jobs LIST     --jobs values to measure, space- or comma-separated (default "1 2")
+  --corpus LIST   large,small or one of them (default large,small)
+  --big [SIZE]    also convert one big TFRecord file (default 4G; suffixes K, M, G) both
+                  ways and report its peak RSS; needs about 3 x SIZE of free disk
+  --big-runs N    timed runs per command on the big file (default 3)
+  --seed N        corpus seed (default 42)
+  --no-build      use the release binaries already built
+  --keep          keep the temporary directory
+  -h, --help      this text
+
+Needs bash 5, cargo, GNU time (/usr/bin/time; installed with apt-get when missing and
+running as root), coreutils and awk.
+EOF
+}
+
+die() {
+    echo "run.sh: $*" >&2
+    exit 2
+}
+
+DIR=""
+SCALE=1
+RUNS=5
+JOBS="1 2"
+CORPORA="large,small"
+BIG=""
+BIG_RUNS=3
+SEED=42
+BUILD=1
+KEEP=0
+
+while (($#)); do
+    case $1 in
+    --dir) DIR=${2:?--dir needs a directory}; shift 2 ;;
+    --scale) SCALE=${2:?--scale needs a number}; shift 2 ;;
+    --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
+    --jobs) JOBS=${2:?--jobs needs a list}; shift 2 ;;
+    --corpus) CORPORA=${2:?--corpus needs a list}; shift 2 ;;
+    --big)
+        if [[ ${2:-} =~ ^[0-9]+[KMGkmg]?$ ]]; then
+            BIG=$2; shift 2
+        else
+            BIG=4G; shift
+        fi
+        ;;
+    --big-runs) BIG_RUNS=${2:?--big-runs needs a number}; shift 2 ;;
+    --seed) SEED=${2:?--seed needs a number}; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    --keep) KEEP=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+    esac
+done
+
+JOBS=${JOBS//,/ }
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, not '$RUNS'"
+[[ $BIG_RUNS =~ ^[1-9][0-9]*$ ]] || die "--big-runs must be a positive integer, not '$BIG_RUNS'"
+[[ $SEED =~ ^[0-9]+$ ]] || die "--seed must be a non-negative integer, not '$SEED'"
+[[ $SCALE =~ ^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]] || die "--scale must be a positive number, not '$SCALE'"
+for j in $JOBS; do
+    [[ $j =~ ^[1-9][0-9]*$ ]] || die "--jobs values must be positive integers, not '$j'"
+done
+CORPUS_LIST=()
+for c in ${CORPORA//,/ }; do
+    case $c in
+    large | small) CORPUS_LIST+=("$c") ;;
+    *) die "unknown corpus '$c' (expected large or small)" ;;
+    esac
+done
+((${#CORPUS_LIST[@]} > 0 || ${#BIG} > 0)) || die "nothing to measure: no corpus and no --big"
+
+# --- tools ------------------------------------------------------------------------------
+
+((BASH_VERSINFO[0] >= 5)) || die "needs bash 5 or later (for EPOCHREALTIME), this is $BASH_VERSION"
+for tool in awk sort cp rm sync find nproc; do
+    command -v "$tool" >/dev/null || die "'$tool' is missing"
+done
+if ! /usr/bin/time -f '%e %M' true >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+        echo "run.sh: installing GNU time" >&2
+        apt-get update -qq >&2 && apt-get install -y -qq time >&2
+    fi
+    /usr/bin/time -f '%e %M' true >/dev/null 2>&1 ||
+        die "GNU time is missing at /usr/bin/time: install the 'time' package (apt-get install time)"
+fi
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if ((BUILD)); then
+    command -v cargo >/dev/null || die "cargo is missing"
+    echo "run.sh: building release binaries" >&2
+    (cd "$ROOT" && cargo build --release --quiet -p ofconvert -p ofconvert-bench --bins) >&2
+fi
+TARGET=${CARGO_TARGET_DIR:-}
+if [[ -z $TARGET ]]; then
+    TARGET=$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps 2>/dev/null |
+        grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4) || true
+    TARGET=${TARGET:-$ROOT/target}
+fi
+OFCONVERT=$TARGET/release/ofconvert
+GEN=$TARGET/release/ofconvert-bench-gen
+CONVERT=$TARGET/release/ofconvert-bench-convert
+for bin in "$OFCONVERT" "$GEN" "$CONVERT"; do
+    [[ -x $bin ]] || die "$bin is not built (run without --no-build)"
+done
+
+# --- corpus -----------------------------------------------------------------------------
+
+if [[ -z $DIR ]]; then
+    DIR=$(mktemp -d "${TMPDIR:-/tmp}/ofconvert-bench.XXXXXX")
+    ((KEEP)) || trap 'rm -rf "$DIR"' EXIT
+else
+    mkdir -p "$DIR"
+    DIR=$(cd "$DIR" && pwd)
+    trap 'rm -rf "$DIR/out" "$DIR/big-of"' EXIT
+fi
+CORPUS_DIR=$DIR/corpus
+OUT=$DIR/out
+TIME_FILE=$DIR/time.txt
+LOG_FILE=$DIR/last-command.log
+RESULTS=$DIR/results.txt
+: >"$RESULTS"
+
+gen_list=$(IFS=,; echo "${CORPUS_LIST[*]}")
+if [[ -n $BIG ]]; then
+    gen_list=${gen_list:+$gen_list,}big
+fi
+stamp="seed=$SEED scale=$SCALE corpus=$gen_list big=$BIG"
+if [[ -f $CORPUS_DIR/stamp && $(<"$CORPUS_DIR/stamp") == "$stamp" ]]; then
+    echo "run.sh: reusing the corpus in $CORPUS_DIR" >&2
+else
+    rm -f "$CORPUS_DIR/stamp"
+    echo "run.sh: generating the corpus ($stamp) in $CORPUS_DIR" >&2
+    "$GEN" --seed "$SEED" --scale "$SCALE" --corpus "$gen_list" --big-size "${BIG:-4G}" "$CORPUS_DIR"
+    echo "$stamp" >"$CORPUS_DIR/stamp"
+fi
+
+# corpus.tsv: corpus, format, directory, files, records, bytes.
+declare -A TREE_DIR TREE_FILES TREE_RECORDS TREE_BYTES
+while IFS=$'\t' read -r corpus format dir files records bytes; do
+    [[ $corpus == \#* || -z $corpus ]] && continue
+    TREE_DIR[$corpus/$format]=$CORPUS_DIR/$dir
+    TREE_FILES[$corpus/$format]=$files
+    TREE_RECORDS[$corpus/$format]=$records
+    TREE_BYTES[$corpus/$format]=$bytes
+done <"$CORPUS_DIR/corpus.tsv"
+
+echo "run.sh: warming the page cache" >&2
+for key in "${!TREE_DIR[@]}"; do
+    cat "${TREE_DIR[$key]}"/* >/dev/null
+done
+
+# --- measuring --------------------------------------------------------------------------
+
+FAILED=0
+WALL=""
+RSS_KB=""
+
+# Runs the command once on a clean output directory; sets WALL (s) and RSS_KB.
+run_once() {
+    rm -rf "$OUT"
+    sync
+    local started=$EPOCHREALTIME
+    if ! /usr/bin/time -f '%e %M' -o "$TIME_FILE" "$@" >"$LOG_FILE" 2>&1; then
+        echo "run.sh: FAILED: $*" >&2
+        tail -n 5 "$LOG_FILE" >&2
+        return 1
+    fi
+    local ended=$EPOCHREALTIME
+    WALL=$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.4f", b - a }')
+    RSS_KB=$(awk 'END { print $2 }' "$TIME_FILE")
+}
+
+# measure CORPUS COMMAND JOBS TREE BASELINE RUNS -- command...
+# TREE (corpus/format) gives the bytes and records the command reads; BASELINE names the
+# cp row it is compared with. Appends one line to $RESULTS.
+measure() {
+    local corpus=$1 label=$2 jobs=$3 tree=$4 baseline=$5 runs=$6
+    shift 7
+    local walls=() peak=0 r
+    echo -n "run.sh: [$corpus] $label${jobs:+ -j $jobs}:" >&2
+    if ! run_once "$@"; then
+        echo "$corpus|$label|$jobs|failed|||0|$tree|$baseline" >>"$RESULTS"
+        FAILED=1
+        return 0
+    fi
+    for ((r = 1; r <= runs; r++)); do
+        if ! run_once "$@"; then
+            echo "$corpus|$label|$jobs|failed|||0|$tree|$baseline" >>"$RESULTS"
+            FAILED=1
+            return 0
+        fi
+        walls+=("$WALL")
+        if ((RSS_KB > peak)); then
+            peak=$RSS_KB
+        fi
+        echo -n " $WALL" >&2
+    done
+    local stats
+    stats=$(printf '%s\n' "${walls[@]}" | sort -g | awk '
+        { v[NR] = $1 }
+        END {
+            median = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%.4f|%.4f|%.4f", median, v[1], v[NR]
+        }')
+    echo " s" >&2
+    echo "$corpus|$label|$jobs|$stats|$peak|$tree|$baseline" >>"$RESULTS"
+}
+
+LOAD_BEFORE=$(uptime)
+
+for corpus in "${CORPUS_LIST[@]}"; do
+    tf=${TREE_DIR[$corpus/tfrecord]}
+    of=${TREE_DIR[$corpus/ofrecord]}
+    measure "$corpus" "cp -r tfrecord tree" "" "$corpus/tfrecord" "" "$RUNS" -- cp -r "$tf" "$OUT"
+    measure "$corpus" "cp -r ofrecord tree" "" "$corpus/ofrecord" "" "$RUNS" -- cp -r "$of" "$OUT"
+    cp_tf="$corpus|cp -r tfrecord tree"
+    cp_of="$corpus|cp -r ofrecord tree"
+    for j in $JOBS; do
+        measure "$corpus" "ofconvert tf2of" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet tf2of "$tf" "$OUT"
+        measure "$corpus" "ofconvert of2tf" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet of2tf "$of" "$OUT"
+        measure "$corpus" "ofconvert count tfrecord" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet count "$tf"
+        measure "$corpus" "ofconvert count ofrecord" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet count "$of"
+        measure "$corpus" "ofconvert verify tfrecord" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet verify "$tf"
+        measure "$corpus" "ofconvert verify ofrecord" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet verify "$of"
+    done
+    for route in wire typed; do
+        flag=()
+        [[ $route == typed ]] && flag=(--typed)
+        measure "$corpus" "bench-convert tf2of, $route path" 1 "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+            "$CONVERT" "${flag[@]}" tf2of "$tf" "$OUT"
+        measure "$corpus" "bench-convert of2tf, $route path" 1 "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+            "$CONVERT" "${flag[@]}" of2tf "$of" "$OUT"
+    done
+done
+
+if [[ -n $BIG ]]; then
+    big=${TREE_DIR[big/tfrecord]}
+    big_of=$DIR/big-of
+    measure big "cp -r tfrecord tree" "" big/tfrecord "" "$BIG_RUNS" -- cp -r "$big" "$OUT"
+    echo "run.sh: [big] converting once to get an OFRecord input" >&2
+    rm -rf "$big_of"
+    "$OFCONVERT" --quiet tf2of "$big" "$big_of"
+    TREE_FILES[big/ofrecord]=$(find "$big_of" -name 'part-*' | wc -l)
+    TREE_RECORDS[big/ofrecord]=${TREE_RECORDS[big/tfrecord]}
+    TREE_BYTES[big/ofrecord]=$(find "$big_of" -name 'part-*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+    cat "$big_of"/part-* >/dev/null
+    measure big "cp -r ofrecord tree" "" big/ofrecord "" "$BIG_RUNS" -- cp -r "$big_of" "$OUT"
+    for j in $JOBS; do
+        measure big "ofconvert tf2of" "$j" big/tfrecord "big|cp -r tfrecord tree" "$BIG_RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet tf2of "$big" "$OUT"
+        measure big "ofconvert of2tf" "$j" big/ofrecord "big|cp -r ofrecord tree" "$BIG_RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet of2tf "$big_of" "$OUT"
+    done
+    rm -rf "$big_of"
+fi
+
+LOAD_AFTER=$(uptime)
+
+# --- report -----------------------------------------------------------------------------
+
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+mem=$(awk '/^MemTotal/ { printf "%.1f GB", $2 * 1024 / 1e9 }' /proc/meminfo 2>/dev/null || true)
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit (with uncommitted changes)"
+
+echo "### ofconvert end-to-end benchmark"
+echo
+echo "- machine: ${cpu:-unknown CPU}, $(nproc) cores, ${mem:-? GB} RAM, $(uname -sr)"
+echo "- commit $commit, $(date -u '+%Y-%m-%d %H:%M UTC'), seed $SEED, scale $SCALE"
+echo "- load before: ${LOAD_BEFORE#*load average: }; after: ${LOAD_AFTER#*load average: }"
+for key in $(printf '%s\n' "${!TREE_DIR[@]}" | sort); do
+    printf -- '- %s: %s files, %s records, %.1f MB\n' "$key" "${TREE_FILES[$key]}" \
+        "${TREE_RECORDS[$key]}" "$(awk -v b="${TREE_BYTES[$key]}" 'BEGIN { print b / 1e6 }')"
+done
+if [[ -n $BIG ]]; then
+    printf -- '- big/ofrecord (made by tf2of): %s files, %.1f MB\n' "${TREE_FILES[big/ofrecord]}" \
+        "$(awk -v b="${TREE_BYTES[big/ofrecord]}" 'BEGIN { print b / 1e6 }')"
+fi
+echo
+echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp | peak RSS MB | min–max s |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+declare -A BASELINE_WALL
+while IFS='|' read -r corpus label jobs median _ _ _ _ _; do
+    if [[ $label == cp\ -r* && $median != failed ]]; then
+        BASELINE_WALL["$corpus|$label"]=$median
+    fi
+done <"$RESULTS"
+while IFS='|' read -r corpus label jobs median min max peak tree baseline; do
+    if [[ $median == failed ]]; then
+        echo "| $corpus | $label | ${jobs:-–} | failed | | | | | |"
+        continue
+    fi
+    base=${BASELINE_WALL[${baseline:-$corpus|$label}]:-}
+    awk -v corpus="$corpus" -v label="$label" -v jobs="${jobs:-–}" -v median="$median" \
+        -v min="$min" -v max="$max" -v peak="$peak" -v bytes="${TREE_BYTES[$tree]}" \
+        -v records="${TREE_RECORDS[$tree]}" -v base="$base" 'BEGIN {
+            ratio = (base > 0) ? sprintf("%.2f", median / base) : "–"
+            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f |\n",
+                corpus, label, jobs, median, bytes / median / 1e6, records / median, ratio,
+                peak * 1024 / 1e6, min, max
+        }'
+done <"$RESULTS"
+echo
+echo "Median of $RUNS timed runs (big file: $BIG_RUNS) after one warm-up run, files in page cache,"
+echo "output removed and \`sync\` before each run. MB = 10^6 bytes of input. Ratio = wall time /"
+echo "wall time of \`cp -r\` of the same input tree (below 1 is faster than the copy). Peak RSS"
+echo "from GNU time (%M). bench-convert is single-threaded: wire = the Transcoder, typed ="
+echo "decode into prost messages + map + encode, with the same framing code."
+exit "$FAILED"
