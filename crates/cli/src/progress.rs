@@ -61,8 +61,8 @@ impl Progress {
                             ProgressDrawTarget::stderr(),
                         );
                         let style = ProgressStyle::with_template(
-                            "{spinner} [{elapsed_precise}] [{wide_bar}] {bytes}/{total_bytes} \
-                             {bytes_per_sec} ETA {eta} {msg}",
+                            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} \
+                             ({bytes_per_sec}, ETA {eta}) {msg}",
                         );
                         if let Ok(style) = style {
                             new.set_style(style.progress_chars("=> "));
@@ -89,9 +89,14 @@ impl Progress {
                 parts,
                 error,
             } => {
-                if status != DatasetStatus::Kept {
+                // Datasets kept or failed before the conversion started are not among the
+                // ones counted.
+                let counter = if self.datasets > 0 && status != DatasetStatus::Kept {
                     self.done += 1;
-                }
+                    format!("[{}/{}] ", self.done, self.datasets)
+                } else {
+                    String::new()
+                };
                 let line = match status {
                     DatasetStatus::Converted => format!(
                         "converted {name}: {records} record{} in {parts} part{}",
@@ -108,8 +113,8 @@ impl Progress {
                 };
                 match &self.mode {
                     Mode::Quiet => {}
-                    Mode::Plain | Mode::Bar(None) => eprintln!("{line}"),
-                    Mode::Bar(Some(bar)) => bar.println(line),
+                    Mode::Plain | Mode::Bar(None) => eprintln!("{counter}{line}"),
+                    Mode::Bar(Some(bar)) => bar.println(format!("{counter}{line}")),
                 }
                 self.update_message();
             }
@@ -118,10 +123,9 @@ impl Progress {
 
     fn update_message(&self) {
         if let Mode::Bar(Some(bar)) = &self.mode {
-            bar.set_message(format!(
-                "{} records, {}/{} datasets",
-                self.records, self.done, self.datasets
-            ));
+            // Finished datasets are printed above the bar; the line itself stays short
+            // enough for an 80-column terminal.
+            bar.set_message(format!("{} records", self.records));
         }
     }
 

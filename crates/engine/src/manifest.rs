@@ -76,14 +76,13 @@ pub struct SkippedRecords {
     /// Damaged records left out by `--on-corrupt skip` (a truncated or unframeable tail
     /// counts as one).
     pub corrupt: u64,
-    /// `path: offset N (record #I): what`, one per damaged record (the first
-    /// [`MAX_DETAILS`] of them).
+    /// `path: offset N (record #I): what`, one per damaged record (the first 1000 of them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
 }
 
 /// Enough detail to find the damage; the counts stay exact beyond it.
-pub const MAX_DETAILS: usize = 1000;
+const MAX_DETAILS: usize = 1000;
 
 impl SkippedRecords {
     pub(crate) fn add(&mut self, other: SkippedRecords) {
