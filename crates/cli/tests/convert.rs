@@ -588,3 +588,63 @@ fn json_summary_describes_every_dataset() {
     assert_eq!(names, expected);
     assert_eq!(summary["skipped_files"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn sequence_examples_are_refused_unless_flattened() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    copy_into(&testdata().join("golden/sequence.tfrecord"), &input);
+    let refused = work.path().join("refused");
+    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), refused.as_os_str()]).expect_code(1);
+    assert!(
+        run.stderr.contains(
+            "sequence.tfrecord: offset 0 (record #0): record is a tf.train.SequenceExample"
+        ),
+        "{}",
+        run.stderr
+    );
+
+    let flat = work.path().join("flat");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        flat.as_os_str(),
+        "--sequence".as_ref(),
+        "flatten".as_ref(),
+    ])
+    .ok();
+    let records = of_records(&flat.join("part-00000"));
+    assert_eq!(records.len(), 4);
+    let first = ofconvert_bridge::decode_ofrecord(&records[0]).unwrap();
+    assert_eq!(first.int64_values("tokens"), Some(&[1, 2, 3, 4, 5, 6][..]));
+    assert_eq!(first.int64_values("tokens/lengths"), Some(&[2, 1, 3][..]));
+    assert_eq!(first.bytes_values("id"), Some(&[b"seq-0".to_vec()][..]));
+}
+
+#[test]
+fn raw_feature_wraps_records_that_are_not_examples() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    let file = copy_into(
+        &testdata().join("damaged/crc_ok_garbage_payload.tfrecord"),
+        &input,
+    );
+    let out = work.path().join("out");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        out.as_os_str(),
+        "--raw-feature".as_ref(),
+        "raw".as_ref(),
+    ])
+    .ok();
+    let originals = tf_records(&file);
+    let records = of_records(&out.join("part-00000"));
+    assert_eq!(records.len(), originals.len());
+    let wrapped = ofconvert_bridge::decode_ofrecord(&records[2]).unwrap();
+    assert_eq!(
+        wrapped.bytes_values("raw"),
+        Some(&[originals[2].clone()][..])
+    );
+    assert_eq!(records[0], to_of(&originals[..1])[0]);
+}
