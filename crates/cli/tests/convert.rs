@@ -648,3 +648,107 @@ fn raw_feature_wraps_records_that_are_not_examples() {
     );
     assert_eq!(records[0], to_of(&originals[..1])[0]);
 }
+
+#[test]
+fn a_single_file_converts_into_the_output_directory() {
+    let work = tempfile::tempdir().unwrap();
+    let file = testdata().join("golden/tutorial.tfrecord.gz");
+    let out = work.path().join("out");
+    ofconvert(["tf2of".as_ref(), file.as_os_str(), out.as_os_str()]).ok();
+    assert_eq!(tree(&out), ["ofconvert-manifest.json", "part-00000"]);
+    assert_eq!(
+        of_records(&out.join("part-00000")),
+        to_of(&tf_records(&file))
+    );
+    let manifest = manifest(&out);
+    assert_eq!(manifest["inputs"][0]["path"], "tutorial.tfrecord.gz");
+    assert_eq!(manifest["inputs"][0]["compression"], "gzip");
+}
+
+#[test]
+fn unpadded_parts_are_read_in_numeric_order() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("set");
+    fs::create_dir(&input).unwrap();
+    let mut expected = Vec::new();
+    for number in 0..12 {
+        let record = to_of(&[example(number, 3)]);
+        let mut writer = ofconvert_ofrecord::Writer::new(
+            fs::File::create(input.join(format!("part-{number}"))).unwrap(),
+        );
+        writer.write_record(&record[0]).unwrap();
+        writer.finish().unwrap();
+        expected.push(example(number, 3));
+    }
+    let out = work.path().join("out");
+    ofconvert([
+        "of2tf".as_ref(),
+        input.as_os_str(),
+        out.as_os_str(),
+        "--parts".as_ref(),
+        "1".as_ref(),
+    ])
+    .ok();
+    assert_eq!(
+        tf_records(&out.join("set-00000-of-00001.tfrecord")),
+        expected
+    );
+}
+
+#[test]
+fn keep_and_offset_apply() {
+    let out = tempfile::tempdir().unwrap();
+    let input = datasets().join("tutorial");
+    ofconvert([
+        "tf2of",
+        input.to_str().unwrap(),
+        out.path().to_str().unwrap(),
+        "--keep",
+        "feature1",
+        "--keep",
+        "feature2",
+        "--offset",
+        "feature1=-10",
+    ])
+    .ok();
+    let originals = tf_records(&input.join("tutorial.tfrecord"));
+    let converted = of_records(&out.path().join("part-00000"));
+    for (original, converted) in originals.iter().zip(&converted) {
+        use ofconvert_bridge::ExampleExt;
+        let example = ofconvert_bridge::decode_example(original).unwrap();
+        let record = ofconvert_bridge::decode_ofrecord(converted).unwrap();
+        let names: Vec<&str> = record.feature.keys().map(String::as_str).collect();
+        assert_eq!(names, ["feature1", "feature2"]);
+        let shifted: Vec<i64> = example
+            .int64_values("feature1")
+            .unwrap()
+            .iter()
+            .map(|v| v - 10)
+            .collect();
+        assert_eq!(record.int64_values("feature1"), Some(&shifted[..]));
+    }
+}
+
+#[test]
+fn no_verify_reads_past_a_bad_length_checksum() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("in");
+    copy_into(
+        &testdata().join("damaged/flipped_length_crc.tfrecord"),
+        &input,
+    );
+    let checked = work.path().join("checked");
+    ofconvert(["tf2of".as_ref(), input.as_os_str(), checked.as_os_str()]).expect_code(1);
+    let unchecked = work.path().join("unchecked");
+    ofconvert([
+        "tf2of".as_ref(),
+        input.as_os_str(),
+        unchecked.as_os_str(),
+        "--no-verify".as_ref(),
+    ])
+    .ok();
+    assert_eq!(
+        of_records(&unchecked.join("part-00000")),
+        to_of(&tf_records(&testdata().join("golden/tutorial.tfrecord")))
+    );
+}

@@ -1041,10 +1041,12 @@ fn publish(
             .warnings
             .push("no records: there is nothing to open".to_owned());
     }
+    // The reader lines must work from wherever the user runs Python.
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
     match context.settings.direction {
         Direction::TfToOf if count > 0 => {
             manifest.oneflow = Some(OneflowReader::new(
-                dir,
+                &absolute,
                 count as u64,
                 &options.part_prefix,
                 options.part_digits,
@@ -1057,7 +1059,7 @@ fn publish(
                 Compression::Gzip => "GZIP",
                 Compression::Zlib => "ZLIB",
             };
-            manifest.tensorflow = Some(TensorflowReader::new(dir, &names, compression_type));
+            manifest.tensorflow = Some(TensorflowReader::new(&absolute, &names, compression_type));
         }
         _ => {}
     }
