@@ -326,6 +326,23 @@ fn schema_shows_kinds_counts_and_reader_code() {
     assert!(run.stdout.contains(
         "class_label = flow.nn.OFRecordRawDecoder(\"class/label\", shape=(1,), dtype=flow.int32)(record)\n"
     ));
+
+    // Lists of varying length: the longest sets the shape and truncate zero-pads the others
+    // (OneFlow copies min(count, prod(shape)) values), so no value is cut.
+    let imagenet = testdata().join("datasets/imagenet/train");
+    let run = ofconvert([
+        "schema".as_ref(),
+        "--oneflow".as_ref(),
+        imagenet.as_os_str(),
+    ])
+    .ok();
+    assert!(
+        run.stdout.contains(
+            "flow.nn.OFRecordRawDecoder(\"image/object/bbox/xmin\", shape=(2,), dtype=flow.float32, truncate=True)(record)  # 1 to 2 values per record: shorter ones are zero-padded\n"
+        ),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -347,11 +347,13 @@ impl Schema {
                             feature.min_values
                         )
                     } else {
+                        // With truncate, OneFlow copies min(count, prod(shape)) values and
+                        // zero-fills the rest: the longest list sets the shape, nothing is cut.
                         format!(
                             "{variable} = flow.nn.OFRecordRawDecoder({literal}, shape=({},), \
                              dtype={dtype}, truncate=True)(record)  # {} to {} values per \
-                             record: longer ones are cut",
-                            feature.min_values, feature.min_values, feature.max_values
+                             record: shorter ones are zero-padded",
+                            feature.max_values, feature.min_values, feature.max_values
                         )
                     }
                 }
