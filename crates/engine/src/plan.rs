@@ -271,6 +271,16 @@ fn directory_name(input: &Path, relative: &Path) -> String {
     }
 }
 
+/// `root/relative`, and `root` itself (without a trailing separator) for an empty
+/// `relative`.
+fn under(root: &Path, relative: &Path) -> PathBuf {
+    if relative.as_os_str().is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(relative)
+    }
+}
+
 fn display_name(relative: &Path) -> String {
     let parts: Vec<_> = relative
         .components()
@@ -394,7 +404,7 @@ fn tf_dataset(
     DatasetPlan {
         name: display_name(&relative_out),
         source: relative_dir.to_path_buf(),
-        output_dir: output.join(&relative_out),
+        output_dir: under(output, &relative_out),
         inputs: family
             .files
             .into_iter()
@@ -486,7 +496,7 @@ fn group_of(
         datasets.push(DatasetPlan {
             name: display_name(&relative_dir),
             source: relative_dir.clone(),
-            output_dir: output.join(&relative_dir),
+            output_dir: under(output, &relative_dir),
             inputs: parts
                 .into_iter()
                 .map(|(_, found)| input_file(input, found, single_file))
