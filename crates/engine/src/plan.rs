@@ -64,18 +64,6 @@ pub struct Plan {
     pub skipped: Vec<SkippedFile>,
 }
 
-impl Plan {
-    /// The total size of the input files of the datasets that can be converted.
-    pub fn input_bytes(&self) -> u64 {
-        self.datasets
-            .iter()
-            .filter(|dataset| dataset.problem.is_none())
-            .flat_map(|dataset| &dataset.inputs)
-            .map(|input| input.size)
-            .sum()
-    }
-}
-
 /// Walks `input` and decides the datasets of a conversion into `output`.
 ///
 /// # Errors
