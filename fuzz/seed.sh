@@ -1,0 +1,109 @@
+#!/bin/sh
+# Seeds fuzz/corpus/<target>/ from testdata/: whole files (behind the reader targets' three
+# config bytes) for the readers, single records (behind the transcoders' spec byte) for the
+# transcoders and the text printers. Run from anywhere; needs python3 (standard library only).
+# Existing corpus files are kept; seeds are named by their SHA-1, as libFuzzer names its own.
+set -eu
+cd "$(dirname "$0")"
+exec python3 - "$@" <<'EOF'
+import glob, gzip, hashlib, os, struct, zlib
+
+TESTDATA = os.path.join("..", "testdata")
+MAX_SEED = 16 * 1024          # bigger seeds only slow every mutation down
+RECORDS_PER_FILE = 24         # enough variety; the tutorial file alone has 500
+counts = {}
+
+def seed(target, data):
+    if len(data) > MAX_SEED:
+        return
+    folder = os.path.join("corpus", target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+    counts[target] = counts.get(target, 0) + 1
+
+def tf_records(framed):
+    """Records of a framed TFRecord stream, up to the first damage (CRCs not checked)."""
+    out, pos = [], 0
+    while pos + 12 <= len(framed):
+        (n,) = struct.unpack_from("<Q", framed, pos)
+        if pos + 16 + n > len(framed):
+            break
+        out.append(framed[pos + 12 : pos + 12 + n])
+        pos += 16 + n
+    return out
+
+def of_records(stream):
+    out, pos = [], 0
+    while pos + 8 <= len(stream):
+        (n,) = struct.unpack_from("<q", stream, pos)
+        if n <= 0 or pos + 8 + n > len(stream):
+            break
+        out.append(stream[pos + 8 : pos + 8 + n])
+        pos += 8 + n
+    return out
+
+def files(*patterns):
+    found = set()
+    for pattern in patterns:
+        found.update(p for p in glob.glob(os.path.join(TESTDATA, pattern), recursive=True)
+                     if os.path.isfile(p) and not p.endswith((".json", ".md", ".py")))
+    return sorted(found)
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+# tfrecord_reader: [mode][io][fail] + file. Mode bits: 0-1 compression (none, gzip, zlib,
+# sniffed), 2 compress the rest first, 3-4 read/skip pattern, 5 recover, 6-7 CRC checks off.
+tf_files = files("golden/*", "damaged/*", "datasets/**/*")
+for path in tf_files:
+    data = read(path)
+    if path.endswith(".gz"):
+        modes, framed = [0x01, 0x03, 0x21], gzip.decompress(data) if "cut" not in path else b""
+    elif path.endswith(".zz"):
+        modes, framed = [0x02, 0x03], b""
+    else:
+        modes, framed = [0x00, 0x03, 0x08, 0x10, 0x20, 0x60, 0xa0], data
+    for i, mode in enumerate(modes):
+        seed("tfrecord_reader", bytes([mode, (i * 5) & 0x3f, 0]) + data)
+    if framed:
+        seed("tfrecord_reader", bytes([0x05, 0x0f, 0]) + framed)
+        seed("tfrecord_reader", bytes([0x06, 0x03, 0]) + framed)
+    seed("tfrecord_reader", bytes([0x00, 0x0f, 0x80]) + data)
+
+# ofrecord_reader: [mode][io][fail] + part file. Mode bits: 0-1 read/skip pattern, 2 go on
+# past zero-length records.
+of_files = files("ofrecord/**/part-*", "ofdatasets/**/part-*")
+for path in of_files:
+    data = read(path)
+    for i, mode in enumerate([0x00, 0x01, 0x02, 0x04]):
+        seed("ofrecord_reader", bytes([mode, (i * 7) & 0x3f, 0]) + data)
+    seed("ofrecord_reader", bytes([0x00, 0x0f, 0x80]) + data)
+
+# Transcoders: [spec] + one record, the spec byte cycling through all 16 variants.
+tf_payloads = []
+for path in tf_files:
+    if "damaged" in path:
+        continue
+    data = read(path)
+    if path.endswith(".gz"):
+        data = gzip.decompress(data)
+    elif path.endswith(".zz"):
+        data = zlib.decompress(data)
+    tf_payloads += tf_records(data)[:RECORDS_PER_FILE]
+of_payloads = []
+for path in of_files:
+    of_payloads += of_records(read(path))[:RECORDS_PER_FILE]
+
+for i, record in enumerate(tf_payloads):
+    seed("tf_to_of", bytes([i % 16]) + record)
+    seed("text_format", record)
+for i, record in enumerate(of_payloads):
+    seed("of_to_tf", bytes([i % 16]) + record)
+    seed("text_format", record)
+
+for target in sorted(counts):
+    total = len(os.listdir(os.path.join("corpus", target)))
+    print(f"{target}: {counts[target]} seeds written, {total} files in corpus/{target}")
+EOF
