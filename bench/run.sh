@@ -25,7 +25,7 @@ Options:
                   400,000 small records in 8 shards)
   --runs N        timed runs per command (default 5), after one warm-up run
   --jobs LIST     --jobs values to measure, space- or comma-separated (default "1 2")
-  --corpus LIST   large,small or one of them (default large,small)
+  --corpus LIST   large,small, one of them, or none (with --big) (default large,small)
   --big [SIZE]    also convert one big TFRecord file (default 4G; suffixes K, M, G) both
                   ways and report its peak RSS; needs about 3 x SIZE of free disk
   --big-runs N    timed runs per command on the big file (default 3)
@@ -90,7 +90,8 @@ CORPUS_LIST=()
 for c in ${CORPORA//,/ }; do
     case $c in
     large | small) CORPUS_LIST+=("$c") ;;
-    *) die "unknown corpus '$c' (expected large or small)" ;;
+    none) ;;
+    *) die "unknown corpus '$c' (expected large, small or none)" ;;
     esac
 done
 ((${#CORPUS_LIST[@]} > 0 || ${#BIG} > 0)) || die "nothing to measure: no corpus and no --big"
@@ -338,7 +339,7 @@ while IFS='|' read -r corpus label jobs median min max peak tree baseline; do
         }'
 done <"$RESULTS"
 echo
-echo "Median of $RUNS timed runs (big file: $BIG_RUNS) after one warm-up run, files in page cache,"
+echo "Median of $RUNS timed runs${BIG:+ (big file: $BIG_RUNS)} after one warm-up run, files in page cache,"
 echo "output removed and \`sync\` before each run. MB = 10^6 bytes of input. Ratio = wall time /"
 echo "wall time of \`cp -r\` of the same input tree (below 1 is faster than the copy). Peak RSS"
 echo "from GNU time (%M). bench-convert is single-threaded: wire = the Transcoder, typed ="
