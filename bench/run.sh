@@ -180,14 +180,16 @@ done
 
 FAILED=0
 WALL=""
+CPU=""
 RSS_KB=""
 
-# Runs the command once on a clean output directory; sets WALL (s) and RSS_KB.
+# Runs the command once on a clean output directory; sets WALL (s), CPU (user + system s)
+# and RSS_KB.
 run_once() {
     rm -rf "$OUT"
     sync
     local started=$EPOCHREALTIME
-    if ! /usr/bin/time -f '%e %M' -o "$TIME_FILE" "$@" >"$LOG_FILE" 2>&1; then
+    if ! /usr/bin/time -f '%e %M %U %S' -o "$TIME_FILE" "$@" >"$LOG_FILE" 2>&1; then
         echo "run.sh: FAILED: $*" >&2
         tail -n 5 "$LOG_FILE" >&2
         return 1
@@ -195,6 +197,7 @@ run_once() {
     local ended=$EPOCHREALTIME
     WALL=$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.4f", b - a }')
     RSS_KB=$(awk 'END { print $2 }' "$TIME_FILE")
+    CPU=$(awk 'END { printf "%.2f", $3 + $4 }' "$TIME_FILE")
 }
 
 # measure CORPUS COMMAND JOBS TREE BASELINE RUNS -- command...
@@ -203,26 +206,30 @@ run_once() {
 measure() {
     local corpus=$1 label=$2 jobs=$3 tree=$4 baseline=$5 runs=$6
     shift 7
-    local walls=() peak=0 r
+    local walls=() cpus=() peak=0 r
     echo -n "run.sh: [$corpus] $label${jobs:+ -j $jobs}:" >&2
     if ! run_once "$@"; then
-        echo "$corpus|$label|$jobs|failed|||0|$tree|$baseline" >>"$RESULTS"
+        echo "$corpus|$label|$jobs|failed||||0|$tree|$baseline" >>"$RESULTS"
         FAILED=1
         return 0
     fi
     for ((r = 1; r <= runs; r++)); do
         if ! run_once "$@"; then
-            echo "$corpus|$label|$jobs|failed|||0|$tree|$baseline" >>"$RESULTS"
+            echo "$corpus|$label|$jobs|failed||||0|$tree|$baseline" >>"$RESULTS"
             FAILED=1
             return 0
         fi
         walls+=("$WALL")
+        cpus+=("$CPU")
         if ((RSS_KB > peak)); then
             peak=$RSS_KB
         fi
         echo -n " $WALL" >&2
     done
-    local stats
+    local stats cpu
+    cpu=$(printf '%s\n' "${cpus[@]}" | sort -g | awk '
+        { v[NR] = $1 }
+        END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
     stats=$(printf '%s\n' "${walls[@]}" | sort -g | awk '
         { v[NR] = $1 }
         END {
@@ -230,7 +237,7 @@ measure() {
             printf "%.4f|%.4f|%.4f", median, v[1], v[NR]
         }')
     echo " s" >&2
-    echo "$corpus|$label|$jobs|$stats|$peak|$tree|$baseline" >>"$RESULTS"
+    echo "$corpus|$label|$jobs|$stats|$cpu|$peak|$tree|$baseline" >>"$RESULTS"
 }
 
 LOAD_BEFORE=$(uptime)
@@ -315,33 +322,34 @@ if [[ -n $BIG ]]; then
         "$(awk -v b="${TREE_BYTES[big/ofrecord]}" 'BEGIN { print b / 1e6 }')"
 fi
 echo
-echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp | peak RSS MB | min–max s |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp | peak RSS MB | min–max s | CPU s |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 declare -A BASELINE_WALL
-while IFS='|' read -r corpus label jobs median _ _ _ _ _; do
+while IFS='|' read -r corpus label jobs median _ _ _ _ _ _; do
     if [[ $label == "cp -r "*" tree" && $median != failed ]]; then
         BASELINE_WALL["$corpus|$label"]=$median
     fi
 done <"$RESULTS"
-while IFS='|' read -r corpus label jobs median min max peak tree baseline; do
+while IFS='|' read -r corpus label jobs median min max cpu peak tree baseline; do
     if [[ $median == failed ]]; then
-        echo "| $corpus | $label | ${jobs:-–} | failed | | | | | |"
+        echo "| $corpus | $label | ${jobs:-–} | failed | | | | | | |"
         continue
     fi
     base=${BASELINE_WALL[${baseline:-$corpus|$label}]:-}
     awk -v corpus="$corpus" -v label="$label" -v jobs="${jobs:-–}" -v median="$median" \
-        -v min="$min" -v max="$max" -v peak="$peak" -v bytes="${TREE_BYTES[$tree]}" \
+        -v min="$min" -v max="$max" -v cpu="$cpu" -v peak="$peak" -v bytes="${TREE_BYTES[$tree]}" \
         -v records="${TREE_RECORDS[$tree]}" -v base="$base" 'BEGIN {
             ratio = (base > 0) ? sprintf("%.2f", median / base) : "–"
-            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f |\n",
+            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f | %.2f |\n",
                 corpus, label, jobs, median, bytes / median / 1e6, records / median, ratio,
-                peak * 1024 / 1e6, min, max
+                peak * 1024 / 1e6, min, max, cpu
         }'
 done <"$RESULTS"
 echo
 echo "Median of $RUNS timed runs${BIG:+ (big file: $BIG_RUNS)} after one warm-up run, files in page cache,"
 echo "output removed and \`sync\` before each run. MB = 10^6 bytes of input. Ratio = wall time /"
 echo "wall time of \`cp -r\` of the same input tree (below 1 is faster than the copy). Peak RSS"
-echo "from GNU time (%M). bench-convert is single-threaded: wire = the Transcoder, typed ="
-echo "decode into prost messages + map + encode, with the same framing code."
+echo "from GNU time (%M). CPU s = median user + system time (GNU time, 10 ms ticks), which a"
+echo "loaded machine disturbs less than wall time. bench-convert is single-threaded: wire ="
+echo "the Transcoder, typed = decode into prost messages + map + encode, same framing code."
 exit "$FAILED"
