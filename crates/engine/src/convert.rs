@@ -1006,29 +1006,27 @@ fn publish(
         }
     }
     let count = temps.len();
-    let mut parts = Vec::with_capacity(count);
-    for (index, temp) in temps.into_iter().enumerate() {
-        let name = match context.settings.direction {
-            Direction::TfToOf => format!(
-                "{}{:0width$}",
-                options.part_prefix,
-                index,
-                width = options.part_digits
-            ),
-            Direction::OfToTf => format!(
-                "{}-{index:05}-of-{count:05}.tfrecord{}",
-                job.tf_stem,
-                options.compression.file_suffix()
-            ),
-        };
-        fs::rename(&temp.path, dir.join(&name)).map_err(|err| Error::io(&temp.path, err))?;
-        parts.push(ManifestPart {
-            name,
+    let parts: Vec<ManifestPart> = temps
+        .iter()
+        .enumerate()
+        .map(|(index, temp)| ManifestPart {
+            name: match context.settings.direction {
+                Direction::TfToOf => format!(
+                    "{}{:0width$}",
+                    options.part_prefix,
+                    index,
+                    width = options.part_digits
+                ),
+                Direction::OfToTf => format!(
+                    "{}-{index:05}-of-{count:05}.tfrecord{}",
+                    job.tf_stem,
+                    options.compression.file_suffix()
+                ),
+            },
             records: temp.records,
             bytes: temp.bytes,
-        });
-    }
-    sync_dir(dir).map_err(|err| Error::io(dir, err))?;
+        })
+        .collect();
 
     let schema = schema.finish();
     let mut manifest = Manifest::new(context.settings.clone());
@@ -1066,7 +1064,22 @@ fn publish(
     manifest.parts = parts;
     manifest.skipped = skipped;
     manifest.schema = schema;
-    manifest.write(dir).map_err(|err| Error::io(dir, err))?;
+
+    // The manifest is complete and synced before the first part takes its final name: a
+    // run killed while renaming leaves it staged beside the parts, and it appears last.
+    let staged = manifest.stage(dir).map_err(|err| Error::io(dir, err))?;
+    let renamed = temps
+        .iter()
+        .zip(&manifest.parts)
+        .try_for_each(|(temp, part)| {
+            fs::rename(&temp.path, dir.join(&part.name)).map_err(|err| Error::io(&temp.path, err))
+        })
+        .and_then(|()| sync_dir(dir).map_err(|err| Error::io(dir, err)));
+    if let Err(err) = renamed {
+        staged.discard();
+        return Err(err);
+    }
+    staged.commit().map_err(|err| Error::io(dir, err))?;
     Ok(manifest)
 }
 

@@ -215,12 +215,12 @@ impl Manifest {
             .filter(|manifest| manifest.format == FORMAT))
     }
 
-    /// Writes the manifest into `dir` under a temporary name, syncs it and renames it into
-    /// place, so that a manifest is either whole or absent.
-    pub(crate) fn write(&self, dir: &Path) -> io::Result<()> {
+    /// Writes the manifest into `dir` under a temporary name and syncs it; committing the
+    /// result renames it into place, so that a manifest is either whole or absent.
+    pub(crate) fn stage(&self, dir: &Path) -> io::Result<output::Staged> {
         let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         bytes.push(b'\n');
-        output::write_atomically(dir, MANIFEST_NAME, &bytes)
+        output::stage(dir, MANIFEST_NAME, &bytes)
     }
 
     /// Whether every part the manifest lists is in `dir` with the size it lists.

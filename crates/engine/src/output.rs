@@ -30,20 +30,55 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// A file written and synced under its temporary name, waiting to be put in place.
+pub(crate) struct Staged {
+    temp: PathBuf,
+    dir: PathBuf,
+    name: String,
+}
+
+/// Writes `bytes` to a temporary file in `dir` and syncs it; [`Staged::commit`] renames it
+/// to `name`.
+pub(crate) fn stage(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Staged> {
+    let staged = Staged {
+        temp: dir.join(format!("{TEMP_PREFIX}{name}.tmp-{}", std::process::id())),
+        dir: dir.to_path_buf(),
+        name: name.to_owned(),
+    };
+    let written = (|| {
+        let mut file = File::create(&staged.temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    })();
+    match written {
+        Ok(()) => Ok(staged),
+        Err(err) => {
+            staged.discard();
+            Err(err)
+        }
+    }
+}
+
+impl Staged {
+    /// Renames the file into place and makes the rename durable.
+    pub(crate) fn commit(self) -> io::Result<()> {
+        let result = fs::rename(&self.temp, self.dir.join(&self.name));
+        if result.is_err() {
+            self.discard();
+            return result;
+        }
+        sync_dir(&self.dir)
+    }
+
+    /// Removes the temporary file.
+    pub(crate) fn discard(self) {
+        let _ = fs::remove_file(&self.temp);
+    }
+}
+
 /// Writes `bytes` to `dir/name` through a temporary file that is synced and renamed.
 pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let temp = dir.join(format!("{TEMP_PREFIX}{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, dir.join(name))?;
-        sync_dir(dir)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
+    stage(dir, name, bytes)?.commit()
 }
 
 /// Removes what an earlier run may have left of a dataset in `dir`: its manifest, its
