@@ -35,6 +35,7 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn main() {
+    ignore_file_size_signal();
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,
@@ -52,6 +53,19 @@ fn main() {
         }
     };
     code.exit()
+}
+
+/// Past a file-size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills the process
+/// on the spot: no message, the dataset half published, its temporary files left behind.
+/// Ignored, the write fails with EFBIG instead, which fails that dataset, names the file and
+/// cleans up like any other I/O error.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; SIG_IGN installs
+    // no handler code.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
