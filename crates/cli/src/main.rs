@@ -127,6 +127,6 @@ fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<
         eprintln!("ofconvert: nothing to convert in {}", summary.input);
     }
     Ok(ExitCode::failure_if(
-        summary.failed > 0 || summary.datasets.is_empty(),
+        summary.failed > 0 || summary.datasets.is_empty() || !summary.unreadable.is_empty(),
     ))
 }

@@ -130,8 +130,21 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes the failures, for stderr.
+/// Writes the failures, for stderr: input that could not be read, datasets that failed.
 pub fn write_failures(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
+    if !summary.unreadable.is_empty() {
+        let count = summary.unreadable.len();
+        writeln!(
+            out,
+            "ofconvert: {count} input path{} could not be read; any records in {} are not in \
+             the output:",
+            plural(count),
+            if count == 1 { "it" } else { "them" }
+        )?;
+        for unreadable in &summary.unreadable {
+            writeln!(out, "  {}: {}", unreadable.path, unreadable.reason)?;
+        }
+    }
     if summary.failed == 0 {
         return Ok(());
     }

@@ -47,6 +47,9 @@ pub struct Summary {
     pub datasets: Vec<DatasetSummary>,
     /// Files of the input that were not converted, and why.
     pub skipped_files: Vec<SkippedFile>,
+    /// Files and directories of the input that could not be read: what they hold is
+    /// missing from the output.
+    pub unreadable: Vec<SkippedFile>,
     /// Records in the datasets converted or kept.
     pub records: u64,
     /// Size of the input files converted by this run.
@@ -188,6 +191,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         output,
         mut datasets,
         skipped,
+        unreadable,
     } = plan;
     fs::create_dir_all(&output).map_err(|err| Error::io(&output, err))?;
     let context = Context {
@@ -338,6 +342,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             .filter(|d| d.status == DatasetStatus::Failed)
             .count(),
         skipped_files: skipped,
+        unreadable,
         datasets,
         seconds: started.elapsed().as_secs_f64(),
     })
@@ -713,17 +718,9 @@ fn convert_chunk(
                 continue;
             }
             let first_of_chunk = output.schema.records() == 0;
-            let observed = match context.input_format {
-                Format::Tf => output.schema.add_ofrecord(&worker.converted),
-                Format::Of => output.schema.add_example(&worker.converted).map(|_| ()),
-            };
-            if let Err(err) = observed {
-                let at = crate::error::Position {
-                    offset: at.offset,
-                    record: at.index,
-                };
-                return Err(Error::mapping(&input.path, at, err).into());
-            }
+            output
+                .schema
+                .add_transcoded(&worker.transcoder, &worker.converted);
             if first_of_chunk {
                 match context.input_format {
                     Format::Tf => output.schema.sample_ofrecord(&worker.converted),

@@ -13,7 +13,7 @@ use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
 use crate::manifest::OneflowReader;
 use crate::output;
-use crate::plan::SkippedFile;
+use crate::plan::{is_symlink, SkippedFile};
 use crate::records::RecordReader;
 use crate::schema::{Schema, SchemaBuilder};
 
@@ -22,10 +22,11 @@ use crate::schema::{Schema, SchemaBuilder};
 pub struct Expanded {
     /// Record files and their formats, in the order given (directories walked in name order).
     pub files: Vec<(PathBuf, Format)>,
-    /// What could not be searched inside the directories given (unreadable entries,
-    /// symbolic link loops). Files that are not record files are left out silently.
+    /// Symbolic links inside the directories given that lead nowhere or in a loop. Files
+    /// that are not record files are left out silently.
     pub skipped: Vec<SkippedFile>,
-    /// Paths that do not exist, or named files whose format cannot be told.
+    /// Paths that do not exist, named files whose format cannot be told, and files or
+    /// directories inside the directories given that cannot be read.
     pub errors: Vec<Error>,
 }
 
@@ -62,18 +63,31 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
             let entry = match entry {
                 Ok(entry) => entry,
                 Err(err) => {
-                    expanded.skipped.push(SkippedFile {
-                        path: err.path().unwrap_or(path).display().to_string(),
-                        reason: crate::convert::error_chain(&err),
-                    });
+                    let at = err.path().unwrap_or(path).to_path_buf();
+                    let reason = match (err.loop_ancestor(), err.io_error()) {
+                        (Some(ancestor), _) => {
+                            format!("symbolic link loop to {}", ancestor.display())
+                        }
+                        (None, Some(io)) => format!("broken symbolic link: {io}"),
+                        (None, None) => err.to_string(),
+                    };
+                    match err.into_io_error() {
+                        Some(io) if !is_symlink(&at) => expanded.errors.push(Error::io(&at, io)),
+                        _ => expanded.skipped.push(SkippedFile {
+                            path: at.display().to_string(),
+                            reason,
+                        }),
+                    }
                     continue;
                 }
             };
             if !entry.file_type().is_file() {
                 continue;
             }
-            if let Some(format) = judge(entry.path(), format) {
-                expanded.files.push((entry.path().to_path_buf(), format));
+            match judge(entry.path(), format) {
+                Ok(Some(format)) => expanded.files.push((entry.path().to_path_buf(), format)),
+                Ok(None) => {}
+                Err(err) => expanded.errors.push(Error::io(entry.path(), err)),
             }
         }
     }
@@ -87,26 +101,31 @@ fn tell_format(path: &Path) -> Result<Format, Error> {
 }
 
 /// The format of a file met inside a directory, or `None` to skip it.
-fn judge(path: &Path, format: Option<Format>) -> Option<Format> {
-    let name = path.file_name()?.to_string_lossy();
+///
+/// # Errors
+///
+/// When its content must be read to tell and cannot be: it may be a record file.
+fn judge(path: &Path, format: Option<Format>) -> std::io::Result<Option<Format>> {
+    let Some(name) = path.file_name() else {
+        return Ok(None);
+    };
+    let name = name.to_string_lossy();
     let tf_by_name = detect::has_record_name(&name);
     let of_by_name = part_number(&name, "part-").is_some();
-    match format {
+    Ok(match format {
         Some(Format::Tf) => {
-            (tf_by_name || detect::looks_like_tfrecord(path).ok()?).then_some(Format::Tf)
+            (tf_by_name || detect::looks_like_tfrecord(path)?).then_some(Format::Tf)
         }
         Some(Format::Of) => {
-            (of_by_name || detect::looks_like_ofrecord(path).ok()?).then_some(Format::Of)
+            (of_by_name || detect::looks_like_ofrecord(path)?).then_some(Format::Of)
         }
         None if tf_by_name => Some(Format::Tf),
-        None => match detect::detect_format(path).ok()? {
+        None => match detect::detect_format(path)? {
             // An empty file with an unremarkable name is no record file.
-            Some(Format::Tf) if fs::metadata(path).ok()?.len() == 0 => {
-                of_by_name.then_some(Format::Of)
-            }
+            Some(Format::Tf) if fs::metadata(path)?.len() == 0 => of_by_name.then_some(Format::Of),
             found => found,
         },
-    }
+    })
 }
 
 /// Runs `f` over `files` on `jobs` threads (0: one per core), results in the files' order.

@@ -62,6 +62,9 @@ pub struct Plan {
     pub datasets: Vec<DatasetPlan>,
     /// Files of the input tree that are not converted.
     pub skipped: Vec<SkippedFile>,
+    /// Files and directories of the input tree that could not be read: whatever records
+    /// they hold are missing from the output, so the run fails.
+    pub unreadable: Vec<SkippedFile>,
 }
 
 /// Walks `input` and decides the datasets of a conversion into `output`.
@@ -75,7 +78,7 @@ pub struct Plan {
 pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Error> {
     check_paths(input, output, options.existing)?;
     let walk = walk(input)?;
-    let (mut datasets, skipped) = match options.direction {
+    let (mut datasets, skipped, unreadable) = match options.direction {
         Direction::TfToOf => group_tf(input, output, walk),
         Direction::OfToTf => group_of(input, output, walk, &options.part_prefix),
     };
@@ -86,6 +89,7 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
         output: output.to_path_buf(),
         datasets,
         skipped,
+        unreadable,
     })
 }
 
@@ -156,10 +160,12 @@ struct Found {
     size: u64,
 }
 
-/// What the walk found: files per directory (relative to the root), and what it skipped.
+/// What the walk found: files per directory (relative to the root), what it skipped and
+/// what it could not read.
 struct Walk {
     directories: BTreeMap<PathBuf, Vec<Found>>,
     skipped: Vec<SkippedFile>,
+    unreadable: Vec<SkippedFile>,
     /// Set when the input is a single file rather than a directory.
     single_file: bool,
 }
@@ -167,6 +173,7 @@ struct Walk {
 fn walk(input: &Path) -> Result<Walk, Error> {
     let mut directories: BTreeMap<PathBuf, Vec<Found>> = BTreeMap::new();
     let mut skipped = Vec::new();
+    let mut unreadable = Vec::new();
     let meta = fs::metadata(input).map_err(|err| Error::io(input, err))?;
     if meta.is_file() {
         let name = input
@@ -181,6 +188,7 @@ fn walk(input: &Path) -> Result<Walk, Error> {
         return Ok(Walk {
             directories,
             skipped,
+            unreadable,
             single_file: true,
         });
     }
@@ -194,14 +202,18 @@ fn walk(input: &Path) -> Result<Walk, Error> {
             Ok(entry) => entry,
             Err(err) => {
                 let path = err.path().unwrap_or(input).to_path_buf();
-                let reason = match err.loop_ancestor() {
-                    Some(ancestor) => format!("symbolic link loop to {}", ancestor.display()),
-                    None => match err.io_error() {
-                        Some(io) => format!("cannot read: {io}"),
-                        None => err.to_string(),
-                    },
+                let (list, reason) = match (err.loop_ancestor(), err.io_error()) {
+                    (Some(ancestor), _) => (
+                        &mut skipped,
+                        format!("symbolic link loop to {}", ancestor.display()),
+                    ),
+                    (None, Some(io)) if is_symlink(&path) => {
+                        (&mut skipped, format!("broken symbolic link: {io}"))
+                    }
+                    (None, Some(io)) => (&mut unreadable, format!("cannot read: {io}")),
+                    (None, None) => (&mut unreadable, err.to_string()),
                 };
-                skipped.push(SkippedFile {
+                list.push(SkippedFile {
                     path: path.display().to_string(),
                     reason,
                 });
@@ -214,7 +226,7 @@ fn walk(input: &Path) -> Result<Walk, Error> {
         let size = match entry.metadata() {
             Ok(meta) => meta.len(),
             Err(err) => {
-                skipped.push(SkippedFile {
+                unreadable.push(SkippedFile {
                     path: entry.path().display().to_string(),
                     reason: format!("cannot read: {err}"),
                 });
@@ -236,8 +248,16 @@ fn walk(input: &Path) -> Result<Walk, Error> {
     Ok(Walk {
         directories,
         skipped,
+        unreadable,
         single_file: false,
     })
+}
+
+/// Whether a path the walk could not follow is a symbolic link: one that leads nowhere or to
+/// itself holds no records and is only skipped, while anything else that cannot be read (a
+/// directory without permission, one removed while the walk read it) may hold records.
+pub(crate) fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
 }
 
 /// Hidden files and directories (`.git`, `.DS_Store`, our own temporary files) are never
@@ -305,10 +325,14 @@ struct Family {
     files: Vec<(Found, Option<detect::ShardName>)>,
 }
 
-fn group_tf(input: &Path, output: &Path, walk: Walk) -> (Vec<DatasetPlan>, Vec<SkippedFile>) {
+/// Datasets, skipped files and unreadable files.
+type Grouped = (Vec<DatasetPlan>, Vec<SkippedFile>, Vec<SkippedFile>);
+
+fn group_tf(input: &Path, output: &Path, walk: Walk) -> Grouped {
     let Walk {
         directories,
         mut skipped,
+        mut unreadable,
         single_file,
     } = walk;
     let mut datasets = Vec::new();
@@ -327,7 +351,7 @@ fn group_tf(input: &Path, output: &Path, walk: Walk) -> (Vec<DatasetPlan>, Vec<S
                         continue;
                     }
                     Err(err) => {
-                        skipped.push(SkippedFile {
+                        unreadable.push(SkippedFile {
                             path: found.path.display().to_string(),
                             reason: format!("cannot read: {err}"),
                         });
@@ -363,7 +387,7 @@ fn group_tf(input: &Path, output: &Path, walk: Walk) -> (Vec<DatasetPlan>, Vec<S
             ));
         }
     }
-    (datasets, skipped)
+    (datasets, skipped, unreadable)
 }
 
 fn tf_dataset(
@@ -440,15 +464,11 @@ fn shard_warning(family: &Family) -> Option<String> {
     Some(message)
 }
 
-fn group_of(
-    input: &Path,
-    output: &Path,
-    walk: Walk,
-    prefix: &str,
-) -> (Vec<DatasetPlan>, Vec<SkippedFile>) {
+fn group_of(input: &Path, output: &Path, walk: Walk, prefix: &str) -> Grouped {
     let Walk {
         directories,
         mut skipped,
+        unreadable,
         single_file,
     } = walk;
     let mut datasets = Vec::new();
@@ -493,7 +513,7 @@ fn group_of(
             problem,
         });
     }
-    (datasets, skipped)
+    (datasets, skipped, unreadable)
 }
 
 /// OneFlow opens `part-0` to `part-(N-1)`: a gap or a doubled number is an error.
