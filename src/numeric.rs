@@ -99,6 +99,16 @@ impl Numbers {
         self.ints.len() + self.f32s.len() + self.f64s.len()
     }
 
+    /// How many values the vector of `kind` holds.
+    fn kind_len(&self, kind: FeatureKind) -> usize {
+        match kind {
+            FeatureKind::Int32 | FeatureKind::Int64 => self.ints.len(),
+            FeatureKind::Float => self.f32s.len(),
+            FeatureKind::Double => self.f64s.len(),
+            FeatureKind::Bytes => 0,
+        }
+    }
+
     pub(crate) fn append(&mut self, other: &Numbers) {
         self.ints.extend_from_slice(&other.ints);
         self.f32s.extend_from_slice(&other.f32s);
@@ -322,6 +332,7 @@ fn convert(
                 }
                 numbers.f32s.push(f);
             }
+            numbers.ints.clear();
         }
         (FeatureKind::Int32 | FeatureKind::Int64, _) => {
             numbers.f64s.clear();
@@ -332,6 +343,7 @@ fn convert(
                 }
                 numbers.f64s.push(f);
             }
+            numbers.ints.clear();
         }
         (FeatureKind::Float, FeatureKind::Double) => {
             numbers.f64s.clear();
@@ -348,6 +360,7 @@ fn convert(
                 }
                 numbers.f32s.push(narrow);
             }
+            numbers.f64s.clear();
         }
         (_, _) => {
             let (min, max_exclusive) = if to == FeatureKind::Int32 {
@@ -368,8 +381,11 @@ fn convert(
                 }
                 numbers.ints.push(f as i64);
             }
+            numbers.f32s.clear();
+            numbers.f64s.clear();
         }
     }
+    debug_assert_eq!(numbers.len(), numbers.kind_len(to));
     Ok(())
 }
 

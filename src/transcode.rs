@@ -37,9 +37,38 @@ struct Entry {
     key: Src,
     source_key: Range<usize>,
     origin: Origin,
+    list: Planned,
+    /// The entry's encoded length, without its own tag and length prefix.
+    len: usize,
+}
+
+/// What goes into an entry's `Feature`.
+#[derive(Clone, Debug)]
+struct Planned {
     /// Output kind field number; 0 for a `Feature` with no kind.
     field: u32,
-    list: Src,
+    bytes: Src,
+    kind: Option<FeatureKind>,
+    count: usize,
+}
+
+impl Planned {
+    fn kindless() -> Self {
+        Planned {
+            field: 0,
+            bytes: Src::Input(0..0),
+            kind: None,
+            count: 0,
+        }
+    }
+}
+
+impl Src {
+    fn len(&self) -> usize {
+        match self {
+            Src::Input(range) | Src::Scratch(range) => range.len(),
+        }
+    }
 }
 
 /// A map entry split into key and value, before anything is converted.
@@ -72,6 +101,8 @@ pub struct Transcoder {
     entries: Vec<RawEntry>,
     lists: Vec<RawEntry>,
     order: Vec<usize>,
+    /// Where the first entry starts in the output: after the Example's own tag and length.
+    output_base: usize,
 }
 
 impl Transcoder {
@@ -86,6 +117,7 @@ impl Transcoder {
             entries: Vec::new(),
             lists: Vec::new(),
             order: Vec::new(),
+            output_base: 0,
         })
     }
 
@@ -118,6 +150,7 @@ impl Transcoder {
         }
         self.check_names(example)?;
         out.reserve(self.entries_size());
+        self.output_base = 0;
         self.write_entries(example, out);
         Ok(())
     }
@@ -150,6 +183,7 @@ impl Transcoder {
         out.reserve(wire::field_size(body));
         wire::put_tag(out, 1, wire::LEN);
         wire::put_varint(out, body as u64);
+        self.output_base = out.len();
         self.write_entries(record, out);
         Ok(())
     }
@@ -231,21 +265,30 @@ impl Transcoder {
                 return Ok(());
             }
         };
-        let (field, list) = match parsed.list {
-            None => (0, Src::Input(0..0)),
+        let list = match parsed.list {
+            None => Planned::kindless(),
             Some((kind, range)) => self
                 .plan_list(input, kind, range, rule.as_ref(), to)
                 .map_err(|e| e.in_feature(name))?,
         };
         let key = self.output_key(parsed.key.clone(), input, rule.as_ref(), "");
+        self.push(key, parsed.key, Origin::Features, list);
+        Ok(())
+    }
+
+    fn push(&mut self, key: Src, source_key: Range<usize>, origin: Origin, list: Planned) {
+        let feature_len = match list.field {
+            0 => 0,
+            _ => wire::field_size(list.bytes.len()),
+        };
+        let len = wire::field_size(key.len()) + wire::field_size(feature_len);
         self.plan.push(Entry {
             key,
-            source_key: parsed.key,
-            origin: Origin::Features,
-            field,
+            source_key,
+            origin,
             list,
+            len,
         });
-        Ok(())
     }
 
     /// Decides the output field and list bytes for one list of `kind`.
@@ -256,7 +299,7 @@ impl Transcoder {
         range: Range<usize>,
         rule: Option<&Rule>,
         to: Dialect,
-    ) -> Result<(u32, Src), Error> {
+    ) -> Result<Planned, Error> {
         let list = Cursor::new(input).sub(range.clone());
         let info = numeric::scan_list(list, kind)?;
         let rewrites = rule.is_some_and(|r| r.cast.is_some() || r.offset.is_some());
@@ -265,7 +308,12 @@ impl Transcoder {
         // int64 and only its tag changes.
         let same_bytes = target == kind || (kind == FeatureKind::Int32 && info.int32_canonical);
         if !rewrites && same_bytes {
-            return Ok((output_field(to, target)?, Src::Input(range)));
+            return Ok(Planned {
+                field: output_field(to, target)?,
+                bytes: Src::Input(range),
+                kind: Some(target),
+                count: info.count,
+            });
         }
         if kind == FeatureKind::Bytes {
             let err = match rule.and_then(|r| r.cast) {
@@ -277,7 +325,12 @@ impl Transcoder {
         numeric::decode_numbers(list, kind, &mut self.numbers)?;
         let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.lossy)?;
         let encoded = numeric::encode_numbers(target, &self.numbers, &mut self.scratch);
-        Ok((output_field(to, target)?, Src::Scratch(encoded)))
+        Ok(Planned {
+            field: output_field(to, target)?,
+            bytes: Src::Scratch(encoded),
+            kind: Some(target),
+            count: self.numbers.len(),
+        })
     }
 
     /// The output name: the input key, or its rename (plus `suffix`) copied into scratch.
@@ -348,7 +401,7 @@ impl Transcoder {
             }
         }
         if let Some(kind) = kind {
-            let (field, list) = if kind == FeatureKind::Bytes {
+            let list = if kind == FeatureKind::Bytes {
                 if rule.is_some_and(|r| r.cast.is_some() || r.offset.is_some()) {
                     return Err(match rule.and_then(|r| r.cast) {
                         Some(to) => ErrorKind::InvalidCast { from: kind, to },
@@ -356,7 +409,12 @@ impl Transcoder {
                     }
                     .into());
                 }
-                (1, Src::Scratch(values_start..self.scratch.len()))
+                Planned {
+                    field: 1,
+                    bytes: Src::Scratch(values_start..self.scratch.len()),
+                    kind: Some(kind),
+                    count: lengths.ints.iter().sum::<i64>() as usize,
+                }
             } else {
                 let target = numeric::transform(
                     &mut self.sequence_numbers,
@@ -367,26 +425,25 @@ impl Transcoder {
                 )?;
                 let encoded =
                     numeric::encode_numbers(target, &self.sequence_numbers, &mut self.scratch);
-                (output_field(Dialect::Of, target)?, Src::Scratch(encoded))
+                Planned {
+                    field: output_field(Dialect::Of, target)?,
+                    bytes: Src::Scratch(encoded),
+                    kind: Some(target),
+                    count: self.sequence_numbers.len(),
+                }
             };
             let out_key = self.output_key(key.clone(), input, rule, "");
-            self.plan.push(Entry {
-                key: out_key,
-                source_key: key.clone(),
-                origin: Origin::SequenceValues,
-                field,
-                list,
-            });
+            self.push(out_key, key.clone(), Origin::SequenceValues, list);
         }
         let encoded = numeric::encode_numbers(FeatureKind::Int64, &lengths, &mut self.scratch);
         let lengths_key = self.output_key(key.clone(), input, rule, "/lengths");
-        self.plan.push(Entry {
-            key: lengths_key,
-            source_key: key,
-            origin: Origin::SequenceLengths,
+        let list = Planned {
             field: output_field(Dialect::Of, FeatureKind::Int64)?,
-            list: Src::Scratch(encoded),
-        });
+            bytes: Src::Scratch(encoded),
+            kind: Some(FeatureKind::Int64),
+            count: lengths.ints.len(),
+        };
+        self.push(lengths_key, key, Origin::SequenceLengths, list);
         Ok(())
     }
 
@@ -399,13 +456,13 @@ impl Transcoder {
         wire::put_tag(&mut self.scratch, 1, wire::LEN);
         wire::put_varint(&mut self.scratch, input.len() as u64);
         self.scratch.extend_from_slice(input);
-        self.plan.push(Entry {
-            key: Src::Scratch(key.clone()),
-            source_key: key,
-            origin: Origin::Features,
+        let list = Planned {
             field: 1,
-            list: Src::Scratch(list_start..self.scratch.len()),
-        });
+            bytes: Src::Scratch(list_start..self.scratch.len()),
+            kind: Some(FeatureKind::Bytes),
+            count: 1,
+        };
+        self.push(Src::Scratch(key.clone()), key, Origin::Features, list);
     }
 
     fn bytes<'a>(&'a self, input: &'a [u8], src: &Src) -> &'a [u8] {
@@ -447,41 +504,53 @@ impl Transcoder {
     /// The encoded size of every planned entry, map-entry tags included, known from the plan
     /// alone so the enclosing length can be written before the entries.
     fn entries_size(&self) -> usize {
-        self.plan
-            .iter()
-            .map(|e| wire::field_size(self.entry_len(e)))
-            .sum()
-    }
-
-    fn entry_len(&self, entry: &Entry) -> usize {
-        let len = |src: &Src| match src {
-            Src::Input(r) | Src::Scratch(r) => r.len(),
-        };
-        let feature_len = match entry.field {
-            0 => 0,
-            _ => wire::field_size(len(&entry.list)),
-        };
-        wire::field_size(len(&entry.key)) + wire::field_size(feature_len)
+        self.plan.iter().map(|e| wire::field_size(e.len)).sum()
     }
 
     fn write_entries(&self, input: &[u8], out: &mut Vec<u8>) {
         for entry in &self.plan {
             let key = self.bytes(input, &entry.key);
-            let list = self.bytes(input, &entry.list);
+            let list = self.bytes(input, &entry.list.bytes);
             wire::put_tag(out, 1, wire::LEN);
-            wire::put_varint(out, self.entry_len(entry) as u64);
+            wire::put_varint(out, entry.len as u64);
             wire::put_tag(out, 1, wire::LEN);
             wire::put_varint(out, key.len() as u64);
             out.extend_from_slice(key);
             wire::put_tag(out, 2, wire::LEN);
-            if entry.field == 0 {
+            if entry.list.field == 0 {
                 out.push(0);
             } else {
                 wire::put_varint(out, wire::field_size(list.len()) as u64);
-                wire::put_tag(out, entry.field, wire::LEN);
+                wire::put_tag(out, entry.list.field, wire::LEN);
                 wire::put_varint(out, list.len() as u64);
                 out.extend_from_slice(list);
             }
+        }
+    }
+
+    /// Calls `f(name, kind, value_count)` for each feature of the record that the last
+    /// successful [`tf_to_of`](Transcoder::tf_to_of) or [`of_to_tf`](Transcoder::of_to_tf)
+    /// call wrote into `output`, in order: what [`visit_ofrecord`](crate::visit_ofrecord) or
+    /// [`visit_example`](crate::visit_example) would report on it, without parsing it again.
+    /// Given any other bytes it reports nothing that does not fit them.
+    pub fn visit_output(
+        &self,
+        output: &[u8],
+        mut f: impl FnMut(&[u8], Option<FeatureKind>, usize),
+    ) {
+        let mut offset = self.output_base;
+        for entry in &self.plan {
+            let key_len = entry.key.len();
+            // An entry is: tag, length, key tag, key length, key, value...
+            let key_start = offset
+                + 1
+                + wire::varint_len(entry.len as u64)
+                + 1
+                + wire::varint_len(key_len as u64);
+            if let Some(name) = output.get(key_start..key_start + key_len) {
+                f(name, entry.list.kind, entry.list.count);
+            }
+            offset += wire::field_size(entry.len);
         }
     }
 }
@@ -559,8 +628,10 @@ pub(crate) fn parse_feature(
 /// A map key's bytes, which protobuf requires to be UTF-8 (`string` fields).
 pub(crate) fn feature_name<'a>(input: &'a [u8], key: &Range<usize>) -> Result<&'a [u8], Error> {
     let name = &input[key.clone()];
-    std::str::from_utf8(name)
-        .map_err(|_| Error::malformed("feature name is not valid UTF-8", key.start))?;
+    if !name.is_ascii() {
+        std::str::from_utf8(name)
+            .map_err(|_| Error::malformed("feature name is not valid UTF-8", key.start))?;
+    }
     Ok(name)
 }
 
@@ -602,6 +673,17 @@ pub(crate) fn collect_entries(
 /// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
 fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
     if entries.len() < 2 {
+        return;
+    }
+    // Most records have a handful of features: comparing pairs beats sorting them.
+    if entries.len() <= 16 {
+        for i in 0..entries.len() {
+            let key = &input[entries[i].key.clone()];
+            let overridden = entries[i + 1..]
+                .iter()
+                .any(|later| input[later.key.clone()] == *key);
+            entries[i].loses = overridden;
+        }
         return;
     }
     order.clear();

@@ -44,7 +44,21 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    #[inline]
     pub(crate) fn varint(&mut self) -> Result<u64, Error> {
+        // Tags, lengths of short fields and small numbers take one byte.
+        if self.pos < self.end {
+            if let Some(&byte) = self.buf.get(self.pos) {
+                if byte < 0x80 {
+                    self.pos += 1;
+                    return Ok(u64::from(byte));
+                }
+            }
+        }
+        self.varint_slow()
+    }
+
+    fn varint_slow(&mut self) -> Result<u64, Error> {
         let start = self.pos;
         let mut value = 0u64;
         for i in 0..10 {

@@ -380,6 +380,35 @@ proptest! {
         }
     }
 
+    /// What the transcoder says it wrote is what a parse of its output finds.
+    #[test]
+    fn visit_output_matches_a_parse_of_the_output(
+        tf_entries in entries(tf_list().boxed()),
+        of_entries in non_empty_entries(of_list(true)),
+        spec in spec(),
+    ) {
+        fn collect(out: &mut Vec<(Vec<u8>, Option<FeatureKind>, usize)>) -> impl FnMut(&[u8], Option<FeatureKind>, usize) + '_ {
+            move |name, kind, count| out.push((name.to_vec(), kind, count))
+        }
+        // A spec that contradicts itself is refused up front; there is nothing to visit.
+        let Ok(mut transcoder) = Transcoder::new(spec.lossy(true)) else {
+            return Ok(());
+        };
+        let mut out = Vec::new();
+        if transcoder.tf_to_of(&example_bytes(&join(&tf_entries)), &mut out).is_ok() {
+            let (mut told, mut parsed) = (Vec::new(), Vec::new());
+            transcoder.visit_output(&out, collect(&mut told));
+            ofconvert_bridge::visit_ofrecord(&out, collect(&mut parsed)).unwrap();
+            prop_assert_eq!(told, parsed);
+        }
+        if transcoder.of_to_tf(&join(&of_entries), &mut out).is_ok() {
+            let (mut told, mut parsed) = (Vec::new(), Vec::new());
+            transcoder.visit_output(&out, collect(&mut told));
+            ofconvert_bridge::visit_example(&out, collect(&mut parsed)).unwrap();
+            prop_assert_eq!(told, parsed);
+        }
+    }
+
     /// Arbitrary bytes never panic either path's conversion.
     #[test]
     fn garbage_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use ofconvert_bridge::proto::oneflow::feature::Kind as OfKind;
 use ofconvert_bridge::proto::tensorflow::feature::Kind as TfKind;
-use ofconvert_bridge::{FeatureKind, TfRecordType};
+use ofconvert_bridge::{FeatureKind, TfRecordType, Transcoder};
 use serde::{Deserialize, Serialize};
 
 /// The features of a set of records.
@@ -122,6 +122,15 @@ impl SchemaBuilder {
         });
         self.end_record();
         result
+    }
+
+    /// Adds the record `transcoder` just wrote into `output`, from what the transcoder
+    /// planned: the same features a parse of `output` finds, without parsing it again.
+    pub fn add_transcoded(&mut self, transcoder: &Transcoder, output: &[u8]) {
+        transcoder.visit_output(output, |name, kind, values| {
+            self.observe(name, kind, values)
+        });
+        self.end_record();
     }
 
     fn observe(&mut self, name: &[u8], kind: Option<FeatureKind>, values: usize) {
