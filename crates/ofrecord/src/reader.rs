@@ -50,9 +50,15 @@ impl<R: Read> Reader<R> {
             .unwrap_or(usize::MAX)
             .min(BUFFER_CAPACITY);
         buf.reserve(chunk);
-        // Large reads bypass the BufReader's own buffer and land straight in `buf`.
-        let available = match (&mut self.inner).take(length).read_to_end(buf) {
-            Ok(n) => n as u64,
+        // What is buffered is copied; the rest is read from the source straight into `buf`,
+        // which spares large payloads a second copy through the buffer.
+        let buffered = self.inner.buffer();
+        let from_buffer = buffered.len().min(chunk);
+        buf.extend_from_slice(&buffered[..from_buffer]);
+        self.inner.consume(from_buffer);
+        let rest = length - from_buffer as u64;
+        let available = match self.inner.get_mut().take(rest).read_to_end(buf) {
+            Ok(n) => from_buffer as u64 + n as u64,
             Err(e) => return Err(self.fail(ErrorKind::Io(e))),
         };
         self.finish_payload(length, available)?;

@@ -26,8 +26,9 @@ impl<R: Read> BufInput<R> {
         }
     }
 
-    pub(crate) fn capacity(&self) -> usize {
-        self.buf.len()
+    /// Bytes read ahead and not consumed yet.
+    pub(crate) fn buffered(&self) -> usize {
+        self.filled - self.pos
     }
 
     /// Drops the buffer, and with it any bytes read ahead but not consumed.
@@ -68,8 +69,9 @@ impl<R: Read> BufInput<R> {
         self.consume(from_buffer);
         let mut appended = from_buffer as u64;
         let rest = limit - appended;
-        if rest >= self.buf.len() as u64 {
-            // Large payloads bypass the buffer and land in the caller's vector directly.
+        if rest >= DIRECT_READ_MIN as u64 {
+            // Large payloads bypass the buffer and land in the caller's vector directly: one
+            // copy out of the kernel instead of two.
             out.reserve(usize::try_from(rest).unwrap_or(usize::MAX).min(MAX_RESERVE));
             appended += (&mut self.inner).take(rest).read_to_end(out)? as u64;
         } else if rest > 0 {
@@ -107,6 +109,10 @@ impl<R: Read> BufInput<R> {
         Ok(skipped)
     }
 }
+
+/// From this many bytes on, a payload is read straight into the caller's vector rather than
+/// through the buffer: a read call per record costs less than copying it once more.
+pub(crate) const DIRECT_READ_MIN: usize = 16 * 1024;
 
 /// The most a large payload reserves ahead of the data that arrives for it.
 const MAX_RESERVE: usize = 1 << 20;

@@ -7,7 +7,7 @@ use flate2::bufread::MultiGzDecoder;
 
 use crate::crc;
 use crate::error::{Error, ErrorKind};
-use crate::input::{BufInput, StrictZlibDecoder};
+use crate::input::{BufInput, StrictZlibDecoder, DIRECT_READ_MIN};
 use crate::{Compression, FOOTER_LEN, HEADER_LEN};
 
 /// Bytes read ahead from the underlying reader, and from the decompressor when there is one.
@@ -283,8 +283,9 @@ impl Framing {
         };
         let framed = length.checked_add((HEADER_LEN + FOOTER_LEN) as u64);
         let stored_crc = match framed.and_then(|n| usize::try_from(n).ok()) {
-            // A record that fits the buffer is read in one piece: one copy, no extra calls.
-            Some(framed) if framed <= input.capacity() => {
+            // A small record, or one already buffered, is read in one piece: one copy, no
+            // extra calls. Larger ones stream into `buf` past the buffer.
+            Some(framed) if framed < DIRECT_READ_MIN || framed <= input.buffered() => {
                 let available = input
                     .fill_to(framed)
                     .map_err(|err| self.error(ErrorKind::Io(err)))?;

@@ -544,6 +544,69 @@ fn short_and_interrupted_reads_are_handled() {
     assert_eq!(lengths, [Some(5), Some(0), Some(300_000), Some(1), None]);
 }
 
+/// Serves `data` in reads of a fixed odd size, so records straddle every read.
+struct Chunked<'a> {
+    data: &'a [u8],
+    size: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.data.len().min(out.len()).min(self.size);
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn records_around_the_direct_read_size_arrive_whole_and_checked() {
+    // Small records are read through the buffer, larger ones partly straight into the
+    // caller's vector: sizes on both sides of the switch, and a damaged large one.
+    let sizes = [
+        0, 1, 16_371, 16_372, 16_373, 16_384, 100_000, 262_144, 300_001, 5,
+    ];
+    let records: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (0..n).map(|b| (b * 31 + i) as u8).collect())
+        .collect();
+    let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+    let stream = write_all(&refs);
+    for size in [1, 7_001, 65_537, usize::MAX] {
+        let chunked = Chunked {
+            data: &stream,
+            size,
+        };
+        assert_eq!(
+            read_all(&mut Reader::new(chunked)).unwrap(),
+            records,
+            "reads of {size}"
+        );
+    }
+
+    let mut damaged = stream.clone();
+    let sixth = write_all(&refs[..6]).len();
+    damaged[sixth + 12 + 50_000] ^= 0x01;
+    let mut reader = Reader::new(Chunked {
+        data: &damaged,
+        size: 4_099,
+    });
+    let mut buf = Vec::new();
+    for record in &records[..6] {
+        assert!(reader.read_record(&mut buf).unwrap());
+        assert_eq!(&buf, record);
+    }
+    let err = reader.read_record(&mut buf).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::DataCrcMismatch { .. }));
+    assert_eq!(err.offset(), sixth as u64 + 12);
+    assert!(reader.recover());
+    for record in &records[7..] {
+        assert!(reader.read_record(&mut buf).unwrap());
+        assert_eq!(&buf, record);
+    }
+}
+
 /// Serves `data`, then fails.
 struct FailAfter<'a> {
     data: &'a [u8],
