@@ -98,6 +98,11 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub no_verify: bool,
 
+    /// Do not flush parts to the disk before they take their final names: faster, and a
+    /// killed run still leaves nothing half-written, but a power failure may lose parts.
+    #[arg(long)]
+    pub no_sync: bool,
+
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,

@@ -111,6 +111,7 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Option
         max_part_bytes: args.max_part_bytes,
     };
     options.verify_checksums = !args.no_verify;
+    options.sync = !args.no_sync;
     options.on_corrupt = match args.on_corrupt {
         CorruptPolicy::Fail => OnCorrupt::Fail,
         CorruptPolicy::Skip => OnCorrupt::Skip,

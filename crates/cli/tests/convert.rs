@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::Path;
 
@@ -274,30 +275,39 @@ fn part_names_follow_prefix_and_digits() {
 }
 
 #[test]
-fn jobs_do_not_change_the_output() {
+fn jobs_and_syncing_do_not_change_the_output() {
     let work = tempfile::tempdir().unwrap();
     let one = work.path().join("one");
     let two = work.path().join("two");
-    for (jobs, out) in [("1", &one), ("2", &two)] {
-        ofconvert([
+    let unsynced = work.path().join("unsynced");
+    let input = datasets();
+    for (jobs, out, extra) in [
+        ("1", &one, None),
+        ("2", &two, None),
+        ("2", &unsynced, Some("--no-sync")),
+    ] {
+        let mut args = vec![
             "--jobs".as_ref(),
             jobs.as_ref(),
             "tf2of".as_ref(),
-            datasets().as_os_str(),
+            input.as_os_str(),
             out.as_os_str(),
             "--records-per-part".as_ref(),
             "7".as_ref(),
-        ])
-        .ok();
+        ];
+        args.extend(extra.map(OsStr::new));
+        ofconvert(args).ok();
     }
     let files = tree(&one);
-    assert_eq!(files, tree(&two));
-    for file in files.iter().filter(|file| !file.ends_with(".json")) {
-        assert_eq!(
-            fs::read(one.join(file)).unwrap(),
-            fs::read(two.join(file)).unwrap(),
-            "{file}"
-        );
+    for other in [&two, &unsynced] {
+        assert_eq!(files, tree(other));
+        for file in files.iter().filter(|file| !file.ends_with(".json")) {
+            assert_eq!(
+                fs::read(one.join(file)).unwrap(),
+                fs::read(other.join(file)).unwrap(),
+                "{file}"
+            );
+        }
     }
 }
 

@@ -740,6 +740,7 @@ fn convert_chunk(
                     temp_part_path(dir, chunk.index, next_sub),
                     context.input_format,
                     options.compression,
+                    options.sync,
                 )?);
                 next_sub += 1;
             }
@@ -794,6 +795,7 @@ fn frame_len(input_format: Format, payload: usize) -> u64 {
 /// A part being written under its temporary name.
 struct PartWriter {
     sink: Sink,
+    sync: bool,
     path: PathBuf,
     records: u64,
     bytes: u64,
@@ -809,6 +811,7 @@ impl PartWriter {
         path: PathBuf,
         input_format: Format,
         compression: Compression,
+        sync: bool,
     ) -> Result<Self, Error> {
         let file = File::create(&path).map_err(|err| Error::io(&path, err))?;
         let sink = match input_format {
@@ -817,6 +820,7 @@ impl PartWriter {
         };
         Ok(PartWriter {
             sink,
+            sync,
             path,
             records: 0,
             bytes: 0,
@@ -858,10 +862,8 @@ impl PartWriter {
                 return Err(err);
             }
         };
-        let size = file
-            .sync_all()
-            .and_then(|()| file.metadata())
-            .map(|meta| meta.len());
+        let synced = if self.sync { file.sync_all() } else { Ok(()) };
+        let size = synced.and_then(|()| file.metadata()).map(|meta| meta.len());
         match size {
             Ok(bytes) => Ok(TempPart {
                 path,

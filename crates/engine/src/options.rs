@@ -94,6 +94,10 @@ pub struct Options {
     pub compression: Compression,
     /// Check TFRecord checksums while reading.
     pub verify_checksums: bool,
+    /// Flush every part to the disk (fsync) before it takes its final name. Without it a
+    /// killed run still leaves nothing half-written, but a power failure may lose the
+    /// contents of parts that the manifest lists.
+    pub sync: bool,
     /// What to do with damaged records.
     pub on_corrupt: OnCorrupt,
     /// What to do with records without features.
@@ -117,6 +121,7 @@ impl Options {
             sizing: Sizing::default(),
             compression: Compression::None,
             verify_checksums: true,
+            sync: true,
             on_corrupt: OnCorrupt::default(),
             on_empty: OnEmpty::default(),
             existing: ExistingOutput::default(),
