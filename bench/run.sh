@@ -259,6 +259,11 @@ for corpus in "${CORPUS_LIST[@]}"; do
             "$OFCONVERT" --jobs "$j" --quiet tf2of "$tf" "$OUT"
         measure "$corpus" "ofconvert of2tf" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
             "$OFCONVERT" --jobs "$j" --quiet of2tf "$of" "$OUT"
+        # Without the fsync of every part: what the conversion itself costs next to cp.
+        measure "$corpus" "ofconvert tf2of --no-sync" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet tf2of --no-sync "$tf" "$OUT"
+        measure "$corpus" "ofconvert of2tf --no-sync" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet of2tf --no-sync "$of" "$OUT"
         measure "$corpus" "ofconvert count tfrecord" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
             "$OFCONVERT" --jobs "$j" --quiet count "$tf"
         measure "$corpus" "ofconvert count ofrecord" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
