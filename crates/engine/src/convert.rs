@@ -669,21 +669,12 @@ fn convert_chunk(
                 Err(err) => return Err(err.into()),
             }
         }
-        loop {
-            if segment
-                .end
-                .is_some_and(|end| reader.position().index >= end)
-            {
-                break;
-            }
-            let Some(at) = reader.read_salvaging(
-                &mut worker.record,
-                options.on_corrupt,
-                &mut output.skipped,
-            )?
-            else {
-                break;
-            };
+        while let Some(at) = reader.read_salvaging(
+            &mut worker.record,
+            options.on_corrupt,
+            &mut output.skipped,
+            segment.end,
+        )? {
             unreported += 1;
             if unreported == REPORT_EVERY {
                 (context.progress)(Event::Progress {

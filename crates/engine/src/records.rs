@@ -226,16 +226,23 @@ impl<'a> RecordReader<'a> {
         }
     }
 
-    /// Reads the next record under a damage policy: with [`OnCorrupt::Skip`], records that
-    /// can be stepped over are (and counted in `skipped`), and damage that ends the framing
-    /// ends the file (counted as one record).
+    /// Reads the next record before index `end` (`None`: to the end of the file) under a
+    /// damage policy: with [`OnCorrupt::Skip`], records that can be stepped over are (and
+    /// counted in `skipped`), and damage that ends the framing ends the file (counted as one
+    /// record).
     pub(crate) fn read_salvaging(
         &mut self,
         buf: &mut Vec<u8>,
         policy: OnCorrupt,
         skipped: &mut SkippedRecords,
+        end: Option<u64>,
     ) -> Result<Option<RecordAt>, Error> {
         loop {
+            // Stepping over damage must not run into the records from `end` on: another work
+            // item reads (and counts) those.
+            if end.is_some_and(|end| self.position().index >= end) {
+                return Ok(None);
+            }
             match self.read(buf) {
                 Ok(found) => return Ok(found),
                 Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
