@@ -350,6 +350,7 @@ fn convert(
             numbers
                 .f64s
                 .extend(numbers.f32s.iter().map(|&v| f64::from(v)));
+            numbers.f32s.clear();
         }
         (FeatureKind::Double, FeatureKind::Float) => {
             numbers.f32s.clear();
