@@ -16,7 +16,7 @@ use ofconvert_bridge::proto::{oneflow as of_pb, tensorflow as tf_pb};
 use ofconvert_bridge::{
     decode_example, decode_ofrecord, decode_sequence_example, encode_example, encode_ofrecord,
     example_to_ofrecord, ofrecord_to_example, sequence_example_to_ofrecord, visit_example,
-    visit_ofrecord, Error, ErrorKind, OfRecordExt, TfRecordType, Transcoder,
+    visit_ofrecord, Error, ErrorKind, FeatureKind, OfRecordExt, TfRecordType, Transcoder,
 };
 
 use crate::specs::{Variant, RAW_FEATURE};
@@ -103,6 +103,21 @@ fn is_wrapped(record: &of_pb::OfRecord, input: &[u8], variant: &Variant) -> bool
         && record.bytes_values(RAW_FEATURE) == Some(&[input.to_vec()][..])
 }
 
+/// Name, kind and value count of each feature, as the visitors report them.
+type Features = Vec<(Vec<u8>, Option<FeatureKind>, usize)>;
+
+/// What `visit_output` reports on `output`; also, that it does not panic on bytes other than
+/// the last output, whatever the last conversion did.
+fn reported(transcoder: &Transcoder, output: &[u8]) -> Features {
+    transcoder.visit_output(&output[..output.len() / 2], |_, _, _| {});
+    transcoder.visit_output(b"", |_, _, _| {});
+    let mut features = Features::new();
+    transcoder.visit_output(output, |name, kind, count| {
+        features.push((name.to_vec(), kind, count))
+    });
+    features
+}
+
 /// Failures that the wire path reports only after checking every feature.
 fn about_whole_record(kind: &ErrorKind) -> bool {
     matches!(kind, ErrorKind::EmptyRecord | ErrorKind::NameClash { .. })
@@ -120,7 +135,52 @@ pub fn check_tf_to_of(
     input: &[u8],
     out: &mut Vec<u8>,
 ) -> bool {
+    let outcome = compare_tf_to_of(variant, transcoder, input, out);
+    // What prost makes of the record, written back canonically, has nothing the wire path
+    // may refuse for its structure (no unknown fields, one kind per Feature, whole entries):
+    // this keeps the wire path from refusing valid records that only look unusual.
+    if let Ok(seq) = decode_sequence_example(input) {
+        let mut canonical = Vec::new();
+        if seq.feature_lists.is_some() {
+            ofconvert_bridge::encode_sequence_example(&seq, &mut canonical);
+        } else {
+            let example = tf_pb::Example {
+                features: seq.context,
+            };
+            encode_example(&example, &mut canonical);
+        }
+        if canonical != input {
+            match compare_tf_to_of(variant, transcoder, &canonical, &mut Vec::new()) {
+                Outcome::Converted => {}
+                Outcome::Wrapped => panic!("wrapped whole the canonical form of a record"),
+                Outcome::Failed(kind) => assert!(
+                    !structural(&kind),
+                    "{kind:?} on the canonical form of a record prost parses"
+                ),
+            }
+        }
+    }
+    outcome == Outcome::Converted
+}
+
+/// How a conversion ended.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Converted,
+    /// Converted by wrapping the record whole under the raw feature name.
+    Wrapped,
+    Failed(ErrorKind),
+}
+
+fn compare_tf_to_of(
+    variant: &Variant,
+    transcoder: &mut Transcoder,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Outcome {
     let wire = transcoder.tf_to_of(input, out);
+    // Whatever the conversion did, visiting bytes that are not its output must not panic.
+    transcoder.visit_output(input, |_, _, _| {});
     let visited = visit_example(input, |_, _, _| {});
     let seq = decode_sequence_example(input);
     if let Ok(seq) = &seq {
@@ -140,8 +200,16 @@ pub fn check_tf_to_of(
         Ok(()) => {
             let record = decode_ofrecord(out)
                 .unwrap_or_else(|e| panic!("the wire output does not parse: {e}"));
-            visit_ofrecord(out, |_, _, _| {})
-                .unwrap_or_else(|e| panic!("the wire output does not visit: {e}"));
+            let mut visited_output = Features::new();
+            visit_ofrecord(out, |name, kind, count| {
+                visited_output.push((name.to_vec(), kind, count))
+            })
+            .unwrap_or_else(|e| panic!("the wire output does not visit: {e}"));
+            assert_eq!(
+                reported(transcoder, out),
+                visited_output,
+                "visit_output and visit_ofrecord disagree"
+            );
             wrapped = is_wrapped(&record, input, variant);
             if wrapped {
                 let plain = variant.without_raw.clone().expect("only raw specs wrap");
@@ -188,7 +256,11 @@ pub fn check_tf_to_of(
             "visit_example fails with {v:?}, the wire path converts the record"
         );
     }
-    wire.is_ok()
+    match wire {
+        Ok(()) if wrapped => Outcome::Wrapped,
+        Ok(()) => Outcome::Converted,
+        Err(w) => Outcome::Failed(w.kind().clone()),
+    }
 }
 
 /// A non-structural failure of `tf_to_of` must be one the typed path makes too.
@@ -243,15 +315,49 @@ pub fn check_of_to_tf(
     input: &[u8],
     out: &mut Vec<u8>,
 ) -> bool {
+    let converted = compare_of_to_tf(variant, transcoder, input, out).is_ok();
+    // As for tf_to_of: prost's view of the record, written back canonically, converts or
+    // fails for its values only.
+    if let Ok(record) = decode_ofrecord(input) {
+        let canonical = canonical_of(&record);
+        if canonical != input {
+            let again = compare_of_to_tf(variant, transcoder, &canonical, &mut Vec::new());
+            if let Err(e) = again {
+                assert!(
+                    !structural(e.kind()),
+                    "{e:?} on the canonical form of a record prost parses"
+                );
+            }
+        }
+    }
+    converted
+}
+
+fn compare_of_to_tf(
+    variant: &Variant,
+    transcoder: &mut Transcoder,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     let wire = transcoder.of_to_tf(input, out);
+    // Whatever the conversion did, visiting bytes that are not its output must not panic.
+    transcoder.visit_output(input, |_, _, _| {});
     let visited = visit_ofrecord(input, |_, _, _| {});
     let record = decode_ofrecord(input);
     match &wire {
         Ok(()) => {
             let example = decode_example(out)
                 .unwrap_or_else(|e| panic!("the wire output does not parse: {e}"));
-            let output_type = visit_example(out, |_, _, _| {})
-                .unwrap_or_else(|e| panic!("the wire output does not visit: {e}"));
+            let mut visited_output = Features::new();
+            let output_type = visit_example(out, |name, kind, count| {
+                visited_output.push((name.to_vec(), kind, count))
+            })
+            .unwrap_or_else(|e| panic!("the wire output does not visit: {e}"));
+            assert_eq!(
+                reported(transcoder, out),
+                visited_output,
+                "visit_output and visit_example disagree"
+            );
             assert_eq!(output_type, TfRecordType::Example);
             if let Err(e) = &visited {
                 panic!("the wire path accepts a record visit_ofrecord refuses: {e}");
@@ -283,7 +389,7 @@ pub fn check_of_to_tf(
             "visit_ofrecord fails with {v:?}, the wire path converts the record"
         );
     }
-    wire.is_ok()
+    wire
 }
 
 /// A non-structural failure of `of_to_tf` must be one the typed path makes too (see

@@ -2,20 +2,25 @@
 
 use std::io::{self, Read};
 
-/// Hands out at most `piece` bytes per call, answers `Interrupted` every few calls, and can
-/// fail for good once it reaches a chosen offset. The framing readers must give the same
-/// records whatever the piece size and however often they are interrupted.
+/// Hands out bytes in pieces of alternating sizes, answers `Interrupted` every few calls,
+/// and can fail for good once it reaches a chosen offset. The framing readers must give the
+/// same records whatever the pieces and however often they are interrupted.
+///
+/// Calls alternate between a small piece and a large one, so that headers land across piece
+/// boundaries at every offset without a byte-by-byte crawl through the whole input (which
+/// would cost thousands of calls per run).
 pub struct Pieces<'a> {
     data: &'a [u8],
     pos: usize,
-    piece: usize,
+    small: usize,
+    large: usize,
     interrupt_every: Option<u32>,
     calls: u32,
     fail_at: Option<usize>,
 }
 
 /// Piece sizes around the header sizes (8 and 12) and the readers' buffer sizes.
-const PIECE_SIZES: [usize; 16] = [
+const SMALL: [usize; 16] = [
     1,
     2,
     3,
@@ -35,13 +40,21 @@ const PIECE_SIZES: [usize; 16] = [
 ];
 
 impl<'a> Pieces<'a> {
-    /// Reads `data`, with the piece size and interruptions chosen by `config`: the low four
-    /// bits pick the piece size, the next two how often a call is interrupted.
+    /// Reads `data` in pieces chosen by `config`: bits 0-3 pick the small piece size, bits
+    /// 4-5 how often a call is interrupted (never, every 2nd, 3rd or 7th call), bits 6-7 the
+    /// large piece size (the small one again, 64, 509 or 4096 bytes).
     pub fn new(data: &'a [u8], config: u8) -> Self {
+        let small = SMALL[usize::from(config & 0x0f)];
         Pieces {
             data,
             pos: 0,
-            piece: PIECE_SIZES[usize::from(config & 0x0f)],
+            small,
+            large: match config >> 6 {
+                0 => small,
+                1 => 64,
+                2 => 509,
+                _ => 4096,
+            },
             interrupt_every: match (config >> 4) & 3 {
                 0 => None,
                 1 => Some(2),
@@ -79,7 +92,12 @@ impl Read for Pieces<'_> {
         if self.pos >= end && self.fail_at.is_some() {
             return Err(io::Error::other("injected read failure"));
         }
-        let n = out.len().min(self.piece).min(end - self.pos);
+        let piece = if self.calls % 2 == 0 {
+            self.large
+        } else {
+            self.small
+        };
+        let n = out.len().min(piece).min(end - self.pos);
         out[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
