@@ -72,6 +72,41 @@ for path in tf_files:
         seed("tfrecord_reader", bytes([0x06, 0x03, 0]) + framed)
     seed("tfrecord_reader", bytes([0x00, 0x0f, 0x80]) + data)
 
+# Records of 16 KiB and more take the readers' direct path, and records past 256 KiB do not
+# fit their buffer; no test file has such records in a small file, so write some. The plain
+# seeds stay just above 16 KiB; compressed, a large record of zeros takes a few hundred bytes.
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+def masked(data):
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+def framed_record(data):
+    length = struct.pack("<Q", len(data))
+    return length + struct.pack("<I", masked(length)) + data + struct.pack("<I", masked(data))
+
+def seed_large(target, data):
+    global MAX_SEED
+    kept, MAX_SEED = MAX_SEED, len(data)
+    seed(target, data)
+    MAX_SEED = kept
+
+small, direct = framed_record(b"first"), framed_record(bytes(range(256)) * 65)
+huge = framed_record(bytes(300 * 1024))
+seed_large("tfrecord_reader", bytes([0x00, 0x4c, 0]) + small + direct + small)
+seed_large("tfrecord_reader", bytes([0x08, 0x8d, 0]) + small + direct + small)
+seed_large("tfrecord_reader", bytes([0x01, 0x0f, 0]) + gzip.compress(small + huge + small))
+seed_large("tfrecord_reader", bytes([0x02, 0xc0, 0]) + zlib.compress(small + huge + small))
+seed_large("tfrecord_reader", bytes([0x21, 0x0f, 0]) + gzip.compress(huge[:-1] + b"\0" + small))
+payload = bytes(range(256)) * 65
+seed_large("ofrecord_reader", bytes([0x00, 0x4c, 0]) + struct.pack("<q", len(payload)) + payload)
+
 # ofrecord_reader: [mode][io][fail] + part file. Mode bits: 0-1 read/skip pattern, 2 go on
 # past zero-length records.
 of_files = files("ofrecord/**/part-*", "ofdatasets/**/part-*")
