@@ -165,7 +165,7 @@ fuzz_target!(|data: &[u8]| {
             0 => false,
             1 => true,
             2 => call % 2 == 1,
-            _ => call % 3 == 0,
+            _ => call.is_multiple_of(3),
         };
         call += 1;
         let expected = reference.next(skip);

@@ -84,7 +84,7 @@ impl Read for Pieces<'_> {
         self.calls = self.calls.wrapping_add(1);
         if self
             .interrupt_every
-            .is_some_and(|every| self.calls % every == 0)
+            .is_some_and(|every| self.calls.is_multiple_of(every))
         {
             return Err(io::ErrorKind::Interrupted.into());
         }
@@ -92,7 +92,7 @@ impl Read for Pieces<'_> {
         if self.pos >= end && self.fail_at.is_some() {
             return Err(io::Error::other("injected read failure"));
         }
-        let piece = if self.calls % 2 == 0 {
+        let piece = if self.calls.is_multiple_of(2) {
             self.large
         } else {
             self.small

@@ -57,7 +57,7 @@ pub enum TfFailure {
 /// TensorFlow's masked CRC-32C, spelled out from its definition.
 pub fn masked_crc(data: &[u8]) -> u32 {
     let crc = crc32c::crc32c(data);
-    ((crc >> 15) | (crc << 17)).wrapping_add(0xa282_ead8)
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 fn le_u32(bytes: &[u8]) -> u32 {
