@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::numeric::{self, Dialect, Numbers};
 use crate::spec::{CompiledSpec, Disposition, Rule};
+use crate::visit::next_top_level_field;
 use crate::wire::{self, Cursor};
 use crate::{Error, ErrorKind, FeatureKind, MappingSpec, SequencePolicy};
 
@@ -209,17 +210,11 @@ impl Transcoder {
         entries: &mut Vec<RawEntry>,
         lists: &mut Vec<RawEntry>,
     ) -> Result<(), Error> {
-        let not_an_example = |_| Error::new(ErrorKind::NotAnExample);
         entries.clear();
         lists.clear();
         let mut sequence = false;
         let mut cursor = Cursor::new(input);
-        while !cursor.at_end() {
-            let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
-            if wire_type != wire::LEN || field > 2 {
-                return Err(ErrorKind::NotAnExample.into());
-            }
-            let range = cursor.len_delimited().map_err(not_an_example)?;
+        while let Some((field, range)) = next_top_level_field(&mut cursor)? {
             // A message field that appears twice is merged: its map entries add up.
             if field == 1 {
                 collect_entries(cursor.sub(range), "unknown field in Features", entries)?;

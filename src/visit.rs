@@ -38,8 +38,7 @@ pub fn visit_example(
 ) -> Result<TfRecordType, Error> {
     let mut record_type = TfRecordType::Example;
     let mut cursor = Cursor::new(example);
-    while !cursor.at_end() {
-        let (field, range) = top_level_field(&mut cursor)?;
+    while let Some((field, range)) = next_top_level_field(&mut cursor)? {
         let mut message = cursor.sub(range);
         while !message.at_end() {
             if field == 1 {
@@ -63,22 +62,35 @@ pub fn visit_example(
 pub fn classify_tf_record(bytes: &[u8]) -> Result<TfRecordType, Error> {
     let mut cursor = Cursor::new(bytes);
     let mut record_type = TfRecordType::Example;
-    while !cursor.at_end() {
-        if top_level_field(&mut cursor)?.0 == 2 {
+    while let Some((field, _)) = next_top_level_field(&mut cursor)? {
+        if field == 2 {
             record_type = TfRecordType::SequenceExample;
         }
     }
     Ok(record_type)
 }
 
-fn top_level_field(cursor: &mut Cursor<'_>) -> Result<(u32, std::ops::Range<usize>), Error> {
+/// The next `features` (1) or `feature_lists` (2) field of an Example or SequenceExample,
+/// `None` at the end. Unknown fields are skipped, as TensorFlow's parser skips them; a known
+/// field of the wrong wire type, or bytes that are not protobuf, make it
+/// [`ErrorKind::NotAnExample`].
+pub(crate) fn next_top_level_field(
+    cursor: &mut Cursor<'_>,
+) -> Result<Option<(u32, std::ops::Range<usize>)>, Error> {
     let not_an_example = |_| Error::new(ErrorKind::NotAnExample);
-    let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
-    if wire_type != wire::LEN || field > 2 {
-        return Err(ErrorKind::NotAnExample.into());
+    while !cursor.at_end() {
+        let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
+        if field > 2 {
+            cursor.skip(wire_type).map_err(not_an_example)?;
+            continue;
+        }
+        if wire_type != wire::LEN {
+            return Err(ErrorKind::NotAnExample.into());
+        }
+        let range = cursor.len_delimited().map_err(not_an_example)?;
+        return Ok(Some((field, range)));
     }
-    let range = cursor.len_delimited().map_err(not_an_example)?;
-    Ok((field, range))
+    Ok(None)
 }
 
 fn visit_entry(

@@ -127,6 +127,18 @@ impl<'a> Cursor<'a> {
     }
 }
 
+impl Cursor<'_> {
+    /// Skips a field's value of the given wire type.
+    pub(crate) fn skip(&mut self, wire_type: u8) -> Result<(), Error> {
+        match wire_type {
+            VARINT => self.varint().map(drop),
+            FIXED64 => self.fixed64().map(drop),
+            FIXED32 => self.fixed32().map(drop),
+            _ => self.len_delimited().map(drop),
+        }
+    }
+}
+
 pub(crate) fn varint_len(value: u64) -> usize {
     // Each byte holds 7 bits; zero still takes one byte.
     (64 - (value | 1).leading_zeros() as usize).div_ceil(7)

@@ -553,6 +553,30 @@ fn non_examples_fail_or_are_wrapped_whole() {
 }
 
 #[test]
+fn unknown_top_level_fields_are_skipped_as_tensorflow_does() {
+    let plain = serialize(&tf::example([("a", tf::int64_feature([1]))]));
+    // The same Example with a varint field 7 before it and a length-delimited field 9 after.
+    let mut extended = vec![0x38, 0x2a];
+    extended.extend_from_slice(&plain);
+    extended.extend_from_slice(&[0x4a, 0x02, 0xff, 0x00]);
+    assert_eq!(
+        tf_to_of(MappingSpec::new(), &extended).unwrap(),
+        tf_to_of(MappingSpec::new(), &plain).unwrap()
+    );
+    assert_eq!(
+        ofconvert_bridge::classify_tf_record(&extended),
+        Ok(ofconvert_bridge::TfRecordType::Example)
+    );
+    // Field 1 of the wrong wire type is still no Example (a serialized tensor's dtype).
+    assert_eq!(
+        tf_to_of(MappingSpec::new(), &[0x08, 0x01])
+            .unwrap_err()
+            .kind(),
+        &ErrorKind::NotAnExample
+    );
+}
+
+#[test]
 fn unknown_feature_kinds_name_the_feature() {
     let input = example_bytes(&entry("label", 4, &List::Varint(vec![1], true)));
     let err = tf_to_of(MappingSpec::new(), &input).unwrap_err();
