@@ -268,6 +268,22 @@ pub(crate) fn encode_numbers(
     start..out.len()
 }
 
+/// A bytes feature takes no cast and no offset: the error its rule asks for, if any.
+pub(crate) fn check_bytes_rule(rule: Option<&Rule>) -> Result<(), ErrorKind> {
+    match rule {
+        Some(Rule { cast: Some(to), .. }) => Err(ErrorKind::InvalidCast {
+            from: FeatureKind::Bytes,
+            to: *to,
+        }),
+        Some(Rule {
+            offset: Some(_), ..
+        }) => Err(ErrorKind::InvalidOffset {
+            kind: FeatureKind::Bytes,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Applies a feature's offset and cast, then the dialect's default mapping; returns the kind
 /// the values now have. `numbers` holds the values of a list of kind `from`.
 pub(crate) fn transform(

@@ -297,6 +297,9 @@ impl Transcoder {
     ) -> Result<Planned, Error> {
         let list = Cursor::new(input).sub(range.clone());
         let info = numeric::scan_list(list, kind)?;
+        if kind == FeatureKind::Bytes {
+            numeric::check_bytes_rule(rule)?;
+        }
         let rewrites = rule.is_some_and(|r| r.cast.is_some() || r.offset.is_some());
         let target = to.default_target(kind);
         // Conforming encoders sign-extend int32 to ten bytes, so such a list reads the same as
@@ -309,13 +312,6 @@ impl Transcoder {
                 kind: Some(target),
                 count: info.count,
             });
-        }
-        if kind == FeatureKind::Bytes {
-            let err = match rule.and_then(|r| r.cast) {
-                Some(to) => ErrorKind::InvalidCast { from: kind, to },
-                None => ErrorKind::InvalidOffset { kind },
-            };
-            return Err(err.into());
         }
         numeric::decode_numbers(list, kind, &mut self.numbers)?;
         let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.lossy)?;
@@ -397,13 +393,7 @@ impl Transcoder {
         }
         if let Some(kind) = kind {
             let list = if kind == FeatureKind::Bytes {
-                if rule.is_some_and(|r| r.cast.is_some() || r.offset.is_some()) {
-                    return Err(match rule.and_then(|r| r.cast) {
-                        Some(to) => ErrorKind::InvalidCast { from: kind, to },
-                        None => ErrorKind::InvalidOffset { kind },
-                    }
-                    .into());
-                }
+                numeric::check_bytes_rule(rule)?;
                 Planned {
                     field: 1,
                     bytes: Src::Scratch(values_start..self.scratch.len()),

@@ -149,18 +149,10 @@ fn floats(values: &[f32]) -> Numbers {
 /// Applies a feature's rule and the dialect's default mapping to its values.
 fn apply(values: Values, rule: Option<&Rule>, to: Dialect, lossy: bool) -> Result<Values, Error> {
     match values {
-        Values::Bytes(bytes) => match (rule.and_then(|r| r.cast), rule.and_then(|r| r.offset)) {
-            (Some(cast), _) => Err(ErrorKind::InvalidCast {
-                from: FeatureKind::Bytes,
-                to: cast,
-            }
-            .into()),
-            (None, Some(_)) => Err(ErrorKind::InvalidOffset {
-                kind: FeatureKind::Bytes,
-            }
-            .into()),
-            (None, None) => Ok(Values::Bytes(bytes)),
-        },
+        Values::Bytes(bytes) => {
+            numeric::check_bytes_rule(rule)?;
+            Ok(Values::Bytes(bytes))
+        }
         Values::Numbers(kind, mut numbers) => {
             let kind = numeric::transform(&mut numbers, kind, rule, to, lossy)?;
             Ok(Values::Numbers(kind, numbers))
