@@ -4,6 +4,8 @@ use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
+use crate::layout;
+
 /// Which way a conversion goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Direction {
@@ -116,8 +118,8 @@ impl Options {
             direction,
             mapping: MappingSpec::new(),
             mapping_description: Vec::new(),
-            part_prefix: "part-".to_owned(),
-            part_digits: 5,
+            part_prefix: layout::DEFAULT_PART_PREFIX.to_owned(),
+            part_digits: layout::DEFAULT_PART_DIGITS,
             sizing: Sizing::default(),
             compression: Compression::None,
             verify_checksums: true,
