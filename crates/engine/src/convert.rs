@@ -18,7 +18,7 @@ use crate::plan::{tf_file_stem, Plan};
 use crate::progress::{DatasetStatus, Event, ProgressFn};
 use crate::publish::Target;
 use crate::records::RecordReader;
-use crate::storage::{Durability, Storage};
+use crate::storage::{Durability, LockError, Storage};
 use crate::summary::{DatasetSummary, Summary};
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
@@ -46,6 +46,8 @@ struct JobState {
     /// Work items not done yet.
     left: usize,
     error: Option<Error>,
+    /// Set when a work item stopped because the run was interrupted.
+    interrupted: bool,
     summary: Option<DatasetSummary>,
 }
 
@@ -69,6 +71,8 @@ enum Stop {
     Failed(Error),
     /// Another work item of the same dataset failed.
     Cancelled,
+    /// The run was interrupted.
+    Interrupted,
 }
 
 impl From<Error> for Stop {
@@ -104,6 +108,24 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
     storage
         .create_dir_all(&output)
         .map_err(|err| Error::io(&output, err))?;
+    // Held until the run ends: a second run on the same output would remove this one's
+    // temporary files as leftovers of a killed run. An output root nobody can write into
+    // needs no lock (and each dataset then fails for what it cannot write).
+    let _lock = match storage.lock(&output) {
+        Ok(lock) => Some(lock),
+        Err(LockError::Busy { holder }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(&output))
+        }
+        Err(LockError::Io(err))
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+            ) =>
+        {
+            None
+        }
+        Err(LockError::Io(err)) => return Err(Error::io(&output, err)),
+    };
     let settings = options.settings();
     let context = Context {
         options,
@@ -221,6 +243,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             .iter()
             .filter(|d| d.status == DatasetStatus::Failed)
             .count(),
+        interrupted: options.interrupt.is_set(),
         skipped_files: skipped,
         unreadable,
         datasets,
@@ -273,7 +296,9 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
             let DatasetRun::Converting(job) = &runs[chunk.dataset] else {
                 return;
             };
-            let result = if job.failed.load(Ordering::Relaxed) {
+            let result = if context.options.interrupt.is_set() {
+                Err(Stop::Interrupted)
+            } else if job.failed.load(Ordering::Relaxed) {
                 Err(Stop::Cancelled)
             } else {
                 run_chunk(context, job, chunk, worker)
@@ -386,6 +411,10 @@ fn convert_chunk(
             &mut output.skipped,
             segment.end,
         )? {
+            // One relaxed load a record: a stop is seen within a record, whatever its size.
+            if options.interrupt.is_set() {
+                return Err(Stop::Interrupted);
+            }
             unreported += 1;
             if unreported == REPORT_EVERY {
                 (context.progress)(Event::Progress {
@@ -506,6 +535,10 @@ fn chunk_done(
                 state.error = Some(err);
             }
         }
+        Err(Stop::Interrupted) => {
+            job.failed.store(true, Ordering::Relaxed);
+            state.interrupted = true;
+        }
         Err(Stop::Cancelled) => {}
     }
     state.left = state.left.saturating_sub(1);
@@ -514,9 +547,11 @@ fn chunk_done(
     }
     let outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
     let error = state.error.take();
+    let interrupted = state.interrupted;
     drop(state);
     match error {
         Some(err) => fail_job(context, job, err, outputs),
+        None if interrupted => abandon_job(context, job, outputs),
         None => finish_job(context, job, outputs),
     }
 }
@@ -538,6 +573,18 @@ fn fail_job(context: &Context<'_>, job: &Job<'_>, err: Error, outputs: Vec<Chunk
         .storage
         .remove_dir_if_empty(&job.target.dataset.output_dir);
     let summary = DatasetSummary::failed(job.target.dataset, &err);
+    report_done(context, &summary);
+    lock(&job.state).summary = Some(summary);
+}
+
+/// Removes the temporary files of a dataset the run was interrupted in: nothing of it was
+/// published.
+fn abandon_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
+    output::remove_all(context.storage, temp_paths(&outputs));
+    context
+        .storage
+        .remove_dir_if_empty(&job.target.dataset.output_dir);
+    let summary = DatasetSummary::interrupted(job.target.dataset);
     report_done(context, &summary);
     lock(&job.state).summary = Some(summary);
 }

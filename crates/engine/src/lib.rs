@@ -64,7 +64,8 @@ pub use manifest::{
     MANIFEST_NAME,
 };
 pub use options::{
-    compression_name, Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Settings, Sizing,
+    compression_name, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings,
+    Sizing,
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};

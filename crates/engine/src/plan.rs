@@ -100,6 +100,9 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
     })
 }
 
+/// How many of the names found in an output that is not empty the error shows.
+const NAMES_SHOWN: usize = 4;
+
 fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<(), Error> {
     let input_abs =
         fs::canonicalize(input).map_err(|_| Error::new(ErrorKind::InputMissing).in_file(input))?;
@@ -114,13 +117,21 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
         Ok(meta) if !meta.is_dir() => {
             Err(Error::new(ErrorKind::OutputNotDirectory).in_file(output))
         }
-        Ok(_) => {
-            let mut entries = fs::read_dir(output).map_err(|err| Error::io(output, err))?;
-            if entries.next().is_some() && existing == ExistingOutput::Refuse {
-                return Err(Error::new(ErrorKind::OutputNotEmpty).in_file(output));
+        Ok(_) if existing == ExistingOutput::Refuse => {
+            let mut names = fs::read_dir(output)
+                .map_err(|err| Error::io(output, err))?
+                .map(|entry| entry.map(|entry| entry.file_name().to_string_lossy().into_owned()))
+                .collect::<io::Result<Vec<_>>>()
+                .map_err(|err| Error::io(output, err))?;
+            if names.is_empty() {
+                return Ok(());
             }
-            Ok(())
+            names.sort();
+            let more = names.len().saturating_sub(NAMES_SHOWN);
+            names.truncate(NAMES_SHOWN);
+            Err(Error::new(ErrorKind::OutputNotEmpty { found: names, more }).in_file(output))
         }
+        Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(Error::io(output, err)),
     }

@@ -32,6 +32,8 @@ pub struct Summary {
     pub output_bytes: u64,
     /// How many datasets failed.
     pub failed: usize,
+    /// Whether the run was interrupted: some datasets may not have been converted.
+    pub interrupted: bool,
     /// Wall time of the conversion.
     pub seconds: f64,
 }
@@ -75,6 +77,11 @@ impl DatasetSummary {
             error: Some(error_chain(err)),
             ..DatasetSummary::of(dataset, DatasetStatus::Failed)
         }
+    }
+
+    /// A dataset the run stopped before it was done; nothing of it was published.
+    pub(crate) fn interrupted(dataset: &DatasetPlan) -> DatasetSummary {
+        DatasetSummary::of(dataset, DatasetStatus::Interrupted)
     }
 
     fn of(dataset: &DatasetPlan, status: DatasetStatus) -> DatasetSummary {
