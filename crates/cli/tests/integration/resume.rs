@@ -1,15 +1,13 @@
 //! A conversion killed mid-write leaves nothing that looks finished, and `--resume` then
 //! gives the same bytes as a clean run.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::thread::sleep;
 use std::time::Duration;
 
-use common::*;
+use crate::util::*;
 
 const DATASETS: [&str; 3] = ["a", "b", "c"];
 
@@ -38,13 +36,10 @@ fn big_input(root: &Path) -> PathBuf {
 }
 
 fn start(input: &Path, output: &Path) -> Child {
-    binary()
+    ofconvert()
         .args(["--jobs", "1", "tf2of"])
         .args([input, output])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+        .spawn_quiet()
 }
 
 /// Waits until `ready` holds, then kills the conversion; panics if it ended first.
@@ -101,29 +96,32 @@ fn assert_same_output(resumed: &Path, clean: &Path) {
 
 #[test]
 fn killed_while_writing_the_first_part_leaves_only_temporary_files() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = big_input(work.path());
     let output = work.path().join("out");
     let mut child = start(&input, &output);
     kill_when(&mut child, || !tree(&output).is_empty());
     assert!(finished_looking(&output).is_empty(), "{:?}", tree(&output));
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(!run.stdout.contains("(kept)"), "{}", run.stdout);
     let clean = work.path().join("clean");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()])
+        .ok();
     assert_same_output(&output, &clean);
 }
 
 #[test]
 fn resume_keeps_finished_datasets_and_redoes_the_interrupted_one() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = big_input(work.path());
     let output = work.path().join("out");
     let mut child = start(&input, &output);
@@ -145,13 +143,14 @@ fn resume_keeps_finished_datasets_and_redoes_the_interrupted_one() {
     }
 
     let before: Vec<u8> = fs::read(output.join("a/part-00000")).unwrap();
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(
         run.stdout.contains("(1 kept from an earlier run)"),
         "{}",
@@ -161,13 +160,15 @@ fn resume_keeps_finished_datasets_and_redoes_the_interrupted_one() {
     assert_eq!(fs::read(output.join("a/part-00000")).unwrap(), before);
 
     let clean = work.path().join("clean");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()])
+        .ok();
     assert_same_output(&output, &clean);
 }
 
 #[test]
 fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
     write_tfrecord(
@@ -175,39 +176,44 @@ fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
         &[example(1, 100), example(2, 100)],
     );
     let output = work.path().join("out");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .ok();
     let part = output.join("part-00000");
     let whole = fs::read(&part).unwrap();
 
     fs::write(&part, &whole[..whole.len() - 1]).unwrap();
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(!run.stdout.contains("(kept)"), "{}", run.stdout);
     assert_eq!(fs::read(&part).unwrap(), whole);
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(run.stdout.contains("(kept)"), "{}", run.stdout);
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-        "--parts".as_ref(),
-        "2".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+            "--parts".as_ref(),
+            "2".as_ref(),
+        ])
+        .ok();
     assert!(!run.stdout.contains("(kept)"), "{}", run.stdout);
     assert_eq!(
         tree(&output),
