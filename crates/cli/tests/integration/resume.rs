@@ -1,15 +1,13 @@
 //! A conversion killed mid-write leaves nothing that looks finished, and `--resume` then
 //! gives the same bytes as a clean run.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::thread::sleep;
 use std::time::Duration;
 
-use common::*;
+use crate::util::*;
 
 const DATASETS: [&str; 3] = ["a", "b", "c"];
 
@@ -38,13 +36,10 @@ fn big_input(root: &Path) -> PathBuf {
 }
 
 fn start(input: &Path, output: &Path) -> Child {
-    binary()
+    ofconvert()
         .args(["--jobs", "1", "tf2of"])
         .args([input, output])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+        .spawn_quiet()
 }
 
 /// Waits until `ready` holds, then kills the conversion; panics if it ended first.
@@ -101,29 +96,32 @@ fn assert_same_output(resumed: &Path, clean: &Path) {
 
 #[test]
 fn killed_while_writing_the_first_part_leaves_only_temporary_files() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = big_input(work.path());
     let output = work.path().join("out");
     let mut child = start(&input, &output);
     kill_when(&mut child, || !tree(&output).is_empty());
     assert!(finished_looking(&output).is_empty(), "{:?}", tree(&output));
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(!run.stdout.contains("(kept)"), "{}", run.stdout);
     let clean = work.path().join("clean");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()])
+        .ok();
     assert_same_output(&output, &clean);
 }
 
 #[test]
 fn resume_keeps_finished_datasets_and_redoes_the_interrupted_one() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = big_input(work.path());
     let output = work.path().join("out");
     let mut child = start(&input, &output);
@@ -145,13 +143,14 @@ fn resume_keeps_finished_datasets_and_redoes_the_interrupted_one() {
     }
 
     let before: Vec<u8> = fs::read(output.join("a/part-00000")).unwrap();
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(
         run.stdout.contains("(1 kept from an earlier run)"),
         "{}",
@@ -161,13 +160,15 @@ fn resume_keeps_finished_datasets_and_redoes_the_interrupted_one() {
     assert_eq!(fs::read(output.join("a/part-00000")).unwrap(), before);
 
     let clean = work.path().join("clean");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()])
+        .ok();
     assert_same_output(&output, &clean);
 }
 
 #[test]
 fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
     write_tfrecord(
@@ -175,39 +176,44 @@ fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
         &[example(1, 100), example(2, 100)],
     );
     let output = work.path().join("out");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .ok();
     let part = output.join("part-00000");
     let whole = fs::read(&part).unwrap();
 
     fs::write(&part, &whole[..whole.len() - 1]).unwrap();
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(!run.stdout.contains("(kept)"), "{}", run.stdout);
     assert_eq!(fs::read(&part).unwrap(), whole);
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+        ])
+        .ok();
     assert!(run.stdout.contains("(kept)"), "{}", run.stdout);
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--resume".as_ref(),
-        "--parts".as_ref(),
-        "2".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--resume".as_ref(),
+            "--parts".as_ref(),
+            "2".as_ref(),
+        ])
+        .ok();
     assert!(!run.stdout.contains("(kept)"), "{}", run.stdout);
     assert_eq!(
         tree(&output),
@@ -216,6 +222,7 @@ fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
 }
 
 /// Sends `signal` once `ready` holds; returns the run's exit code and standard error.
+#[cfg(unix)]
 fn signal_when(mut child: Child, signal: i32, ready: impl Fn() -> bool) -> (i32, String) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -239,19 +246,17 @@ fn signal_when(mut child: Child, signal: i32, ready: impl Fn() -> bool) -> (i32,
     )
 }
 
+#[cfg(unix)]
 #[test]
 fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
     for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
-        let work = tempfile::tempdir().unwrap();
+        let work = tempdir();
         let input = big_input(work.path());
         let output = work.path().join("out");
-        let child = binary()
+        let child = ofconvert()
             .args(["--jobs", "1", "tf2of"])
             .args([&input, &output])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .spawn_piped();
         // Stopped after the first dataset is published, in the middle of the second.
         let first_manifest = output.join("a/ofconvert-manifest.json");
         let second = output.join("b");
@@ -270,30 +275,35 @@ fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
             "{name}"
         );
 
-        let run = ofconvert([
-            "tf2of".as_ref(),
-            input.as_os_str(),
-            output.as_os_str(),
-            "--resume".as_ref(),
-        ])
-        .ok();
+        let run = ofconvert()
+            .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+            .arg("--resume")
+            .ok();
         assert!(
             run.stdout.contains("(1 kept from an earlier run)"),
             "{}",
             run.stdout
         );
         let clean = work.path().join("clean");
-        ofconvert(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()]).ok();
+        ofconvert()
+            .args(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()])
+            .ok();
         assert_same_output(&output, &clean);
     }
 }
 
-#[test]
-fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
-    let work = tempfile::tempdir().unwrap();
-    let input = work.path().join("in");
+/// An input directory holding one small TFRecord file.
+fn small_input(root: &Path) -> PathBuf {
+    let input = root.join("in");
     fs::create_dir(&input).unwrap();
     write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    input
+}
+
+#[test]
+fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
+    let work = tempdir();
+    let input = small_input(work.path());
     let output = work.path().join("out");
     fs::create_dir(&output).unwrap();
     // The lock another run would hold, with its process id in it.
@@ -301,13 +311,10 @@ fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
     lock.try_lock().unwrap();
     std::io::Write::write_all(&mut lock, b"4242\n").unwrap();
 
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--overwrite".as_ref(),
-    ])
-    .expect_code(2);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .arg("--overwrite")
+        .expect_code(2);
     assert!(
         run.stderr.contains("another ofconvert run (process 4242)"),
         "{}",
@@ -317,36 +324,29 @@ fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
 
     // Released, the same run goes through and leaves no lock behind.
     drop(lock);
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        output.as_os_str(),
-        "--overwrite".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .arg("--overwrite")
+        .ok();
     assert_eq!(tree(&output), ["ofconvert-manifest.json", "part-00000"]);
 }
 
 #[test]
 fn an_output_holding_only_hidden_temporary_files_is_named_as_such() {
-    let work = tempfile::tempdir().unwrap();
-    let input = work.path().join("in");
-    fs::create_dir(&input).unwrap();
-    write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    let work = tempdir();
+    let input = small_input(work.path());
     let output = work.path().join("out");
     fs::create_dir(&output).unwrap();
     fs::write(output.join(".ofconvert-part-0-0.tmp-99"), b"half").unwrap();
 
-    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()]).expect_code(2);
-    assert!(
-        run.stderr.contains(".ofconvert-part-0-0.tmp-99"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("temporary files of an interrupted run"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("--resume"), "{}", run.stderr);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .expect_code(2);
+    for expected in [
+        ".ofconvert-part-0-0.tmp-99",
+        "temporary files of an interrupted run",
+        "--resume",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
+    }
 }
