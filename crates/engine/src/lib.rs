@@ -71,4 +71,4 @@ pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{RecordAt, RecordReader};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
-pub use summary::{DatasetSummary, Summary};
+pub use summary::{DatasetSummary, ErrorPlace, Summary};

@@ -1,5 +1,7 @@
 //! What a conversion reports when it ends: per dataset, and for the whole run.
 
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
 
 use crate::error::{error_chain, Error};
@@ -52,9 +54,24 @@ pub struct DatasetSummary {
     /// Why it failed: `path: offset N (record #I): what`, with the causes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Where it failed, when the error says: for callers that want the place as values
+    /// rather than inside the message (the Python bindings' exceptions).
+    #[serde(skip)]
+    pub error_at: Option<ErrorPlace>,
     /// The manifest written (or found, when kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Manifest>,
+}
+
+/// The file and position an error names, each when known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorPlace {
+    /// The file.
+    pub path: Option<PathBuf>,
+    /// The byte offset in it.
+    pub offset: Option<u64>,
+    /// The 0-based record index.
+    pub record: Option<u64>,
 }
 
 impl DatasetSummary {
@@ -75,6 +92,11 @@ impl DatasetSummary {
     pub(crate) fn failed(dataset: &DatasetPlan, err: &Error) -> DatasetSummary {
         DatasetSummary {
             error: Some(error_chain(err)),
+            error_at: Some(ErrorPlace {
+                path: err.path().map(Path::to_path_buf),
+                offset: err.offset(),
+                record: err.record(),
+            }),
             ..DatasetSummary::of(dataset, DatasetStatus::Failed)
         }
     }
@@ -91,13 +113,14 @@ impl DatasetSummary {
             output_dir: dataset.output_dir.display().to_string(),
             status,
             error: None,
+            error_at: None,
             manifest: None,
         }
     }
 }
 
 /// A relative path with `/` separators whatever the platform, as manifests record them.
-pub(crate) fn slash_path(path: &std::path::Path) -> String {
+pub(crate) fn slash_path(path: &Path) -> String {
     path.components()
         .map(|component| component.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
