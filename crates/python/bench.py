@@ -4,8 +4,10 @@
     cargo run --release -p ofconvert-bench --bin ofconvert-bench-gen -- /tmp/corpus
     python crates/python/bench.py --dir /tmp/corpus
 
-Run it with a Python that has ofconvert, tensorflow-cpu and tfrecord installed (rows of a
-reader that is missing say so). For each corpus (DIR/large/tfrecord, DIR/small/tfrecord,
+Each reader runs in a process of its own, with the Python given for it (default: this
+one): `--tf-python` for TensorFlow and `--tfrecord-python` for the `tfrecord` package, which
+cannot share a process with TensorFlow (both register tensorflow.Example's protos). Rows of a
+reader that is missing say so. For each corpus (DIR/large/tfrecord, DIR/small/tfrecord,
 and the OFRecord copies for ofconvert alone) it reads every record with:
 
 - `ofconvert.read(files)`: dicts of numpy arrays and list[bytes];
@@ -19,7 +21,9 @@ records/s and the ratio to TensorFlow's loop, as Markdown on stdout.
 """
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,6 +103,25 @@ def measure(reader: Callable[[List[str]], int], files: List[str], runs: int) -> 
     return records, best
 
 
+def worker(index: int, files: List[str], runs: int) -> None:
+    """Runs one reader and prints its result as JSON (the child process's side)."""
+    _, reader, _ = READERS[index]
+    try:
+        records, seconds = measure(reader, files, runs)
+    except ImportError as err:
+        print(json.dumps({"missing": err.name}))
+        return
+    print(json.dumps({"records": records, "seconds": seconds}))
+
+
+def in_child(python: str, index: int, files: List[str], runs: int) -> dict:
+    command = [python, __file__, "--worker", str(index), "--runs", str(runs), "--files", *files]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{READERS[index][0]} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dir", type=Path, help="the corpus directory ofconvert-bench-gen wrote")
@@ -108,8 +131,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="instead of --dir: uncompressed TFRecord files to read (OFRecord rows left out)",
     )
     parser.add_argument("--runs", type=int, default=3, help="timed runs per reader (default 3)")
+    parser.add_argument("--tf-python", default=sys.executable, help="a Python with tensorflow")
+    parser.add_argument("--tfrecord-python", default=sys.executable, help="a Python with tfrecord")
+    parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if args.worker is not None:
+        worker(args.worker, [str(p) for p in args.files], args.runs)
+        return 0
+    pythons = {tensorflow_loop: args.tf_python, tfrecord_package: args.tfrecord_python}
 
     corpora: Dict[str, Dict[str, List[str]]] = {}
     if args.files:
@@ -128,14 +158,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for corpus, files in corpora.items():
         rows = []
-        for label, reader, kind in READERS:
+        for index, (label, reader, kind) in enumerate(READERS):
             if not files[kind]:
                 continue
-            try:
-                records, seconds = measure(reader, files[kind], args.runs)
-            except ImportError as err:
-                rows.append((label, None, None, f"not installed ({err.name})"))
+            result = in_child(pythons.get(reader, sys.executable), index, files[kind], args.runs)
+            if "missing" in result:
+                rows.append((label, None, None, f"not installed ({result['missing']})"))
                 continue
+            records, seconds = result["records"], result["seconds"]
             rows.append((label, records, seconds, None))
             print(f"{corpus}: {label}: {records} records in {seconds:.3f} s", file=sys.stderr)
         baseline = next(
