@@ -2,7 +2,7 @@
 //! as dicts or as the serialized bytes.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use ofconvert_bridge::TfRecordType;
 use ofconvert_engine::{Format, RecordAt, RecordReader};
@@ -31,8 +31,13 @@ pub struct Reader {
     verify: bool,
 }
 
-fn poisoned<T>(_: T) -> PyErr {
-    PyRuntimeError::new_err("the reader failed in another thread")
+/// The reader is used from another thread right now (it would deadlock to wait for it while
+/// holding the GIL), or a panic left it in an unknown state.
+fn busy<T>(err: TryLockError<T>) -> PyErr {
+    PyRuntimeError::new_err(match err {
+        TryLockError::WouldBlock => "the reader is in use by another thread",
+        TryLockError::Poisoned(_) => "the reader failed in another thread",
+    })
 }
 
 impl Reader {
@@ -103,7 +108,7 @@ impl Reader {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let mut guard = self.state.lock().map_err(poisoned)?;
+        let mut guard = self.state.try_lock().map_err(busy)?;
         let state = &mut *guard;
         let Some((at, format, path)) = Reader::next_record(py, state, self.verify)? else {
             return Ok(None);

@@ -3,7 +3,7 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use ofconvert_bridge::{ErrorKind as MappingErrorKind, MappingSpec};
 use ofconvert_tfrecord::Compression;
@@ -23,14 +23,27 @@ enum Sink {
 /// (`"of"`). Records are dicts the Python side normalized, or serialized payloads.
 #[pyclass(module = "ofconvert._native")]
 pub struct Writer {
-    sink: Mutex<Option<Sink>>,
+    state: Mutex<State>,
     path: PathBuf,
     spec: MappingSpec,
-    payload: Mutex<Vec<u8>>,
 }
 
-fn poisoned<T>(_: T) -> PyErr {
-    PyRuntimeError::new_err("the writer failed in another thread")
+struct State {
+    /// `None` once closed.
+    sink: Option<Sink>,
+    /// The serialized record, reused.
+    payload: Vec<u8>,
+    /// Records written, kept past closing.
+    written: u64,
+}
+
+/// The writer is used from another thread right now (it would deadlock to wait for it while
+/// holding the GIL), or a panic left it in an unknown state.
+fn busy<T>(err: TryLockError<T>) -> PyErr {
+    PyRuntimeError::new_err(match err {
+        TryLockError::WouldBlock => "the writer is in use by another thread",
+        TryLockError::Poisoned(_) => "the writer failed in another thread",
+    })
 }
 
 impl Writer {
@@ -104,25 +117,29 @@ impl Writer {
             other => return Err(PyValueError::new_err(format!("unknown format {other:?}"))),
         };
         Ok(Writer {
-            sink: Mutex::new(Some(sink)),
+            state: Mutex::new(State {
+                sink: Some(sink),
+                payload: Vec::new(),
+                written: 0,
+            }),
             path,
             spec: MappingSpec::new().lossy(lossy),
-            payload: Mutex::new(Vec::new()),
         })
     }
 
     /// Writes one record: a normalized dict, or a serialized payload (checked to parse).
     fn write(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut sink = self.sink.lock().map_err(poisoned)?;
+        let mut state = self.state.try_lock().map_err(busy)?;
+        let State {
+            sink,
+            payload,
+            written,
+        } = &mut *state;
         let Some(sink) = sink.as_mut() else {
             return Err(PyValueError::new_err("write to a closed writer"));
         };
-        let mut payload = self.payload.lock().map_err(poisoned)?;
         payload.clear();
-        let index = match sink {
-            Sink::Tf(writer) => writer.records_written(),
-            Sink::Of(writer) => writer.records_written(),
-        };
+        let index = *written;
         if let Ok(bytes) = record.cast::<PyBytes>() {
             let bytes = bytes.as_bytes();
             let checked = match sink {
@@ -139,42 +156,39 @@ impl Writer {
                 Sink::Tf(_) => {
                     let example = ofconvert_bridge::ofrecord_to_example(&ofrecord, &self.spec)
                         .map_err(|err| self.mapping_error(py, index, &err))?;
-                    ofconvert_bridge::encode_example(&example, &mut payload);
+                    ofconvert_bridge::encode_example(&example, payload);
                 }
                 Sink::Of(_) => {
                     if ofrecord.feature.is_empty() {
                         let err: ofconvert_bridge::Error = MappingErrorKind::EmptyRecord.into();
                         return Err(self.mapping_error(py, index, &err));
                     }
-                    ofconvert_bridge::encode_ofrecord(&ofrecord, &mut payload);
+                    ofconvert_bridge::encode_ofrecord(&ofrecord, payload);
                 }
             }
         }
         match sink {
             Sink::Tf(writer) => writer
-                .write_record(&payload)
-                .map_err(|err| self.file_error(py, &err)),
+                .write_record(payload)
+                .map_err(|err| self.file_error(py, &err))?,
             Sink::Of(writer) => writer
-                .write_record(&payload)
-                .map_err(|err| self.file_error(py, &err)),
+                .write_record(payload)
+                .map_err(|err| self.file_error(py, &err))?,
         }
+        *written += 1;
+        Ok(())
     }
 
     /// Records written so far.
     #[getter]
     fn records_written(&self) -> PyResult<u64> {
-        let sink = self.sink.lock().map_err(poisoned)?;
-        Ok(match sink.as_ref() {
-            Some(Sink::Tf(writer)) => writer.records_written(),
-            Some(Sink::Of(writer)) => writer.records_written(),
-            None => 0,
-        })
+        Ok(self.state.try_lock().map_err(busy)?.written)
     }
 
     /// Finishes the file (the compressed stream's end, the buffer flushed). Closing twice
     /// does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let sink = self.sink.lock().map_err(poisoned)?.take();
+        let sink = self.state.try_lock().map_err(busy)?.sink.take();
         let finished = match sink {
             None => return Ok(()),
             Some(Sink::Tf(writer)) => writer

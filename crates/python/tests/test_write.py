@@ -56,6 +56,7 @@ def test_tfrecord_writer_reads_back(tmp_path, compression):
         for record in RECORDS:
             writer.write(record)
         assert writer.records_written == 2
+    assert writer.records_written == 2  # still known once closed
     got = list(ofconvert.read(path))
     assert [plain(r) for r in got] == [expected_tf(r) for r in RECORDS]
     assert got[0]["exact"].dtype == np.float32
@@ -93,6 +94,10 @@ def test_refusals(tmp_path):
             writer.write({"x": []})
         with pytest.raises(ofconvert.UsageError):
             writer.write({"x": np.array([2**64 - 1], np.uint64)})
+        with pytest.raises(ofconvert.UsageError):
+            writer.write({"x": [2**70]})
+        with pytest.raises(ofconvert.UsageError):
+            writer.write({"x": [1, b"mixed"]})
         with pytest.raises(ofconvert.MappingError):
             writer.write(b"\xff\xff\xff")  # serialized bytes must parse
         writer.write({})  # TensorFlow reads an Example without features

@@ -108,14 +108,26 @@ def _normalize(name: str, value: Any) -> Union[np.ndarray, List[bytes]]:
         isinstance(v, (bytes, bytearray, memoryview, str)) for v in value
     ):
         return [v.encode() if isinstance(v, str) else bytes(v) for v in value]
+    if isinstance(value, (list, tuple)) and any(
+        isinstance(v, (bytes, bytearray, memoryview, str)) for v in value
+    ):
+        raise UsageError(f"feature {name!r}: values must all be bytes/str or all numbers")
     if isinstance(value, (list, tuple)) and not value:
         raise UsageError(
             f"feature {name!r}: an empty list has no kind; give an empty numpy array of the "
             "kind wanted (np.array([], np.int64)) or [b''] for bytes"
         )
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"feature {name!r}: {err}") from None
     if array.dtype.kind in "SU" or array.dtype == object:
-        return _normalize(name, [v for v in array.ravel().tolist()])
+        items = array.ravel().tolist()
+        if items and all(isinstance(v, (bytes, bytearray, memoryview, str)) for v in items):
+            return _normalize(name, items)
+        raise UsageError(
+            f"feature {name!r}: values must all be numbers (int64 at most) or all bytes/str"
+        )
     array = array.ravel()
     if array.dtype in (np.int64, np.int32, np.float32, np.float64):
         return np.ascontiguousarray(array)
