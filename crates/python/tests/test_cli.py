@@ -64,14 +64,15 @@ def test_sigint_stops_the_command_with_status_130(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    # The output directory appears once the conversion runs.
-    for _ in range(600):
-        if (tmp_path / "of").exists() or process.poll() is not None:
+    # Once the first dataset is published the run is under way, and far from done.
+    for _ in range(12000):
+        if any((tmp_path / "of").glob("*/ofconvert-manifest.json")) or process.poll() is not None:
             break
-        time.sleep(0.05)
+        time.sleep(0.005)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert "--resume" in stderr
+    assert len(list((tmp_path / "of").glob("*/ofconvert-manifest.json"))) < 48
     temporary = [p for p in (tmp_path / "of").rglob(".ofconvert-*") if p.name != ".ofconvert-lock"]
     assert temporary == []

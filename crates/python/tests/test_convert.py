@@ -3,6 +3,7 @@
 import os
 import shutil
 import threading
+import time
 import _thread
 
 import numpy as np
@@ -188,20 +189,35 @@ def long_input(root, datasets=48, records=40000):
     return root / "in"
 
 
+def interrupt_once_a_dataset_is_published(out, stop):
+    """Sends the main thread a KeyboardInterrupt once the first dataset has its manifest: the
+    run is then surely under way, and far from done."""
+    for _ in range(12000):
+        if stop.is_set():
+            return
+        if out.is_dir() and any(out.glob("*/ofconvert-manifest.json")):
+            _thread.interrupt_main()
+            return
+        time.sleep(0.005)
+
+
 def test_keyboard_interrupt_stops_a_long_conversion_cleanly(tmp_path):
     src = long_input(tmp_path)
     out = tmp_path / "of"
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
+    stop = threading.Event()
+    watcher = threading.Thread(target=interrupt_once_a_dataset_is_published, args=(out, stop))
+    watcher.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             ofconvert.tf2of(src, out, jobs=1)
     finally:
-        timer.cancel()
+        stop.set()
+        watcher.join()
     # Nothing half-written: no temporary files; every dataset there is complete.
     temporary = [p for p in out.rglob(".ofconvert-*") if p.name != ".ofconvert-lock"]
     assert temporary == []
     finished = [d for d in out.iterdir() if d.is_dir()]
+    assert finished
     for dataset in finished:
         assert (dataset / "ofconvert-manifest.json").is_file(), dataset
     # It stopped before the end: resuming keeps what was finished and converts the rest.
