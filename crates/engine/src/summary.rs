@@ -126,3 +126,36 @@ pub(crate) fn slash_path(path: &Path) -> String {
         .collect::<Vec<_>>()
         .join("/")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{convert, plan, Direction, Options};
+
+    #[test]
+    fn a_failed_dataset_keeps_the_place_of_its_error() {
+        let input = tempfile::tempdir().unwrap();
+        let output = tempfile::tempdir().unwrap();
+        let example =
+            ofconvert_bridge::tf::example([("label", ofconvert_bridge::tf::int64_feature([7]))]);
+        let mut payload = Vec::new();
+        ofconvert_bridge::encode_example(&example, &mut payload);
+        let mut writer = ofconvert_tfrecord::Writer::new(Vec::new());
+        writer.write_record(&payload).unwrap();
+        writer.write_record(&payload).unwrap();
+        let mut bytes = writer.finish().unwrap();
+        // The second record's first data byte flipped: a data checksum mismatch there.
+        let second = 12 + payload.len() + 4;
+        bytes[second + 12] ^= 0xff;
+        std::fs::write(input.path().join("train.tfrecord"), &bytes).unwrap();
+
+        let options = Options::new(Direction::TfToOf);
+        let plan = plan(input.path(), &output.path().join("of"), &options).unwrap();
+        let summary = convert(plan, &options, &|_| {}).unwrap();
+        assert_eq!(summary.failed, 1);
+        let place = summary.datasets[0].error_at.clone().unwrap();
+        let path = place.path.unwrap();
+        assert_eq!(path.file_name().unwrap(), "train.tfrecord");
+        assert_eq!(place.record, Some(1));
+        assert_eq!(place.offset, Some((second + 12) as u64));
+    }
+}
