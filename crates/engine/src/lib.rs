@@ -42,6 +42,7 @@ mod error;
 mod inspect;
 pub mod layout;
 mod manifest;
+mod object;
 mod options;
 mod output;
 mod plan;

@@ -8,4 +8,5 @@ mod damaged;
 #[cfg(unix)]
 mod faults;
 mod inspect;
+mod objects;
 mod resume;
