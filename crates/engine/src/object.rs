@@ -63,6 +63,8 @@ pub struct ObjectStorage {
     store: Arc<dyn ObjectStore>,
     /// The URL of the store's root, without a trailing `/`.
     root: String,
+    /// Whether the store can list (plain HTTP servers serve single files).
+    lists: bool,
     runtime: Arc<Runtime>,
 }
 
@@ -131,6 +133,7 @@ impl ObjectStorage {
             .build()?;
         Ok(ObjectStorage {
             store,
+            lists: !matches!(parsed.scheme(), "http" | "https"),
             root,
             runtime: Arc::new(runtime),
         })
@@ -184,9 +187,12 @@ fn is_hidden_key(relative: &str) -> bool {
 impl Storage for ObjectStorage {
     fn list(&self, root: &Path) -> io::Result<Listing> {
         let prefix = self.key(root)?;
-        let objects: Vec<object_store::ObjectMeta> = self
-            .block_on(self.store.list(Some(&prefix)).try_collect())
-            .map_err(store_error)?;
+        let objects: Vec<object_store::ObjectMeta> = if self.lists {
+            self.block_on(self.store.list(Some(&prefix)).try_collect())
+                .map_err(store_error)?
+        } else {
+            Vec::new()
+        };
         let mut listing = Listing::default();
         if objects.is_empty() {
             // Not a prefix: a single object, or nothing at all.
@@ -275,6 +281,9 @@ impl Storage for ObjectStorage {
     }
 
     fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        if !self.lists {
+            return Ok(Vec::new());
+        }
         let key = self.key(dir)?;
         let listed = self
             .block_on(self.store.list_with_delimiter(Some(&key)))
