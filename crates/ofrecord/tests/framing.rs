@@ -1,12 +1,15 @@
 use std::error::Error as _;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use ofconvert_ofrecord::{Error, ErrorKind, Position, Reader, Writer, HEADER_LEN};
+use ofconvert_ofrecord::{frame, Error, ErrorKind, Position, Reader, Writer, HEADER_LEN};
 use proptest::prelude::*;
 
 /// One frame with an arbitrary (possibly lying) length field.
 fn frame(length: i64, payload: &[u8]) -> Vec<u8> {
-    let mut bytes = length.to_le_bytes().to_vec();
+    let mut header = [0; HEADER_LEN];
+    // A negative length has the bytes of its two's complement.
+    frame::encode_header(length as u64, &mut header);
+    let mut bytes = header.to_vec();
     bytes.extend_from_slice(payload);
     bytes
 }

@@ -66,6 +66,15 @@ impl Compression {
         }
     }
 
+    /// The lower-case name: `"none"`, `"gzip"` or `"zlib"`. [`FromStr`] reads it back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Zlib => "zlib",
+        }
+    }
+
     /// The name TensorFlow gives this compression in `compression_type`: `""`, `"GZIP"` or
     /// `"ZLIB"`. [`FromStr`] reads it back.
     pub fn tf_name(self) -> &'static str {
@@ -77,14 +86,10 @@ impl Compression {
     }
 }
 
-/// Shows the lower-case name: `none`, `gzip` or `zlib`.
+/// Shows the [`name`](Compression::name).
 impl fmt::Display for Compression {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Compression::None => "none",
-            Compression::Gzip => "gzip",
-            Compression::Zlib => "zlib",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -104,9 +109,7 @@ impl FromStr for Compression {
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         [Compression::None, Compression::Gzip, Compression::Zlib]
             .into_iter()
-            .find(|c| {
-                name.eq_ignore_ascii_case(c.tf_name()) || name.eq_ignore_ascii_case(&c.to_string())
-            })
+            .find(|c| name.eq_ignore_ascii_case(c.tf_name()) || name.eq_ignore_ascii_case(c.name()))
             .ok_or_else(|| UnknownCompression(name.to_owned()))
     }
 }
