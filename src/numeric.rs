@@ -284,6 +284,25 @@ pub(crate) fn check_bytes_rule(rule: Option<&Rule>) -> Result<(), ErrorKind> {
     }
 }
 
+/// Whether a conversion may round floats or must keep every value exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rounding {
+    /// A value that changes is an error.
+    Refuse,
+    /// Float conversions round to nearest ([`MappingSpec::lossy`](crate::MappingSpec::lossy)).
+    Allow,
+}
+
+impl Rounding {
+    pub(crate) fn from_lossy(lossy: bool) -> Rounding {
+        if lossy {
+            Rounding::Allow
+        } else {
+            Rounding::Refuse
+        }
+    }
+}
+
 /// Applies a feature's offset and cast, then the dialect's default mapping; returns the kind
 /// the values now have. `numbers` holds the values of a list of kind `from`.
 pub(crate) fn transform(
@@ -291,7 +310,7 @@ pub(crate) fn transform(
     from: FeatureKind,
     rule: Option<&Rule>,
     target: Dialect,
-    lossy: bool,
+    rounding: Rounding,
 ) -> Result<FeatureKind, ErrorKind> {
     let mut kind = from;
     if let Some(delta) = rule.and_then(|r| r.offset) {
@@ -304,28 +323,29 @@ pub(crate) fn transform(
                 to: NumericType::Int64,
             })?;
         }
-        convert(numbers, kind, kind, lossy)?;
+        convert(numbers, kind, kind, rounding)?;
     }
     if let Some(to) = rule.and_then(|r| r.cast) {
         if kind == FeatureKind::Bytes {
             return Err(ErrorKind::InvalidCast { from: kind, to });
         }
-        convert(numbers, kind, to.kind(), lossy)?;
+        convert(numbers, kind, to.kind(), rounding)?;
         kind = to.kind();
     }
     let to = target.default_target(kind);
-    convert(numbers, kind, to, lossy)?;
+    convert(numbers, kind, to, rounding)?;
     Ok(to)
 }
 
 /// Converts values of kind `from` to kind `to`, failing on any value that changes, except
-/// float rounding when `lossy`.
+/// float rounding when allowed.
 fn convert(
     numbers: &mut Numbers,
     from: FeatureKind,
     to: FeatureKind,
-    lossy: bool,
+    rounding: Rounding,
 ) -> Result<(), ErrorKind> {
+    let lossy = rounding == Rounding::Allow;
     let Some(to_type) = to.numeric_type() else {
         return Ok(());
     };
@@ -436,7 +456,13 @@ mod tests {
         let rule = cast_rule(NumericType::Int32);
         let mut ok = ints(&[i32::MIN.into(), i32::MAX.into()]);
         assert_eq!(
-            transform(&mut ok, FeatureKind::Int64, Some(&rule), Dialect::Of, false),
+            transform(
+                &mut ok,
+                FeatureKind::Int64,
+                Some(&rule),
+                Dialect::Of,
+                Rounding::Refuse
+            ),
             Ok(FeatureKind::Int32)
         );
         let mut too_big = ints(&[1 << 31]);
@@ -446,7 +472,7 @@ mod tests {
                 FeatureKind::Int64,
                 Some(&rule),
                 Dialect::Of,
-                false
+                Rounding::Refuse
             ),
             Err(ErrorKind::OutOfRange {
                 value: "2147483648".into(),
@@ -467,7 +493,7 @@ mod tests {
             FeatureKind::Int64,
             Some(&rule),
             Dialect::Of,
-            false
+            Rounding::Refuse
         )
         .is_err());
         let mut floats = Numbers {
@@ -480,7 +506,7 @@ mod tests {
                 FeatureKind::Float,
                 Some(&rule),
                 Dialect::Of,
-                false
+                Rounding::Refuse
             ),
             Err(ErrorKind::InvalidOffset {
                 kind: FeatureKind::Float
@@ -498,7 +524,13 @@ mod tests {
             f64::from(f32::MIN_POSITIVE),
         ]);
         assert_eq!(
-            transform(&mut exact, FeatureKind::Double, None, Dialect::Tf, false),
+            transform(
+                &mut exact,
+                FeatureKind::Double,
+                None,
+                Dialect::Tf,
+                Rounding::Refuse
+            ),
             Ok(FeatureKind::Float)
         );
         let mut inexact = doubles(&[0.1]);
@@ -508,12 +540,18 @@ mod tests {
                 FeatureKind::Double,
                 None,
                 Dialect::Tf,
-                false
+                Rounding::Refuse
             ),
             Err(ErrorKind::InexactDouble { value: 0.1 })
         );
         assert_eq!(
-            transform(&mut inexact, FeatureKind::Double, None, Dialect::Tf, true),
+            transform(
+                &mut inexact,
+                FeatureKind::Double,
+                None,
+                Dialect::Tf,
+                Rounding::Allow
+            ),
             Ok(FeatureKind::Float)
         );
         assert_eq!(inexact.f32s, vec![0.1f32]);
@@ -528,7 +566,7 @@ mod tests {
             FeatureKind::Int64,
             Some(&rule),
             Dialect::Of,
-            false
+            Rounding::Refuse
         )
         .is_err());
         let mut big_exact = ints(&[1 << 53]);
@@ -538,7 +576,7 @@ mod tests {
                 FeatureKind::Int64,
                 Some(&rule),
                 Dialect::Of,
-                false
+                Rounding::Refuse
             ),
             Ok(FeatureKind::Double)
         );
@@ -556,7 +594,7 @@ mod tests {
             FeatureKind::Float,
             Some(&rule),
             Dialect::Of,
-            false
+            Rounding::Refuse
         )
         .is_err());
         let mut whole = Numbers {
@@ -569,7 +607,7 @@ mod tests {
                 FeatureKind::Float,
                 Some(&rule),
                 Dialect::Of,
-                false
+                Rounding::Refuse
             ),
             Ok(FeatureKind::Int64)
         );

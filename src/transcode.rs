@@ -314,7 +314,7 @@ impl Transcoder {
             });
         }
         numeric::decode_numbers(list, kind, &mut self.numbers)?;
-        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.lossy)?;
+        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.rounding)?;
         let encoded = numeric::encode_numbers(target, &self.numbers, &mut self.scratch);
         Ok(Planned {
             field: output_field(to, target)?,
@@ -406,7 +406,7 @@ impl Transcoder {
                     kind,
                     rule,
                     Dialect::Of,
-                    self.spec.lossy,
+                    self.spec.rounding,
                 )?;
                 let encoded =
                     numeric::encode_numbers(target, &self.sequence_numbers, &mut self.scratch);
