@@ -2,7 +2,6 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::numeric::Rounding;
 use crate::{Error, ErrorKind};
 
 /// A numeric type a feature can be cast to.
@@ -48,6 +47,25 @@ impl FromStr for NumericType {
             other => Err(format!(
                 "unknown numeric type {other:?} (expected int32, int64, float or double)"
             )),
+        }
+    }
+}
+
+/// Whether a conversion may round floats or must keep every value exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rounding {
+    /// A value that changes is an error.
+    Refuse,
+    /// Float conversions round to nearest ([`MappingSpec::lossy`](MappingSpec::lossy)).
+    Allow,
+}
+
+impl Rounding {
+    pub(crate) fn from_lossy(lossy: bool) -> Rounding {
+        if lossy {
+            Rounding::Allow
+        } else {
+            Rounding::Refuse
         }
     }
 }

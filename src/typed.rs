@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use prost::Message;
 
-use crate::numeric::{self, Dialect, Numbers, Rounding};
+use crate::numeric::{self, Dialect, Numbers};
 use crate::proto::{oneflow as of_pb, tensorflow as tf_pb};
-use crate::spec::{CompiledSpec, Disposition, Rule};
+use crate::spec::{CompiledSpec, Disposition, Rounding, Rule};
 use crate::wire;
 use crate::{Error, ErrorKind, FeatureKind, MappingSpec, SequencePolicy};
 
