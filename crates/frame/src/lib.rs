@@ -1,6 +1,7 @@
 //! What the two record framings, TFRecord (`ofconvert-tfrecord`) and OFRecord
 //! (`ofconvert-ofrecord`), have in common: the [`Position`] of a record in a stream, the
-//! buffered [`input`] their readers read through, and the report of a [`Resync`] after damage.
+//! buffered [`input`] their readers read through, what a reader may do after an error
+//! ([`ReaderState`]), and the report of a [`Resync`] after damage.
 //!
 //! Both framing crates re-export what their users need, so depending on this crate directly
 //! is only useful to name the shared types once, as the engine does.
@@ -20,6 +21,9 @@
 use std::ops::Range;
 
 pub mod input;
+mod state;
+
+pub use state::{ReaderState, Stop};
 
 /// Where a record is, or where a reader or writer stands: a byte offset in the framed stream
 /// (after decompression, for a compressed TFRecord) and a 0-based record index.

@@ -2,6 +2,7 @@ use std::io::{BufRead, Read};
 use std::iter::FusedIterator;
 
 use ofconvert_frame::input::{BufInput, Candidate, Verdict};
+use ofconvert_frame::{ReaderState, Stop};
 
 use crate::frame::{self, HEADER_LEN};
 use crate::{Error, ErrorKind, Position, Resync};
@@ -21,23 +22,9 @@ const BUFFER_CAPACITY: usize = 256 * 1024;
 pub struct Reader<R> {
     input: BufInput<R>,
     position: Position,
-    state: State,
+    state: ReaderState,
     /// Bytes of the current record consumed so far, for a resync after it fails.
     consumed: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Ready,
-    /// Stopped after a zero-length record, standing at the next record.
-    Recoverable,
-    /// Stopped after damage to the framing of the record at `position`, of which `consumed`
-    /// bytes were read past.
-    Damaged {
-        consumed: u64,
-    },
-    /// Stopped for good, after an I/O error.
-    Fused,
 }
 
 impl<R: Read> Reader<R> {
@@ -46,7 +33,7 @@ impl<R: Read> Reader<R> {
         Reader {
             input: BufInput::with_capacity(BUFFER_CAPACITY, inner),
             position: Position::default(),
-            state: State::Ready,
+            state: ReaderState::Ready,
             consumed: 0,
         }
     }
@@ -109,14 +96,7 @@ impl<R: Read> Reader<R> {
     /// reader can read again (also when it had not stopped), `false` after any other error,
     /// which leaves the reader stopped.
     pub fn recover(&mut self) -> bool {
-        match self.state {
-            State::Ready => true,
-            State::Recoverable => {
-                self.state = State::Ready;
-                true
-            }
-            State::Damaged { .. } | State::Fused => false,
-        }
+        self.state.recover()
     }
 
     /// After damage to the framing ([`NegativeLength`](ErrorKind::NegativeLength),
@@ -143,26 +123,15 @@ impl<R: Read> Reader<R> {
         mut is_payload: impl FnMut(&[u8]) -> bool,
     ) -> Result<Option<Resync>, Error> {
         buf.clear();
-        let State::Damaged { consumed } = self.state else {
+        if self.state.damaged().is_none() {
             return Ok(None);
-        };
+        }
         let mut recovered = false;
         let passed = self
             .input
             .resync(|candidate| resume_at(candidate, buf, &mut recovered, &mut is_payload));
         let passed = self.note(passed.map_err(|e| self.error(ErrorKind::Io(e))))?;
-        let start = self.position;
-        let end = start.offset + consumed + passed;
-        self.position = Position {
-            offset: end,
-            index: start.index + 1,
-        };
-        self.state = State::Ready;
-        Ok(Some(Resync {
-            index: start.index,
-            damaged: start.offset..end,
-            recovered,
-        }))
+        Ok(self.state.resynced(&mut self.position, passed, recovered))
     }
 
     /// Turns the reader into an iterator over owned payloads, which allocates one `Vec` per
@@ -184,7 +153,7 @@ impl<R: Read> Reader<R> {
 
     /// Reads the length field. `None` at a clean end of stream, or when stopped.
     fn read_length(&mut self) -> Result<Option<u64>, Error> {
-        if self.state != State::Ready {
+        if !self.state.is_ready() {
             return Ok(None);
         }
         let position = self.position;
@@ -253,13 +222,12 @@ impl<R: Read> Reader<R> {
     /// Records the outcome of a read: whether the reader stops, and how it may go on.
     fn note<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(err) = &result {
-            self.state = match err.kind() {
-                ErrorKind::ZeroLength => State::Recoverable,
-                ErrorKind::Io(_) => State::Fused,
-                _ => State::Damaged {
-                    consumed: self.consumed,
-                },
+            let how = match err.kind() {
+                ErrorKind::ZeroLength => Stop::Recoverable,
+                ErrorKind::Io(_) => Stop::Fused,
+                _ => Stop::Damaged,
             };
+            self.state.stop(how, self.consumed);
         }
         self.consumed = 0;
         result

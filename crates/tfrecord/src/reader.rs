@@ -5,6 +5,7 @@ use std::iter::FusedIterator;
 
 use flate2::bufread::MultiGzDecoder;
 use ofconvert_frame::input::{BufInput, Candidate, Verdict, DIRECT_READ_MIN};
+use ofconvert_frame::{ReaderState, Stop};
 
 use crate::compression::StrictZlibDecoder;
 use crate::error::{Error, ErrorKind};
@@ -57,26 +58,12 @@ enum Source<R> {
     Zlib(BufInput<StrictZlibDecoder<BufInput<R>>>),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Ready,
-    /// Stopped after a data-CRC mismatch, standing at the next record.
-    Recoverable,
-    /// Stopped after damage to the framing of the record at `position`, of which `consumed`
-    /// bytes were read past.
-    Damaged {
-        consumed: u64,
-    },
-    /// Stopped for good, after an I/O error.
-    Fused,
-}
-
 /// The reader's bookkeeping, apart from the input so that one generic routine serves every
 /// kind of source.
 struct Framing {
     options: ReaderOptions,
     position: Position,
-    state: State,
+    state: ReaderState,
     /// Bytes of the current record consumed so far, for a resync after it fails.
     consumed: u64,
 }
@@ -127,7 +114,7 @@ impl<R: Read> Reader<R> {
             framing: Framing {
                 options,
                 position: Position::default(),
-                state: State::Ready,
+                state: ReaderState::Ready,
                 consumed: 0,
             },
         }
@@ -141,7 +128,7 @@ impl<R: Read> Reader<R> {
     /// Any [`ErrorKind`]; see [`Error`] for the offsets reported.
     pub fn read_record(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
         buf.clear();
-        if self.framing.state != State::Ready {
+        if !self.framing.state.is_ready() {
             return Ok(false);
         }
         let result = match &mut self.source {
@@ -163,7 +150,7 @@ impl<R: Read> Reader<R> {
     /// [`ErrorKind::Io`], [`ErrorKind::LengthCrcMismatch`], [`ErrorKind::TruncatedHeader`] or
     /// [`ErrorKind::Truncated`].
     pub fn skip_record(&mut self) -> Result<Option<u64>, Error> {
-        if self.framing.state != State::Ready {
+        if !self.framing.state.is_ready() {
             return Ok(None);
         }
         let result = match &mut self.source {
@@ -189,14 +176,7 @@ impl<R: Read> Reader<R> {
     /// when the reader can read again (also when it had not stopped), `false` after any other
     /// error, which leaves the reader stopped.
     pub fn recover(&mut self) -> bool {
-        match self.framing.state {
-            State::Ready => true,
-            State::Recoverable => {
-                self.framing.state = State::Ready;
-                true
-            }
-            State::Damaged { .. } | State::Fused => false,
-        }
+        self.framing.state.recover()
     }
 
     /// After damage to the framing ([`LengthCrcMismatch`](ErrorKind::LengthCrcMismatch),
@@ -268,13 +248,12 @@ impl Framing {
     /// Records the outcome of a read: whether the reader stops, and how it may go on.
     fn note<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(err) = &result {
-            self.state = match err.kind() {
-                ErrorKind::DataCrcMismatch { .. } => State::Recoverable,
-                ErrorKind::Io(_) => State::Fused,
-                _ => State::Damaged {
-                    consumed: self.consumed,
-                },
+            let how = match err.kind() {
+                ErrorKind::DataCrcMismatch { .. } => Stop::Recoverable,
+                ErrorKind::Io(_) => Stop::Fused,
+                _ => Stop::Damaged,
             };
+            self.state.stop(how, self.consumed);
         }
         self.consumed = 0;
         result
@@ -392,25 +371,14 @@ impl Framing {
         input: &mut BufInput<S>,
         buf: &mut Vec<u8>,
     ) -> Result<Option<Resync>, Error> {
-        let State::Damaged { consumed } = self.state else {
+        if self.state.damaged().is_none() {
             return Ok(None);
-        };
+        }
         let mut recovered = false;
         let passed = input
             .resync(|candidate| resume_at(candidate, buf, &mut recovered))
             .map_err(|e| self.io_error(e))?;
-        let start = self.position;
-        let end = start.offset + consumed + passed;
-        self.position = Position {
-            offset: end,
-            index: start.index + 1,
-        };
-        self.state = State::Ready;
-        Ok(Some(Resync {
-            index: start.index,
-            damaged: start.offset..end,
-            recovered,
-        }))
+        Ok(self.state.resynced(&mut self.position, passed, recovered))
     }
 }
 
