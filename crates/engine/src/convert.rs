@@ -439,10 +439,6 @@ fn convert_chunk(
                     .of_to_tf(&worker.record, &mut worker.converted),
             };
             if let Err(err) = converted {
-                let at = crate::error::Position {
-                    offset: at.offset,
-                    record: at.index,
-                };
                 match skippable(err.kind(), options) {
                     Some(Skip::Empty) => output.skipped.empty += 1,
                     Some(Skip::Corrupt) => output

@@ -235,14 +235,7 @@ pub fn verify_file(path: &Path, format: Format) -> Verification {
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,
-                    Err(err) => verification.problems.push(Error::mapping(
-                        path,
-                        crate::error::Position {
-                            offset: at.offset,
-                            record: at.index,
-                        },
-                        err,
-                    )),
+                    Err(err) => verification.problems.push(Error::mapping(path, at, err)),
                 }
             }
             Ok(None) => break,
@@ -315,10 +308,6 @@ pub fn collect_schema(files: &[(PathBuf, Format)], jobs: usize) -> (Schema, Vec<
                         Format::Of => builder.add_ofrecord(&buf),
                     };
                     if let Err(err) = added {
-                        let at = crate::error::Position {
-                            offset: at.offset,
-                            record: at.index,
-                        };
                         errors.push(Error::mapping(path, at, err));
                     } else if first {
                         match format {

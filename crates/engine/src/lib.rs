@@ -70,6 +70,6 @@ pub use options::{
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
-pub use records::{RecordAt, RecordReader};
+pub use records::{Checksums, RecordAt, RecordReader};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};

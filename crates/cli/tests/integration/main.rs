@@ -10,3 +10,4 @@ mod faults;
 mod inspect;
 mod objects;
 mod resume;
+mod salvage;
