@@ -30,7 +30,7 @@ fn expected_text(record: &Value) -> Option<String> {
     let context_only = record["type"] == "sequence_example"
         && record["feature_lists"]
             .as_object()
-            .map_or(true, |lists| lists.is_empty());
+            .is_none_or(|lists| lists.is_empty());
     if context_only {
         if let Some(rest) = text.strip_prefix("context {") {
             return Some(format!("features {{{rest}"));

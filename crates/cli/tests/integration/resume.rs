@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -219,4 +219,148 @@ fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
         tree(&output),
         ["ofconvert-manifest.json", "part-00000", "part-00001"]
     );
+}
+
+/// Sends `signal` once `ready` holds; returns the run's exit code and standard error.
+fn signal_when(mut child: Child, signal: i32, ready: impl Fn() -> bool) -> (i32, String) {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the conversion ended ({status}) before it could be interrupted");
+        }
+        if ready() {
+            break;
+        }
+        sleep(Duration::from_millis(1));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on a child process of ours that has not been waited for.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let output = child.wait_with_output().unwrap();
+    (
+        output
+            .status
+            .code()
+            .expect("exited, not killed by the signal"),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let work = tempdir();
+        let input = big_input(work.path());
+        let output = work.path().join("out");
+        let child = ofconvert()
+            .args(["--jobs", "1", "tf2of"])
+            .args([&input, &output])
+            .command()
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Stopped after the first dataset is published, in the middle of the second.
+        let first_manifest = output.join("a/ofconvert-manifest.json");
+        let second = output.join("b");
+        let (code, stderr) = signal_when(child, signal, || {
+            first_manifest.exists()
+                && second.is_dir()
+                && !files_starting(&second, ".ofconvert-").is_empty()
+        });
+        assert_eq!(code, 130, "{name}: {stderr}");
+        assert!(stderr.contains("interrupted"), "{name}: {stderr}");
+        assert!(stderr.contains("--resume"), "{name}: {stderr}");
+        // No temporary file, no lock: only the finished dataset.
+        assert_eq!(
+            tree(&output),
+            ["a/ofconvert-manifest.json", "a/part-00000", "a/part-00001"],
+            "{name}"
+        );
+
+        let run = ofconvert()
+            .args([
+                "tf2of".as_ref(),
+                input.as_os_str(),
+                output.as_os_str(),
+                "--resume".as_ref(),
+            ])
+            .ok();
+        assert!(
+            run.stdout.contains("(1 kept from an earlier run)"),
+            "{}",
+            run.stdout
+        );
+        let clean = work.path().join("clean");
+        ofconvert()
+            .args(["tf2of".as_ref(), input.as_os_str(), clean.as_os_str()])
+            .ok();
+        assert_same_output(&output, &clean);
+    }
+}
+
+#[test]
+fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    let output = work.path().join("out");
+    fs::create_dir(&output).unwrap();
+    // The lock another run would hold, with its process id in it.
+    let mut lock = fs::File::create(output.join(".ofconvert-lock")).unwrap();
+    lock.try_lock().unwrap();
+    std::io::Write::write_all(&mut lock, b"4242\n").unwrap();
+
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--overwrite".as_ref(),
+        ])
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("another ofconvert run (process 4242)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(tree(&output), [".ofconvert-lock"]);
+
+    // Released, the same run goes through and leaves no lock behind.
+    drop(lock);
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            output.as_os_str(),
+            "--overwrite".as_ref(),
+        ])
+        .ok();
+    assert_eq!(tree(&output), ["ofconvert-manifest.json", "part-00000"]);
+}
+
+#[test]
+fn an_output_holding_only_hidden_temporary_files_is_named_as_such() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    let output = work.path().join("out");
+    fs::create_dir(&output).unwrap();
+    fs::write(output.join(".ofconvert-part-0-0.tmp-99"), b"half").unwrap();
+
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .expect_code(2);
+    assert!(
+        run.stderr.contains(".ofconvert-part-0-0.tmp-99"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("temporary files of an interrupted run"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--resume"), "{}", run.stderr);
 }
