@@ -1,9 +1,13 @@
-//! The command line, as clap parses it. Validation beyond what clap checks lives in
-//! `config.rs`.
+//! The command line, as clap parses it. The values it takes parse themselves
+//! (`values.rs`); the checks that need more than one argument live in `config.rs`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
+
+use crate::values::{ByteSize, Cast, Offset, Rename};
 
 /// Convert TensorFlow TFRecord datasets to OneFlow OFRecord datasets and back, and inspect
 /// record files of both formats.
@@ -108,7 +112,7 @@ pub struct ConvertArgs {
     pub json: bool,
 
     /// Prefix of OneFlow part names.
-    #[arg(long, default_value = "part-", value_name = "PREFIX")]
+    #[arg(long, default_value = DEFAULT_PART_PREFIX, value_name = "PREFIX")]
     pub part_prefix: String,
 
     /// Make N parts of balanced record counts per dataset (records are counted first).
@@ -121,8 +125,8 @@ pub struct ConvertArgs {
     pub records_per_part: Option<u64>,
 
     /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).
-    #[arg(long, value_name = "SIZE", value_parser = crate::config::parse_size)]
-    pub max_part_bytes: Option<u64>,
+    #[arg(long, value_name = "SIZE")]
+    pub max_part_bytes: Option<ByteSize>,
 
     #[command(flatten)]
     pub mapping: MappingArgs,
@@ -132,18 +136,17 @@ pub struct ConvertArgs {
 #[derive(Debug, Args)]
 pub struct MappingArgs {
     /// Rename a feature (repeatable).
-    #[arg(long, value_name = "OLD=NEW", value_parser = crate::config::parse_pair)]
-    pub rename: Vec<(String, String)>,
+    #[arg(long, value_name = "OLD=NEW")]
+    pub rename: Vec<Rename>,
 
     /// Cast a numeric feature to int32, int64, float or double, range-checked (repeatable).
-    #[arg(long, value_name = "NAME=TYPE", value_parser = crate::config::parse_cast)]
-    pub cast: Vec<(String, ofconvert_bridge::NumericType)>,
+    #[arg(long, value_name = "NAME=TYPE")]
+    pub cast: Vec<Cast>,
 
     /// Add an integer to every value of an integer feature, e.g. label=-1 for 0-based
     /// labels (repeatable).
-    #[arg(long, value_name = "NAME=DELTA", value_parser = crate::config::parse_offset,
-          allow_hyphen_values = true)]
-    pub offset: Vec<(String, i64)>,
+    #[arg(long, value_name = "NAME=DELTA", allow_hyphen_values = true)]
+    pub offset: Vec<Offset>,
 
     /// Keep only these features (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -161,7 +164,7 @@ pub struct Tf2ofArgs {
 
     /// Zero-padded width of part numbers (0: unpadded, part-0); OneFlow's
     /// part_name_suffix_length.
-    #[arg(long, default_value_t = 5, value_name = "N",
+    #[arg(long, default_value_t = DEFAULT_PART_DIGITS as u64, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=20))]
     pub part_digits: u64,
 

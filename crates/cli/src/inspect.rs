@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
 use ofconvert_engine::{error_chain, Expanded, Format, OneflowReader, Schema};
 use serde_json::json;
 
@@ -181,7 +182,7 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> 
 /// OneFlow dataset directory was given, else the one `tf2of` would make of the files.
 fn oneflow_reader(paths: &[PathBuf], expanded: &Expanded) -> String {
     if let [dir] = paths {
-        if let Some(reader) = ofconvert_engine::oneflow_reader_for(dir, "part-") {
+        if let Some(reader) = ofconvert_engine::oneflow_reader_for(dir, DEFAULT_PART_PREFIX) {
             return reader.python;
         }
     }
@@ -191,7 +192,13 @@ fn oneflow_reader(paths: &[PathBuf], expanded: &Expanded) -> String {
         .filter(|(path, _)| std::fs::metadata(path).is_ok_and(|meta| meta.len() > 0))
         .count()
         .max(1);
-    OneflowReader::new(Path::new("OUT"), parts as u64, "part-", 5).python
+    OneflowReader::new(
+        Path::new("OUT"),
+        parts as u64,
+        DEFAULT_PART_PREFIX,
+        DEFAULT_PART_DIGITS,
+    )
+    .python
 }
 
 fn table(schema: &Schema, files: usize) -> String {

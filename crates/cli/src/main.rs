@@ -8,6 +8,7 @@ mod exit_codes;
 mod inspect;
 mod progress;
 mod report;
+mod values;
 
 use std::fmt;
 use std::io::{self, Write};

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
+use crate::layout::DEFAULT_PART_PREFIX;
 use crate::manifest::OneflowReader;
 use crate::output;
 use crate::plan::{is_symlink, SkippedFile};
@@ -111,7 +112,7 @@ fn judge(path: &Path, format: Option<Format>) -> std::io::Result<Option<Format>>
     };
     let name = name.to_string_lossy();
     let tf_by_name = detect::has_record_name(&name);
-    let of_by_name = part_number(&name, "part-").is_some();
+    let of_by_name = part_number(&name, DEFAULT_PART_PREFIX).is_some();
     Ok(match format {
         Some(Format::Tf) => {
             (tf_by_name || detect::looks_like_tfrecord(path)?).then_some(Format::Tf)
