@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ofconvert_bridge::text;
 use ofconvert_bridge::TfRecordType;
@@ -31,11 +31,11 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Tf => Format::Tf,
         FormatArg::Of => Format::Of,
     });
+    let (files, mut failed, missing) = files_of(&args.files, format, args.message);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let headers = args.files.len() > 1 && !args.json;
-    let mut failed = false;
-    for (index, path) in args.files.iter().enumerate() {
+    let headers = files.len() > 1 && !args.json;
+    for (index, path) in files.iter().enumerate() {
         let result = (|| {
             if headers {
                 if index > 0 {
@@ -63,8 +63,40 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
     }
     match out.flush() {
         Err(err) if err.kind() != io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ if missing => Ok(ExitCode::Usage),
         _ => Ok(ExitCode::failure_if(failed)),
     }
+}
+
+/// The files to print: each file named, and the record files under each directory named,
+/// as `count` finds them. Reports what it cannot find; also says whether something failed
+/// and whether a path named does not exist.
+fn files_of(
+    paths: &[PathBuf],
+    format: Option<Format>,
+    message: bool,
+) -> (Vec<PathBuf>, bool, bool) {
+    let (mut files, mut failed, mut missing) = (Vec::new(), false, false);
+    for path in paths {
+        if !path.exists() {
+            eprintln!("ofconvert: {}: no such file or directory", path.display());
+            (failed, missing) = (true, true);
+        } else if path.is_dir() && !message {
+            let found = ofconvert_engine::expand_paths(std::slice::from_ref(path), format);
+            for err in &found.errors {
+                eprintln!("ofconvert: {}", error_chain(err));
+                failed = true;
+            }
+            if found.files.is_empty() {
+                eprintln!("ofconvert: no record files found under {}", path.display());
+                failed = true;
+            }
+            files.extend(found.files.into_iter().map(|(file, _)| file));
+        } else {
+            files.push(path.clone());
+        }
+    }
+    (files, failed, missing)
 }
 
 /// Keeps stdout and stderr in order when both go to a terminal.
@@ -88,7 +120,7 @@ fn print_file(
     let mut reader =
         RecordReader::open(path, format, true).map_err(|err| Stop::Input(error_chain(&err)))?;
     let format = reader.format();
-    for _ in 0..args.offset {
+    for _ in 0..args.skip {
         match reader.skip() {
             Ok(Some(_)) => {}
             Ok(None) => return Ok(false),

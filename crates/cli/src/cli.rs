@@ -43,7 +43,22 @@ pub enum Command {
     /// with several, each family gets a subdirectory named after it. Each dataset gets
     /// parts named part-NNNNN (one per input file by default) and an
     /// ofconvert-manifest.json that says how to open it in OneFlow.
-    #[command(name = "tf2of")]
+    #[command(
+        name = "tf2of",
+        mut_arg("no_verify", |arg| help(arg, "Do not check the TFRecord length and data \
+            checksums of the input while reading (a damaged length may then read garbage)")),
+        mut_arg("on_corrupt", |arg| help(arg, "What to do with damaged input records: fail \
+            their dataset, or skip them and count them (bad data checksums and Examples that \
+            do not parse are skipped; a damaged length or a truncated tail ends the file)")),
+        mut_arg("part_prefix", |arg| help(arg, "Prefix of the OneFlow part names written \
+            (OFRecordReader's part_name_prefix)")),
+        mut_arg("parts", |arg| help(arg, "Write N OneFlow parts of balanced record counts \
+            per dataset (records are counted first)")),
+        mut_arg("records_per_part", |arg| help(arg, "At most N records per OneFlow part; \
+            alone, cut each dataset every N records, across input files")),
+        mut_arg("max_part_bytes", |arg| help(arg, "Start a new OneFlow part before one grows \
+            past SIZE bytes (suffixes K, M, G: 256M)")),
+    )]
     Tf2of(Tf2ofArgs),
 
     /// Convert OneFlow OFRecord datasets (directories of part-N files) into TFRecord files.
@@ -51,7 +66,23 @@ pub enum Command {
     /// Each dataset directory becomes the same relative directory under OUT holding
     /// DIRNAME-NNNNN-of-MMMMM.tfrecord files (.gz or .zz with --compression), one per part
     /// by default.
-    #[command(name = "of2tf")]
+    #[command(
+        name = "of2tf",
+        mut_arg("no_verify", |arg| help(arg, "OFRecord parts carry no checksums: there is \
+            nothing to skip, and this changes nothing (accepted so that one set of flags \
+            serves both directions). Every payload is still parsed")),
+        mut_arg("on_corrupt", |arg| help(arg, "What to do with damaged OFRecord records: fail \
+            their dataset, or skip them and count them (payloads that do not parse are \
+            skipped; a bad length or a truncated tail ends the part)")),
+        mut_arg("part_prefix", |arg| help(arg, "Prefix of the OneFlow part names read: only \
+            PREFIX<number> files of a dataset directory are its parts")),
+        mut_arg("parts", |arg| help(arg, "Write N TFRecord shards of balanced record counts \
+            per dataset (records are counted first)")),
+        mut_arg("records_per_part", |arg| help(arg, "At most N records per TFRecord shard; \
+            alone, cut each dataset every N records, across parts")),
+        mut_arg("max_part_bytes", |arg| help(arg, "Start a new TFRecord shard before one \
+            grows past SIZE bytes (suffixes K, M, G: 256M)")),
+    )]
     Of2tf(Of2tfArgs),
 
     /// Print records in protobuf text format (as Python's text_format.MessageToString) or
@@ -204,8 +235,8 @@ pub struct Of2tfArgs {
 
 #[derive(Debug, Args)]
 pub struct CatArgs {
-    /// Record files.
-    #[arg(required = true, value_name = "FILE")]
+    /// Record files, or directories to search for them (as count does).
+    #[arg(required = true, value_name = "PATH")]
     pub files: Vec<PathBuf>,
 
     /// Read the files as this format instead of telling it from their content.
@@ -222,7 +253,7 @@ pub struct CatArgs {
 
     /// Skip the first N records of each file.
     #[arg(long, value_name = "N", default_value_t = 0)]
-    pub offset: u64,
+    pub skip: u64,
 
     /// Each file holds one bare serialized message (what SerializeToString() writes), no
     /// framing.
@@ -332,4 +363,9 @@ pub enum CompressionArg {
 pub enum FormatArg {
     Tf,
     Of,
+}
+
+/// Gives a flag shared by both directions the help text of one of them.
+fn help(arg: clap::Arg, text: &'static str) -> clap::Arg {
+    arg.help(text).long_help(text)
 }

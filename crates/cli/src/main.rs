@@ -109,6 +109,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     stop_on_signals(&options.interrupt)?;
     let plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
+    let output_existed = args.output.exists();
     let mut progress = Progress::new(quiet);
     let (sender, receiver) = mpsc::channel::<Event>();
     let outcome = thread::scope(|scope| {
@@ -129,6 +130,11 @@ fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<
         Ok(result) => result.context("the conversion could not start")?,
         Err(panic) => std::panic::resume_unwind(panic),
     };
+    if !output_existed {
+        // A run that wrote nothing leaves no empty directory behind (one that holds
+        // something is not removed).
+        let _ = std::fs::remove_dir(&args.output);
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     // A closed stdout (`| head`) must not hide the exit status: write errors are ignored.

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
-use crate::layout::DEFAULT_PART_PREFIX;
+use crate::layout::{self, DEFAULT_PART_PREFIX};
 use crate::manifest::OneflowReader;
 use crate::output;
 use crate::plan::{is_symlink, SkippedFile};
@@ -111,6 +111,9 @@ fn judge(path: &Path, format: Option<Format>) -> std::io::Result<Option<Format>>
         return Ok(None);
     };
     let name = name.to_string_lossy();
+    if layout::is_own_file(&name) || detect::is_known_metadata(&name) {
+        return Ok(None);
+    }
     let tf_by_name = detect::has_record_name(&name);
     let of_by_name = part_number(&name, DEFAULT_PART_PREFIX).is_some();
     Ok(match format {

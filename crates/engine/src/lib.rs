@@ -53,7 +53,9 @@ pub mod storage;
 mod summary;
 
 pub use convert::convert;
-pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
+pub use detect::{
+    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
 pub use error::{error_chain, Error, ErrorKind};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,

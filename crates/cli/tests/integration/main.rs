@@ -9,3 +9,4 @@ mod damaged;
 mod faults;
 mod inspect;
 mod resume;
+mod usage;

@@ -308,3 +308,24 @@ pub fn of_frame(data: &[u8]) -> Vec<u8> {
     framed.extend_from_slice(data);
     framed
 }
+
+/// Copies the tree `from` to `to` (created).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The sample datasets of the README, copied into `dir/name`.
+pub fn sample_tree(dir: &Path, name: &str) -> PathBuf {
+    let copy = dir.join(name);
+    copy_tree(&testdata().join("datasets"), &copy);
+    copy
+}

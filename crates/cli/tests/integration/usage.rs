@@ -1,0 +1,233 @@
+//! What a new user meets: the files ofconvert itself leaves in a tree, empty and wrong
+//! inputs, wrong directions, the mapping rules that match nothing, help and installation.
+
+use std::fs;
+
+use crate::util::*;
+
+// ---------------------------------------------------------------------------------------
+// Our own files and TFDS metadata are passed over in silence
+
+#[test]
+fn every_command_passes_over_the_indexes_and_manifests_ofconvert_wrote() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    ofconvert().arg("index").arg(&input).ok();
+    // Index files beside the records; a second index run finds no new record files in them.
+    assert!(input
+        .join("imagenet/train/train-00000-of-00002.idx")
+        .is_file());
+    let again = ofconvert().arg("index").arg(&input).ok();
+    assert!(!again.stdout.contains(".idx.idx"), "{}", again.stdout);
+    assert_eq!(again.stderr, "");
+
+    let output = work.path().join("of");
+    let run = ofconvert().arg("tf2of").arg(&input).arg(&output).ok();
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Converted 6 datasets"),
+        "{}",
+        run.stdout
+    );
+    for command in ["count", "verify", "schema"] {
+        let run = ofconvert().arg(command).arg(&input).ok();
+        assert!(!run.stdout.contains(".idx"), "{command}: {}", run.stdout);
+        assert!(!run.stderr.contains(".idx"), "{command}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("ofconvert:"),
+            "{command}: {}",
+            run.stderr
+        );
+    }
+
+    // The OneFlow tree holds a manifest beside every dataset's parts: not noise either.
+    let back = work.path().join("tf");
+    let run = ofconvert().arg("of2tf").arg(&output).arg(&back).ok();
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    assert!(!run.stdout.contains("not a part file"), "{}", run.stdout);
+    let counted = ofconvert().arg("count").arg(&output).ok();
+    assert!(!counted.stdout.contains("manifest"), "{}", counted.stdout);
+}
+
+#[test]
+fn tfds_metadata_is_not_listed_as_skipped() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(input.join("tfds"))
+        .arg(work.path().join("out"))
+        .ok();
+    assert!(!run.stdout.contains("dataset_info.json"), "{}", run.stdout);
+    assert!(!run.stdout.contains("features.json"), "{}", run.stdout);
+}
+
+// ---------------------------------------------------------------------------------------
+// index --output-dir
+
+#[test]
+fn index_output_dir_keeps_the_tree_and_never_writes_one_path_twice() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    for (dir, id) in [("v1", 1), ("v2", 2)] {
+        fs::create_dir_all(input.join(dir)).unwrap();
+        write_tfrecord(
+            &input.join(dir).join("data-00000-of-00001"),
+            &examples(id, id as usize, 10),
+        );
+    }
+    let indexes = work.path().join("idx");
+    ofconvert()
+        .arg("index")
+        .arg(&input)
+        .arg("--output-dir")
+        .arg(&indexes)
+        .ok();
+    assert_eq!(
+        tree(&indexes),
+        ["v1/data-00000-of-00001.idx", "v2/data-00000-of-00001.idx"]
+    );
+    let lines = |file: &str| {
+        fs::read_to_string(indexes.join(file))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(lines("v1/data-00000-of-00001.idx"), 1);
+    assert_eq!(lines("v2/data-00000-of-00001.idx"), 2);
+
+    // Two files named on the command line with one name: the second is refused, named.
+    let flat = work.path().join("flat");
+    let run = ofconvert()
+        .arg("index")
+        .arg(input.join("v1/data-00000-of-00001"))
+        .arg(input.join("v2/data-00000-of-00001"))
+        .arg("--output-dir")
+        .arg(&flat)
+        .expect_code(1);
+    assert!(run.stderr.contains("not written"), "{}", run.stderr);
+    assert!(run.stderr.contains("v1"), "{}", run.stderr);
+    assert_eq!(tree(&flat), ["data-00000-of-00001.idx"]);
+    assert_eq!(
+        fs::read_to_string(flat.join("data-00000-of-00001.idx"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Empty and wrong input is not success
+
+#[test]
+fn inspecting_a_folder_without_record_files_fails_and_says_so() {
+    let work = tempdir();
+    let empty = work.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    fs::write(empty.join("notes.txt"), "nothing here").unwrap();
+    for command in ["count", "verify", "schema", "index"] {
+        let run = ofconvert().arg(command).arg(&empty).expect_code(1);
+        let expected = format!("no record files found under {}", empty.display());
+        assert!(run.stderr.contains(&expected), "{command}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_missing_path_is_a_usage_error_for_every_subcommand() {
+    let work = tempdir();
+    let missing = work.path().join("nosuch");
+    let out = work.path().join("out");
+    for command in ["count", "verify", "schema", "index", "cat"] {
+        let run = ofconvert().arg(command).arg(&missing).expect_code(2);
+        assert!(run.stderr.contains("nosuch"), "{command}: {}", run.stderr);
+    }
+    for command in ["tf2of", "of2tf"] {
+        ofconvert()
+            .arg(command)
+            .arg(&missing)
+            .arg(&out)
+            .expect_code(2);
+    }
+}
+
+#[test]
+fn index_of_an_ofrecord_file_says_it_is_one() {
+    let work = tempdir();
+    let part = work.path().join("part-00000");
+    write_ofrecord(&part, &to_of(&examples(0, 3, 10)));
+    let run = ofconvert().arg("index").arg(&part).expect_code(1);
+    assert!(run.stderr.contains("an OFRecord file"), "{}", run.stderr);
+    assert!(!work.path().join("part-00000.idx").exists());
+}
+
+#[test]
+fn tf2of_that_converts_nothing_leaves_no_empty_output() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    fs::write(input.join("README.md"), "no records here").unwrap();
+    let output = work.path().join("out");
+    ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg(&output)
+        .expect_code(1);
+    assert!(!output.exists(), "{:?}", tree(&output));
+}
+
+// ---------------------------------------------------------------------------------------
+// Each direction's help speaks of its own format; one meaning for --offset
+
+#[test]
+fn each_direction_explains_its_flags_in_its_own_terms() {
+    let of2tf = ofconvert().args(["of2tf", "--help"]).stdout();
+    let no_verify = of2tf
+        .split("--no-verify")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap()
+        .to_owned();
+    assert!(no_verify.contains("OFRecord"), "{no_verify}");
+    assert!(!no_verify.contains("TFRecord"), "{no_verify}");
+    let tf2of = ofconvert().args(["tf2of", "--help"]).stdout();
+    assert!(tf2of.contains("OneFlow part"), "{tf2of}");
+    assert!(of2tf.contains("TFRecord shard"), "{of2tf}");
+}
+
+#[test]
+fn cat_skips_records_with_skip_and_offset_is_only_a_mapping_rule() {
+    let file = testdata().join("golden/tutorial.tfrecord");
+    let all = ofconvert().arg("cat").arg(&file).args(["-n", "3"]).stdout();
+    let skipped = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--skip", "1", "-n", "2"])
+        .stdout();
+    let records: Vec<&str> = all.split("\n\nfeatures").collect();
+    assert_eq!(records.len(), 3, "{all}");
+    assert!(
+        skipped.starts_with(&format!("features{}", records[1])),
+        "{skipped}"
+    );
+    ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--offset", "1"])
+        .expect_code(2);
+}
+
+#[test]
+fn cat_of_a_directory_prints_its_record_files_as_count_finds_them() {
+    let work = tempdir();
+    let dir = work.path().join("records");
+    copy_into(&testdata().join("golden/tutorial.tfrecord"), &dir);
+    fs::write(dir.join("notes.txt"), "not records").unwrap();
+    let of_file = ofconvert()
+        .arg("cat")
+        .arg(dir.join("tutorial.tfrecord"))
+        .stdout();
+    let of_dir = ofconvert().arg("cat").arg(&dir).stdout();
+    assert!(!of_file.is_empty());
+    assert_eq!(of_dir, of_file);
+}
