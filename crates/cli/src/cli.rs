@@ -14,7 +14,7 @@ use crate::values::{ByteSize, Cast, Offset, Rename};
 #[derive(Debug, Parser)]
 #[command(
     name = "ofconvert",
-    version,
+    version = env!("OFCONVERT_VERSION"),
     propagate_version = true,
     max_term_width = 100
 )]
@@ -100,6 +100,19 @@ pub enum Command {
 
     /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
     Index(IndexArgs),
+
+    /// Print a shell completion script: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
+    Completions(CompletionsArgs),
+
+    /// Print the manual page (roff): `ofconvert man > ofconvert.1`, `man ./ofconvert.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// What both conversions share.

@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::thread;
 
 use anyhow::Context as _;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use ofconvert_engine::{Event, Options};
 
 use crate::cli::{Cli, Command, ConvertArgs};
@@ -101,6 +101,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
         Command::Schema(args) => inspect::schema(args, jobs),
         Command::Index(args) => inspect::index(args, quiet),
+        Command::Completions(args) => {
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "ofconvert", &mut script);
+            print_all(&script)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            print_all(&page)
+        }
+    }
+}
+
+/// Writes `bytes` to stdout; a closed pipe (`| head`) is no failure.
+fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(ExitCode::Success),
     }
 }
 

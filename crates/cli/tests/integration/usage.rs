@@ -231,3 +231,66 @@ fn cat_of_a_directory_prints_its_record_files_as_count_finds_them() {
     assert!(!of_file.is_empty());
     assert_eq!(of_dir, of_file);
 }
+
+// ---------------------------------------------------------------------------------------
+// Installing like a real tool
+
+#[test]
+fn completions_come_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let script = ofconvert().args(["completions", shell]).stdout();
+        assert!(script.contains("tf2of"), "{shell}: {script}");
+        assert!(script.contains("max-part-bytes"), "{shell}");
+    }
+    ofconvert().args(["completions", "tcsh"]).expect_code(2);
+}
+
+#[test]
+fn the_manual_page_is_roff_and_names_every_command() {
+    let page = ofconvert().arg("man").stdout();
+    assert!(page.contains(".TH ofconvert 1"), "{page}");
+    for command in [
+        "tf2of", "of2tf", "cat", "count", "verify", "schema", "index",
+    ] {
+        assert!(page.contains(command), "{command}");
+    }
+}
+
+#[test]
+fn version_names_the_commit_when_built_from_git() {
+    let version = ofconvert().arg("--version").stdout();
+    assert!(
+        version.starts_with(&format!("ofconvert {}", env!("CARGO_PKG_VERSION"))),
+        "{version}"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Some(head) = head.ok().filter(|head| head.status.success()) {
+        let commit = String::from_utf8(head.stdout).unwrap();
+        let expected = format!("(commit {}", commit.trim());
+        assert!(version.contains(&expected), "{version} lacks {expected}");
+    }
+}
+
+#[test]
+fn readme_installs_with_cargo_install_and_release_builds_drop_debug_info() {
+    let root = testdata().join("..");
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cargo install --locked --path crates/cli"));
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let section = |name: &str| -> String {
+        let start = manifest
+            .find(&format!("[profile.{name}]"))
+            .unwrap_or_else(|| panic!("no [profile.{name}]"));
+        let rest = &manifest[start + 1..];
+        rest[..rest.find("\n[").unwrap_or(rest.len())].to_owned()
+    };
+    let release = section("release");
+    assert!(release.contains("debug = false"), "{release}");
+    assert!(release.contains("strip = \"debuginfo\""), "{release}");
+    let profiling = section("profiling");
+    assert!(profiling.contains("inherits = \"release\""), "{profiling}");
+    assert!(profiling.contains("debug = 1"), "{profiling}");
+}
