@@ -43,6 +43,10 @@ pub enum Command {
     /// with several, each family gets a subdirectory named after it. Each dataset gets
     /// parts named part-NNNNN (one per input file by default) and an
     /// ofconvert-manifest.json that says how to open it in OneFlow.
+    ///
+    /// Mapping rules must match: a dataset whose first 1000 records lack a feature that
+    /// --rename, --cast, --offset, --keep or --drop names (or all of --preset's keys) fails
+    /// before anything of it is written, with its features and the closest name listed.
     #[command(
         name = "tf2of",
         mut_arg("no_verify", |arg| help(arg, "Do not check the TFRecord length and data \
@@ -65,7 +69,7 @@ pub enum Command {
     ///
     /// Each dataset directory becomes the same relative directory under OUT holding
     /// DIRNAME-NNNNN-of-MMMMM.tfrecord files (.gz or .zz with --compression), one per part
-    /// by default.
+    /// by default. Mapping rules must match, as for tf2of.
     #[command(
         name = "of2tf",
         mut_arg("no_verify", |arg| help(arg, "OFRecord parts carry no checksums: there is \

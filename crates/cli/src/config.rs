@@ -2,7 +2,9 @@
 //! argument.
 
 use ofconvert_bridge::{MappingSpec, SequencePolicy};
-use ofconvert_engine::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing};
+use ofconvert_engine::{
+    Direction, ExistingOutput, NamedRule, Needs, OnCorrupt, OnEmpty, Options, Sizing,
+};
 use ofconvert_tfrecord::Compression;
 
 use crate::cli::{
@@ -38,6 +40,67 @@ fn mapping(
         description.push(format!("--drop={name}"));
     }
     spec
+}
+
+/// The input keys of the inception scripts' ImageNet records that `--preset imagenet`
+/// renames: a dataset with none of them is not what the preset is for.
+const IMAGENET_KEYS: [&str; 15] = [
+    "image/encoded",
+    "image/format",
+    "image/filename",
+    "image/colorspace",
+    "image/class/synset",
+    "image/class/text",
+    "image/object/bbox/xmin",
+    "image/object/bbox/xmax",
+    "image/object/bbox/ymin",
+    "image/object/bbox/ymax",
+    "image/height",
+    "image/width",
+    "image/channels",
+    "image/class/label",
+    "image/object/bbox/label",
+];
+
+/// The mapping rules as they were written on the command line, each with the input
+/// features it names, for the engine to check against the data before converting.
+pub fn named_rules(args: &MappingArgs, preset: Option<Preset>) -> Vec<NamedRule> {
+    let mut rules = Vec::new();
+    if let Some(Preset::Imagenet) = preset {
+        rules.push(NamedRule {
+            rule: "--preset imagenet".to_owned(),
+            features: IMAGENET_KEYS.iter().map(|key| key.to_string()).collect(),
+            needs: Needs::Any,
+        });
+    }
+    for rename in &args.rename {
+        rules.push(NamedRule::one(
+            format!("--rename {rename}"),
+            &rename.old,
+            Needs::Each,
+        ));
+    }
+    for cast in &args.cast {
+        rules.push(NamedRule::one(
+            format!("--cast {cast}"),
+            &cast.name,
+            Needs::Each,
+        ));
+    }
+    for offset in &args.offset {
+        rules.push(NamedRule::one(
+            format!("--offset {offset}"),
+            &offset.name,
+            Needs::Each,
+        ));
+    }
+    for name in &args.keep {
+        rules.push(NamedRule::one(format!("--keep {name}"), name, Needs::Keep));
+    }
+    for name in &args.drop {
+        rules.push(NamedRule::one(format!("--drop {name}"), name, Needs::Each));
+    }
+    rules
 }
 
 fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Options {

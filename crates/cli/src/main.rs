@@ -17,7 +17,7 @@ use std::thread;
 
 use anyhow::Context as _;
 use clap::{CommandFactory, Parser};
-use ofconvert_engine::{Event, Options};
+use ofconvert_engine::{Event, NamedRule, Options};
 
 use crate::cli::{Cli, Command, ConvertArgs};
 use crate::exit_codes::ExitCode;
@@ -90,11 +90,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Tf2of(args) => {
             let options = config::tf2of_options(args, jobs).map_err(UsageError)?;
-            convert(options, &args.common, quiet)
+            let rules = config::named_rules(&args.common.mapping, args.preset);
+            convert(options, &rules, &args.common, quiet)
         }
         Command::Of2tf(args) => {
             let options = config::of2tf_options(args, jobs).map_err(UsageError)?;
-            convert(options, &args.common, quiet)
+            let rules = config::named_rules(&args.common.mapping, None);
+            convert(options, &rules, &args.common, quiet)
         }
         Command::Cat(args) => cat::run(args),
         Command::Count(args) => inspect::count(args, jobs),
@@ -125,9 +127,15 @@ fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
 
 /// Runs a conversion on a worker thread while this thread draws its progress, then
 /// reports.
-fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+fn convert(
+    options: Options,
+    rules: &[NamedRule],
+    args: &ConvertArgs,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
     stop_on_signals(&options.interrupt)?;
-    let plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
+    let mut plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
+    ofconvert_engine::check_rules(&mut plan, rules);
     let output_existed = args.output.exists();
     let mut progress = Progress::new(quiet);
     let (sender, receiver) = mpsc::channel::<Event>();

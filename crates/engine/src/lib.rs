@@ -48,6 +48,7 @@ mod plan;
 mod progress;
 mod publish;
 mod records;
+mod rules;
 mod schema;
 pub mod storage;
 mod summary;
@@ -72,5 +73,6 @@ pub use options::{
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{RecordAt, RecordReader};
+pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};
