@@ -11,6 +11,7 @@ use ofconvert_engine::{error_chain, Format, RecordReader};
 
 use crate::cli::{CatArgs, FormatArg};
 use crate::exit_codes::ExitCode;
+use crate::style::error;
 
 /// Why printing a file stopped.
 enum Stop {
@@ -79,16 +80,16 @@ fn files_of(
     let (mut files, mut failed, mut missing) = (Vec::new(), false, false);
     for path in paths {
         if !path.exists() {
-            eprintln!("ofconvert: {}: no such file or directory", path.display());
+            error!("{}: no such file or directory", path.display());
             (failed, missing) = (true, true);
         } else if path.is_dir() && !message {
             let found = ofconvert_engine::expand_paths(std::slice::from_ref(path), format);
             for err in &found.errors {
-                eprintln!("ofconvert: {}", error_chain(err));
+                error!("{}", error_chain(err));
                 failed = true;
             }
             if found.files.is_empty() {
-                eprintln!("ofconvert: no record files found under {}", path.display());
+                error!("no record files found under {}", path.display());
                 failed = true;
             }
             files.extend(found.files.into_iter().map(|(file, _)| file));
@@ -105,7 +106,7 @@ fn flush_then_report(out: &mut impl Write, message: &str) -> io::Result<()> {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {}
         other => other?,
     }
-    eprintln!("ofconvert: {message}");
+    error!("{message}");
     Ok(())
 }
 

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::cli::{CountArgs, FormatArg, IndexArgs, SchemaArgs, VerifyArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::{plural, plural_u64};
+use crate::style::{error, warning};
 
 fn format_of(arg: Option<FormatArg>) -> Option<Format> {
     arg.map(|format| match format {
@@ -48,12 +49,12 @@ fn expand(paths: &[PathBuf], format: Option<Format>) -> (Expanded, Outcome) {
     let expanded = ofconvert_engine::expand_paths(paths, format);
     let mut outcome = Outcome::default();
     for err in &expanded.errors {
-        eprintln!("ofconvert: {}", error_chain(err));
+        error!("{}", error_chain(err));
         outcome.failed = true;
         outcome.missing |= matches!(err.kind(), ErrorKind::InputMissing);
     }
     for skipped in &expanded.skipped {
-        eprintln!("ofconvert: skipped {}: {}", skipped.path, skipped.reason);
+        warning!("skipped {}: {}", skipped.path, skipped.reason);
     }
     outcome.failed |= report_empty_directories(paths, &expanded.files);
     (expanded, outcome)
@@ -64,7 +65,7 @@ fn report_empty_directories(paths: &[PathBuf], files: &[(PathBuf, Format)]) -> b
     let mut any = false;
     for dir in paths.iter().filter(|path| path.is_dir()) {
         if !files.iter().any(|(file, _)| file.starts_with(dir)) {
-            eprintln!("ofconvert: no record files found under {}", dir.display());
+            error!("no record files found under {}", dir.display());
             any = true;
         }
     }
@@ -88,7 +89,7 @@ pub fn count(args: &CountArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
             Ok(count) => counts.push(count),
             Err(err) => {
                 outcome.failed = true;
-                eprintln!("ofconvert: {}", error_chain(&err));
+                error!("{}", error_chain(&err));
             }
         }
     }
@@ -189,10 +190,12 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> 
     let (schema, errors) = ofconvert_engine::collect_schema(&expanded.files, jobs_of(jobs));
     for err in &errors {
         outcome.failed = true;
-        eprintln!("ofconvert: {}", error_chain(err));
+        error!("{}", error_chain(err));
     }
     let text = if args.json {
-        let mut text = serde_json::to_string_pretty(&schema)?;
+        let mut value = serde_json::to_value(&schema)?;
+        value["warnings"] = json!(schema.warnings());
+        let mut text = serde_json::to_string_pretty(&value)?;
         text.push('\n');
         text
     } else if args.oneflow {
@@ -207,7 +210,7 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> 
     finish_output(out.write_all(text.as_bytes()).and_then(|()| out.flush()))?;
     if !args.json {
         for warning in schema.warnings() {
-            eprintln!("warning: {warning}");
+            warning!("{warning}");
         }
     }
     Ok(outcome.exit_code())
@@ -313,12 +316,12 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let found = ofconvert_engine::expand_paths(&args.paths, None);
     let mut outcome = Outcome::default();
     for err in &found.errors {
-        eprintln!("ofconvert: {}", error_chain(err));
+        error!("{}", error_chain(err));
         outcome.failed = true;
         outcome.missing |= matches!(err.kind(), ErrorKind::InputMissing);
     }
     for skipped in &found.skipped {
-        eprintln!("ofconvert: skipped {}: {}", skipped.path, skipped.reason);
+        warning!("skipped {}: {}", skipped.path, skipped.reason);
     }
     // OneFlow parts met in a directory are no TFRecord files to index: passed over. One
     // named on the command line is a mistake worth a word.
@@ -327,8 +330,8 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         match format {
             Format::Tf => files.push((path, format)),
             Format::Of if args.paths.contains(&path) => {
-                eprintln!(
-                    "ofconvert: {}: an OFRecord file: index writes indexes of TFRecord files",
+                error!(
+                    "{}: an OFRecord file: index writes indexes of TFRecord files",
                     path.display()
                 );
                 outcome.failed = true;
@@ -346,8 +349,8 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         match sources.get(&index) {
             Some(source) if source == path => continue,
             Some(source) => {
-                eprintln!(
-                    "ofconvert: {}: not written: the index of {} went there in this run",
+                error!(
+                    "{}: not written: the index of {} went there in this run",
                     index.display(),
                     source.display()
                 );
@@ -360,10 +363,7 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }
         if let Some(dir) = index.parent() {
             if let Err(err) = std::fs::create_dir_all(dir) {
-                eprintln!(
-                    "ofconvert: {}",
-                    error_chain(&ofconvert_engine::Error::io(dir, err))
-                );
+                error!("{}", error_chain(&ofconvert_engine::Error::io(dir, err)));
                 outcome.failed = true;
                 continue;
             }
@@ -380,7 +380,7 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             Ok(_) => {}
             Err(err) => {
                 outcome.failed = true;
-                eprintln!("ofconvert: {}", error_chain(&err));
+                error!("{}", error_chain(&err));
             }
         }
     }

@@ -8,6 +8,7 @@ mod exit_codes;
 mod inspect;
 mod progress;
 mod report;
+mod style;
 mod values;
 
 use std::fmt;
@@ -22,6 +23,7 @@ use ofconvert_engine::{Event, NamedRule, Options};
 use crate::cli::{Cli, Command, ConvertArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::Progress;
+use crate::style::Style;
 
 /// A mistake in how the tool was called, found after clap's own checks.
 #[derive(Debug)]
@@ -41,7 +43,7 @@ fn main() {
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("ofconvert: {err:#}");
+            style::error!("{err:#}");
             let usage = err.downcast_ref::<UsageError>().is_some()
                 || err
                     .downcast_ref::<ofconvert_engine::Error>()
@@ -166,15 +168,21 @@ fn convert(
     let mut out = stdout.lock();
     // A closed stdout (`| head`) must not hide the exit status: write errors are ignored.
     if args.json {
-        let _ = serde_json::to_writer_pretty(&mut out, &summary);
+        let mut value = serde_json::to_value(&summary)?;
+        value["warnings"] = serde_json::json!(report::warnings(&summary));
+        let _ = serde_json::to_writer_pretty(&mut out, &value);
         let _ = writeln!(out);
     } else if !quiet {
         let _ = report::write_report(&mut out, &summary);
     }
     let _ = out.flush();
-    let _ = report::write_failures(&mut io::stderr().lock(), &summary);
+    let style = Style::stderr();
+    if !quiet {
+        let _ = report::write_warnings(&mut io::stderr().lock(), &summary, style);
+    }
+    let _ = report::write_failures(&mut io::stderr().lock(), &summary, style);
     if summary.datasets.is_empty() && !args.json && quiet {
-        eprintln!("ofconvert: nothing to convert in {}", summary.input);
+        style::error!("nothing to convert in {}", summary.input);
     }
     if summary.interrupted {
         let _ = report::write_interrupted(&mut io::stderr().lock(), &summary);

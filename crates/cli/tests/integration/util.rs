@@ -83,6 +83,11 @@ impl TestCommand {
         self
     }
 
+    pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut TestCommand {
+        self.command.env_remove(key);
+        self
+    }
+
     pub fn current_dir<P: AsRef<Path>>(&mut self, dir: P) -> &mut TestCommand {
         self.command.current_dir(dir);
         self
