@@ -11,6 +11,7 @@ use ofconvert_engine::{error_chain, Format, RecordReader};
 
 use crate::cli::{CatArgs, FormatArg};
 use crate::exit_codes::ExitCode;
+use crate::shown;
 use crate::style::error;
 
 /// Why printing a file stopped.
@@ -45,7 +46,7 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "==> {} <==", path.display())?;
             }
             if args.message {
-                print_message(&mut out, path, format, args.json)
+                print_message(&mut out, path, format, args)
             } else {
                 print_file(&mut out, path, format, args)
             }
@@ -147,7 +148,7 @@ fn print_file(
             }
         };
         rendered.clear();
-        if let Err(err) = render(&buf, format, args.json, &mut rendered) {
+        if let Err(err) = render(&buf, format, args, &mut rendered) {
             problems = true;
             let message = format!(
                 "{}: offset {} (record #{}): {err}",
@@ -175,16 +176,17 @@ fn print_message(
     out: &mut impl Write,
     path: &Path,
     format: Option<Format>,
-    json: bool,
+    args: &CatArgs,
 ) -> Result<bool, Stop> {
+    let json = args.json;
     let bytes = fs::read(path).map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
     let format = match format {
         Some(format) => format,
-        None if render(&bytes, Format::Tf, json, &mut String::new()).is_ok() => Format::Tf,
+        None if render(&bytes, Format::Tf, args, &mut String::new()).is_ok() => Format::Tf,
         None => Format::Of,
     };
     let mut rendered = String::new();
-    render(&bytes, format, json, &mut rendered)
+    render(&bytes, format, args, &mut rendered)
         .map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
     out.write_all(rendered.as_bytes())?;
     if json {
@@ -198,13 +200,34 @@ fn print_message(
 fn render(
     bytes: &[u8],
     format: Format,
+    args: &CatArgs,
+    out: &mut String,
+) -> Result<(), ofconvert_bridge::Error> {
+    if args.json {
+        let mut json = String::new();
+        render_message(bytes, format, true, None, &mut json)?;
+        out.push_str(&shown::readable_json(&json, args.max_bytes));
+        Ok(())
+    } else {
+        render_message(bytes, format, false, args.max_bytes, out)
+    }
+}
+
+/// Renders one record as the bridge does, its bytes values cut past `max` bytes.
+fn render_message(
+    bytes: &[u8],
+    format: Format,
     json: bool,
+    max: Option<usize>,
     out: &mut String,
 ) -> Result<(), ofconvert_bridge::Error> {
     match format {
         Format::Tf => match ofconvert_bridge::classify_tf_record(bytes)? {
             TfRecordType::Example => {
-                let example = ofconvert_bridge::decode_example(bytes)?;
+                let mut example = ofconvert_bridge::decode_example(bytes)?;
+                if let Some(max) = max {
+                    shown::shorten_example(&mut example, max);
+                }
                 if json {
                     text::write_example_json(out, &example);
                 } else {
@@ -212,7 +235,10 @@ fn render(
                 }
             }
             TfRecordType::SequenceExample => {
-                let sequence = ofconvert_bridge::decode_sequence_example(bytes)?;
+                let mut sequence = ofconvert_bridge::decode_sequence_example(bytes)?;
+                if let Some(max) = max {
+                    shown::shorten_sequence_example(&mut sequence, max);
+                }
                 if json {
                     text::write_sequence_example_json(out, &sequence);
                 } else {
@@ -221,7 +247,10 @@ fn render(
             }
         },
         Format::Of => {
-            let record = ofconvert_bridge::decode_ofrecord(bytes)?;
+            let mut record = ofconvert_bridge::decode_ofrecord(bytes)?;
+            if let Some(max) = max {
+                shown::shorten_ofrecord(&mut record, max);
+            }
             if json {
                 text::write_ofrecord_json(out, &record);
             } else {

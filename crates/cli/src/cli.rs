@@ -260,9 +260,15 @@ pub struct CatArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 
-    /// One JSON object per record (protobuf's JSON mapping) instead of text format.
+    /// One JSON object per record instead of text format: protobuf's JSON mapping, except
+    /// that bytes values that are UTF-8 text are shown as text (base64 for the others).
     #[arg(long)]
     pub json: bool,
+
+    /// Cut bytes values longer than N bytes (a JPEG, say) to their first N, marked
+    /// "... (123456 bytes)".
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<usize>,
 
     /// Print at most N records of each file.
     #[arg(short = 'n', long = "count", value_name = "N")]

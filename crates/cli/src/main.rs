@@ -8,6 +8,7 @@ mod exit_codes;
 mod inspect;
 mod progress;
 mod report;
+mod shown;
 mod style;
 mod values;
 

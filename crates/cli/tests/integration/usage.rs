@@ -512,3 +512,50 @@ fn an_invalid_mapping_says_so_once() {
         run.stderr
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// cat for reading: text as text, long values cut
+
+#[test]
+fn cat_json_shows_text_as_text_and_max_bytes_cuts_long_values() {
+    let file = testdata().join("golden/images.tfrecord");
+    let value = |json: &str, feature: &str| -> String {
+        let record: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+        record["features"]["feature"][feature]["bytesList"]["value"][0]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let whole = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--json", "-n", "1"])
+        .stdout();
+    assert_eq!(value(&whole, "image/colorspace"), "RGB");
+    let encoded = value(&whole, "image/encoded");
+    // A JPEG is binary: base64 (FF D8 FF is "/9j/").
+    assert!(encoded.starts_with("/9j/"), "{encoded}");
+    let padding = encoded.bytes().rev().take_while(|b| *b == b'=').count();
+    let length = encoded.len() / 4 * 3 - padding;
+
+    let cut = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--json", "-n", "1", "--max-bytes", "3"])
+        .stdout();
+    assert_eq!(
+        value(&cut, "image/encoded"),
+        format!("/9j/... ({length} bytes)")
+    );
+    assert_eq!(value(&cut, "image/colorspace"), "RGB");
+
+    let text = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["-n", "1", "--max-bytes", "3"])
+        .stdout();
+    assert!(
+        text.contains(&format!("value: \"\\377\\330\\377... ({length} bytes)\"")),
+        "{text}"
+    );
+}
