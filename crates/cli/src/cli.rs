@@ -122,9 +122,11 @@ pub struct CompletionsArgs {
 /// What both conversions share.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The input: a directory tree (or a single file).
-    #[arg(value_name = "IN")]
-    pub input: PathBuf,
+    /// The input: a directory tree or a record file. tf2of takes several (a shell glob):
+    /// record files named one by one are taken as their directory would be, keeping only
+    /// them; each directory named goes to OUT/<its name>.
+    #[arg(value_name = "IN", required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
 
     /// The output directory; it must be empty or missing unless --overwrite or --resume.
     #[arg(value_name = "OUT")]

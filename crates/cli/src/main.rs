@@ -5,6 +5,8 @@ mod cat;
 mod cli;
 mod config;
 mod exit_codes;
+mod hints;
+mod inputs;
 mod inspect;
 mod progress;
 mod report;
@@ -28,7 +30,7 @@ use crate::style::Style;
 
 /// A mistake in how the tool was called, found after clap's own checks.
 #[derive(Debug)]
-struct UsageError(String);
+pub struct UsageError(pub String);
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -97,6 +99,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             convert(options, &rules, &args.common, quiet)
         }
         Command::Of2tf(args) => {
+            if args.common.inputs.len() > 1 {
+                return Err(UsageError(
+                    "of2tf takes one input: a OneFlow dataset or a tree of them".to_owned(),
+                )
+                .into());
+            }
             let options = config::of2tf_options(args, jobs).map_err(UsageError)?;
             let rules = config::named_rules(&args.common.mapping, None);
             convert(options, &rules, &args.common, quiet)
@@ -137,8 +145,10 @@ fn convert(
     quiet: bool,
 ) -> anyhow::Result<ExitCode> {
     stop_on_signals(&options.interrupt)?;
-    let mut plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
+    let direction = options.direction;
+    let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;
     ofconvert_engine::check_rules(&mut plan, rules);
+    let plan_input = plan.input.clone();
     let output_existed = args.output.exists();
     let mut progress = Progress::new(quiet);
     let (sender, receiver) = mpsc::channel::<Event>();
@@ -184,6 +194,11 @@ fn convert(
     let _ = report::write_failures(&mut io::stderr().lock(), &summary, style);
     if summary.datasets.is_empty() && !args.json && quiet {
         style::error!("nothing to convert in {}", summary.input);
+    }
+    if summary.datasets.is_empty() {
+        if let Some(hint) = hints::nothing_found(&plan_input, direction, &args.part_prefix) {
+            style::error!("hint: {hint}");
+        }
     }
     if summary.interrupted {
         let _ = report::write_interrupted(&mut io::stderr().lock(), &summary);
