@@ -35,7 +35,8 @@ pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<
     }
     writeln!(
         out,
-        "Run the same command with --resume to finish: it keeps the finished datasets."
+        "Run the same command with --resume (in place of --overwrite, if given) to finish: \
+         it keeps the finished datasets."
     )
 }
 

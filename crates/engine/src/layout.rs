@@ -5,7 +5,6 @@
 use ofconvert_tfrecord::Compression;
 
 use crate::detect::{part_number, shard_name};
-use crate::options::Direction;
 
 /// The manifest's file name. OneFlow ignores it (it opens only its part names), and so does
 /// a `*.tfrecord` glob.
@@ -64,15 +63,24 @@ pub fn is_own_file(name: &str) -> bool {
     name.ends_with(INDEX_SUFFIX) || name == MANIFEST_NAME || is_temporary(name)
 }
 
+/// The files a dataset's output directory holds besides its manifest.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum DatasetFiles<'a> {
+    /// OneFlow parts, `prefix` + digits (tf2of).
+    Parts { prefix: &'a str },
+    /// TFRecord shards `stem-NNNNN-of-NNNNN.tfrecord*` (of2tf).
+    Shards { stem: &'a str },
+}
+
 /// Whether `name`, in an output directory, belongs to the dataset written there: its
-/// manifest, its parts (`prefix` + digits for tf2of, `stem-NNNNN-of-NNNNN.tfrecord*` for
-/// of2tf) and temporary files. Nothing else in the directory is ours to remove.
-pub(crate) fn is_dataset_file(name: &str, direction: Direction, prefix: &str, stem: &str) -> bool {
+/// manifest, its `files` and temporary files. Nothing else in the directory is ours to
+/// remove.
+pub(crate) fn is_dataset_file(name: &str, files: DatasetFiles<'_>) -> bool {
     name == MANIFEST_NAME
         || (is_temporary(name) && name != LOCK_NAME)
-        || match direction {
-            Direction::TfToOf => part_number(name, prefix).is_some(),
-            Direction::OfToTf => {
+        || match files {
+            DatasetFiles::Parts { prefix } => part_number(name, prefix).is_some(),
+            DatasetFiles::Shards { stem } => {
                 shard_name(name).is_some_and(|shard| shard.stem == stem)
                     && name.contains(".tfrecord")
             }
@@ -95,13 +103,13 @@ mod tests {
 
     #[test]
     fn dataset_files_are_told_from_the_rest() {
-        let tf2of = |name: &str| is_dataset_file(name, Direction::TfToOf, "part-", "x");
+        let tf2of = |name: &str| is_dataset_file(name, DatasetFiles::Parts { prefix: "part-" });
         assert!(tf2of("part-00000"));
         assert!(tf2of(MANIFEST_NAME));
         assert!(tf2of(&temp_part_name(0, 0)));
         assert!(!tf2of(LOCK_NAME));
         assert!(!tf2of("README"));
-        let of2tf = |name: &str| is_dataset_file(name, Direction::OfToTf, "part-", "train");
+        let of2tf = |name: &str| is_dataset_file(name, DatasetFiles::Shards { stem: "train" });
         assert!(of2tf("train-00000-of-00002.tfrecord"));
         assert!(!of2tf("test-00000-of-00002.tfrecord"));
     }

@@ -9,8 +9,7 @@ use ofconvert_tfrecord::{self as tfrecord, Compression};
 
 use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
-use crate::layout;
-use crate::options::Direction;
+use crate::layout::{self, DatasetFiles};
 use crate::storage::{Durability, LocalFs, OutputFile, Storage};
 
 /// A part written under its temporary name.
@@ -211,19 +210,14 @@ pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Resu
 }
 
 /// Removes what an earlier run may have left of a dataset in `dir`: its manifest, its
-/// parts and temporary files. Other files, and subdirectories, stay.
-///
-/// `stem` is the name of the TFRecord files of an of2tf dataset; tf2of parts are
-/// `prefix` + digits.
+/// `files` and temporary files. Other files, and subdirectories, stay.
 pub(crate) fn clear_dataset(
     storage: &dyn Storage,
     dir: &Path,
-    direction: Direction,
-    prefix: &str,
-    stem: &str,
+    files: DatasetFiles<'_>,
 ) -> io::Result<()> {
     for name in storage.file_names(dir)? {
-        if layout::is_dataset_file(&name, direction, prefix, stem) {
+        if layout::is_dataset_file(&name, files) {
             storage.remove(&dir.join(name))?;
         }
     }

@@ -6,7 +6,7 @@ use ofconvert_tfrecord::Compression;
 
 use crate::chunk::ChunkOutput;
 use crate::error::Error;
-use crate::layout;
+use crate::layout::{self, DatasetFiles};
 use crate::manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
 };
@@ -60,13 +60,15 @@ impl Target<'_> {
 
     /// Removes the dataset's manifest, parts and temporary files from its directory.
     pub(crate) fn clear(&self) -> std::io::Result<()> {
-        clear_dataset(
-            self.storage,
-            &self.dataset.output_dir,
-            self.settings.direction,
-            &self.options.part_prefix,
-            &self.tf_stem,
-        )
+        let files = match self.settings.direction {
+            Direction::TfToOf => DatasetFiles::Parts {
+                prefix: &self.options.part_prefix,
+            },
+            Direction::OfToTf => DatasetFiles::Shards {
+                stem: &self.tf_stem,
+            },
+        };
+        clear_dataset(self.storage, &self.dataset.output_dir, files)
     }
 
     /// Renames a dataset's parts to their final names, in order, and writes its manifest.

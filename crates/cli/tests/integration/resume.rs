@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -222,6 +222,7 @@ fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
 }
 
 /// Sends `signal` once `ready` holds; returns the run's exit code and standard error.
+#[cfg(unix)]
 fn signal_when(mut child: Child, signal: i32, ready: impl Fn() -> bool) -> (i32, String) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -245,6 +246,7 @@ fn signal_when(mut child: Child, signal: i32, ready: impl Fn() -> bool) -> (i32,
     )
 }
 
+#[cfg(unix)]
 #[test]
 fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
     for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
@@ -254,11 +256,7 @@ fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
         let child = ofconvert()
             .args(["--jobs", "1", "tf2of"])
             .args([&input, &output])
-            .command()
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .spawn_piped();
         // Stopped after the first dataset is published, in the middle of the second.
         let first_manifest = output.join("a/ofconvert-manifest.json");
         let second = output.join("b");
@@ -278,12 +276,8 @@ fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
         );
 
         let run = ofconvert()
-            .args([
-                "tf2of".as_ref(),
-                input.as_os_str(),
-                output.as_os_str(),
-                "--resume".as_ref(),
-            ])
+            .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+            .arg("--resume")
             .ok();
         assert!(
             run.stdout.contains("(1 kept from an earlier run)"),
@@ -298,12 +292,18 @@ fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
     }
 }
 
+/// An input directory holding one small TFRecord file.
+fn small_input(root: &Path) -> PathBuf {
+    let input = root.join("in");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    input
+}
+
 #[test]
 fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
     let work = tempdir();
-    let input = work.path().join("in");
-    fs::create_dir(&input).unwrap();
-    write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    let input = small_input(work.path());
     let output = work.path().join("out");
     fs::create_dir(&output).unwrap();
     // The lock another run would hold, with its process id in it.
@@ -312,12 +312,8 @@ fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
     std::io::Write::write_all(&mut lock, b"4242\n").unwrap();
 
     let run = ofconvert()
-        .args([
-            "tf2of".as_ref(),
-            input.as_os_str(),
-            output.as_os_str(),
-            "--overwrite".as_ref(),
-        ])
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .arg("--overwrite")
         .expect_code(2);
     assert!(
         run.stderr.contains("another ofconvert run (process 4242)"),
@@ -329,12 +325,8 @@ fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
     // Released, the same run goes through and leaves no lock behind.
     drop(lock);
     ofconvert()
-        .args([
-            "tf2of".as_ref(),
-            input.as_os_str(),
-            output.as_os_str(),
-            "--overwrite".as_ref(),
-        ])
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .arg("--overwrite")
         .ok();
     assert_eq!(tree(&output), ["ofconvert-manifest.json", "part-00000"]);
 }
@@ -342,9 +334,7 @@ fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
 #[test]
 fn an_output_holding_only_hidden_temporary_files_is_named_as_such() {
     let work = tempdir();
-    let input = work.path().join("in");
-    fs::create_dir(&input).unwrap();
-    write_tfrecord(&input.join("x.tfrecord"), &[example(1, 100)]);
+    let input = small_input(work.path());
     let output = work.path().join("out");
     fs::create_dir(&output).unwrap();
     fs::write(output.join(".ofconvert-part-0-0.tmp-99"), b"half").unwrap();
@@ -352,15 +342,11 @@ fn an_output_holding_only_hidden_temporary_files_is_named_as_such() {
     let run = ofconvert()
         .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
         .expect_code(2);
-    assert!(
-        run.stderr.contains(".ofconvert-part-0-0.tmp-99"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("temporary files of an interrupted run"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("--resume"), "{}", run.stderr);
+    for expected in [
+        ".ofconvert-part-0-0.tmp-99",
+        "temporary files of an interrupted run",
+        "--resume",
+    ] {
+        assert!(run.stderr.contains(expected), "{expected}: {}", run.stderr);
+    }
 }
