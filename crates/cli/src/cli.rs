@@ -341,6 +341,11 @@ pub struct SchemaArgs {
     /// Print the schema as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Read only the first N records of each dataset (the record files of one directory),
+    /// not every record.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -3,14 +3,18 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
 
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
-use ofconvert_engine::{error_chain, ErrorKind, Expanded, Format, OneflowReader, Schema};
+use ofconvert_engine::{
+    error_chain, ErrorKind, Event, Expanded, Format, OneflowReader, ProgressFn, Schema,
+};
 use serde_json::json;
 
 use crate::cli::{CountArgs, FormatArg, IndexArgs, SchemaArgs, VerifyArgs};
 use crate::exit_codes::ExitCode;
-use crate::progress::{plural, plural_u64};
+use crate::progress::{plural, plural_u64, Progress};
 use crate::style::{error, warning};
 
 fn format_of(arg: Option<FormatArg>) -> Option<Format> {
@@ -72,6 +76,45 @@ fn report_empty_directories(paths: &[PathBuf], files: &[(PathBuf, Format)]) -> b
     any
 }
 
+/// Runs `work` on a worker thread while this thread draws the bytes it reads: a bar on a
+/// terminal, as the converters draw, and nothing elsewhere.
+fn with_progress<T: Send>(
+    files: &[(PathBuf, Format)],
+    quiet: bool,
+    work: impl FnOnce(ProgressFn<'_>) -> T + Send,
+) -> T {
+    let mut progress = Progress::bar_only(quiet);
+    let bytes = files
+        .iter()
+        .filter_map(|(path, _)| std::fs::metadata(path).ok())
+        .map(|meta| meta.len())
+        .sum();
+    progress.handle(Event::Started {
+        datasets: 0,
+        files: files.len(),
+        bytes,
+    });
+    let (sender, receiver) = mpsc::channel::<Event>();
+    let result = thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let report = |event: Event| {
+                // The receiver lives until this thread ends.
+                let _ = sender.send(event);
+            };
+            work(&report)
+        });
+        for event in receiver {
+            progress.handle(event);
+        }
+        worker.join()
+    });
+    progress.finish();
+    match result {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
 /// Ends quietly when stdout is closed (`| head`): that is not a failure.
 fn finish_output(result: io::Result<()>) -> io::Result<()> {
     match result {
@@ -80,9 +123,12 @@ fn finish_output(result: io::Result<()>) -> io::Result<()> {
     }
 }
 
-pub fn count(args: &CountArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
+pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
-    let results = ofconvert_engine::count_files(&expanded.files, !args.no_verify, jobs_of(jobs));
+    let files = &expanded.files;
+    let results = with_progress(files, quiet, |progress| {
+        ofconvert_engine::count_files(files, !args.no_verify, jobs_of(jobs), progress)
+    });
     let mut counts = Vec::new();
     for result in results {
         match result {
@@ -118,7 +164,10 @@ pub fn count(args: &CountArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
 
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
-    let results = ofconvert_engine::verify_files(&expanded.files, jobs_of(jobs));
+    let files = &expanded.files;
+    let results = with_progress(files, quiet, |progress| {
+        ofconvert_engine::verify_files(files, jobs_of(jobs), progress)
+    });
     let problems: usize = results.iter().map(|r| r.problems.len()).sum();
     let good: u64 = results.iter().map(|r| r.good_records).sum();
     outcome.failed |= problems > 0;
@@ -184,10 +233,13 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
     Ok(outcome.exit_code())
 }
 
-pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
+pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let format = format_of(args.format);
     let (expanded, mut outcome) = expand(&args.paths, format);
-    let (schema, errors) = ofconvert_engine::collect_schema(&expanded.files, jobs_of(jobs));
+    let files = &expanded.files;
+    let (schema, errors) = with_progress(files, quiet, |progress| {
+        ofconvert_engine::collect_schema(files, jobs_of(jobs), args.sample, progress)
+    });
     for err in &errors {
         outcome.failed = true;
         error!("{}", error_chain(err));
@@ -340,36 +392,15 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }
     }
     outcome.failed |= report_empty_directories(&args.paths, &files);
+    let results = with_progress(&files, quiet, |progress| {
+        write_indexes(&files, args, progress)
+    });
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut written = Ok(());
-    let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
-    for (path, _) in &files {
-        let index = index_path(path, &args.paths, args.output_dir.as_deref());
-        match sources.get(&index) {
-            Some(source) if source == path => continue,
-            Some(source) => {
-                error!(
-                    "{}: not written: the index of {} went there in this run",
-                    index.display(),
-                    source.display()
-                );
-                outcome.failed = true;
-                continue;
-            }
-            None => {
-                sources.insert(index.clone(), path.clone());
-            }
-        }
-        if let Some(dir) = index.parent() {
-            if let Err(err) = std::fs::create_dir_all(dir) {
-                error!("{}", error_chain(&ofconvert_engine::Error::io(dir, err)));
-                outcome.failed = true;
-                continue;
-            }
-        }
-        match ofconvert_engine::write_index(path, &index) {
-            Ok(records) if !quiet && written.is_ok() => {
+    for result in results {
+        match result {
+            Ok((index, records)) if !quiet && written.is_ok() => {
                 written = writeln!(
                     out,
                     "{}: {records} record{}",
@@ -378,12 +409,53 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
                 );
             }
             Ok(_) => {}
-            Err(err) => {
+            Err(message) => {
                 outcome.failed = true;
-                error!("{}", error_chain(&err));
+                error!("{message}");
             }
         }
     }
     finish_output(written.and_then(|()| out.flush()))?;
     Ok(outcome.exit_code())
+}
+
+/// Writes the index of each file; for each, where it went and its records, or what went
+/// wrong.
+fn write_indexes(
+    files: &[(PathBuf, Format)],
+    args: &IndexArgs,
+    progress: ProgressFn<'_>,
+) -> Vec<Result<(PathBuf, u64), String>> {
+    let mut results = Vec::new();
+    let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
+    for (path, _) in files {
+        let index = index_path(path, &args.paths, args.output_dir.as_deref());
+        match sources.get(&index) {
+            Some(source) if source == path => continue,
+            Some(source) => {
+                results.push(Err(format!(
+                    "{}: not written: the index of {} went there in this run",
+                    index.display(),
+                    source.display()
+                )));
+                continue;
+            }
+            None => {
+                sources.insert(index.clone(), path.clone());
+            }
+        }
+        if let Some(dir) = index.parent() {
+            if let Err(err) = std::fs::create_dir_all(dir) {
+                let err = ofconvert_engine::Error::io(dir, err);
+                results.push(Err(error_chain(&err)));
+                continue;
+            }
+        }
+        results.push(
+            ofconvert_engine::write_index(path, &index, progress)
+                .map(|records| (index, records))
+                .map_err(|err| error_chain(&err)),
+        );
+    }
+    results
 }

@@ -110,9 +110,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             convert(options, &rules, &args.common, quiet)
         }
         Command::Cat(args) => cat::run(args),
-        Command::Count(args) => inspect::count(args, jobs),
+        Command::Count(args) => inspect::count(args, jobs, quiet),
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
-        Command::Schema(args) => inspect::schema(args, jobs),
+        Command::Schema(args) => inspect::schema(args, jobs, quiet),
         Command::Index(args) => inspect::index(args, quiet),
         Command::Completions(args) => {
             let mut script = Vec::new();

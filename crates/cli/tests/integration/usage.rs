@@ -662,3 +662,81 @@ fn tf2of_takes_several_inputs_as_a_shell_glob_gives_them() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Long inspections show progress; schema can sample
+
+#[test]
+fn schema_sample_reads_n_records_per_dataset() {
+    let imagenet = testdata().join("datasets/imagenet");
+    let all = ofconvert()
+        .args(["schema", "--json"])
+        .arg(&imagenet)
+        .stdout();
+    let all: serde_json::Value = serde_json::from_str(&all).unwrap();
+    assert_eq!(all["records"], 30);
+    // Two datasets (train: 2 files of 10, validation: 1 file of 10), 3 records each; the
+    // train sample is the first file's first three.
+    let sampled = ofconvert()
+        .args(["schema", "--json", "--sample", "3"])
+        .arg(&imagenet)
+        .stdout();
+    let sampled: serde_json::Value = serde_json::from_str(&sampled).unwrap();
+    assert_eq!(sampled["records"], 6);
+    let across_files = ofconvert()
+        .args(["schema", "--json", "--sample", "15"])
+        .arg(&imagenet)
+        .stdout();
+    let across_files: serde_json::Value = serde_json::from_str(&across_files).unwrap();
+    assert_eq!(across_files["records"], 25);
+}
+
+/// Runs the binary with ARGS on a pseudo-terminal (util-linux `script`), or `None` where
+/// there is no `script` to make one.
+fn on_a_terminal(args: &[&std::ffi::OsStr]) -> Option<String> {
+    let mut line = shell_quote(the_binary().as_os_str());
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    let output = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn shell_quote(arg: &std::ffi::OsStr) -> String {
+    format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''"))
+}
+
+#[test]
+fn inspections_draw_the_converters_progress_bar_on_a_terminal() {
+    let work = tempdir();
+    let datasets = testdata().join("datasets");
+    let indexes = work.path().join("idx");
+    let runs: [Vec<&std::ffi::OsStr>; 4] = [
+        vec!["count".as_ref(), datasets.as_os_str()],
+        vec!["verify".as_ref(), datasets.as_os_str()],
+        vec!["schema".as_ref(), datasets.as_os_str()],
+        vec![
+            "index".as_ref(),
+            datasets.as_os_str(),
+            "--output-dir".as_ref(),
+            indexes.as_os_str(),
+        ],
+    ];
+    for args in runs {
+        let Some(shown) = on_a_terminal(&args) else {
+            eprintln!("no `script` to make a terminal with: progress bars not checked");
+            return;
+        };
+        // The bar of tf2of/of2tf: bytes read of the total, speed and time left.
+        assert!(shown.contains("ETA"), "{args:?}: {shown}");
+        assert!(shown.contains("B/s"), "{args:?}: {shown}");
+    }
+    // Not on a terminal: no bar.
+    let plain = ofconvert().arg("count").arg(&datasets).ok();
+    assert!(!plain.stderr.contains("ETA"), "{}", plain.stderr);
+}
