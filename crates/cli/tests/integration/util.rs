@@ -20,9 +20,15 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary directory")
 }
 
-/// The `ofconvert` binary under test.
+/// The `ofconvert` binary under test: the one built with the tests, or the one
+/// `OFCONVERT_TEST_BINARY` names (to run these tests against another build).
 pub fn the_binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_ofconvert"))
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var_os("OFCONVERT_TEST_BINARY")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ofconvert")))
+    })
 }
 
 /// What one run of the binary did.
