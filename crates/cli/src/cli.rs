@@ -124,7 +124,7 @@ pub struct CompletionsArgs {
 pub struct ConvertArgs {
     /// The input: a directory tree or a record file. tf2of takes several (a shell glob):
     /// record files named one by one are taken as their directory would be, keeping only
-    /// them; each directory named goes to OUT/<its name>.
+    /// them; each directory named goes to OUT/NAME, NAME being its own.
     #[arg(value_name = "IN", required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
 
