@@ -105,10 +105,14 @@ pub enum Command {
     /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
     Index(IndexArgs),
 
-    /// Print a shell completion script: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
+    /// Print a shell completion script for bash, zsh, fish or powershell.
+    ///
+    /// For bash: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
     Completions(CompletionsArgs),
 
-    /// Print the manual page (roff): `ofconvert man > ofconvert.1`, `man ./ofconvert.1`.
+    /// Print the manual page (roff).
+    ///
+    /// `ofconvert man > ofconvert.1 && man ./ofconvert.1`.
     Man,
 }
 
