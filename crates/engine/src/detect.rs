@@ -101,6 +101,13 @@ pub fn has_record_name(name: &str) -> bool {
     false
 }
 
+/// Whether `name` is metadata a known tool keeps beside its records: TFDS's
+/// `dataset_info.json` and `features.json`. Not records, and no surprise to find: commands
+/// pass over them without listing them as skipped.
+pub fn is_known_metadata(name: &str) -> bool {
+    matches!(name, "dataset_info.json" | "features.json")
+}
+
 /// Whether the content of `path` is a TFRecord stream: its first record's length checksum
 /// holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream that decodes to
 /// nothing, is not (there is no record to tell by).

@@ -194,6 +194,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::TfRecord(kind) => kind.fmt(f),
             ErrorKind::OfRecord(kind) => kind.fmt(f),
             ErrorKind::Mapping(err) => err.fmt(f),
+            // The bridge's own word for a spec that contradicts itself already says so.
+            ErrorKind::InvalidMapping(err)
+                if matches!(err.kind(), ofconvert_bridge::ErrorKind::InvalidSpec(_)) =>
+            {
+                err.fmt(f)
+            }
             ErrorKind::InvalidMapping(err) => write!(f, "invalid mapping: {err}"),
             ErrorKind::InputMissing => f.write_str("no such file or directory"),
             ErrorKind::OutputNotEmpty { found, more } => {

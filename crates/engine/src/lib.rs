@@ -49,12 +49,15 @@ mod plan;
 mod progress;
 mod publish;
 mod records;
+mod rules;
 mod schema;
 pub mod storage;
 mod summary;
 
 pub use convert::convert;
-pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
+pub use detect::{
+    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
 pub use error::{error_chain, Error, ErrorKind};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
@@ -71,5 +74,6 @@ pub use options::{
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{Checksums, RecordAt, RecordReader};
+pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};

@@ -309,6 +309,12 @@ fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
     }
 }
 
+/// Files ofconvert wrote (indexes, manifests, ...) and TFDS metadata: neither converted nor
+/// listed as skipped.
+fn passed_over(name: &str) -> bool {
+    crate::layout::is_own_file(name) || detect::is_known_metadata(name)
+}
+
 /// A family of TFRecord files in one directory.
 struct Family {
     /// The shard stem; `None` for the files without a shard name.
@@ -330,6 +336,9 @@ fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> G
     for (relative_dir, files) in directories {
         let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
         for found in files {
+            if passed_over(&found.name) {
+                continue;
+            }
             let record_by_name = detect::has_record_name(&found.name);
             if !record_by_name {
                 let sniffed = storage
@@ -469,6 +478,9 @@ fn group_of(input: &Path, output: &Path, walk: Walk, prefix: &str) -> Grouped {
     for (relative_dir, files) in directories {
         let mut parts = Vec::new();
         for found in files {
+            if passed_over(&found.name) {
+                continue;
+            }
             match part_number(&found.name, prefix) {
                 Some(number) => parts.push((number, found)),
                 None => {

@@ -11,3 +11,4 @@ mod inspect;
 mod objects;
 mod resume;
 mod salvage;
+mod usage;
