@@ -146,15 +146,41 @@ fn resharding_and_compression_in_a_bucket_match_a_local_run() {
     let work = tempdir();
     let input = testdata().join("datasets/tutorial");
     let local = work.path().join("of");
+    let flags = [
+        "--parts",
+        "3",
+        "--rename",
+        "feature0=id",
+        "--drop",
+        "feature3",
+    ];
     ofconvert()
         .arg("tf2of")
         .args([&input, &local])
-        .args(["--parts", "3"])
+        .args(flags)
         .ok();
+    let missing = s3
+        .ofconvert()
+        .args(["tf2of", "s3://data/in", "s3://data/of"])
+        .expect_code(2);
+    assert!(
+        missing
+            .stderr
+            .contains("s3://data/in: no such file or directory"),
+        "{}",
+        missing.stderr
+    );
+    // The input uploaded first (the server keeps objects as files); the mapping's rules
+    // are checked against records read from the bucket.
+    fs::create_dir_all(s3.file("data", "in")).unwrap();
+    fs::copy(
+        input.join("tutorial.tfrecord"),
+        s3.file("data", "in/tutorial.tfrecord"),
+    )
+    .unwrap();
     s3.ofconvert()
-        .arg("tf2of")
-        .arg(&input)
-        .args(["s3://data/of", "--parts", "3"])
+        .args(["tf2of", "s3://data/in", "s3://data/of"])
+        .args(flags)
         .ok();
     assert_eq!(written(&s3.file("data", "of")), written(&local));
 
