@@ -42,18 +42,22 @@ mod error;
 mod inspect;
 pub mod layout;
 mod manifest;
+mod object;
 mod options;
 mod output;
 mod plan;
 mod progress;
 mod publish;
 mod records;
+mod rules;
 mod schema;
 pub mod storage;
 mod summary;
 
 pub use convert::convert;
-pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
+pub use detect::{
+    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
 pub use error::{error_chain, Error, ErrorKind};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
@@ -69,6 +73,7 @@ pub use options::{
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
-pub use records::{RecordAt, RecordReader};
+pub use records::{Checksums, RecordAt, RecordReader};
+pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, ErrorPlace, Summary};

@@ -85,9 +85,9 @@ pub struct Options {
     pub direction: Direction,
     /// The feature mapping applied to every record.
     pub mapping: MappingSpec,
-    /// How the mapping was asked for, in words (the command-line flags, say). Recorded in
-    /// every manifest and compared when resuming, so that a dataset made with another
-    /// mapping is redone.
+    /// How the mapping was asked for, in words (the command-line flags, say), recorded in
+    /// every manifest for people to read. Resuming compares the mapping itself (its
+    /// canonical description and fingerprint), whether or not these words are given.
     pub mapping_description: Vec<String>,
     /// The prefix of OneFlow part names: written by tf2of, looked for by of2tf.
     pub part_prefix: String,
@@ -171,6 +171,8 @@ impl Options {
         Settings {
             direction: self.direction,
             mapping: self.mapping_description.clone(),
+            mapping_spec: self.mapping.to_string(),
+            mapping_fingerprint: format!("{:016x}", self.mapping.fingerprint()),
             part_prefix: self.part_prefix.clone(),
             part_digits: self.part_digits,
             sizing: self.sizing,
@@ -187,8 +189,14 @@ impl Options {
 pub struct Settings {
     /// Which way.
     pub direction: Direction,
-    /// The mapping, in words.
+    /// The mapping, in the words it was asked for with.
     pub mapping: Vec<String>,
+    /// What the mapping does, described canonically ([`MappingSpec`]'s `Display`).
+    #[serde(default)]
+    pub mapping_spec: String,
+    /// [`MappingSpec::fingerprint`] in hexadecimal.
+    #[serde(default)]
+    pub mapping_fingerprint: String,
     /// The part name prefix.
     pub part_prefix: String,
     /// The part number width.
