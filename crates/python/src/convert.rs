@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use ofconvert_bridge::{MappingSpec, NumericType, SequencePolicy};
 use ofconvert_engine::{
-    Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Sizing, Summary,
+    Direction, ExistingOutput, Interrupt, NamedRule, Needs, OnCorrupt, OnEmpty, Options, Sizing,
+    Summary,
 };
 use ofconvert_tfrecord::Compression;
 use pyo3::prelude::*;
@@ -189,6 +190,40 @@ fn options(direction: Direction, settings: &Settings) -> Result<Options, String>
     Ok(options)
 }
 
+/// The mapping rules as the caller wrote them, each with the input features it names, for
+/// the engine to check against the data before converting (a misspelt name fails its
+/// dataset rather than doing nothing).
+fn named_rules(settings: &Settings) -> Vec<NamedRule> {
+    let mut rules = Vec::new();
+    for (old, new) in &settings.rename {
+        let rule = format!("rename={{{old:?}: {new:?}}}");
+        rules.push(NamedRule::one(rule, old, Needs::Each));
+    }
+    for (name, kind) in &settings.cast {
+        let rule = format!("cast={{{name:?}: {kind:?}}}");
+        rules.push(NamedRule::one(rule, name, Needs::Each));
+    }
+    for (name, delta) in &settings.offset {
+        let rule = format!("offset={{{name:?}: {delta}}}");
+        rules.push(NamedRule::one(rule, name, Needs::Each));
+    }
+    for name in &settings.keep {
+        rules.push(NamedRule::one(
+            format!("keep=[{name:?}]"),
+            name,
+            Needs::Keep,
+        ));
+    }
+    for name in &settings.drop {
+        rules.push(NamedRule::one(
+            format!("drop=[{name:?}]"),
+            name,
+            Needs::Each,
+        ));
+    }
+    rules
+}
+
 /// Plans and runs a conversion on a thread of its own while this thread, without the GIL,
 /// looks for signals. On one (Ctrl-C), the engine is told to stop, and once it has removed
 /// its temporary files the signal's exception is returned.
@@ -197,13 +232,16 @@ fn run(
     src: PathBuf,
     dst: PathBuf,
     options: Options,
+    rules: Vec<NamedRule>,
 ) -> (Result<Summary, ofconvert_engine::Error>, Option<PyErr>) {
     let interrupt: Interrupt = options.interrupt.clone();
     py.detach(move || {
         let (done, finished) = mpsc::channel::<()>();
         let worker = thread::spawn(move || {
-            let outcome = ofconvert_engine::plan(&src, &dst, &options)
-                .and_then(|plan| ofconvert_engine::convert(plan, &options, &|_event| {}));
+            let outcome = ofconvert_engine::plan(&src, &dst, &options).and_then(|mut plan| {
+                ofconvert_engine::check_rules(&mut plan, &rules);
+                ofconvert_engine::convert(plan, &options, &|_event| {})
+            });
             // The receiver outlives this thread: it waits for the join below.
             let _ = done.send(());
             outcome
@@ -250,12 +288,19 @@ pub fn convert(
     };
     let options = options(direction, &settings)
         .map_err(|message| errors::raise(py, Class::Usage, &message, Place::default(), None))?;
-    let (outcome, signal) = run(py, src, dst, options);
+    let rules = named_rules(&settings);
+    let output_existed = dst.exists();
+    let (outcome, signal) = run(py, src, dst.clone(), options, rules);
+    if !output_existed {
+        // A run that wrote nothing leaves no empty directory behind (one that holds
+        // something is not removed).
+        let _ = std::fs::remove_dir(&dst);
+    }
     if let Some(signal) = signal {
         return Err(signal);
     }
     let summary = outcome.map_err(|err| errors::engine_error(py, &err))?;
-    let json = serde_json::to_string(&summary)
+    let json = summary_json(&summary)
         .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
     if summary.interrupted {
         // Stopped by a signal that Python did not see (SIGTERM through another handler).
@@ -283,6 +328,25 @@ pub fn convert(
         ));
     }
     Ok(json)
+}
+
+/// The summary as the command line's `--json` prints it: with the datasets' warnings
+/// gathered under `warnings`, each prefixed with its dataset's name.
+fn summary_json(summary: &Summary) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(summary)?;
+    let warnings: Vec<String> = summary
+        .datasets
+        .iter()
+        .filter_map(|dataset| Some((&dataset.name, dataset.manifest.as_ref()?)))
+        .flat_map(|(name, manifest)| {
+            manifest
+                .warnings
+                .iter()
+                .map(move |warning| format!("{name}: {warning}"))
+        })
+        .collect();
+    value["warnings"] = serde_json::json!(warnings);
+    serde_json::to_string(&value)
 }
 
 /// What went wrong in a finished conversion, and where, as the command line's exit status

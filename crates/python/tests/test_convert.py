@@ -87,6 +87,7 @@ def test_summary_is_the_cli_json(tmp_path):
     assert set(summary) == {
         "direction", "input", "output", "datasets", "skipped_files", "unreadable",
         "records", "input_bytes", "output_bytes", "failed", "interrupted", "seconds",
+        "warnings",
     }
     assert summary["records"] == len(list(ofconvert.read(TESTDATA / "datasets" / "tutorial")))
 
@@ -120,6 +121,16 @@ def test_output_in_the_way_is_a_usage_error_then_overwrite_and_resume(tmp_path):
 def test_bad_options_are_usage_errors(tmp_path, options):
     with pytest.raises(ofconvert.UsageError):
         ofconvert.tf2of(TESTDATA / "datasets" / "tutorial", tmp_path / "of", **options)
+    assert not (tmp_path / "of").exists()
+
+
+def test_a_rule_naming_a_missing_feature_fails_its_dataset(tmp_path):
+    with pytest.raises(ofconvert.ConversionError) as raised:
+        ofconvert.tf2of(
+            TESTDATA / "datasets" / "tutorial", tmp_path / "of", rename={"featur0": "x"}, sync=False
+        )
+    assert "featur0" in str(raised.value)
+    assert raised.value.summary["failed"] == 1
     assert not (tmp_path / "of").exists()
 
 
