@@ -594,7 +594,7 @@ fn count_input(context: &Context<'_>, path: &Path) -> Result<InputCount, Error> 
             Ok(Some(_)) => {}
             Ok(None) => break,
             Err(err) if context.options.on_corrupt == OnCorrupt::Skip && is_damage(&err) => {
-                if !reader.recover(&err) {
+                if !reader.step_past(&err) {
                     break;
                 }
             }
@@ -665,7 +665,7 @@ fn convert_chunk(
                 Ok(Some(_)) => {}
                 Ok(None) => break,
                 // Damage here belongs to the previous work item, which reports it.
-                Err(err) if reader.recover(&err) => {}
+                Err(err) if reader.step_past(&err) => {}
                 Err(err) => return Err(err.into()),
             }
         }
