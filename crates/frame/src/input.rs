@@ -207,6 +207,13 @@ pub struct Candidate<'a> {
     pub gap: Option<&'a [u8]>,
 }
 
+impl Candidate<'_> {
+    /// Whether this is the end of the stream, the last candidate, with no bytes.
+    pub fn is_end(&self) -> bool {
+        self.end_of_stream && self.bytes.is_empty()
+    }
+}
+
 /// What [`BufInput::resync`] makes of a [`Candidate`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {

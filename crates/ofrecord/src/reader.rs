@@ -305,22 +305,15 @@ fn resume_at(
     recovered: &mut bool,
     is_payload: &mut impl FnMut(&[u8]) -> bool,
 ) -> Verdict {
-    let at_end = candidate.end_of_stream && candidate.bytes.is_empty();
-    let length = if at_end {
-        None
-    } else {
-        match frame::decode_header(candidate.bytes) {
-            Ok(length) => Some(length),
-            Err(ErrorKind::TruncatedLength { .. }) if !candidate.complete => {
-                return Verdict::NeedMore
-            }
-            Err(_) => return Verdict::Reject,
-        }
-    };
-    let Some(length) = length else {
+    if candidate.is_end() {
         // The end of the stream bounds nothing: a record cut short there is usually a
         // truncated file, and a prefix of an OFRecord often parses as one.
         return Verdict::Reject;
+    }
+    let length = match frame::decode_header(candidate.bytes) {
+        Ok(length) => length,
+        Err(ErrorKind::TruncatedLength { .. }) if !candidate.complete => return Verdict::NeedMore,
+        Err(_) => return Verdict::Reject,
     };
     let Some(end) = frame::framed_len(length)
         .and_then(|end| usize::try_from(end).ok())

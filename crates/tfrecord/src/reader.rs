@@ -414,7 +414,7 @@ const MAX_UNCONFIRMED_LENGTH: u64 = 1 << 40;
 /// Whether a resync resumes at `candidate`; when the damaged record before it is recovered,
 /// its data goes to `buf`.
 fn resume_at(candidate: Candidate<'_>, buf: &mut Vec<u8>, recovered: &mut bool) -> Verdict {
-    let header = if candidate.end_of_stream && candidate.bytes.is_empty() {
+    let header = if candidate.is_end() {
         None
     } else {
         match frame::decode_header(candidate.bytes) {
