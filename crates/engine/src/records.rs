@@ -130,17 +130,19 @@ impl<'a> RecordReader<'a> {
             None => RecordAt::default(),
         };
         let verify = checksums.into() == Checksums::Verify;
-        // What follows the start in the file: a length that runs past it is damage, found
-        // before any of it is read.
-        let stream_len = file
-            .metadata()
-            .map_err(|err| Error::io(path, err))?
-            .len()
-            .saturating_sub(base.offset);
+        // What follows the start in a regular file (a pipe has no length): a length that runs
+        // past it is damage, found before any of it is read.
+        let metadata = file.metadata().map_err(|err| Error::io(path, err))?;
+        let stream_len = metadata
+            .is_file()
+            .then(|| metadata.len().saturating_sub(base.offset));
         let input = Counted { file, progress };
         let (framed, compression) = match format {
             Format::Of => (
-                Framed::Of(ofrecord::Reader::new(input).with_stream_len(stream_len)),
+                Framed::Of(match stream_len {
+                    Some(len) => ofrecord::Reader::new(input).with_stream_len(len),
+                    None => ofrecord::Reader::new(input),
+                }),
                 Compression::None,
             ),
             Format::Tf => {
@@ -157,9 +159,9 @@ impl<'a> RecordReader<'a> {
                 } else {
                     tfrecord::Reader::sniffed(input, options).map_err(|err| Error::io(path, err))?
                 };
-                let reader = match compression {
-                    Compression::None => reader.with_stream_len(stream_len),
-                    Compression::Gzip | Compression::Zlib => reader,
+                let reader = match (compression, stream_len) {
+                    (Compression::None, Some(len)) => reader.with_stream_len(len),
+                    _ => reader,
                 };
                 (Framed::Tf(reader), compression)
             }
