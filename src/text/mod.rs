@@ -219,7 +219,7 @@ impl<'a> TextWriter<'a> {
     }
 
     fn pad(&mut self) {
-        self.out.extend(std::iter::repeat(' ').take(self.indent));
+        self.out.extend(std::iter::repeat_n(' ', self.indent));
     }
 
     fn open(&mut self, name: &str) {

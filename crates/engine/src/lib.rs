@@ -35,21 +35,30 @@
 
 #![deny(missing_docs)]
 
+mod chunk;
 mod convert;
 mod detect;
 mod error;
 mod inspect;
+pub mod layout;
 mod manifest;
+mod object;
 mod options;
 mod output;
 mod plan;
 mod progress;
+mod publish;
 mod records;
+mod rules;
 mod schema;
+pub mod storage;
+mod summary;
 
-pub use convert::{convert, error_chain, DatasetSummary, Summary};
-pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
-pub use error::{Error, ErrorKind};
+pub use convert::convert;
+pub use detect::{
+    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
+pub use error::{error_chain, Error, ErrorKind};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
     verify_files, write_index, Expanded, FileCount, Verification,
@@ -59,9 +68,12 @@ pub use manifest::{
     MANIFEST_NAME,
 };
 pub use options::{
-    compression_name, Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Settings, Sizing,
+    compression_name, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings,
+    Sizing,
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{Checksums, RecordAt, RecordReader};
+pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
+pub use summary::{DatasetSummary, Summary};

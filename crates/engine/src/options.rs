@@ -1,8 +1,13 @@
 //! What a conversion is asked to do.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
+
+use crate::layout;
 
 /// Which way a conversion goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,9 +85,9 @@ pub struct Options {
     pub direction: Direction,
     /// The feature mapping applied to every record.
     pub mapping: MappingSpec,
-    /// How the mapping was asked for, in words (the command-line flags, say). Recorded in
-    /// every manifest and compared when resuming, so that a dataset made with another
-    /// mapping is redone.
+    /// How the mapping was asked for, in words (the command-line flags, say), recorded in
+    /// every manifest for people to read. Resuming compares the mapping itself (its
+    /// canonical description and fingerprint), whether or not these words are given.
     pub mapping_description: Vec<String>,
     /// The prefix of OneFlow part names: written by tf2of, looked for by of2tf.
     pub part_prefix: String,
@@ -106,6 +111,37 @@ pub struct Options {
     pub existing: ExistingOutput,
     /// Worker threads; 0 means one per available core.
     pub jobs: usize,
+    /// Set from elsewhere (a signal handler) to stop the conversion early.
+    pub interrupt: Interrupt,
+}
+
+/// A flag that stops a running conversion when set, from any thread or a signal handler:
+/// the workers stop at the next record, their temporary files are removed, datasets
+/// already published stay, and the others are reported as
+/// [`Interrupted`](crate::DatasetStatus::Interrupted), ready for a resumed run.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// A flag not set.
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// The flag itself, for a signal handler to set (`signal_hook::flag::register`).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+
+    /// Asks the conversion to stop.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether stopping was asked for.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl Options {
@@ -116,8 +152,8 @@ impl Options {
             direction,
             mapping: MappingSpec::new(),
             mapping_description: Vec::new(),
-            part_prefix: "part-".to_owned(),
-            part_digits: 5,
+            part_prefix: layout::DEFAULT_PART_PREFIX.to_owned(),
+            part_digits: layout::DEFAULT_PART_DIGITS,
             sizing: Sizing::default(),
             compression: Compression::None,
             verify_checksums: true,
@@ -126,6 +162,7 @@ impl Options {
             on_empty: OnEmpty::default(),
             existing: ExistingOutput::default(),
             jobs: 0,
+            interrupt: Interrupt::new(),
         }
     }
 
@@ -134,6 +171,8 @@ impl Options {
         Settings {
             direction: self.direction,
             mapping: self.mapping_description.clone(),
+            mapping_spec: self.mapping.to_string(),
+            mapping_fingerprint: format!("{:016x}", self.mapping.fingerprint()),
             part_prefix: self.part_prefix.clone(),
             part_digits: self.part_digits,
             sizing: self.sizing,
@@ -150,8 +189,14 @@ impl Options {
 pub struct Settings {
     /// Which way.
     pub direction: Direction,
-    /// The mapping, in words.
+    /// The mapping, in the words it was asked for with.
     pub mapping: Vec<String>,
+    /// What the mapping does, described canonically ([`MappingSpec`]'s `Display`).
+    #[serde(default)]
+    pub mapping_spec: String,
+    /// [`MappingSpec::fingerprint`] in hexadecimal.
+    #[serde(default)]
+    pub mapping_fingerprint: String,
     /// The part name prefix.
     pub part_prefix: String,
     /// The part number width.

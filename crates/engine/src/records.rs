@@ -1,8 +1,7 @@
 //! One reader for both record formats, with positions in the file and the policies for
 //! damaged records.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
@@ -13,6 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::manifest::SkippedRecords;
 use crate::options::OnCorrupt;
 use crate::progress::{Event, ProgressFn};
+use crate::storage::{LocalFs, Storage};
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
 /// for compressed TFRecords) and its 0-based index. The one position type of both framing
@@ -42,7 +42,7 @@ impl From<bool> for Checksums {
 
 /// A raw file that reports the bytes read from it as progress.
 pub(crate) struct Counted<'a> {
-    file: File,
+    file: Box<dyn Read + Send>,
     progress: Option<ProgressFn<'a>>,
 }
 
@@ -106,7 +106,7 @@ impl RecordReader<'static> {
                 .map_err(|err| Error::io(path, err))?
                 .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))?,
         };
-        RecordReader::open_at(path, format, checksums.into(), None, None)
+        RecordReader::open_at(&LocalFs, path, format, checksums, None, None)
     }
 }
 
@@ -114,28 +114,26 @@ impl<'a> RecordReader<'a> {
     /// Opens `path` with the reading starting at `start` (a record boundary found by an
     /// earlier pass; only for uncompressed files), reporting bytes read to `progress`.
     pub(crate) fn open_at(
+        storage: &dyn Storage,
         path: &Path,
         format: Format,
         checksums: impl Into<Checksums>,
         start: Option<RecordAt>,
         progress: Option<ProgressFn<'a>>,
     ) -> Result<Self, Error> {
-        let mut file = File::open(path).map_err(|err| Error::io(path, err))?;
-        let base = match start {
-            Some(start) => {
-                file.seek(SeekFrom::Start(start.offset))
-                    .map_err(|err| Error::io(path, err))?;
-                start
-            }
-            None => RecordAt::default(),
-        };
+        let base = start.unwrap_or_default();
+        let file = storage
+            .open(path, base.offset)
+            .map_err(|err| Error::io(path, err))?;
         let verify = checksums.into() == Checksums::Verify;
-        // What follows the start in a regular file (a pipe has no length): a length that runs
-        // past it is damage, found before any of it is read.
-        let metadata = file.metadata().map_err(|err| Error::io(path, err))?;
-        let stream_len = metadata
-            .is_file()
-            .then(|| metadata.len().saturating_sub(base.offset));
+        // What follows the start, when the storage knows the size (a pipe has none, and a
+        // store that cannot tell costs nothing but this check): a length that runs past it is
+        // damage, found before any of it is read.
+        let stream_len = storage
+            .size(path)
+            .ok()
+            .flatten()
+            .map(|size| size.saturating_sub(base.offset));
         let input = Counted { file, progress };
         let (framed, compression) = match format {
             Format::Of => (
@@ -321,12 +319,12 @@ impl<'a> RecordReader<'a> {
                 Ok(Some(at)) if policy == OnCorrupt::Skip && end.is_none() => match self
                     .reject_misframed(buf)
                 {
-                    Some(err) => crate::convert::error_chain(&Error::mapping(&self.path, at, err)),
+                    Some(err) => crate::error::error_chain(&Error::mapping(&self.path, at, err)),
                     None => return Ok(Some(at)),
                 },
                 Ok(found) => return Ok(found),
                 Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
-                    let detail = crate::convert::error_chain(&err);
+                    let detail = crate::error::error_chain(&err);
                     if self.recover_in_place(&err) {
                         skipped.note_corrupt(detail);
                         continue;

@@ -2,12 +2,10 @@
 //! damaged record comes back when its checksum vouches for it, and the skip is reported by
 //! offset.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
-use common::*;
+use crate::util::*;
 
 const RECORDS: usize = 50;
 const DAMAGED: usize = 20;
@@ -25,14 +23,11 @@ fn tfrecord_file(path: &Path) -> (Vec<Vec<u8>>, Vec<usize>, Vec<u8>) {
 }
 
 fn tf2of_skip(input: &Path, out: &Path) -> Run {
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--on-corrupt".as_ref(),
-        "skip".as_ref(),
-    ])
-    .ok()
+    ofconvert()
+        .arg("tf2of")
+        .args([input, out])
+        .args(["--on-corrupt", "skip"])
+        .ok()
 }
 
 fn converted(out: &Path) -> Vec<Vec<u8>> {
@@ -44,7 +39,7 @@ fn converted(out: &Path) -> Vec<Vec<u8>> {
 
 #[test]
 fn a_flipped_length_byte_loses_nothing() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let file = work.path().join("in/data.tfrecord");
     let (records, starts, mut bytes) = tfrecord_file(&file);
     bytes[starts[DAMAGED] + 1] ^= 0x04;
@@ -58,7 +53,7 @@ fn a_flipped_length_byte_loses_nothing() {
 
 #[test]
 fn a_damaged_length_and_data_skip_one_record_reported_by_offset() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let file = work.path().join("in/data.tfrecord");
     let (mut records, starts, mut bytes) = tfrecord_file(&file);
     bytes[starts[DAMAGED] + 1] ^= 0x04;
@@ -100,14 +95,11 @@ fn damaged_oneflow_part(dir: &Path, byte: usize, flip: u8) -> Vec<Vec<u8>> {
 }
 
 fn of2tf_skip(input: &Path, out: &Path) -> Vec<Vec<u8>> {
-    ofconvert([
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--on-corrupt".as_ref(),
-        "skip".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .arg("of2tf")
+        .args([input, out])
+        .args(["--on-corrupt", "skip"])
+        .ok();
     fs::read_dir(out)
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -117,8 +109,8 @@ fn of2tf_skip(input: &Path, out: &Path) -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn a_negative_oneflow_length_loses_nothing() {
-    let work = tempfile::tempdir().unwrap();
+fn a_damaged_oneflow_length_resyncs_at_the_next_record_that_parses() {
+    let work = tempdir();
     let dir = work.path().join("in");
     // The length's most significant byte: a negative length.
     let payloads = damaged_oneflow_part(&dir, 7, 0x80);
@@ -128,7 +120,7 @@ fn a_negative_oneflow_length_loses_nothing() {
 
 #[test]
 fn a_oneflow_length_off_by_one_loses_nothing() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let dir = work.path().join("in");
     // A length one byte short still frames: only the payload that no longer parses shows it.
     let payloads = damaged_oneflow_part(&dir, 0, 0x01);
