@@ -187,7 +187,7 @@ fn count_input(
             Ok(Some(_)) => {}
             Ok(None) => break,
             Err(err) if options.on_corrupt == OnCorrupt::Skip && is_damage(&err) => {
-                if !reader.recover(&err) {
+                if !reader.step_past(&err) {
                     break;
                 }
             }

@@ -405,7 +405,7 @@ fn convert_chunk(
                 Ok(Some(_)) => {}
                 Ok(None) => break,
                 // Damage here belongs to the previous work item, which reports it.
-                Err(err) if reader.recover(&err) => {}
+                Err(err) if reader.step_past(&err) => {}
                 Err(err) => return Err(err.into()),
             }
         }
