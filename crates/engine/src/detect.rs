@@ -112,8 +112,12 @@ pub fn is_known_metadata(name: &str) -> bool {
 /// holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream that decodes to
 /// nothing, is not (there is no record to tell by).
 pub fn looks_like_tfrecord(path: &Path) -> io::Result<bool> {
-    let file = File::open(path)?;
-    let (mut reader, _) = Reader::sniffed(file, ReaderOptions::default())?;
+    is_tfrecord_stream(File::open(path)?)
+}
+
+/// [`looks_like_tfrecord`] of a stream read from its start.
+pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
+    let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
     Ok(match reader.skip_record() {
         Ok(found) => found.is_some(),
         // The header checked out; only the rest of the record is missing.

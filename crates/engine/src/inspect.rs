@@ -267,14 +267,7 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,
-                    Err(err) => verification.problems.push(Error::mapping(
-                        path,
-                        crate::error::Position {
-                            offset: at.offset,
-                            record: at.index,
-                        },
-                        err,
-                    )),
+                    Err(err) => verification.problems.push(Error::mapping(path, at, err)),
                 }
             }
             Ok(None) => break,
@@ -425,10 +418,6 @@ fn schema_of_file(
                     Format::Of => builder.add_ofrecord(&buf),
                 };
                 if let Err(err) = added {
-                    let at = crate::error::Position {
-                        offset: at.offset,
-                        record: at.index,
-                    };
                     errors.push(Error::mapping(path, at, err));
                 } else if first {
                     match format {

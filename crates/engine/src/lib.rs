@@ -42,6 +42,7 @@ mod error;
 mod inspect;
 pub mod layout;
 mod manifest;
+mod object;
 mod options;
 mod output;
 mod plan;
@@ -72,7 +73,7 @@ pub use options::{
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
-pub use records::{RecordAt, RecordReader};
+pub use records::{Checksums, RecordAt, RecordReader};
 pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};

@@ -8,5 +8,7 @@ mod damaged;
 #[cfg(unix)]
 mod faults;
 mod inspect;
+mod objects;
 mod resume;
+mod salvage;
 mod usage;
