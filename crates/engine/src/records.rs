@@ -10,7 +10,7 @@ use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind
 use crate::detect::{self, Format};
 use crate::error::{Error, ErrorKind};
 use crate::manifest::SkippedRecords;
-use crate::options::OnCorrupt;
+use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
 use crate::storage::{LocalFs, Storage};
 
@@ -18,27 +18,6 @@ use crate::storage::{LocalFs, Storage};
 /// for compressed TFRecords) and its 0-based index. The one position type of both framing
 /// crates.
 pub type RecordAt = tfrecord::Position;
-
-/// Whether a [`RecordReader`] checks TFRecord checksums (OFRecord has none).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Checksums {
-    /// Check the length and data checksum of every record.
-    #[default]
-    Verify,
-    /// Trust the lengths and data as they are.
-    Ignore,
-}
-
-/// `true` asks for [`Checksums::Verify`], as the engine's `verify_checksums` setting does.
-impl From<bool> for Checksums {
-    fn from(verify: bool) -> Self {
-        if verify {
-            Checksums::Verify
-        } else {
-            Checksums::Ignore
-        }
-    }
-}
 
 /// A raw file that reports the bytes read from it as progress.
 pub(crate) struct Counted<'a> {
@@ -95,11 +74,7 @@ impl RecordReader<'static> {
     ///
     /// When the file cannot be opened, or its format cannot be told
     /// ([`ErrorKind::UnknownFormat`]).
-    pub fn open(
-        path: &Path,
-        format: Option<Format>,
-        checksums: impl Into<Checksums>,
-    ) -> Result<Self, Error> {
+    pub fn open(path: &Path, format: Option<Format>, checksums: Checksums) -> Result<Self, Error> {
         let format = match format {
             Some(format) => format,
             None => detect::detect_format(path)
@@ -117,7 +92,7 @@ impl<'a> RecordReader<'a> {
         storage: &dyn Storage,
         path: &Path,
         format: Format,
-        checksums: impl Into<Checksums>,
+        checksums: Checksums,
         start: Option<RecordAt>,
         progress: Option<ProgressFn<'a>>,
     ) -> Result<Self, Error> {
@@ -125,7 +100,7 @@ impl<'a> RecordReader<'a> {
         let file = storage
             .open(path, base.offset)
             .map_err(|err| Error::io(path, err))?;
-        let verify = checksums.into() == Checksums::Verify;
+        let verify = checksums == Checksums::Verify;
         let input = Counted { file, progress };
         let (framed, compression) = match format {
             Format::Of => (Framed::Of(ofrecord::Reader::new(input)), Compression::None),
@@ -224,7 +199,7 @@ impl<'a> RecordReader<'a> {
     /// Whether reading can go on after `err`, which this reader returned: after a data
     /// checksum mismatch (TFRecord) or a zero-length record (OFRecord) it can, the framing
     /// being intact; after damage to the framing it resynchronises at the next good record
-    /// (see [`read_salvaging`](RecordReader::read_salvaging)), dropping a recovered record.
+    /// (as salvaging does while converting), dropping a recovered record.
     /// The damaged stretch counts as one record, as it does when converting.
     pub fn recover(&mut self, err: &Error) -> bool {
         if self.recover_in_place(err) {
