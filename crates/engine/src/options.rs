@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ofconvert_bridge::MappingSpec;
+use ofconvert_bridge::{ErrorKind as MappingErrorKind, MappingSpec};
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
@@ -166,6 +166,34 @@ impl Options {
         }
     }
 
+    /// Which mapping errors these options skip: records without features under
+    /// [`OnEmpty::Skip`], payloads that do not parse under [`OnCorrupt::Skip`]. Mapping
+    /// failures proper (an inexact double, a cast out of range) always fail.
+    pub(crate) fn skips(&self, kind: &MappingErrorKind) -> Option<Skip> {
+        match kind {
+            MappingErrorKind::EmptyRecord if self.on_empty == OnEmpty::Skip => Some(Skip::Empty),
+            MappingErrorKind::Malformed { .. }
+            | MappingErrorKind::UnknownFeatureKind { .. }
+            | MappingErrorKind::AmbiguousFeature
+            | MappingErrorKind::NotAnExample
+                if self.on_corrupt == OnCorrupt::Skip =>
+            {
+                Some(Skip::Corrupt)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether TFRecord checksums are checked, as [`verify_checksums`](Options::verify_checksums)
+    /// says.
+    pub fn checksums(&self) -> Checksums {
+        if self.verify_checksums {
+            Checksums::Verify
+        } else {
+            Checksums::Ignore
+        }
+    }
+
     /// The settings that decide the bytes of the output, as recorded in manifests.
     pub(crate) fn settings(&self) -> Settings {
         Settings {
@@ -176,12 +204,32 @@ impl Options {
             part_prefix: self.part_prefix.clone(),
             part_digits: self.part_digits,
             sizing: self.sizing,
-            compression: compression_name(self.compression).to_owned(),
+            compression: self.compression.name().to_owned(),
             verify_checksums: self.verify_checksums,
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
         }
     }
+}
+
+/// Whether a [`RecordReader`](crate::RecordReader) checks TFRecord checksums (OFRecord has
+/// none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Checksums {
+    /// Check the length and data checksum of every record.
+    #[default]
+    Verify,
+    /// Trust the lengths and data as they are.
+    Ignore,
+}
+
+/// Why a record that could not be converted is left out rather than failing its dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Skip {
+    /// It has no features.
+    Empty,
+    /// Its payload does not parse.
+    Corrupt,
 }
 
 /// The settings a dataset was converted with, as a manifest records them.
@@ -211,13 +259,4 @@ pub struct Settings {
     pub on_corrupt: OnCorrupt,
     /// What happened to empty records.
     pub on_empty: OnEmpty,
-}
-
-/// `none`, `gzip` or `zlib`.
-pub fn compression_name(compression: Compression) -> &'static str {
-    match compression {
-        Compression::None => "none",
-        Compression::Gzip => "gzip",
-        Compression::Zlib => "zlib",
-    }
 }

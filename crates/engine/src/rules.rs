@@ -11,6 +11,7 @@ use std::path::Path;
 
 use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
+use crate::options::Checksums;
 use crate::options::Direction;
 use crate::plan::{DatasetPlan, Plan};
 use crate::records::RecordReader;
@@ -78,7 +79,8 @@ fn sample(
     let mut read = 0u64;
     let mut buf = Vec::new();
     for (file, input) in dataset.inputs.iter().enumerate() {
-        let opened = RecordReader::open_at(storage, &input.path, format, true, None, None);
+        let opened =
+            RecordReader::open_at(storage, &input.path, format, Checksums::Verify, None, None);
         let Ok(mut reader) = opened else {
             continue;
         };

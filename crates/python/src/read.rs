@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, TryLockError};
 
 use ofconvert_bridge::TfRecordType;
-use ofconvert_engine::{Format, RecordAt, RecordReader};
+use ofconvert_engine::{Checksums, Format, RecordAt, RecordReader};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -58,7 +58,12 @@ impl Reader {
                         state.done = true;
                         return Ok(None);
                     };
-                    match RecordReader::open(&path, Some(format), verify) {
+                    let checksums = if verify {
+                        Checksums::Verify
+                    } else {
+                        Checksums::Ignore
+                    };
+                    match RecordReader::open(&path, Some(format), checksums) {
                         Ok(reader) => state.current.insert(reader),
                         Err(err) => {
                             state.done = true;
