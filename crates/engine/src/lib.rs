@@ -75,4 +75,4 @@ pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{RecordAt, RecordReader};
 pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, Schema, SchemaBuilder};
-pub use summary::{DatasetSummary, Summary};
+pub use summary::{DatasetSummary, ErrorPlace, Summary};

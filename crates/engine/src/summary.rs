@@ -1,5 +1,7 @@
 //! What a conversion reports when it ends: per dataset, and for the whole run.
 
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
 
 use crate::error::{error_chain, Error};
@@ -52,9 +54,24 @@ pub struct DatasetSummary {
     /// Why it failed: `path: offset N (record #I): what`, with the causes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Where it failed, when the error says: for callers that want the place as values
+    /// rather than inside the message (the Python bindings' exceptions).
+    #[serde(skip)]
+    pub error_at: Option<ErrorPlace>,
     /// The manifest written (or found, when kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Manifest>,
+}
+
+/// The file and position an error names, each when known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorPlace {
+    /// The file.
+    pub path: Option<PathBuf>,
+    /// The byte offset in it.
+    pub offset: Option<u64>,
+    /// The 0-based record index.
+    pub record: Option<u64>,
 }
 
 impl DatasetSummary {
@@ -75,6 +92,11 @@ impl DatasetSummary {
     pub(crate) fn failed(dataset: &DatasetPlan, err: &Error) -> DatasetSummary {
         DatasetSummary {
             error: Some(error_chain(err)),
+            error_at: Some(ErrorPlace {
+                path: err.path().map(Path::to_path_buf),
+                offset: err.offset(),
+                record: err.record(),
+            }),
             ..DatasetSummary::of(dataset, DatasetStatus::Failed)
         }
     }
@@ -91,15 +113,49 @@ impl DatasetSummary {
             output_dir: dataset.output_dir.display().to_string(),
             status,
             error: None,
+            error_at: None,
             manifest: None,
         }
     }
 }
 
 /// A relative path with `/` separators whatever the platform, as manifests record them.
-pub(crate) fn slash_path(path: &std::path::Path) -> String {
+pub(crate) fn slash_path(path: &Path) -> String {
     path.components()
         .map(|component| component.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{convert, plan, Direction, Options};
+
+    #[test]
+    fn a_failed_dataset_keeps_the_place_of_its_error() {
+        let input = tempfile::tempdir().unwrap();
+        let output = tempfile::tempdir().unwrap();
+        let example =
+            ofconvert_bridge::tf::example([("label", ofconvert_bridge::tf::int64_feature([7]))]);
+        let mut payload = Vec::new();
+        ofconvert_bridge::encode_example(&example, &mut payload);
+        let mut writer = ofconvert_tfrecord::Writer::new(Vec::new());
+        writer.write_record(&payload).unwrap();
+        writer.write_record(&payload).unwrap();
+        let mut bytes = writer.finish().unwrap();
+        // The second record's first data byte flipped: a data checksum mismatch there.
+        let second = 12 + payload.len() + 4;
+        bytes[second + 12] ^= 0xff;
+        std::fs::write(input.path().join("train.tfrecord"), &bytes).unwrap();
+
+        let options = Options::new(Direction::TfToOf);
+        let plan = plan(input.path(), &output.path().join("of"), &options).unwrap();
+        let summary = convert(plan, &options, &|_| {}).unwrap();
+        assert_eq!(summary.failed, 1);
+        let place = summary.datasets[0].error_at.clone().unwrap();
+        let path = place.path.unwrap();
+        assert_eq!(path.file_name().unwrap(), "train.tfrecord");
+        assert_eq!(place.record, Some(1));
+        assert_eq!(place.offset, Some((second + 12) as u64));
+    }
 }

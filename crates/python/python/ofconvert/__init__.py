@@ -1,0 +1,42 @@
+"""ofconvert: convert TensorFlow TFRecord datasets to OneFlow OFRecord and back, and read and
+write records of both formats without TensorFlow.
+
+>>> import ofconvert
+>>> summary = ofconvert.tf2of("tfrecords/", "ofrecords/", parts=8)  # doctest: +SKIP
+>>> for record in ofconvert.read("ofrecords/train"):  # doctest: +SKIP
+...     print(record["class/label"])
+"""
+
+from ._convert import of2tf, tf2of
+from ._errors import (
+    ConversionError,
+    CorruptRecordError,
+    Error,
+    FileError,
+    FormatError,
+    MappingError,
+    UsageError,
+)
+from ._records import OFRecordWriter, TFRecordWriter, read
+
+__all__ = [
+    "ConversionError",
+    "CorruptRecordError",
+    "Error",
+    "FileError",
+    "FormatError",
+    "MappingError",
+    "OFRecordWriter",
+    "TFRecordWriter",
+    "UsageError",
+    "of2tf",
+    "read",
+    "tf2of",
+]
+
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("ofconvert")
+except Exception:  # not installed as a distribution (run from a source tree)
+    __version__ = "unknown"

@@ -1,0 +1,218 @@
+"""Reading records of both formats as dicts of numpy arrays, and writing them."""
+
+import os
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _native
+from ._errors import UsageError
+
+PathLike = Union[str, "os.PathLike[str]"]
+Value = Union[np.ndarray, List[bytes], None]
+Record = Dict[str, Any]
+
+
+def read(
+    path: Union[PathLike, Sequence[PathLike]],
+    *,
+    raw: bool = False,
+    batch_size: Optional[int] = None,
+    verify: bool = True,
+) -> Iterator[Any]:
+    """Iterates over the records of TFRecord and OFRecord files.
+
+    ``path`` is a file, a directory (its record files are read in name order, hidden ones
+    left out) or a list of them. The format of each file is told from its content, and so
+    is the compression of a TFRecord file (GZIP, ZLIB).
+
+    Each record is a dict of feature name to value: a 1-D numpy array (int64 or float32 for
+    TFRecord; int64, int32, float32 or float64 for OFRecord) or a ``list[bytes]``; ``None``
+    for a feature with no kind set. A ``tf.train.SequenceExample`` gives its context
+    features plus, for each feature list, a list of its steps' values.
+
+    With ``raw=True`` each record is the serialized payload (``bytes``), as TensorFlow's
+    ``TFRecordDataset`` yields it. With ``batch_size=N`` the iterator yields dicts of N
+    records (fewer in the last): a numeric feature whose arrays agree in dtype and length
+    across the batch is stacked into one 2-D array, any other feature is a list with one
+    entry per record (``None`` where a record lacks it).
+
+    Raises (while iterating):
+        FileError: a path that does not exist or cannot be read.
+        FormatError: a named file that is neither TFRecord nor OFRecord.
+        CorruptRecordError: damaged framing, with ``path``, ``offset`` and ``record``.
+        MappingError: a payload that does not parse.
+    """
+    paths = [path] if isinstance(path, (str, bytes, os.PathLike)) else list(path)
+    reader = _native.Reader([os.fspath(p) for p in paths], raw=raw, verify=verify)
+    if batch_size is None:
+        return reader
+    if batch_size < 1:
+        raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+    if raw:
+        return _raw_batches(reader, batch_size)
+    return _batches(reader, batch_size)
+
+
+def _raw_batches(reader: Iterator[bytes], size: int) -> Iterator[List[bytes]]:
+    batch: List[bytes] = []
+    for record in reader:
+        batch.append(record)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _stack(values: List[Any]) -> Any:
+    first = values[0]
+    if isinstance(first, np.ndarray) and all(
+        isinstance(v, np.ndarray) and v.dtype == first.dtype and v.shape == first.shape
+        for v in values
+    ):
+        return np.stack(values)
+    return values
+
+
+def _batches(reader: Iterator[Record], size: int) -> Iterator[Record]:
+    batch: List[Record] = []
+    for record in reader:
+        batch.append(record)
+        if len(batch) == size:
+            yield _collate(batch)
+            batch = []
+    if batch:
+        yield _collate(batch)
+
+
+def _collate(batch: List[Record]) -> Record:
+    names: Dict[str, None] = {}
+    for record in batch:
+        names.update(dict.fromkeys(record))
+    return {name: _stack([record.get(name) for record in batch]) for name in names}
+
+
+_WIDENED = (np.bool_, np.int8, np.int16, np.uint8, np.uint16, np.uint32)
+
+
+def _normalize(name: str, value: Any) -> Union[np.ndarray, List[bytes]]:
+    """A value as the writers take it: a list of bytes, or a contiguous 1-D array of int64,
+    int32, float32 or float64 (integers and booleans of other widths widened to int64
+    when every value fits, float16 widened to float32)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return [bytes(value)]
+    if isinstance(value, str):
+        return [value.encode()]
+    if isinstance(value, (list, tuple)) and value and all(
+        isinstance(v, (bytes, bytearray, memoryview, str)) for v in value
+    ):
+        return [v.encode() if isinstance(v, str) else bytes(v) for v in value]
+    if isinstance(value, (list, tuple)) and any(
+        isinstance(v, (bytes, bytearray, memoryview, str)) for v in value
+    ):
+        raise UsageError(f"feature {name!r}: values must all be bytes/str or all numbers")
+    if isinstance(value, (list, tuple)) and not value:
+        raise UsageError(
+            f"feature {name!r}: an empty list has no kind; give an empty numpy array of the "
+            "kind wanted (np.array([], np.int64)) or [b''] for bytes"
+        )
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"feature {name!r}: {err}") from None
+    if array.dtype.kind in "SU" or array.dtype == object:
+        items = array.ravel().tolist()
+        if items and all(isinstance(v, (bytes, bytearray, memoryview, str)) for v in items):
+            return _normalize(name, items)
+        raise UsageError(
+            f"feature {name!r}: values must all be numbers (int64 at most) or all bytes/str"
+        )
+    array = array.ravel()
+    if array.dtype in (np.int64, np.int32, np.float32, np.float64):
+        return np.ascontiguousarray(array)
+    if array.dtype.type in _WIDENED:
+        return array.astype(np.int64)
+    if array.dtype == np.uint64:
+        if array.size and array.max() > np.iinfo(np.int64).max:
+            raise UsageError(f"feature {name!r}: a uint64 value does not fit in int64")
+        return array.astype(np.int64)
+    if array.dtype == np.float16:
+        return array.astype(np.float32)
+    raise UsageError(f"feature {name!r}: cannot store values of dtype {array.dtype}")
+
+
+class _Writer:
+    _format = ""
+
+    def __init__(self, path: PathLike, compression: Optional[str], lossy: bool) -> None:
+        self.path = os.fspath(path)
+        kind = "none" if compression is None else str(compression).lower()
+        self._native = _native.Writer(self.path, self._format, kind, lossy)
+
+    def write(self, record: Union[Mapping[str, Any], bytes]) -> None:
+        """Writes one record: a dict of feature name to value, or a serialized payload
+        (checked to parse).
+
+        Values: ``bytes``/``str`` or lists of them (bytes features); numpy arrays, numbers
+        or lists of numbers. int64 and int32 arrays, float32 and float64 arrays keep their
+        kind as far as the format has it; other integer dtypes become int64. Arrays are
+        flattened. Use float32 arrays for TensorFlow's float lists: a float64 value is
+        written to a TFRecord only when float32 holds it exactly (or with ``lossy=True``).
+        """
+        if isinstance(record, (bytes, bytearray, memoryview)):
+            self._native.write(bytes(record))
+            return
+        self._native.write({str(name): _normalize(str(name), value) for name, value in record.items()})
+
+    @property
+    def records_written(self) -> int:
+        """How many records were written."""
+        return self._native.records_written
+
+    def close(self) -> None:
+        """Finishes the file. Closing twice does nothing."""
+        self._native.close()
+
+    def __enter__(self) -> "_Writer":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
+class TFRecordWriter(_Writer):
+    """Writes a TFRecord file of ``tf.train.Example`` records, TensorFlow's way.
+
+    ``compression=None``, ``"gzip"`` or ``"zlib"`` (read it with TensorFlow's
+    ``compression_type="GZIP"``/``"ZLIB"``). int32 values are widened to int64; float64
+    values are written as float32 only when float32 holds them exactly, else
+    :class:`MappingError`, unless ``lossy=True`` rounds them.
+
+    >>> with TFRecordWriter(path) as writer:  # doctest: +SKIP
+    ...     writer.write({"label": 7, "image": jpeg_bytes})
+    """
+
+    _format = "tf"
+
+    def __init__(self, path: PathLike, compression: Optional[str] = None, *, lossy: bool = False) -> None:
+        super().__init__(path, compression, lossy)
+
+    def __enter__(self) -> "TFRecordWriter":
+        return self
+
+
+class OFRecordWriter(_Writer):
+    """Writes a OneFlow OFRecord file (one part of a dataset: name it ``part-00000``...).
+
+    Every kind OneFlow has is kept: int64, int32, float32, float64 and bytes. A record
+    without features is refused (:class:`MappingError`): OneFlow's reader aborts on one.
+    """
+
+    _format = "of"
+
+    def __init__(self, path: PathLike) -> None:
+        super().__init__(path, None, False)
+
+    def __enter__(self) -> "OFRecordWriter":
+        return self

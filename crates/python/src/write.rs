@@ -1,0 +1,207 @@
+//! The writers behind `ofconvert.TFRecordWriter` and `ofconvert.OFRecordWriter`.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::{Mutex, TryLockError};
+
+use ofconvert_bridge::{ErrorKind as MappingErrorKind, MappingSpec};
+use ofconvert_tfrecord::Compression;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::errors::{self, Class, Place};
+use crate::values;
+
+enum Sink {
+    Tf(ofconvert_tfrecord::Writer<BufWriter<File>>),
+    Of(ofconvert_ofrecord::Writer<BufWriter<File>>),
+}
+
+/// A record file being written: TFRecord (`"tf"`, optionally compressed) or OFRecord
+/// (`"of"`). Records are dicts the Python side normalized, or serialized payloads.
+#[pyclass(module = "ofconvert._native")]
+pub struct Writer {
+    state: Mutex<State>,
+    path: PathBuf,
+    spec: MappingSpec,
+}
+
+struct State {
+    /// `None` once closed.
+    sink: Option<Sink>,
+    /// The serialized record, reused.
+    payload: Vec<u8>,
+    /// Records written, kept past closing.
+    written: u64,
+}
+
+/// The writer is used from another thread right now (it would deadlock to wait for it while
+/// holding the GIL), or a panic left it in an unknown state.
+fn busy<T>(err: TryLockError<T>) -> PyErr {
+    PyRuntimeError::new_err(match err {
+        TryLockError::WouldBlock => "the writer is in use by another thread",
+        TryLockError::Poisoned(_) => "the writer failed in another thread",
+    })
+}
+
+impl Writer {
+    fn file_error(&self, py: Python<'_>, err: &dyn std::error::Error) -> PyErr {
+        let message = format!(
+            "{}: {}",
+            self.path.display(),
+            ofconvert_engine::error_chain(err)
+        );
+        let place = Place {
+            path: Some(&self.path),
+            ..Place::default()
+        };
+        errors::raise(py, Class::File, &message, place, None)
+    }
+
+    fn mapping_error(&self, py: Python<'_>, record: u64, err: &dyn std::error::Error) -> PyErr {
+        let message = format!("{}: record #{record}: {err}", self.path.display());
+        let place = Place {
+            path: Some(&self.path),
+            offset: None,
+            record: Some(record),
+        };
+        errors::raise(py, Class::Mapping, &message, place, None)
+    }
+}
+
+#[pymethods]
+impl Writer {
+    #[new]
+    #[pyo3(signature = (path, format, compression="none", lossy=false))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        format: &str,
+        compression: &str,
+        lossy: bool,
+    ) -> PyResult<Writer> {
+        let compression = match compression {
+            "none" => Compression::None,
+            "gzip" => Compression::Gzip,
+            "zlib" => Compression::Zlib,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "compression={other:?}: expected None, \"gzip\" or \"zlib\""
+                )))
+            }
+        };
+        let file = File::create(&path).map_err(|err| {
+            let place = Place {
+                path: Some(&path),
+                ..Place::default()
+            };
+            let message = format!("{}: {err}", path.display());
+            errors::raise(py, Class::File, &message, place, None)
+        })?;
+        let file = BufWriter::with_capacity(1 << 20, file);
+        let sink = match format {
+            "tf" => Sink::Tf(ofconvert_tfrecord::Writer::with_compression(
+                file,
+                compression,
+            )),
+            "of" if compression == Compression::None => {
+                Sink::Of(ofconvert_ofrecord::Writer::new(file))
+            }
+            "of" => {
+                return Err(PyValueError::new_err(
+                    "OneFlow reads no compressed OFRecord files",
+                ))
+            }
+            other => return Err(PyValueError::new_err(format!("unknown format {other:?}"))),
+        };
+        Ok(Writer {
+            state: Mutex::new(State {
+                sink: Some(sink),
+                payload: Vec::new(),
+                written: 0,
+            }),
+            path,
+            spec: MappingSpec::new().lossy(lossy),
+        })
+    }
+
+    /// Writes one record: a normalized dict, or a serialized payload (checked to parse).
+    fn write(&self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut state = self.state.try_lock().map_err(busy)?;
+        let State {
+            sink,
+            payload,
+            written,
+        } = &mut *state;
+        let Some(sink) = sink.as_mut() else {
+            return Err(PyValueError::new_err("write to a closed writer"));
+        };
+        payload.clear();
+        let index = *written;
+        if let Ok(bytes) = record.cast::<PyBytes>() {
+            let bytes = bytes.as_bytes();
+            let checked = match sink {
+                Sink::Tf(_) => ofconvert_bridge::classify_tf_record(bytes).map(|_| ()),
+                Sink::Of(_) if bytes.is_empty() => Err(MappingErrorKind::EmptyRecord.into()),
+                Sink::Of(_) => ofconvert_bridge::decode_ofrecord(bytes).map(|_| ()),
+            };
+            checked.map_err(|err| self.mapping_error(py, index, &err))?;
+            payload.extend_from_slice(bytes);
+        } else {
+            let dict = record.cast::<PyDict>()?;
+            let ofrecord = values::ofrecord_from_dict(dict)?;
+            match sink {
+                Sink::Tf(_) => {
+                    let example = ofconvert_bridge::ofrecord_to_example(&ofrecord, &self.spec)
+                        .map_err(|err| self.mapping_error(py, index, &err))?;
+                    ofconvert_bridge::encode_example(&example, payload);
+                }
+                Sink::Of(_) => {
+                    if ofrecord.feature.is_empty() {
+                        let err: ofconvert_bridge::Error = MappingErrorKind::EmptyRecord.into();
+                        return Err(self.mapping_error(py, index, &err));
+                    }
+                    ofconvert_bridge::encode_ofrecord(&ofrecord, payload);
+                }
+            }
+        }
+        match sink {
+            Sink::Tf(writer) => writer
+                .write_record(payload)
+                .map_err(|err| self.file_error(py, &err))?,
+            Sink::Of(writer) => writer
+                .write_record(payload)
+                .map_err(|err| self.file_error(py, &err))?,
+        }
+        *written += 1;
+        Ok(())
+    }
+
+    /// Records written so far.
+    #[getter]
+    fn records_written(&self) -> PyResult<u64> {
+        Ok(self.state.try_lock().map_err(busy)?.written)
+    }
+
+    /// Finishes the file (the compressed stream's end, the buffer flushed). Closing twice
+    /// does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let sink = self.state.try_lock().map_err(busy)?.sink.take();
+        let finished = match sink {
+            None => return Ok(()),
+            Some(Sink::Tf(writer)) => writer
+                .finish()
+                .map_err(|err| self.file_error(py, &err))?
+                .into_inner(),
+            Some(Sink::Of(writer)) => writer
+                .finish()
+                .map_err(|err| self.file_error(py, &err))?
+                .into_inner(),
+        };
+        finished
+            .map(drop)
+            .map_err(|err| self.file_error(py, err.error()))
+    }
+}

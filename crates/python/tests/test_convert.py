@@ -1,0 +1,239 @@
+"""tf2of and of2tf: the conversions, their options, their errors and Ctrl-C."""
+
+import os
+import shutil
+import threading
+import time
+import _thread
+
+import numpy as np
+import pytest
+
+import ofconvert
+from conftest import TESTDATA
+
+
+def records_by_file(root):
+    return {
+        os.path.relpath(path, root): list(ofconvert.read(path))
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".json"))
+    }
+
+
+def same(left, right):
+    assert left.keys() == right.keys()
+    for name in left:
+        a, b = left[name], right[name]
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+        else:
+            assert a == b, name
+
+
+def test_tf2of_then_of2tf_gives_the_records_back(tmp_path):
+    summary = ofconvert.tf2of(TESTDATA / "datasets", tmp_path / "of", parts=2, sync=False)
+    assert summary["direction"] == "tf2of"
+    assert summary["failed"] == 0 and not summary["interrupted"]
+    assert summary["records"] > 0
+    names = {d["name"] for d in summary["datasets"]}
+    assert all(d["status"] == "converted" for d in summary["datasets"])
+    for dataset in summary["datasets"]:
+        parts = sorted(p.name for p in (tmp_path / "of" / dataset["name"]).glob("part-*"))
+        assert parts == ["part-00000", "part-00001"], dataset["name"]
+        assert dataset["manifest"]["records"] >= 2
+
+    back = ofconvert.of2tf(tmp_path / "of", tmp_path / "back", compression="gzip", sync=False)
+    assert back["direction"] == "of2tf" and back["records"] == summary["records"]
+    assert {d["name"] for d in back["datasets"]} == names
+    original = list(ofconvert.read(TESTDATA / "datasets"))
+    returned = list(ofconvert.read(tmp_path / "back"))
+    key = lambda record: sorted((k, repr(v)) for k, v in record.items())
+    assert sorted(map(key, original)) == sorted(map(key, returned))
+    assert all(p.name.endswith(".tfrecord.gz") for p in (tmp_path / "back").rglob("*-of-*"))
+
+
+def test_imagenet_preset_and_mapping_options(tmp_path):
+    src = TESTDATA / "datasets" / "imagenet" / "train"
+    ofconvert.tf2of(src, tmp_path / "of", preset="imagenet", records_per_part=3, sync=False)
+    records = list(ofconvert.read(tmp_path / "of"))
+    original = list(ofconvert.read(src))
+    assert len(records) == len(original)
+    assert {"encoded", "class/label"} <= set(records[0])
+    assert records[0]["class/label"].dtype == np.int32
+    assert sorted(r["class/label"][0] for r in records) == sorted(
+        o["image/class/label"][0] - 1 for o in original
+    )
+
+    ofconvert.tf2of(
+        src,
+        tmp_path / "mapped",
+        rename={"image/encoded": "jpeg"},
+        cast={"image/class/label": "int32"},
+        offset={"image/class/label": -1},
+        keep=["image/encoded", "image/class/label"],
+        sync=False,
+    )
+    mapped = list(ofconvert.read(tmp_path / "mapped"))
+    assert all(set(r) == {"jpeg", "image/class/label"} for r in mapped)
+    assert sorted(r["image/class/label"][0] for r in mapped) == sorted(
+        o["image/class/label"][0] - 1 for o in original
+    )
+    ofconvert.tf2of(src, tmp_path / "dropped", drop=["image/encoded"], sync=False)
+    assert all("image/encoded" not in r for r in ofconvert.read(tmp_path / "dropped"))
+
+
+def test_summary_is_the_cli_json(tmp_path):
+    summary = ofconvert.tf2of(TESTDATA / "datasets" / "tutorial", tmp_path / "of", jobs=1)
+    assert set(summary) == {
+        "direction", "input", "output", "datasets", "skipped_files", "unreadable",
+        "records", "input_bytes", "output_bytes", "failed", "interrupted", "seconds",
+        "warnings",
+    }
+    assert summary["records"] == len(list(ofconvert.read(TESTDATA / "datasets" / "tutorial")))
+
+
+def test_output_in_the_way_is_a_usage_error_then_overwrite_and_resume(tmp_path):
+    src = TESTDATA / "datasets" / "tutorial"
+    ofconvert.tf2of(src, tmp_path / "of", sync=False)
+    with pytest.raises(ofconvert.UsageError) as raised:
+        ofconvert.tf2of(src, tmp_path / "of", sync=False)
+    assert raised.value.path == str(tmp_path / "of")
+    assert "not empty" in str(raised.value)
+    again = ofconvert.tf2of(src, tmp_path / "of", overwrite=True, sync=False)
+    assert again["datasets"][0]["status"] == "converted"
+    kept = ofconvert.tf2of(src, tmp_path / "of", resume=True, sync=False)
+    assert kept["datasets"][0]["status"] == "kept"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"preset": "mnist"},
+        {"on_corrupt": "maybe"},
+        {"cast": {"x": "int8"}},
+        {"parts": 0},
+        {"part_prefix": "a/b"},
+        {"overwrite": True, "resume": True},
+        {"max_part_bytes": "lots"},
+        {"keep": "image/encoded"},
+    ],
+)
+def test_bad_options_are_usage_errors(tmp_path, options):
+    with pytest.raises(ofconvert.UsageError):
+        ofconvert.tf2of(TESTDATA / "datasets" / "tutorial", tmp_path / "of", **options)
+    assert not (tmp_path / "of").exists()
+
+
+def test_a_rule_naming_a_missing_feature_fails_its_dataset(tmp_path):
+    with pytest.raises(ofconvert.ConversionError) as raised:
+        ofconvert.tf2of(
+            TESTDATA / "datasets" / "tutorial", tmp_path / "of", rename={"featur0": "x"}, sync=False
+        )
+    assert "featur0" in str(raised.value)
+    assert raised.value.summary["failed"] == 1
+    assert not (tmp_path / "of").exists()
+
+
+def test_unknown_keyword_is_a_type_error(tmp_path):
+    with pytest.raises(TypeError):
+        ofconvert.of2tf(TESTDATA / "ofdatasets", tmp_path / "tf", preset="imagenet")
+
+
+def test_missing_input(tmp_path):
+    with pytest.raises(ofconvert.Error) as raised:
+        ofconvert.tf2of(tmp_path / "missing", tmp_path / "of")
+    assert raised.value.path == str(tmp_path / "missing")
+
+
+def test_damaged_input_fails_its_dataset_with_the_place(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(TESTDATA / "damaged" / "flipped_data.tfrecord", src)
+    with pytest.raises(ofconvert.ConversionError) as raised:
+        ofconvert.tf2of(src, tmp_path / "of", sync=False)
+    err = raised.value
+    assert err.path == str(src / "flipped_data.tfrecord")
+    assert (err.offset, err.record) == (312, 3)
+    assert err.summary["failed"] == 1
+    assert err.summary["datasets"][0]["status"] == "failed"
+    assert not list((tmp_path / "of").glob("part-*"))
+
+    salvaged = ofconvert.tf2of(src, tmp_path / "salvaged", on_corrupt="skip", sync=False)
+    manifest = salvaged["datasets"][0]["manifest"]
+    assert salvaged["failed"] == 0
+    assert manifest["records"] == len(list(ofconvert.read(tmp_path / "salvaged"))) > 0
+
+
+def test_doubles_that_float_cannot_hold_need_lossy(tmp_path):
+    src = TESTDATA / "ofrecord" / "all_kinds"
+    with pytest.raises(ofconvert.ConversionError) as raised:
+        ofconvert.of2tf(src, tmp_path / "tf", sync=False)
+    assert raised.value.path is not None and raised.value.record is not None
+    ofconvert.of2tf(src, tmp_path / "lossy", lossy=True, sync=False)
+    assert len(list(ofconvert.read(tmp_path / "lossy"))) == 7
+
+
+def test_empty_examples_skip(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(TESTDATA / "golden" / "edge.tfrecord", src)
+    with pytest.raises(ofconvert.ConversionError):
+        ofconvert.tf2of(src, tmp_path / "of", sync=False)
+    summary = ofconvert.tf2of(src, tmp_path / "skipped", empty="skip", sync=False)
+    assert summary["failed"] == 0
+
+
+def long_input(root, datasets=48, records=40000):
+    """Many datasets of many records: long enough that an interrupt lands mid-run."""
+    one = root / "one.tfrecord"
+    payload = None
+    with ofconvert.TFRecordWriter(one) as writer:
+        writer.write({"label": np.int64([1]), "image": [b"x" * 64]})
+    payload = next(iter(ofconvert.read(one, raw=True)))
+    one.unlink()
+    with ofconvert.TFRecordWriter(root / "seed.tfrecord") as writer:
+        for _ in range(records):
+            writer.write(payload)
+    for index in range(datasets):
+        (root / "in" / f"d{index:02}").mkdir(parents=True)
+        shutil.copy(root / "seed.tfrecord", root / "in" / f"d{index:02}" / "train.tfrecord")
+    return root / "in"
+
+
+def interrupt_once_a_dataset_is_published(out, stop):
+    """Sends the main thread a KeyboardInterrupt once the first dataset has its manifest: the
+    run is then surely under way, and far from done."""
+    for _ in range(12000):
+        if stop.is_set():
+            return
+        if out.is_dir() and any(out.glob("*/ofconvert-manifest.json")):
+            _thread.interrupt_main()
+            return
+        time.sleep(0.005)
+
+
+def test_keyboard_interrupt_stops_a_long_conversion_cleanly(tmp_path):
+    src = long_input(tmp_path)
+    out = tmp_path / "of"
+    stop = threading.Event()
+    watcher = threading.Thread(target=interrupt_once_a_dataset_is_published, args=(out, stop))
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ofconvert.tf2of(src, out, jobs=1)
+    finally:
+        stop.set()
+        watcher.join()
+    # Nothing half-written: no temporary files; every dataset there is complete.
+    temporary = [p for p in out.rglob(".ofconvert-*") if p.name != ".ofconvert-lock"]
+    assert temporary == []
+    finished = [d for d in out.iterdir() if d.is_dir()]
+    assert finished
+    for dataset in finished:
+        assert (dataset / "ofconvert-manifest.json").is_file(), dataset
+    # It stopped before the end: resuming keeps what was finished and converts the rest.
+    resumed = ofconvert.tf2of(src, out, jobs=1, resume=True, sync=False)
+    statuses = [d["status"] for d in resumed["datasets"]]
+    assert statuses.count("kept") == len(finished)
+    assert "converted" in statuses
+    assert resumed["records"] == 48 * 40000

@@ -1,0 +1,187 @@
+"""TFRecordWriter and OFRecordWriter: what they write reads back the same, through
+ofconvert and through TensorFlow, and they refuse what the command line refuses."""
+
+import json
+
+import numpy as np
+import pytest
+
+import ofconvert
+from conftest import run_tensorflow
+
+RECORDS = [
+    {
+        "image/encoded": b"\xff\xd8\xff\xe0 not really a jpeg",
+        "image/class/label": 7,
+        "bbox": np.array([0.25, 0.5, 0.75, 1.0], dtype=np.float32),
+        "tokens": np.arange(-3, 5, dtype=np.int64),
+        "names": ["a", b"b\x00c"],
+        "flag": True,
+        "exact": 0.5,
+    },
+    {
+        "image/encoded": b"",
+        "image/class/label": np.uint8(200),
+        "bbox": np.zeros((2, 2), dtype=np.float32),
+        "tokens": np.array([], dtype=np.int64),
+        "names": [b""],
+        "flag": False,
+        "exact": np.float64(-1.5),
+    },
+]
+
+
+def expected_tf(record):
+    return {
+        "image/encoded": [record["image/encoded"]],
+        "image/class/label": [int(record["image/class/label"])],
+        "bbox": np.asarray(record["bbox"], np.float32).ravel().tolist(),
+        "tokens": np.asarray(record["tokens"]).tolist(),
+        "names": [n.encode() if isinstance(n, str) else n for n in record["names"]],
+        "flag": [int(record["flag"])],
+        "exact": [float(record["exact"])],
+    }
+
+
+def plain(record):
+    return {
+        name: value if isinstance(value, list) else value.tolist() for name, value in record.items()
+    }
+
+
+@pytest.mark.parametrize("compression", [None, "gzip", "zlib"])
+def test_tfrecord_writer_reads_back(tmp_path, compression):
+    path = tmp_path / "out.tfrecord"
+    with ofconvert.TFRecordWriter(path, compression=compression) as writer:
+        for record in RECORDS:
+            writer.write(record)
+        assert writer.records_written == 2
+    assert writer.records_written == 2  # still known once closed
+    got = list(ofconvert.read(path))
+    assert [plain(r) for r in got] == [expected_tf(r) for r in RECORDS]
+    assert got[0]["exact"].dtype == np.float32
+    assert got[0]["image/class/label"].dtype == np.int64
+
+
+def test_ofrecord_writer_keeps_every_kind(tmp_path):
+    path = tmp_path / "part-00000"
+    record = {
+        "i32": np.array([-1, 2**31 - 1], np.int32),
+        "i64": np.array([-(2**63)], np.int64),
+        "f32": np.array([0.1], np.float32),
+        "f64": np.array([0.1], np.float64),
+        "bytes": [b"\x00\xff"],
+    }
+    with ofconvert.OFRecordWriter(path) as writer:
+        writer.write(record)
+    (got,) = list(ofconvert.read(path))
+    assert got.keys() == record.keys()
+    for name, value in record.items():
+        if isinstance(value, list):
+            assert got[name] == value
+        else:
+            assert got[name].dtype == value.dtype and got[name].tobytes() == value.tobytes()
+
+
+def test_refusals(tmp_path):
+    with ofconvert.TFRecordWriter(tmp_path / "x.tfrecord") as writer:
+        writer.write({"ok": 1})
+        with pytest.raises(ofconvert.MappingError) as raised:
+            writer.write({"x": 0.1})  # a float64 that float32 cannot hold exactly
+        assert raised.value.record == 1
+        assert raised.value.path == str(tmp_path / "x.tfrecord")
+        with pytest.raises(ofconvert.UsageError):
+            writer.write({"x": []})
+        with pytest.raises(ofconvert.UsageError):
+            writer.write({"x": np.array([2**64 - 1], np.uint64)})
+        with pytest.raises(ofconvert.UsageError):
+            writer.write({"x": [2**70]})
+        with pytest.raises(ofconvert.UsageError):
+            writer.write({"x": [1, b"mixed"]})
+        with pytest.raises(ofconvert.MappingError):
+            writer.write(b"\xff\xff\xff")  # serialized bytes must parse
+        writer.write({})  # TensorFlow reads an Example without features
+    assert len(list(ofconvert.read(tmp_path / "x.tfrecord"))) == 2
+
+    with ofconvert.TFRecordWriter(tmp_path / "lossy.tfrecord", lossy=True) as writer:
+        writer.write({"x": 0.1})
+    (got,) = list(ofconvert.read(tmp_path / "lossy.tfrecord"))
+    assert got["x"].tolist() == [np.float32(0.1)]
+
+    with ofconvert.OFRecordWriter(tmp_path / "part-0") as writer:
+        with pytest.raises(ofconvert.MappingError):
+            writer.write({})  # OneFlow aborts on a record without features
+        with pytest.raises(ofconvert.MappingError):
+            writer.write(b"")
+        writer.write({"x": 0.1})
+    with pytest.raises(ValueError):
+        writer.write({"x": 1})  # closed
+    with pytest.raises(ValueError):
+        ofconvert.TFRecordWriter(tmp_path / "y", compression="bzip2")
+    with pytest.raises(ofconvert.FileError):
+        ofconvert.OFRecordWriter(tmp_path / "no" / "such" / "dir" / "part-0")
+
+
+def test_raw_payloads_round_trip(tmp_path, testdata):
+    payloads = list(ofconvert.read(testdata / "golden" / "tutorial.tfrecord", raw=True))
+    with ofconvert.TFRecordWriter(tmp_path / "copy.tfrecord") as writer:
+        for payload in payloads:
+            writer.write(payload)
+    assert (tmp_path / "copy.tfrecord").read_bytes() == (testdata / "golden" / "tutorial.tfrecord").read_bytes()
+
+
+READ_BACK = """
+import json, sys
+import tensorflow as tf
+out = []
+for raw in tf.data.TFRecordDataset(sys.argv[1], compression_type=sys.argv[2]):
+    example = tf.train.Example.FromString(raw.numpy())
+    record = {}
+    for name, feature in example.features.feature.items():
+        kind = feature.WhichOneof("kind")
+        values = list(getattr(feature, kind).value)
+        if kind == "bytes_list":
+            values = [v.hex() for v in values]
+        record[name] = [kind, values]
+    parsed = tf.io.parse_single_example(raw, {
+        "image/class/label": tf.io.FixedLenFeature([], tf.int64),
+        "bbox": tf.io.VarLenFeature(tf.float32),
+    })
+    record["parsed_label"] = int(parsed["image/class/label"])
+    out.append(record)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("compression,tf_name", [(None, ""), ("gzip", "GZIP"), ("zlib", "ZLIB")])
+def test_tensorflow_reads_what_tfrecordwriter_writes(tmp_path, compression, tf_name):
+    path = tmp_path / "out.tfrecord"
+    with ofconvert.TFRecordWriter(path, compression=compression) as writer:
+        for record in RECORDS:
+            writer.write(record)
+    got = run_tensorflow(READ_BACK, str(path), tf_name)
+    for record, tf_record in zip(RECORDS, got):
+        want = expected_tf(record)
+        assert tf_record.pop("parsed_label") == want["image/class/label"][0]
+        kinds = {name: kind for name, (kind, _) in tf_record.items()}
+        assert kinds == {
+            "image/encoded": "bytes_list", "image/class/label": "int64_list",
+            "bbox": "float_list", "tokens": "int64_list", "names": "bytes_list",
+            "flag": "int64_list", "exact": "float_list",
+        }
+        values = {name: values for name, (_, values) in tf_record.items()}
+        for name in ("image/encoded", "names"):
+            want[name] = [v.hex() for v in want[name]]
+        assert values == want
+
+
+def test_tensorflow_reads_what_of2tf_writes_from_ofrecordwriter(tmp_path):
+    (tmp_path / "of" / "train").mkdir(parents=True)
+    with ofconvert.OFRecordWriter(tmp_path / "of" / "train" / "part-00000") as writer:
+        writer.write({"encoded": [b"jpeg"], "class/label": np.int32([3]), "bbox": np.float32([0.5])})
+    ofconvert.of2tf(tmp_path / "of", tmp_path / "tf", sync=False)
+    (path,) = sorted((tmp_path / "tf").rglob("*.tfrecord"))
+    got = run_tensorflow(READ_BACK.replace('"image/class/label"', '"class/label"'), str(path), "")
+    assert got[0]["class/label"] == ["int64_list", [3]]
+    assert got[0]["encoded"] == ["bytes_list", [b"jpeg".hex()]]
+    assert got[0]["parsed_label"] == 3
