@@ -77,9 +77,10 @@ impl Progress {
                         if let Ok(style) = style {
                             new.set_style(style.progress_chars("=> "));
                         }
-                        new.enable_steady_tick(Duration::from_millis(200));
-                        // Drawn at once: a short run ends before the first steady tick.
+                        // Drawn at once: a short run ends before the first steady tick, and
+                        // once the steady ticker runs, a manual tick is ignored.
                         new.tick();
+                        new.enable_steady_tick(Duration::from_millis(200));
                         *bar = Some(new);
                         self.update_message();
                     }
