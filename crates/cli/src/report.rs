@@ -72,6 +72,19 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         )?;
         if let Some(reader) = &manifest.oneflow {
             writeln!(out, "      {}", reader.python)?;
+            for note in &reader.notes {
+                writeln!(out, "      note: {note}")?;
+            }
+        }
+        for feature in &manifest.schema.features {
+            if let Some(images) = &feature.images {
+                writeln!(
+                    out,
+                    "      images in {}: {}",
+                    feature.name,
+                    images.summary()
+                )?;
+            }
         }
         if let Some(reader) = &manifest.tensorflow {
             writeln!(out, "      {}", reader.python)?;

@@ -38,6 +38,7 @@
 mod convert;
 mod detect;
 mod error;
+mod images;
 mod inspect;
 mod manifest;
 mod options;
@@ -45,11 +46,13 @@ mod output;
 mod plan;
 mod progress;
 mod records;
+mod scan;
 mod schema;
 
 pub use convert::{convert, error_chain, DatasetSummary, Summary};
 pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
 pub use error::{Error, ErrorKind};
+pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
     verify_files, write_index, Expanded, FileCount, Verification,
@@ -64,4 +67,4 @@ pub use options::{
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{RecordAt, RecordReader};
-pub use schema::{FeatureSchema, Schema, SchemaBuilder};
+pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
