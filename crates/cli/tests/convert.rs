@@ -10,8 +10,9 @@ use common::*;
 use ofconvert_bridge::OfRecordExt;
 
 /// The sample tree's datasets: output directory, and its inputs in order.
-const SAMPLE_DATASETS: [(&str, &[&str]); 6] = [
+const SAMPLE_DATASETS: [(&str, &[&str]); 9] = [
     ("bert", &["bert/pretrain.tfrecord"]),
+    ("imagenet/mixed", &["imagenet/mixed/train-00000-of-00001"]),
     (
         "imagenet/train",
         &[
@@ -22,6 +23,17 @@ const SAMPLE_DATASETS: [(&str, &[&str]); 6] = [
     (
         "imagenet/validation",
         &["imagenet/validation/validation-00000-of-00001"],
+    ),
+    (
+        "tfds/cifar10/3.0.2/cifar10-test",
+        &["tfds/cifar10/3.0.2/cifar10-test.tfrecord-00000-of-00001"],
+    ),
+    (
+        "tfds/cifar10/3.0.2/cifar10-train",
+        &[
+            "tfds/cifar10/3.0.2/cifar10-train.tfrecord-00000-of-00002",
+            "tfds/cifar10/3.0.2/cifar10-train.tfrecord-00001-of-00002",
+        ],
     ),
     (
         "tfds/mnist/3.0.1/mnist-test",
@@ -599,7 +611,9 @@ fn json_summary_describes_every_dataset() {
     .ok();
     let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(summary["failed"], 0);
-    assert_eq!(summary["records"], 266);
+    // 266 in the TensorFlow-tutorial, BERT, JPEG ImageNet and MNIST sets, 15 in the mixed
+    // ImageNet shard, 48 in CIFAR-10.
+    assert_eq!(summary["records"], 329);
     let names: Vec<&str> = summary["datasets"]
         .as_array()
         .unwrap()
@@ -608,7 +622,8 @@ fn json_summary_describes_every_dataset() {
         .collect();
     let expected: Vec<&str> = SAMPLE_DATASETS.iter().map(|(name, _)| *name).collect();
     assert_eq!(names, expected);
-    assert_eq!(summary["skipped_files"].as_array().unwrap().len(), 2);
+    // dataset_info.json and features.json of MNIST and of CIFAR-10.
+    assert_eq!(summary["skipped_files"].as_array().unwrap().len(), 4);
 }
 
 #[test]
