@@ -216,7 +216,7 @@ impl<'a> TextWriter<'a> {
     }
 
     fn pad(&mut self) {
-        self.out.extend(std::iter::repeat(' ').take(self.indent));
+        self.out.extend(std::iter::repeat_n(' ', self.indent));
     }
 
     fn open(&mut self, name: &str) {
@@ -519,13 +519,16 @@ fn push_python_decimal(out: &mut String, digits: &[u8], exponent: i32) {
         );
     } else if exponent < 0 {
         out.push_str("0.");
-        out.extend(std::iter::repeat('0').take(exponent.unsigned_abs() as usize - 1));
+        out.extend(std::iter::repeat_n(
+            '0',
+            exponent.unsigned_abs() as usize - 1,
+        ));
         push_digits(out, digits);
     } else {
         let integral = exponent.unsigned_abs() as usize + 1;
         let (int_part, frac_part) = digits.split_at(integral.min(digits.len()));
         push_digits(out, int_part);
-        out.extend(std::iter::repeat('0').take(integral - int_part.len()));
+        out.extend(std::iter::repeat_n('0', integral - int_part.len()));
         out.push('.');
         if frac_part.is_empty() {
             out.push('0');

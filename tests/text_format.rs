@@ -43,7 +43,7 @@ fn str_field<'a>(case: &'a Value, field: &str) -> &'a str {
 }
 
 fn hex_decode(hex: &str) -> Vec<u8> {
-    assert!(hex.len() % 2 == 0, "odd-length hex {hex}");
+    assert!(hex.len().is_multiple_of(2), "odd-length hex {hex}");
     (0..hex.len())
         .step_by(2)
         .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).expect("hex digit"))

@@ -99,7 +99,7 @@ fn print_file(
     let mut rendered = String::new();
     let mut printed = 0u64;
     let mut problems = false;
-    while args.count.map_or(true, |count| printed < count) {
+    while args.count.is_none_or(|count| printed < count) {
         let at = match reader.read(&mut buf) {
             Ok(Some(at)) => at,
             Ok(None) => break,

@@ -1,4 +1,5 @@
-//! The process exit status: 0 all good, 1 some inputs failed, 2 a usage error.
+//! The process exit status: 0 all good, 1 some inputs failed, 2 a usage error, 130
+//! interrupted (by SIGINT or SIGTERM, as shells report a Ctrl-C).
 
 use std::process;
 
@@ -9,6 +10,8 @@ pub enum ExitCode {
     Failure,
     /// The command line or the paths it names make no sense.
     Usage,
+    /// Stopped by a signal before the work was done.
+    Interrupted,
 }
 
 impl ExitCode {
@@ -17,6 +20,7 @@ impl ExitCode {
             ExitCode::Success => 0,
             ExitCode::Failure => 1,
             ExitCode::Usage => 2,
+            ExitCode::Interrupted => 130,
         })
     }
 

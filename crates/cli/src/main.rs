@@ -55,6 +55,21 @@ fn main() {
     code.exit()
 }
 
+/// SIGINT (Ctrl-C) and SIGTERM set `interrupt`: the conversion stops at the next record,
+/// removes its temporary files and reports what it finished. A second signal ends the
+/// process at once, with the status a shell gives a Ctrl-C.
+fn stop_on_signals(interrupt: &ofconvert_engine::Interrupt) -> io::Result<()> {
+    #[cfg(unix)]
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The exit is registered first, so it sees the flag as the previous signal left it.
+        signal_hook::flag::register_conditional_shutdown(signal, 130, interrupt.flag())?;
+        signal_hook::flag::register(signal, interrupt.flag())?;
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt;
+    Ok(())
+}
+
 /// Past a file-size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills the process
 /// on the spot: no message, the dataset half published, its temporary files left behind.
 /// Ignored, the write fails with EFBIG instead, which fails that dataset, names the file and
@@ -91,6 +106,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// Runs a conversion on a worker thread while this thread draws its progress, then
 /// reports.
 fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    stop_on_signals(&options.interrupt)?;
     let plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
     let mut progress = Progress::new(quiet);
     let (sender, receiver) = mpsc::channel::<Event>();
@@ -125,6 +141,10 @@ fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<
     let _ = report::write_failures(&mut io::stderr().lock(), &summary);
     if summary.datasets.is_empty() && !args.json && quiet {
         eprintln!("ofconvert: nothing to convert in {}", summary.input);
+    }
+    if summary.interrupted {
+        let _ = report::write_interrupted(&mut io::stderr().lock(), &summary);
+        return Ok(ExitCode::Interrupted);
     }
     Ok(ExitCode::failure_if(
         summary.failed > 0 || summary.datasets.is_empty() || !summary.unreadable.is_empty(),

@@ -110,6 +110,7 @@ impl Progress {
                         "FAILED {name}: {}",
                         error.as_deref().unwrap_or("unknown error")
                     ),
+                    DatasetStatus::Interrupted => format!("interrupted {name}: not written"),
                 };
                 match &self.mode {
                     Mode::Quiet => {}

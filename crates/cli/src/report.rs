@@ -8,12 +8,48 @@ use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, Summary};
 
 use crate::progress::{plural, plural_u64};
 
+/// Tells what an interrupted run finished, what it removed, and how to finish it.
+pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
+    let done = summary
+        .datasets
+        .iter()
+        .filter(|d| matches!(d.status, DatasetStatus::Converted | DatasetStatus::Kept))
+        .count();
+    let left: Vec<&DatasetSummary> = summary
+        .datasets
+        .iter()
+        .filter(|d| d.status == DatasetStatus::Interrupted)
+        .collect();
+    writeln!(
+        out,
+        "ofconvert: interrupted: {done} of {} dataset{} finished and published in {}; the \
+         temporary files of the {} not finished were removed:",
+        summary.datasets.len(),
+        plural(summary.datasets.len()),
+        summary.output,
+        left.len(),
+    )?;
+    for dataset in &left {
+        writeln!(out, "  {}", dataset.name)?;
+    }
+    writeln!(
+        out,
+        "Run the same command with --resume (in place of --overwrite, if given) to finish: \
+         it keeps the finished datasets."
+    )
+}
+
 /// Writes the report of what was converted (or kept) and how to open it.
 pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     let good: Vec<&DatasetSummary> = summary
         .datasets
         .iter()
-        .filter(|dataset| dataset.status != DatasetStatus::Failed)
+        .filter(|dataset| {
+            matches!(
+                dataset.status,
+                DatasetStatus::Converted | DatasetStatus::Kept
+            )
+        })
         .collect();
     let kept = good
         .iter()

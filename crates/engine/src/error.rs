@@ -42,7 +42,17 @@ pub enum ErrorKind {
     InputMissing,
     /// The output directory already holds files, and neither overwriting nor resuming was
     /// asked for.
-    OutputNotEmpty,
+    OutputNotEmpty {
+        /// Some of the names found, hidden ones included, in name order.
+        found: Vec<String>,
+        /// How many more there are.
+        more: usize,
+    },
+    /// Another run is converting into the same output directory.
+    OutputLocked {
+        /// What the other run wrote into the lock: its process id.
+        holder: Option<String>,
+    },
     /// The output directory is inside the input tree, or the input inside the output: the
     /// run would read its own output or write over its input.
     Overlap {
@@ -154,12 +164,25 @@ impl Error {
         matches!(
             self.inner.kind,
             ErrorKind::InputMissing
-                | ErrorKind::OutputNotEmpty
+                | ErrorKind::OutputNotEmpty { .. }
+                | ErrorKind::OutputLocked { .. }
                 | ErrorKind::Overlap { .. }
                 | ErrorKind::OutputNotDirectory
                 | ErrorKind::InvalidMapping(_)
         )
     }
+}
+
+/// The message of an error followed by those of its causes, `: `-separated.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
 }
 
 /// A place in a record file: a byte offset and a record index.
@@ -178,10 +201,35 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Mapping(err) => err.fmt(f),
             ErrorKind::InvalidMapping(err) => write!(f, "invalid mapping: {err}"),
             ErrorKind::InputMissing => f.write_str("no such file or directory"),
-            ErrorKind::OutputNotEmpty => f.write_str(
-                "the output directory is not empty (pass --overwrite to replace the datasets \
-                 this run writes, or --resume to finish an interrupted run)",
-            ),
+            ErrorKind::OutputNotEmpty { found, more } => {
+                f.write_str("the output directory is not empty: it holds ")?;
+                for (index, name) in found.iter().enumerate() {
+                    if index > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(name)?;
+                }
+                if *more > 0 {
+                    write!(f, " and {more} more")?;
+                }
+                if found
+                    .iter()
+                    .any(|name| name.starts_with(crate::layout::TEMP_PREFIX))
+                {
+                    f.write_str(" (hidden temporary files of an interrupted run)")?;
+                }
+                f.write_str(
+                    "; pass --resume to finish an interrupted run, or --overwrite to replace \
+                     the datasets this run writes",
+                )
+            }
+            ErrorKind::OutputLocked { holder } => {
+                f.write_str("another ofconvert run")?;
+                if let Some(holder) = holder {
+                    write!(f, " (process {holder})")?;
+                }
+                f.write_str(" is writing into this directory: wait for it to end")
+            }
             ErrorKind::Overlap { other } => write!(
                 f,
                 "overlaps {}: the output must be neither inside the input nor contain it",

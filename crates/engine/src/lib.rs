@@ -35,23 +35,28 @@
 
 #![deny(missing_docs)]
 
+mod chunk;
 mod convert;
 mod detect;
 mod error;
 mod images;
 mod inspect;
+pub mod layout;
 mod manifest;
 mod options;
 mod output;
 mod plan;
 mod progress;
+mod publish;
 mod records;
 mod scan;
 mod schema;
+pub mod storage;
+mod summary;
 
-pub use convert::{convert, error_chain, DatasetSummary, Summary};
+pub use convert::convert;
 pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
-pub use error::{Error, ErrorKind};
+pub use error::{error_chain, Error, ErrorKind};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
@@ -62,9 +67,11 @@ pub use manifest::{
     MANIFEST_NAME,
 };
 pub use options::{
-    compression_name, Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Settings, Sizing,
+    compression_name, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings,
+    Sizing,
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use records::{RecordAt, RecordReader};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
+pub use summary::{DatasetSummary, Summary};

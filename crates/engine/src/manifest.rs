@@ -1,18 +1,15 @@
 //! The manifest written beside each converted dataset, last, once its parts are in place.
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::layout::MANIFEST_NAME;
 use crate::options::Settings;
 use crate::output;
 use crate::schema::Schema;
-
-/// The manifest's file name. OneFlow ignores it (it opens only its part names), and so does
-/// a `*.tfrecord` glob.
-pub const MANIFEST_NAME: &str = "ofconvert-manifest.json";
+use crate::storage::{LocalFs, Storage};
 
 /// Written as `format` so that a reader can tell the file's version.
 const FORMAT: &str = "ofconvert-manifest/1";
@@ -238,10 +235,13 @@ impl Manifest {
     /// Reads the manifest of the dataset in `dir`; `Ok(None)` when there is none or it is
     /// not one this version can read.
     pub fn read(dir: &Path) -> io::Result<Option<Manifest>> {
-        let bytes = match fs::read(dir.join(MANIFEST_NAME)) {
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(err),
+        Manifest::read_from(&LocalFs, dir)
+    }
+
+    /// [`Manifest::read`] from `storage`.
+    pub(crate) fn read_from(storage: &dyn Storage, dir: &Path) -> io::Result<Option<Manifest>> {
+        let Some(bytes) = storage.read(&dir.join(MANIFEST_NAME))? else {
+            return Ok(None);
         };
         Ok(serde_json::from_slice::<Manifest>(&bytes)
             .ok()
@@ -250,18 +250,27 @@ impl Manifest {
 
     /// Writes the manifest into `dir` under a temporary name and syncs it; committing the
     /// result renames it into place, so that a manifest is either whole or absent.
-    pub(crate) fn stage(&self, dir: &Path) -> io::Result<output::Staged> {
+    pub(crate) fn stage<'s>(
+        &self,
+        storage: &'s dyn Storage,
+        dir: &Path,
+    ) -> io::Result<output::Staged<'s>> {
         let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         bytes.push(b'\n');
-        output::stage(dir, MANIFEST_NAME, &bytes)
+        output::stage(storage, dir, MANIFEST_NAME, &bytes)
     }
 
     /// Whether every part the manifest lists is in `dir` with the size it lists.
     pub fn parts_complete(&self, dir: &Path) -> bool {
+        self.parts_complete_in(&LocalFs, dir)
+    }
+
+    /// [`Manifest::parts_complete`] in `storage`.
+    pub(crate) fn parts_complete_in(&self, storage: &dyn Storage, dir: &Path) -> bool {
         self.parts.iter().all(|part| {
-            fs::metadata(dir.join(&part.name))
-                .map(|meta| meta.is_file() && meta.len() == part.bytes)
-                .unwrap_or(false)
+            storage
+                .size(&dir.join(&part.name))
+                .is_ok_and(|size| size == Some(part.bytes))
         })
     }
 }

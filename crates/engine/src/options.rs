@@ -1,8 +1,13 @@
 //! What a conversion is asked to do.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
+
+use crate::layout;
 
 /// Which way a conversion goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +111,37 @@ pub struct Options {
     pub existing: ExistingOutput,
     /// Worker threads; 0 means one per available core.
     pub jobs: usize,
+    /// Set from elsewhere (a signal handler) to stop the conversion early.
+    pub interrupt: Interrupt,
+}
+
+/// A flag that stops a running conversion when set, from any thread or a signal handler:
+/// the workers stop at the next record, their temporary files are removed, datasets
+/// already published stay, and the others are reported as
+/// [`Interrupted`](crate::DatasetStatus::Interrupted), ready for a resumed run.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// A flag not set.
+    pub fn new() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// The flag itself, for a signal handler to set (`signal_hook::flag::register`).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+
+    /// Asks the conversion to stop.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether stopping was asked for.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 impl Options {
@@ -116,8 +152,8 @@ impl Options {
             direction,
             mapping: MappingSpec::new(),
             mapping_description: Vec::new(),
-            part_prefix: "part-".to_owned(),
-            part_digits: 5,
+            part_prefix: layout::DEFAULT_PART_PREFIX.to_owned(),
+            part_digits: layout::DEFAULT_PART_DIGITS,
             sizing: Sizing::default(),
             compression: Compression::None,
             verify_checksums: true,
@@ -126,6 +162,7 @@ impl Options {
             on_empty: OnEmpty::default(),
             existing: ExistingOutput::default(),
             jobs: 0,
+            interrupt: Interrupt::new(),
         }
     }
 

@@ -1,37 +1,159 @@
-//! Files that appear whole or not at all: temporary names, sync, rename.
+//! Files that appear whole or not at all: parts written under temporary names, files staged
+//! and renamed into place, and cleaning up what a run leaves behind.
 
-use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::detect::{part_number, shard_name};
-use crate::manifest::MANIFEST_NAME;
-use crate::options::Direction;
+use ofconvert_ofrecord as ofrecord;
+use ofconvert_tfrecord::{self as tfrecord, Compression};
 
-/// Every temporary file starts with this: hidden, never a part name OneFlow opens, never
-/// matched by a `*.tfrecord` glob, and recognisable when cleaning up after a killed run.
-pub(crate) const TEMP_PREFIX: &str = ".ofconvert-";
+use crate::detect::Format;
+use crate::error::{Error, ErrorKind};
+use crate::layout::{self, DatasetFiles};
+use crate::storage::{Durability, LocalFs, OutputFile, Storage};
 
-/// The temporary name of output number `sub` of work item `chunk`, unique to this process.
-pub(crate) fn temp_part_path(dir: &Path, chunk: usize, sub: usize) -> PathBuf {
-    dir.join(format!(
-        "{TEMP_PREFIX}part-{chunk}-{sub}.tmp-{}",
-        std::process::id()
-    ))
+/// A part written under its temporary name.
+pub(crate) struct TempPart {
+    pub(crate) path: PathBuf,
+    pub(crate) records: u64,
+    pub(crate) bytes: u64,
 }
 
-/// Makes a directory's entries durable: a rename is only safe once the directory is synced.
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    match File::open(dir) {
-        Ok(handle) => handle.sync_all(),
-        // Some platforms cannot open directories; there is nothing more to do there.
-        Err(err) if err.kind() == io::ErrorKind::PermissionDenied => Ok(()),
-        Err(err) => Err(err),
+/// A part being written under its temporary name.
+pub(crate) struct PartWriter {
+    sink: Sink,
+    path: PathBuf,
+}
+
+enum Sink {
+    Of(ofrecord::Writer<Box<dyn OutputFile>>),
+    Tf(tfrecord::Writer<Box<dyn OutputFile>>),
+}
+
+impl PartWriter {
+    /// Creates the part at `path`: OFRecord when converting from TFRecord (`input_format`),
+    /// TFRecord with `compression` the other way.
+    pub(crate) fn create(
+        storage: &dyn Storage,
+        path: PathBuf,
+        input_format: Format,
+        compression: Compression,
+    ) -> Result<Self, Error> {
+        let file = storage.create(&path).map_err(|err| Error::io(&path, err))?;
+        let sink = match input_format {
+            Format::Tf => Sink::Of(ofrecord::Writer::new(file)),
+            Format::Of => Sink::Tf(tfrecord::Writer::with_compression(file, compression)),
+        };
+        Ok(PartWriter { sink, path })
+    }
+
+    /// The part's temporary path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records written so far.
+    pub(crate) fn records(&self) -> u64 {
+        match &self.sink {
+            Sink::Of(writer) => writer.records_written(),
+            Sink::Tf(writer) => writer.records_written(),
+        }
+    }
+
+    /// Bytes of framed records written so far (before compression).
+    pub(crate) fn bytes(&self) -> u64 {
+        match &self.sink {
+            Sink::Of(writer) => writer.bytes_written(),
+            Sink::Tf(writer) => writer.bytes_written(),
+        }
+    }
+
+    pub(crate) fn write(&mut self, payload: &[u8]) -> Result<(), Error> {
+        match &mut self.sink {
+            Sink::Of(writer) => writer
+                .write_record(payload)
+                .map_err(|err| write_error(&self.path, err.into_kind())),
+            Sink::Tf(writer) => writer
+                .write_record(payload)
+                .map_err(|err| write_error(&self.path, err.into_kind())),
+        }
+    }
+
+    /// Flushes, syncs as `durability` says, and closes the file; the part keeps its
+    /// temporary name. A part that cannot be finished is removed.
+    pub(crate) fn finish(
+        self,
+        storage: &dyn Storage,
+        durability: Durability,
+    ) -> Result<TempPart, Error> {
+        let records = self.records();
+        let path = self.path;
+        let file = match self.sink {
+            Sink::Of(writer) => writer
+                .finish()
+                .map_err(|err| write_error(&path, err.into_kind())),
+            Sink::Tf(writer) => writer
+                .finish()
+                .map_err(|err| write_error(&path, err.into_kind())),
+        };
+        let finished =
+            file.and_then(|file| file.finish(durability).map_err(|err| Error::io(&path, err)));
+        match finished {
+            Ok(bytes) => Ok(TempPart {
+                path,
+                records,
+                bytes,
+            }),
+            Err(err) => {
+                remove_all(storage, [path]);
+                Err(err)
+            }
+        }
+    }
+}
+
+/// Bytes a payload takes in the output, framing included (before compression).
+pub(crate) fn frame_len(input_format: Format, payload: usize) -> u64 {
+    let overhead = match input_format {
+        // Written as OFRecord: the 8-byte length.
+        Format::Tf => 8,
+        // Written as TFRecord: length, its CRC, the data CRC.
+        Format::Of => 16,
+    };
+    payload as u64 + overhead
+}
+
+/// Writers fail for I/O reasons (a full disk...); the offset inside a temporary file would
+/// not help anyone.
+fn write_error<K: IntoWriteError>(path: &Path, kind: K) -> Error {
+    kind.into_write_error(path)
+}
+
+trait IntoWriteError {
+    fn into_write_error(self, path: &Path) -> Error;
+}
+
+impl IntoWriteError for ofrecord::ErrorKind {
+    fn into_write_error(self, path: &Path) -> Error {
+        match self {
+            ofrecord::ErrorKind::Io(err) => Error::io(path, err),
+            other => Error::new(ErrorKind::OfRecord(other)).in_file(path),
+        }
+    }
+}
+
+impl IntoWriteError for tfrecord::ErrorKind {
+    fn into_write_error(self, path: &Path) -> Error {
+        match self {
+            tfrecord::ErrorKind::Io(err) => Error::io(path, err),
+            other => Error::new(ErrorKind::TfRecord(other)).in_file(path),
+        }
     }
 }
 
 /// A file written and synced under its temporary name, waiting to be put in place.
-pub(crate) struct Staged {
+pub(crate) struct Staged<'s> {
+    storage: &'s dyn Storage,
     temp: PathBuf,
     dir: PathBuf,
     name: String,
@@ -39,19 +161,24 @@ pub(crate) struct Staged {
 
 /// Writes `bytes` to a temporary file in `dir` and syncs it; [`Staged::commit`] renames it
 /// to `name`.
-pub(crate) fn stage(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Staged> {
+pub(crate) fn stage<'s>(
+    storage: &'s dyn Storage,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> io::Result<Staged<'s>> {
     let staged = Staged {
-        temp: dir.join(format!("{TEMP_PREFIX}{name}.tmp-{}", std::process::id())),
+        storage,
+        temp: dir.join(layout::staged_name(name)),
         dir: dir.to_path_buf(),
         name: name.to_owned(),
     };
-    let written = (|| {
-        let mut file = File::create(&staged.temp)?;
+    let written = storage.create(&staged.temp).and_then(|mut file| {
         file.write_all(bytes)?;
-        file.sync_all()
-    })();
+        file.finish(Durability::Synced)
+    });
     match written {
-        Ok(()) => Ok(staged),
+        Ok(_) => Ok(staged),
         Err(err) => {
             staged.discard();
             Err(err)
@@ -59,86 +186,57 @@ pub(crate) fn stage(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Staged> 
     }
 }
 
-impl Staged {
+impl Staged<'_> {
     /// Renames the file into place and makes the rename durable.
     pub(crate) fn commit(self) -> io::Result<()> {
-        let result = fs::rename(&self.temp, self.dir.join(&self.name));
+        let result = self.storage.rename(&self.temp, &self.dir.join(&self.name));
         if result.is_err() {
             self.discard();
             return result;
         }
-        sync_dir(&self.dir)
+        self.storage.sync_dir(&self.dir)
     }
 
     /// Removes the temporary file.
     pub(crate) fn discard(self) {
-        let _ = fs::remove_file(&self.temp);
+        let _ = self.storage.remove(&self.temp);
     }
 }
 
-/// Writes `bytes` to `dir/name` through a temporary file that is synced and renamed.
+/// Writes `bytes` to `dir/name` on the local file system through a temporary file that is
+/// synced and renamed.
 pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    stage(dir, name, bytes)?.commit()
+    stage(&LocalFs, dir, name, bytes)?.commit()
 }
 
 /// Removes what an earlier run may have left of a dataset in `dir`: its manifest, its
-/// parts and temporary files. Other files, and subdirectories, stay.
-///
-/// `stem` is the name of the TFRecord files of an of2tf dataset; tf2of parts are
-/// `prefix` + digits.
+/// `files` and temporary files. Other files, and subdirectories, stay.
 pub(crate) fn clear_dataset(
+    storage: &dyn Storage,
     dir: &Path,
-    direction: Direction,
-    prefix: &str,
-    stem: &str,
+    files: DatasetFiles<'_>,
 ) -> io::Result<()> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(err),
-    };
-    for entry in entries {
-        let entry = entry?;
-        if !entry.file_type()?.is_file() {
-            continue;
-        }
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let ours = name == MANIFEST_NAME
-            || name.starts_with(TEMP_PREFIX)
-            || match direction {
-                Direction::TfToOf => part_number(&name, prefix).is_some(),
-                Direction::OfToTf => {
-                    shard_name(&name).is_some_and(|shard| shard.stem == stem)
-                        && name.contains(".tfrecord")
-                }
-            };
-        if ours {
-            fs::remove_file(entry.path())?;
+    for name in storage.file_names(dir)? {
+        if layout::is_dataset_file(&name, files) {
+            storage.remove(&dir.join(name))?;
         }
     }
     Ok(())
 }
 
 /// Removes the temporary files a killed run left in `dir`.
-pub(crate) fn remove_temps(dir: &Path) -> io::Result<()> {
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry
-            .file_name()
-            .as_encoded_bytes()
-            .starts_with(TEMP_PREFIX.as_bytes())
-            && entry.file_type()?.is_file()
-        {
-            fs::remove_file(entry.path())?;
+pub(crate) fn remove_temps(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
+    for name in storage.file_names(dir)? {
+        if layout::is_temporary(&name) && name != layout::LOCK_NAME {
+            storage.remove(&dir.join(name))?;
         }
     }
     Ok(())
 }
 
 /// Removes temporary files, ignoring those already gone.
-pub(crate) fn remove_all(paths: impl IntoIterator<Item = PathBuf>) {
+pub(crate) fn remove_all(storage: &dyn Storage, paths: impl IntoIterator<Item = PathBuf>) {
     for path in paths {
-        let _ = fs::remove_file(path);
+        let _ = storage.remove(&path);
     }
 }

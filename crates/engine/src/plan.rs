@@ -4,12 +4,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::detect::{self, part_number, shard_name};
 use crate::error::{Error, ErrorKind};
 use crate::options::{Direction, ExistingOutput, Options};
+pub(crate) use crate::storage::is_symlink;
+use crate::storage::{Listed, LocalFs, NotListed, Storage};
 
 /// One input file of a dataset.
 #[derive(Clone, Debug)]
@@ -65,6 +68,8 @@ pub struct Plan {
     /// Files and directories of the input tree that could not be read: whatever records
     /// they hold are missing from the output, so the run fails.
     pub unreadable: Vec<SkippedFile>,
+    /// Where the input is read and the output written.
+    pub storage: Arc<dyn Storage>,
 }
 
 /// Walks `input` and decides the datasets of a conversion into `output`.
@@ -77,7 +82,8 @@ pub struct Plan {
 /// [`Plan::skipped`] and [`DatasetPlan::problem`].
 pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Error> {
     check_paths(input, output, options.existing)?;
-    let walk = walk(input)?;
+    let storage: Arc<dyn Storage> = Arc::new(LocalFs);
+    let walk = walk(&*storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
         Direction::TfToOf => group_tf(input, output, walk),
         Direction::OfToTf => group_of(input, output, walk, &options.part_prefix),
@@ -90,8 +96,12 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
         datasets,
         skipped,
         unreadable,
+        storage,
     })
 }
+
+/// How many of the names found in an output that is not empty the error shows.
+const NAMES_SHOWN: usize = 4;
 
 fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<(), Error> {
     let input_abs =
@@ -107,13 +117,21 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
         Ok(meta) if !meta.is_dir() => {
             Err(Error::new(ErrorKind::OutputNotDirectory).in_file(output))
         }
-        Ok(_) => {
-            let mut entries = fs::read_dir(output).map_err(|err| Error::io(output, err))?;
-            if entries.next().is_some() && existing == ExistingOutput::Refuse {
-                return Err(Error::new(ErrorKind::OutputNotEmpty).in_file(output));
+        Ok(_) if existing == ExistingOutput::Refuse => {
+            let mut names = fs::read_dir(output)
+                .map_err(|err| Error::io(output, err))?
+                .map(|entry| entry.map(|entry| entry.file_name().to_string_lossy().into_owned()))
+                .collect::<io::Result<Vec<_>>>()
+                .map_err(|err| Error::io(output, err))?;
+            if names.is_empty() {
+                return Ok(());
             }
-            Ok(())
+            names.sort();
+            let more = names.len().saturating_sub(NAMES_SHOWN);
+            names.truncate(NAMES_SHOWN);
+            Err(Error::new(ErrorKind::OutputNotEmpty { found: names, more }).in_file(output))
         }
+        Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(Error::io(output, err)),
     }
@@ -154,11 +172,7 @@ fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// A file found by the walk.
-struct Found {
-    path: PathBuf,
-    name: String,
-    size: u64,
-}
+type Found = Listed;
 
 /// What the walk found: files per directory (relative to the root), what it skipped and
 /// what it could not read.
@@ -170,100 +184,18 @@ struct Walk {
     single_file: bool,
 }
 
-fn walk(input: &Path) -> Result<Walk, Error> {
-    let mut directories: BTreeMap<PathBuf, Vec<Found>> = BTreeMap::new();
-    let mut skipped = Vec::new();
-    let mut unreadable = Vec::new();
-    let meta = fs::metadata(input).map_err(|err| Error::io(input, err))?;
-    if meta.is_file() {
-        let name = input
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        directories.entry(PathBuf::new()).or_default().push(Found {
-            path: input.to_path_buf(),
-            name,
-            size: meta.len(),
-        });
-        return Ok(Walk {
-            directories,
-            skipped,
-            unreadable,
-            single_file: true,
-        });
-    }
-    let walker = walkdir::WalkDir::new(input)
-        .follow_links(true)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|entry| entry.depth() == 0 || !is_hidden(entry.file_name()));
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                let path = err.path().unwrap_or(input).to_path_buf();
-                let (list, reason) = match (err.loop_ancestor(), err.io_error()) {
-                    (Some(ancestor), _) => (
-                        &mut skipped,
-                        format!("symbolic link loop to {}", ancestor.display()),
-                    ),
-                    (None, Some(io)) if is_symlink(&path) => {
-                        (&mut skipped, format!("broken symbolic link: {io}"))
-                    }
-                    (None, Some(io)) => (&mut unreadable, format!("cannot read: {io}")),
-                    (None, None) => (&mut unreadable, err.to_string()),
-                };
-                list.push(SkippedFile {
-                    path: path.display().to_string(),
-                    reason,
-                });
-                continue;
-            }
-        };
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let size = match entry.metadata() {
-            Ok(meta) => meta.len(),
-            Err(err) => {
-                unreadable.push(SkippedFile {
-                    path: entry.path().display().to_string(),
-                    reason: format!("cannot read: {err}"),
-                });
-                continue;
-            }
-        };
-        let relative_dir = entry
-            .path()
-            .parent()
-            .and_then(|parent| parent.strip_prefix(input).ok())
-            .unwrap_or(Path::new(""))
-            .to_path_buf();
-        directories.entry(relative_dir).or_default().push(Found {
-            path: entry.path().to_path_buf(),
-            name: entry.file_name().to_string_lossy().into_owned(),
-            size,
-        });
-    }
+fn walk(storage: &dyn Storage, input: &Path) -> Result<Walk, Error> {
+    let listing = storage.list(input).map_err(|err| Error::io(input, err))?;
+    let skipped_file = |not: NotListed| SkippedFile {
+        path: not.path.display().to_string(),
+        reason: not.reason,
+    };
     Ok(Walk {
-        directories,
-        skipped,
-        unreadable,
-        single_file: false,
+        directories: listing.directories,
+        skipped: listing.skipped.into_iter().map(skipped_file).collect(),
+        unreadable: listing.unreadable.into_iter().map(skipped_file).collect(),
+        single_file: listing.single_file,
     })
-}
-
-/// Whether a path the walk could not follow is a symbolic link: one that leads nowhere or to
-/// itself holds no records and is only skipped, while anything else that cannot be read (a
-/// directory without permission, one removed while the walk read it) may hold records.
-pub(crate) fn is_symlink(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
-}
-
-/// Hidden files and directories (`.git`, `.DS_Store`, our own temporary files) are never
-/// datasets.
-fn is_hidden(name: &std::ffi::OsStr) -> bool {
-    name.as_encoded_bytes().first() == Some(&b'.')
 }
 
 /// The name of a directory for naming things after it: its last component, or for the

@@ -51,4 +51,7 @@ pub enum DatasetStatus {
     Kept,
     /// Not converted; nothing of it is left in the output.
     Failed,
+    /// The run was stopped ([`Interrupt`](crate::Interrupt)) before the dataset was done;
+    /// nothing of it was published, and a resumed run converts it.
+    Interrupted,
 }

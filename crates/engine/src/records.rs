@@ -1,8 +1,7 @@
 //! One reader for both record formats, with positions in the file and the policies for
 //! damaged records.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
@@ -13,6 +12,7 @@ use crate::error::{Error, ErrorKind, Position};
 use crate::manifest::SkippedRecords;
 use crate::options::OnCorrupt;
 use crate::progress::{Event, ProgressFn};
+use crate::storage::{LocalFs, Storage};
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
 /// for compressed TFRecords) and its 0-based index.
@@ -26,7 +26,7 @@ pub struct RecordAt {
 
 /// A raw file that reports the bytes read from it as progress.
 pub(crate) struct Counted<'a> {
-    file: File,
+    file: Box<dyn Read + Send>,
     progress: Option<ProgressFn<'a>>,
 }
 
@@ -84,7 +84,7 @@ impl RecordReader<'static> {
                 .map_err(|err| Error::io(path, err))?
                 .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))?,
         };
-        RecordReader::open_at(path, format, verify, None, None)
+        RecordReader::open_at(&LocalFs, path, format, verify, None, None)
     }
 }
 
@@ -92,24 +92,23 @@ impl<'a> RecordReader<'a> {
     /// Opens `path` with the reading starting at `start` (a record boundary found by an
     /// earlier pass; only for uncompressed files), reporting bytes read to `progress`.
     pub(crate) fn open_at(
+        storage: &dyn Storage,
         path: &Path,
         format: Format,
         verify: bool,
         start: Option<RecordAt>,
         progress: Option<ProgressFn<'a>>,
     ) -> Result<Self, Error> {
-        let mut file = File::open(path).map_err(|err| Error::io(path, err))?;
         let base = match start {
-            Some(start) => {
-                file.seek(SeekFrom::Start(start.offset))
-                    .map_err(|err| Error::io(path, err))?;
-                Position {
-                    offset: start.offset,
-                    record: start.index,
-                }
-            }
+            Some(start) => Position {
+                offset: start.offset,
+                record: start.index,
+            },
             None => Position::default(),
         };
+        let file = storage
+            .open(path, base.offset)
+            .map_err(|err| Error::io(path, err))?;
         let input = Counted { file, progress };
         let (framed, compression) = match format {
             Format::Of => (Framed::Of(ofrecord::Reader::new(input)), Compression::None),
@@ -246,7 +245,7 @@ impl<'a> RecordReader<'a> {
             match self.read(buf) {
                 Ok(found) => return Ok(found),
                 Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
-                    let detail = crate::convert::error_chain(&err);
+                    let detail = crate::error::error_chain(&err);
                     if self.recover(&err) {
                         skipped.note_corrupt(detail);
                     } else {

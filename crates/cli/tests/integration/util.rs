@@ -5,13 +5,24 @@
 use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use ofconvert_bridge::Transcoder;
+use ofconvert_tfrecord::crc::masked_crc32c;
 
 /// The repository's `testdata/`.
 pub fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+/// A fresh temporary directory, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary directory")
+}
+
+/// The `ofconvert` binary under test.
+pub fn the_binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_ofconvert"))
 }
 
 /// What one run of the binary did.
@@ -38,26 +49,106 @@ impl Run {
     }
 }
 
-pub fn binary() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ofconvert"))
+/// A command line for the binary, built up one argument at a time and then run:
+/// `ofconvert().arg("count").arg(&dir).expect_code(1)`.
+#[derive(Debug)]
+pub struct TestCommand {
+    command: Command,
 }
 
-/// Runs `ofconvert ARGS` and collects its output.
-pub fn ofconvert<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = binary().args(args).output().expect("the binary runs");
-    Run {
-        code: status.code().expect("exited, not killed"),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+impl TestCommand {
+    /// A command running `program` (a copy of the binary, say) instead of the one built.
+    pub fn with_program(program: &Path) -> TestCommand {
+        TestCommand {
+            command: Command::new(program),
+        }
     }
+
+    pub fn arg<A: AsRef<OsStr>>(&mut self, arg: A) -> &mut TestCommand {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn args<I, A>(&mut self, args: I) -> &mut TestCommand
+    where
+        I: IntoIterator<Item = A>,
+        A: AsRef<OsStr>,
+    {
+        self.command.args(args);
+        self
+    }
+
+    pub fn env<K: AsRef<OsStr>, V: AsRef<OsStr>>(&mut self, key: K, value: V) -> &mut TestCommand {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn current_dir<P: AsRef<Path>>(&mut self, dir: P) -> &mut TestCommand {
+        self.command.current_dir(dir);
+        self
+    }
+
+    /// The underlying command, for what the builder does not cover (limits, pipes).
+    pub fn command(&mut self) -> &mut Command {
+        &mut self.command
+    }
+
+    /// Runs the command to its end and collects its output. Panics if a signal killed it.
+    pub fn run(&mut self) -> Run {
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = self.command.output().expect("the binary runs");
+        Run {
+            code: status.code().expect("exited, not killed"),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        }
+    }
+
+    /// Runs the command and panics with its output unless it exited with `code`.
+    pub fn expect_code(&mut self, code: i32) -> Run {
+        self.run().expect_code(code)
+    }
+
+    /// Runs the command and panics with its output unless it succeeded.
+    pub fn ok(&mut self) -> Run {
+        self.expect_code(0)
+    }
+
+    /// Runs the command, which must succeed, and returns what it printed on stdout.
+    pub fn stdout(&mut self) -> String {
+        self.ok().stdout
+    }
+
+    /// Runs the command, which must succeed, and returns what it printed on stderr.
+    pub fn stderr(&mut self) -> String {
+        self.ok().stderr
+    }
+
+    /// Starts the command with its output thrown away.
+    pub fn spawn_quiet(&mut self) -> Child {
+        self.command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary starts")
+    }
+
+    /// Starts the command with its output piped back.
+    pub fn spawn_piped(&mut self) -> Child {
+        self.command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts")
+    }
+}
+
+/// A command for the binary under test.
+pub fn ofconvert() -> TestCommand {
+    TestCommand::with_program(the_binary())
 }
 
 /// The payloads of a TFRecord file (compression sniffed).
@@ -177,4 +268,43 @@ pub fn copy_into(file: &Path, dir: &Path) -> PathBuf {
     let target = dir.join(file.file_name().unwrap());
     fs::copy(file, &target).unwrap();
     target
+}
+
+/// Examples with ids `first..first + count`, each carrying `size` payload bytes.
+pub fn examples(first: i64, count: usize, size: usize) -> Vec<Vec<u8>> {
+    (0..count as i64)
+        .map(|i| example(first + i, size))
+        .collect()
+}
+
+/// Writes `records` as an OFRecord file.
+pub fn write_ofrecord(path: &Path, records: &[Vec<u8>]) {
+    let mut writer = ofconvert_ofrecord::Writer::new(File::create(path).unwrap());
+    for record in records {
+        writer.write_record(record).unwrap();
+    }
+    writer.finish().unwrap();
+}
+
+/// A TFRecord header announcing `length` bytes, with a length checksum that holds.
+pub fn tf_header(length: u64) -> Vec<u8> {
+    let length = length.to_le_bytes();
+    let mut header = length.to_vec();
+    header.extend_from_slice(&masked_crc32c(&length).to_le_bytes());
+    header
+}
+
+/// A TFRecord frame around `data`.
+pub fn tf_frame(data: &[u8]) -> Vec<u8> {
+    let mut framed = tf_header(data.len() as u64);
+    framed.extend_from_slice(data);
+    framed.extend_from_slice(&masked_crc32c(data).to_le_bytes());
+    framed
+}
+
+/// An OFRecord frame around `data`: its length, then the bytes.
+pub fn of_frame(data: &[u8]) -> Vec<u8> {
+    let mut framed = (data.len() as u64).to_le_bytes().to_vec();
+    framed.extend_from_slice(data);
+    framed
 }

@@ -1,12 +1,10 @@
 //! tf2of and of2tf over real trees: layout, naming, order, resharding, mapping, refusals.
 
-mod common;
-
 use std::ffi::OsStr;
 use std::fs;
 use std::path::Path;
 
-use common::*;
+use crate::util::*;
 use ofconvert_bridge::OfRecordExt;
 
 /// The sample tree's datasets: output directory, and its inputs in order.
@@ -55,9 +53,11 @@ fn datasets() -> std::path::PathBuf {
 
 #[test]
 fn tf2of_converts_the_sample_tree_one_part_per_input() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let out = out.path().join("of");
-    let run = ofconvert(["tf2of".as_ref(), datasets().as_os_str(), out.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), datasets().as_os_str(), out.as_os_str()])
+        .ok();
 
     let mut expected_files = vec![];
     for (dataset, inputs) in SAMPLE_DATASETS {
@@ -97,9 +97,11 @@ fn tf2of_converts_the_sample_tree_one_part_per_input() {
 
 #[test]
 fn the_manifest_has_counts_bytes_and_schema() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = datasets().join("imagenet/train");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), out.path().as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), out.path().as_os_str()])
+        .ok();
     let manifest = manifest(out.path());
     assert_eq!(manifest["records"], 20);
     for part in manifest["parts"].as_array().unwrap() {
@@ -126,11 +128,15 @@ fn the_manifest_has_counts_bytes_and_schema() {
 
 #[test]
 fn of2tf_gives_back_the_bytes_tensorflow_wrote() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let of = work.path().join("of");
     let tf = work.path().join("tf");
-    ofconvert(["tf2of".as_ref(), datasets().as_os_str(), of.as_os_str()]).ok();
-    let run = ofconvert(["of2tf".as_ref(), of.as_os_str(), tf.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), datasets().as_os_str(), of.as_os_str()])
+        .ok();
+    let run = ofconvert()
+        .args(["of2tf".as_ref(), of.as_os_str(), tf.as_os_str()])
+        .ok();
     for (dataset, inputs) in SAMPLE_DATASETS {
         let name = Path::new(dataset).file_name().unwrap().to_str().unwrap();
         for (index, input) in inputs.iter().enumerate() {
@@ -150,9 +156,11 @@ fn of2tf_gives_back_the_bytes_tensorflow_wrote() {
 
 #[test]
 fn of2tf_reads_oneflow_datasets() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = testdata().join("ofdatasets");
-    ofconvert(["of2tf".as_ref(), input.as_os_str(), out.path().as_os_str()]).ok();
+    ofconvert()
+        .args(["of2tf".as_ref(), input.as_os_str(), out.path().as_os_str()])
+        .ok();
     let dir = out.path().join("imagenet_of/train");
     for index in 0..2 {
         let written = dir.join(format!("train-{index:05}-of-00002.tfrecord"));
@@ -163,19 +171,20 @@ fn of2tf_reads_oneflow_datasets() {
 
 #[test]
 fn inexact_doubles_fail_unless_lossy() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = testdata().join("ofrecord/all_kinds");
     let strict = work.path().join("strict");
     // Both parts hold inexact doubles; which one fails first is a race between workers, so
     // one worker makes the first failure the first in record order.
-    let run = ofconvert([
-        "--jobs".as_ref(),
-        "1".as_ref(),
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        strict.as_os_str(),
-    ])
-    .expect_code(1);
+    let run = ofconvert()
+        .args([
+            "--jobs".as_ref(),
+            "1".as_ref(),
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            strict.as_os_str(),
+        ])
+        .expect_code(1);
     assert!(
         run.stderr.contains("part-00000: offset")
             && run
@@ -187,20 +196,21 @@ fn inexact_doubles_fail_unless_lossy() {
     assert!(tree(&strict).is_empty(), "{:?}", tree(&strict));
 
     let lossy = work.path().join("lossy");
-    ofconvert([
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        lossy.as_os_str(),
-        "--lossy".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            lossy.as_os_str(),
+            "--lossy".as_ref(),
+        ])
+        .ok();
     let written = tf_records(&lossy.join("all_kinds-00000-of-00002.tfrecord"));
     assert_eq!(written.len(), 4);
 }
 
 #[test]
 fn part_order_is_record_order_when_resharding() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = datasets().join("tfds/mnist/3.0.1");
     let mut all = Vec::new();
     for shard in 0..2 {
@@ -223,7 +233,7 @@ fn part_order_is_record_order_when_resharding() {
             out.display().to_string(),
         ];
         args.extend(flags.iter().map(|flag| flag.to_string()));
-        ofconvert(&args).ok();
+        ofconvert().args(&args).ok();
         let parts = files_starting(&out.join("mnist-train"), "part-");
         let records: Vec<Vec<Vec<u8>>> = parts.iter().map(|part| of_records(part)).collect();
         let sizes: Vec<usize> = records.iter().map(Vec::len).collect();
@@ -236,16 +246,17 @@ fn part_order_is_record_order_when_resharding() {
 
 #[test]
 fn max_part_bytes_caps_every_part() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = datasets().join("tutorial");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.path().as_os_str(),
-        "--max-part-bytes".as_ref(),
-        "2K".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.path().as_os_str(),
+            "--max-part-bytes".as_ref(),
+            "2K".as_ref(),
+        ])
+        .ok();
     let parts = files_starting(out.path(), "part-");
     assert!(parts.len() > 3, "{parts:?}");
     let mut records = Vec::new();
@@ -265,18 +276,19 @@ fn max_part_bytes_caps_every_part() {
 
 #[test]
 fn part_names_follow_prefix_and_digits() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = datasets().join("imagenet/train");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.path().as_os_str(),
-        "--part-prefix".as_ref(),
-        "shard_".as_ref(),
-        "--part-digits".as_ref(),
-        "0".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.path().as_os_str(),
+            "--part-prefix".as_ref(),
+            "shard_".as_ref(),
+            "--part-digits".as_ref(),
+            "0".as_ref(),
+        ])
+        .ok();
     assert_eq!(
         tree(out.path()),
         ["ofconvert-manifest.json", "shard_0", "shard_1"]
@@ -288,7 +300,7 @@ fn part_names_follow_prefix_and_digits() {
 
 #[test]
 fn jobs_and_syncing_do_not_change_the_output() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let one = work.path().join("one");
     let two = work.path().join("two");
     let unsynced = work.path().join("unsynced");
@@ -308,7 +320,7 @@ fn jobs_and_syncing_do_not_change_the_output() {
             "7".as_ref(),
         ];
         args.extend(extra.map(OsStr::new));
-        ofconvert(args).ok();
+        ofconvert().args(args).ok();
     }
     let files = tree(&one);
     for other in [&two, &unsynced] {
@@ -325,20 +337,23 @@ fn jobs_and_syncing_do_not_change_the_output() {
 
 #[test]
 fn gzip_and_zlib_outputs_hold_the_same_records() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = testdata().join("ofdatasets");
     let plain = work.path().join("plain");
-    ofconvert(["of2tf".as_ref(), input.as_os_str(), plain.as_os_str()]).ok();
+    ofconvert()
+        .args(["of2tf".as_ref(), input.as_os_str(), plain.as_os_str()])
+        .ok();
     for (kind, suffix) in [("gzip", ".gz"), ("zlib", ".zz")] {
         let out = work.path().join(kind);
-        let run = ofconvert([
-            "of2tf".as_ref(),
-            input.as_os_str(),
-            out.as_os_str(),
-            "--compression".as_ref(),
-            kind.as_ref(),
-        ])
-        .ok();
+        let run = ofconvert()
+            .args([
+                "of2tf".as_ref(),
+                input.as_os_str(),
+                out.as_os_str(),
+                "--compression".as_ref(),
+                kind.as_ref(),
+            ])
+            .ok();
         let name = format!("imagenet_of/train/train-00000-of-00002.tfrecord{suffix}");
         assert_ne!(
             fs::read(out.join(&name)).unwrap(),
@@ -357,16 +372,17 @@ fn gzip_and_zlib_outputs_hold_the_same_records() {
 
 #[test]
 fn preset_imagenet_gives_oneflow_keys_and_zero_based_labels() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = datasets().join("imagenet/validation");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.path().as_os_str(),
-        "--preset".as_ref(),
-        "imagenet".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.path().as_os_str(),
+            "--preset".as_ref(),
+            "imagenet".as_ref(),
+        ])
+        .ok();
     let originals = tf_records(&input.join("validation-00000-of-00001"));
     let converted = of_records(&out.path().join("part-00000"));
     assert_eq!(originals.len(), converted.len());
@@ -393,20 +409,21 @@ fn preset_imagenet_gives_oneflow_keys_and_zero_based_labels() {
 
 #[test]
 fn rename_drop_and_cast_apply() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = datasets().join("tutorial");
-    ofconvert([
-        "tf2of",
-        input.to_str().unwrap(),
-        out.path().to_str().unwrap(),
-        "--rename",
-        "feature2=animal",
-        "--drop",
-        "feature3",
-        "--cast",
-        "feature1=int32",
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of",
+            input.to_str().unwrap(),
+            out.path().to_str().unwrap(),
+            "--rename",
+            "feature2=animal",
+            "--drop",
+            "feature3",
+            "--cast",
+            "feature1=int32",
+        ])
+        .ok();
     let record = &of_records(&out.path().join("part-00000"))[0];
     let record = ofconvert_bridge::decode_ofrecord(record).unwrap();
     let names: Vec<&str> = record.feature.keys().map(String::as_str).collect();
@@ -416,7 +433,7 @@ fn rename_drop_and_cast_apply() {
 
 #[test]
 fn empty_examples_fail_or_are_skipped_and_counted() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
     write_tfrecord(
@@ -424,7 +441,9 @@ fn empty_examples_fail_or_are_skipped_and_counted() {
         &[example(0, 10), Vec::new(), example(2, 10)],
     );
     let failed = work.path().join("failed");
-    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), failed.as_os_str()]).expect_code(1);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), failed.as_os_str()])
+        .expect_code(1);
     let second = format!(
         "data.tfrecord: offset {} (record #1): record has no features",
         16 + example(0, 10).len()
@@ -433,38 +452,42 @@ fn empty_examples_fail_or_are_skipped_and_counted() {
     assert!(tree(&failed).is_empty());
 
     let skipped = work.path().join("skipped");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        skipped.as_os_str(),
-        "--empty".as_ref(),
-        "skip".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            skipped.as_os_str(),
+            "--empty".as_ref(),
+            "skip".as_ref(),
+        ])
+        .ok();
     assert_eq!(of_records(&skipped.join("part-00000")).len(), 2);
     assert_eq!(manifest(&skipped)["skipped"]["empty"], 1);
 }
 
 #[test]
 fn a_non_empty_output_is_refused_and_overwrite_replaces_only_datasets() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = datasets().join("imagenet/train");
     let out = work.path().join("out");
     fs::create_dir(&out).unwrap();
     fs::write(out.join("notes.txt"), "mine").unwrap();
     fs::write(out.join("part-00007"), "stale").unwrap();
 
-    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()]).expect_code(2);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()])
+        .expect_code(2);
     assert!(run.stderr.contains("not empty"), "{}", run.stderr);
     assert_eq!(tree(&out), ["notes.txt", "part-00007"]);
 
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--overwrite".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "--overwrite".as_ref(),
+        ])
+        .ok();
     assert_eq!(
         tree(&out),
         [
@@ -478,30 +501,40 @@ fn a_non_empty_output_is_refused_and_overwrite_replaces_only_datasets() {
 
 #[test]
 fn output_inside_input_is_refused() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
     write_tfrecord(&input.join("a.tfrecord"), &[example(1, 1)]);
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        input.join("out").as_os_str(),
-    ])
-    .expect_code(2);
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            input.join("out").as_os_str(),
+        ])
+        .expect_code(2);
     assert!(run.stderr.contains("overlaps"), "{}", run.stderr);
-    let run =
-        ofconvert(["tf2of".as_ref(), input.as_os_str(), work.path().as_os_str()]).expect_code(2);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), work.path().as_os_str()])
+        .expect_code(2);
     assert!(run.stderr.contains("overlaps"), "{}", run.stderr);
     assert_eq!(tree(&input), ["a.tfrecord"]);
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    ofconvert(["tf2of"]).expect_code(2);
-    ofconvert(["tf2of", "a", "b", "--parts", "0"]).expect_code(2);
-    ofconvert(["tf2of", "a", "b", "--rename", "nothing"]).expect_code(2);
-    ofconvert(["tf2of", "a", "b", "--overwrite", "--resume"]).expect_code(2);
-    let missing = ofconvert(["tf2of", "/nonexistent/input", "/nonexistent/output"]).expect_code(2);
+    ofconvert().args(["tf2of"]).expect_code(2);
+    ofconvert()
+        .args(["tf2of", "a", "b", "--parts", "0"])
+        .expect_code(2);
+    ofconvert()
+        .args(["tf2of", "a", "b", "--rename", "nothing"])
+        .expect_code(2);
+    ofconvert()
+        .args(["tf2of", "a", "b", "--overwrite", "--resume"])
+        .expect_code(2);
+    let missing = ofconvert()
+        .args(["tf2of", "/nonexistent/input", "/nonexistent/output"])
+        .expect_code(2);
     assert!(
         missing.stderr.contains("/nonexistent/input"),
         "{}",
@@ -511,16 +544,17 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn a_tree_without_records_is_a_failure() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
     fs::write(input.join("README.md"), "no records here").unwrap();
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        work.path().join("out").as_os_str(),
-    ])
-    .expect_code(1);
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            work.path().join("out").as_os_str(),
+        ])
+        .expect_code(1);
     assert!(
         run.stdout.contains("No TFRecord files found"),
         "{}",
@@ -530,7 +564,7 @@ fn a_tree_without_records_is_a_failure() {
 
 #[test]
 fn several_families_in_one_directory_get_a_subdirectory_each() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("data");
     fs::create_dir(&input).unwrap();
     write_tfrecord(&input.join("train-00001-of-00002"), &[example(3, 1)]);
@@ -547,7 +581,9 @@ fn several_families_in_one_directory_get_a_subdirectory_each() {
     write_tfrecord(&input.join("misc.bin"), &[example(6, 1)]);
     fs::write(input.join("labels.txt"), "cat\ndog\n").unwrap();
     let out = work.path().join("out");
-    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()])
+        .ok();
     assert_eq!(
         tree(&out),
         [
@@ -580,18 +616,19 @@ fn several_families_in_one_directory_get_a_subdirectory_each() {
 
 #[test]
 fn a_gap_in_part_numbers_fails_its_dataset() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("of");
     let source = testdata().join("ofdatasets/imagenet_of/train/part-00000");
     fs::create_dir(&input).unwrap();
     fs::copy(&source, input.join("part-0")).unwrap();
     fs::copy(&source, input.join("part-2")).unwrap();
-    let run = ofconvert([
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        work.path().join("tf").as_os_str(),
-    ])
-    .expect_code(1);
+    let run = ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            work.path().join("tf").as_os_str(),
+        ])
+        .expect_code(1);
     assert!(
         run.stderr.contains("part number 1 is missing"),
         "{}",
@@ -601,14 +638,15 @@ fn a_gap_in_part_numbers_fails_its_dataset() {
 
 #[test]
 fn json_summary_describes_every_dataset() {
-    let out = tempfile::tempdir().unwrap();
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        datasets().as_os_str(),
-        out.path().join("of").as_os_str(),
-        "--json".as_ref(),
-    ])
-    .ok();
+    let out = tempdir();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            datasets().as_os_str(),
+            out.path().join("of").as_os_str(),
+            "--json".as_ref(),
+        ])
+        .ok();
     let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(summary["failed"], 0);
     // 266 in the TensorFlow-tutorial, BERT, JPEG ImageNet and MNIST sets, 15 in the mixed
@@ -628,11 +666,13 @@ fn json_summary_describes_every_dataset() {
 
 #[test]
 fn sequence_examples_are_refused_unless_flattened() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     copy_into(&testdata().join("golden/sequence.tfrecord"), &input);
     let refused = work.path().join("refused");
-    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), refused.as_os_str()]).expect_code(1);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), refused.as_os_str()])
+        .expect_code(1);
     assert!(
         run.stderr.contains(
             "sequence.tfrecord: offset 0 (record #0): record is a tf.train.SequenceExample"
@@ -642,14 +682,15 @@ fn sequence_examples_are_refused_unless_flattened() {
     );
 
     let flat = work.path().join("flat");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        flat.as_os_str(),
-        "--sequence".as_ref(),
-        "flatten".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            flat.as_os_str(),
+            "--sequence".as_ref(),
+            "flatten".as_ref(),
+        ])
+        .ok();
     let records = of_records(&flat.join("part-00000"));
     assert_eq!(records.len(), 4);
     let first = ofconvert_bridge::decode_ofrecord(&records[0]).unwrap();
@@ -660,21 +701,22 @@ fn sequence_examples_are_refused_unless_flattened() {
 
 #[test]
 fn raw_feature_wraps_records_that_are_not_examples() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     let file = copy_into(
         &testdata().join("damaged/crc_ok_garbage_payload.tfrecord"),
         &input,
     );
     let out = work.path().join("out");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--raw-feature".as_ref(),
-        "raw".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "--raw-feature".as_ref(),
+            "raw".as_ref(),
+        ])
+        .ok();
     let originals = tf_records(&file);
     let records = of_records(&out.join("part-00000"));
     assert_eq!(records.len(), originals.len());
@@ -688,10 +730,12 @@ fn raw_feature_wraps_records_that_are_not_examples() {
 
 #[test]
 fn a_single_file_converts_into_the_output_directory() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let file = testdata().join("golden/tutorial.tfrecord.gz");
     let out = work.path().join("out");
-    ofconvert(["tf2of".as_ref(), file.as_os_str(), out.as_os_str()]).ok();
+    ofconvert()
+        .args(["tf2of".as_ref(), file.as_os_str(), out.as_os_str()])
+        .ok();
     assert_eq!(tree(&out), ["ofconvert-manifest.json", "part-00000"]);
     assert_eq!(
         of_records(&out.join("part-00000")),
@@ -704,7 +748,7 @@ fn a_single_file_converts_into_the_output_directory() {
 
 #[test]
 fn unpadded_parts_are_read_in_numeric_order() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("set");
     fs::create_dir(&input).unwrap();
     let mut expected = Vec::new();
@@ -718,14 +762,15 @@ fn unpadded_parts_are_read_in_numeric_order() {
         expected.push(example(number, 3));
     }
     let out = work.path().join("out");
-    ofconvert([
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--parts".as_ref(),
-        "1".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "--parts".as_ref(),
+            "1".as_ref(),
+        ])
+        .ok();
     assert_eq!(
         tf_records(&out.join("set-00000-of-00001.tfrecord")),
         expected
@@ -734,20 +779,21 @@ fn unpadded_parts_are_read_in_numeric_order() {
 
 #[test]
 fn keep_and_offset_apply() {
-    let out = tempfile::tempdir().unwrap();
+    let out = tempdir();
     let input = datasets().join("tutorial");
-    ofconvert([
-        "tf2of",
-        input.to_str().unwrap(),
-        out.path().to_str().unwrap(),
-        "--keep",
-        "feature1",
-        "--keep",
-        "feature2",
-        "--offset",
-        "feature1=-10",
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of",
+            input.to_str().unwrap(),
+            out.path().to_str().unwrap(),
+            "--keep",
+            "feature1",
+            "--keep",
+            "feature2",
+            "--offset",
+            "feature1=-10",
+        ])
+        .ok();
     let originals = tf_records(&input.join("tutorial.tfrecord"));
     let converted = of_records(&out.path().join("part-00000"));
     for (original, converted) in originals.iter().zip(&converted) {
@@ -768,22 +814,25 @@ fn keep_and_offset_apply() {
 
 #[test]
 fn no_verify_reads_past_a_bad_length_checksum() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     copy_into(
         &testdata().join("damaged/flipped_length_crc.tfrecord"),
         &input,
     );
     let checked = work.path().join("checked");
-    ofconvert(["tf2of".as_ref(), input.as_os_str(), checked.as_os_str()]).expect_code(1);
+    ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), checked.as_os_str()])
+        .expect_code(1);
     let unchecked = work.path().join("unchecked");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        unchecked.as_os_str(),
-        "--no-verify".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            unchecked.as_os_str(),
+            "--no-verify".as_ref(),
+        ])
+        .ok();
     assert_eq!(
         of_records(&unchecked.join("part-00000")),
         to_of(&tf_records(&testdata().join("golden/tutorial.tfrecord")))

@@ -1,15 +1,15 @@
 //! Image facts read from every record's headers, and what `schema --oneflow` prints for
 //! images OneFlow 0.9 cannot decode.
 
-mod common;
-
-use common::*;
+use crate::util::*;
 use serde_json::Value;
 
 #[test]
 fn png_features_get_facts_a_warning_and_no_image_decoder() {
     let mnist = testdata().join("datasets/tfds/mnist/3.0.1");
-    let run = ofconvert(["schema".as_ref(), "--json".as_ref(), mnist.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--json".as_ref(), mnist.as_os_str()])
+        .ok();
     let schema: Value = serde_json::from_str(&run.stdout).unwrap();
     let image = schema["features"]
         .as_array()
@@ -33,7 +33,9 @@ fn png_features_get_facts_a_warning_and_no_image_decoder() {
     );
     assert_eq!(image["images"]["oneflow_cannot_decode"], 120);
 
-    let run = ofconvert(["schema".as_ref(), "--oneflow".as_ref(), mnist.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--oneflow".as_ref(), mnist.as_os_str()])
+        .ok();
     assert!(
         !run.stdout.contains("OFRecordImageDecoder("),
         "{}",
@@ -52,7 +54,9 @@ fn png_features_get_facts_a_warning_and_no_image_decoder() {
         run.stderr
     );
 
-    let run = ofconvert(["schema".as_ref(), mnist.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), mnist.as_os_str()])
+        .ok();
     assert!(
         run.stdout.contains("image: png 120; 28x28x1\n"),
         "{}",
@@ -68,7 +72,9 @@ fn png_features_get_facts_a_warning_and_no_image_decoder() {
 #[test]
 fn mixed_formats_are_not_called_by_one_records_format() {
     let images = testdata().join("golden/images.tfrecord");
-    let run = ofconvert(["schema".as_ref(), "--json".as_ref(), images.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--json".as_ref(), images.as_os_str()])
+        .ok();
     let schema: Value = serde_json::from_str(&run.stdout).unwrap();
     let encoded = schema["features"]
         .as_array()
@@ -86,16 +92,17 @@ fn mixed_formats_are_not_called_by_one_records_format() {
 
 #[test]
 fn the_summary_and_manifest_carry_image_facts_warnings_and_reader_notes() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let out = work.path().join("of");
     let mnist = testdata().join("datasets/tfds/mnist/3.0.1");
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        mnist.as_os_str(),
-        out.as_os_str(),
-        "--no-sync".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            mnist.as_os_str(),
+            out.as_os_str(),
+            "--no-sync".as_ref(),
+        ])
+        .ok();
     assert!(
         run.stdout.contains("images in image: png 80; 28x28x1"),
         "{}",
@@ -127,14 +134,16 @@ fn the_summary_and_manifest_carry_image_facts_warnings_and_reader_notes() {
 #[test]
 fn schema_tf_prints_no_oneflow_warnings() {
     let mnist = testdata().join("datasets/tfds/mnist/3.0.1");
-    let run = ofconvert(["schema".as_ref(), "--tf".as_ref(), mnist.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--tf".as_ref(), mnist.as_os_str()])
+        .ok();
     assert!(!run.stderr.contains("OneFlow"), "{}", run.stderr);
 }
 
 #[test]
 fn integers_beyond_int32_are_said() {
     let edge = testdata().join("golden/edge.tfrecord");
-    let run = ofconvert(["schema".as_ref(), edge.as_os_str()]).ok();
+    let run = ofconvert().args(["schema".as_ref(), edge.as_os_str()]).ok();
     assert!(
         run.stderr.contains(
             "feature \"int64\" holds integers from -9223372036854775808 to 9223372036854775807, beyond int32"

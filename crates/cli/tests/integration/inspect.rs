@@ -1,14 +1,11 @@
 //! cat, count, verify, schema and index against the golden files and what TensorFlow said
 //! about them.
 
-mod common;
-
 use std::fs;
 use std::io::Read;
 use std::path::Path;
-use std::process::Stdio;
 
-use common::*;
+use crate::util::*;
 use serde_json::Value;
 
 fn expected(path: &Path) -> Value {
@@ -33,7 +30,7 @@ fn expected_text(record: &Value) -> Option<String> {
     let context_only = record["type"] == "sequence_example"
         && record["feature_lists"]
             .as_object()
-            .map_or(true, |lists| lists.is_empty());
+            .is_none_or(|lists| lists.is_empty());
     if context_only {
         if let Some(rest) = text.strip_prefix("context {") {
             return Some(format!("features {{{rest}"));
@@ -48,20 +45,21 @@ fn check_cat(file: &Path, records: &[Value]) {
     let texts: Vec<Option<String>> = records.iter().map(expected_text).collect();
     if texts.iter().all(Option::is_some) {
         let whole: Vec<String> = texts.into_iter().flatten().collect();
-        let run = ofconvert(["cat".as_ref(), file.as_os_str()]).ok();
+        let run = ofconvert().args(["cat".as_ref(), file.as_os_str()]).ok();
         assert!(run.stdout == whole.join("\n"), "{}", file.display());
         return;
     }
     for (index, (record, text)) in records.iter().zip(texts).enumerate() {
-        let run = ofconvert([
-            "cat".as_ref(),
-            file.as_os_str(),
-            "--offset".as_ref(),
-            index.to_string().as_ref(),
-            "-n".as_ref(),
-            "1".as_ref(),
-        ])
-        .ok();
+        let run = ofconvert()
+            .args([
+                "cat".as_ref(),
+                file.as_os_str(),
+                "--offset".as_ref(),
+                index.to_string().as_ref(),
+                "-n".as_ref(),
+                "1".as_ref(),
+            ])
+            .ok();
         match text {
             Some(text) => assert_eq!(run.stdout, text, "{} #{index}", file.display()),
             None => {
@@ -123,7 +121,9 @@ fn cat_prints_ofrecords_as_text_format_with_record_proto() {
 #[test]
 fn cat_json_gives_one_object_per_record() {
     let file = testdata().join("golden/tutorial.tfrecord.zz");
-    let run = ofconvert(["cat".as_ref(), file.as_os_str(), "--json".as_ref()]).ok();
+    let run = ofconvert()
+        .args(["cat".as_ref(), file.as_os_str(), "--json".as_ref()])
+        .ok();
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 500);
     let first: Value = serde_json::from_str(lines[0]).unwrap();
@@ -140,15 +140,16 @@ fn cat_json_gives_one_object_per_record() {
 fn cat_offset_and_count_select_records() {
     let file = testdata().join("golden/bert.tfrecord");
     let expected = expected(&testdata().join("golden/bert.tfrecord.expected.json"));
-    let run = ofconvert([
-        "cat".as_ref(),
-        file.as_os_str(),
-        "--offset".as_ref(),
-        "1".as_ref(),
-        "-n".as_ref(),
-        "2".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "cat".as_ref(),
+            file.as_os_str(),
+            "--offset".as_ref(),
+            "1".as_ref(),
+            "-n".as_ref(),
+            "2".as_ref(),
+        ])
+        .ok();
     let texts: Vec<&str> = (1..3)
         .map(|i| expected["records"][i]["text"].as_str().unwrap())
         .collect();
@@ -157,7 +158,7 @@ fn cat_offset_and_count_select_records() {
 
 #[test]
 fn cat_message_reads_one_bare_serialized_message() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let images = expected(&testdata().join("golden/images.tfrecord.expected.json"));
     let record = &images["records"][0];
     let hex = record["serialized_hex"].as_str().unwrap();
@@ -167,20 +168,23 @@ fn cat_message_reads_one_bare_serialized_message() {
         .collect();
     let file = work.path().join("example.pb");
     fs::write(&file, bytes).unwrap();
-    let run = ofconvert(["cat".as_ref(), "--message".as_ref(), file.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["cat".as_ref(), "--message".as_ref(), file.as_os_str()])
+        .ok();
     assert_eq!(run.stdout, record["text"].as_str().unwrap());
 
     let ofrecord = work.path().join("record.pb");
     let part = of_records(&testdata().join("ofrecord/no_double/part-00000"));
     fs::write(&ofrecord, &part[0]).unwrap();
-    let run = ofconvert([
-        "cat".as_ref(),
-        "--message".as_ref(),
-        "--format".as_ref(),
-        "of".as_ref(),
-        ofrecord.as_os_str(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "cat".as_ref(),
+            "--message".as_ref(),
+            "--format".as_ref(),
+            "of".as_ref(),
+            ofrecord.as_os_str(),
+        ])
+        .ok();
     let expected = expected(&testdata().join("ofrecord/no_double.expected.json"));
     assert_eq!(run.stdout, expected["records"][0]["text"].as_str().unwrap());
 }
@@ -188,13 +192,10 @@ fn cat_message_reads_one_bare_serialized_message() {
 #[test]
 fn cat_ends_quietly_on_a_closed_pipe() {
     let file = testdata().join("golden/tutorial.tfrecord");
-    let mut child = binary()
+    let mut child = ofconvert()
         .arg("cat")
         .args([&file, &file, &file, &file])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     let mut stdout = child.stdout.take().unwrap();
     let mut start = [0u8; 100];
     stdout.read_exact(&mut start).unwrap();
@@ -207,14 +208,15 @@ fn cat_ends_quietly_on_a_closed_pipe() {
 #[test]
 fn count_reports_each_file_and_the_total() {
     let golden = testdata().join("golden");
-    let run = ofconvert([
-        "count".as_ref(),
-        golden.join("tutorial.tfrecord").as_os_str(),
-        golden.join("tutorial.tfrecord.gz").as_os_str(),
-        golden.join("empty.tfrecord").as_os_str(),
-        testdata().join("ofrecord/all_kinds").as_os_str(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "count".as_ref(),
+            golden.join("tutorial.tfrecord").as_os_str(),
+            golden.join("tutorial.tfrecord.gz").as_os_str(),
+            golden.join("empty.tfrecord").as_os_str(),
+            testdata().join("ofrecord/all_kinds").as_os_str(),
+        ])
+        .ok();
     let counts: Vec<(u64, String)> = run
         .stdout
         .lines()
@@ -227,12 +229,13 @@ fn count_reports_each_file_and_the_total() {
     assert_eq!(numbers, [500, 500, 0, 4, 3, 1007]);
     assert_eq!(counts[5].1, "total");
 
-    let run = ofconvert([
-        "count".as_ref(),
-        testdata().join("datasets").as_os_str(),
-        "--json".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "count".as_ref(),
+            testdata().join("datasets").as_os_str(),
+            "--json".as_ref(),
+        ])
+        .ok();
     let json: Value = serde_json::from_str(&run.stdout).unwrap();
     // The mixed ImageNet shard (15 records, 1 file) and CIFAR-10 (48 records, 3 files) came
     // after the first 266 records in 8 files.
@@ -243,7 +246,9 @@ fn count_reports_each_file_and_the_total() {
 #[test]
 fn count_fails_on_damaged_framing() {
     let file = testdata().join("damaged/truncated_payload.tfrecord");
-    let run = ofconvert(["count".as_ref(), file.as_os_str()]).expect_code(1);
+    let run = ofconvert()
+        .args(["count".as_ref(), file.as_os_str()])
+        .expect_code(1);
     assert!(
         run.stderr
             .contains("offset 50140 (record #499): truncated record"),
@@ -254,12 +259,13 @@ fn count_fails_on_damaged_framing() {
 
 #[test]
 fn verify_passes_golden_files_and_reports_every_problem() {
-    let run = ofconvert([
-        "verify".as_ref(),
-        testdata().join("golden").as_os_str(),
-        testdata().join("ofrecord").as_os_str(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "verify".as_ref(),
+            testdata().join("golden").as_os_str(),
+            testdata().join("ofrecord").as_os_str(),
+        ])
+        .ok();
     assert!(
         run.stdout
             .contains("verified 11 files: 1537 good records, 0 problems"),
@@ -270,7 +276,9 @@ fn verify_passes_golden_files_and_reports_every_problem() {
     let facts = expected(&testdata().join("damaged/expected.json"));
     for (file, facts) in facts["files"].as_object().unwrap() {
         let path = testdata().join("damaged").join(file);
-        let run = ofconvert(["verify".as_ref(), path.as_os_str()]);
+        let run = ofconvert()
+            .args(["verify".as_ref(), path.as_os_str()])
+            .run();
         if facts["kind"] == "ok" {
             run.ok();
             continue;
@@ -286,7 +294,9 @@ fn verify_passes_golden_files_and_reports_every_problem() {
     }
     // Past a bad data checksum the framing holds: the other records are checked too.
     let path = testdata().join("damaged/flipped_data.tfrecord");
-    let run = ofconvert(["verify".as_ref(), path.as_os_str()]).expect_code(1);
+    let run = ofconvert()
+        .args(["verify".as_ref(), path.as_os_str()])
+        .expect_code(1);
     assert!(
         run.stdout.contains("1 problem, 499 good records"),
         "{}",
@@ -297,7 +307,9 @@ fn verify_passes_golden_files_and_reports_every_problem() {
 #[test]
 fn schema_shows_kinds_counts_and_reader_code() {
     let tutorial = testdata().join("golden/tutorial.tfrecord");
-    let run = ofconvert(["schema".as_ref(), tutorial.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), tutorial.as_os_str()])
+        .ok();
     assert!(
         run.stdout.starts_with("500 records in 1 file\n"),
         "{}",
@@ -309,13 +321,17 @@ fn schema_shows_kinds_counts_and_reader_code() {
         run.stdout
     );
 
-    let run = ofconvert(["schema".as_ref(), "--tf".as_ref(), tutorial.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--tf".as_ref(), tutorial.as_os_str()])
+        .ok();
     assert!(run
         .stdout
         .contains("    \"feature3\": tf.io.FixedLenFeature([], tf.float32),\n"));
 
     let dataset = testdata().join("ofdatasets/imagenet_of/train");
-    let run = ofconvert(["schema".as_ref(), "--oneflow".as_ref(), dataset.as_os_str()]).ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--oneflow".as_ref(), dataset.as_os_str()])
+        .ok();
     let reader = format!(
         "reader = flow.nn.OFRecordReader(\"{}\", batch_size=32, data_part_num=2, \
          part_name_prefix=\"part-\", part_name_suffix_length=5)\n",
@@ -332,12 +348,13 @@ fn schema_shows_kinds_counts_and_reader_code() {
     // Lists of varying length: the longest sets the shape and truncate zero-pads the others
     // (OneFlow copies min(count, prod(shape)) values), so no value is cut.
     let imagenet = testdata().join("datasets/imagenet/train");
-    let run = ofconvert([
-        "schema".as_ref(),
-        "--oneflow".as_ref(),
-        imagenet.as_os_str(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "schema".as_ref(),
+            "--oneflow".as_ref(),
+            imagenet.as_os_str(),
+        ])
+        .ok();
     assert!(
         run.stdout.contains(
             "flow.nn.OFRecordRawDecoder(\"image/object/bbox/xmin\", shape=(2,), dtype=flow.float32, truncate=True)(record)  # 1 to 2 values per record: shorter ones are zero-padded\n"
@@ -350,10 +367,12 @@ fn schema_shows_kinds_counts_and_reader_code() {
 #[test]
 fn schema_warns_about_what_would_abort_oneflow() {
     let edge = testdata().join("golden/edge.tfrecord");
-    let run = ofconvert(["schema".as_ref(), edge.as_os_str()]).ok();
+    let run = ofconvert().args(["schema".as_ref(), edge.as_os_str()]).ok();
     assert!(run.stderr.contains("is missing from"), "{}", run.stderr);
     assert!(run.stderr.contains("has no kind set"), "{}", run.stderr);
-    let json = ofconvert(["schema".as_ref(), "--json".as_ref(), edge.as_os_str()]).ok();
+    let json = ofconvert()
+        .args(["schema".as_ref(), "--json".as_ref(), edge.as_os_str()])
+        .ok();
     let schema: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(schema["records"], 11);
 }
@@ -374,16 +393,17 @@ fn index_lines(bytes: &[u8]) -> String {
 
 #[test]
 fn index_writes_offset_and_framed_length_per_record() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let tutorial = testdata().join("golden/tutorial.tfrecord");
     let into = work.path().join("idx");
-    ofconvert([
-        "index".as_ref(),
-        tutorial.as_os_str(),
-        "--output-dir".as_ref(),
-        into.as_os_str(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "index".as_ref(),
+            tutorial.as_os_str(),
+            "--output-dir".as_ref(),
+            into.as_os_str(),
+        ])
+        .ok();
     let written = fs::read_to_string(into.join("tutorial.tfrecord.idx")).unwrap();
     assert_eq!(written, index_lines(&fs::read(&tutorial).unwrap()));
     assert_eq!(written.lines().count(), 500);
@@ -392,16 +412,20 @@ fn index_writes_offset_and_framed_length_per_record() {
         &testdata().join("golden/bert.tfrecord"),
         &work.path().join("b"),
     );
-    ofconvert(["index".as_ref(), beside.as_os_str()]).ok();
+    ofconvert()
+        .args(["index".as_ref(), beside.as_os_str()])
+        .ok();
     let written = fs::read_to_string(work.path().join("b/bert.tfrecord.idx")).unwrap();
     assert_eq!(written, index_lines(&fs::read(&beside).unwrap()));
 }
 
 #[test]
 fn index_refuses_compressed_files() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let gz = copy_into(&testdata().join("golden/tutorial.tfrecord.gz"), work.path());
-    let run = ofconvert(["index".as_ref(), gz.as_os_str()]).expect_code(1);
+    let run = ofconvert()
+        .args(["index".as_ref(), gz.as_os_str()])
+        .expect_code(1);
     assert!(run.stderr.contains("compressed"), "{}", run.stderr);
     assert_eq!(tree(work.path()), ["tutorial.tfrecord.gz"]);
 }

@@ -2,12 +2,10 @@
 //! offset and record named, leaves nothing of that dataset, and lets the others convert;
 //! `--on-corrupt skip` salvages and counts.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::util::*;
 use serde_json::Value;
 
 struct Damaged {
@@ -67,10 +65,12 @@ fn input_tree(root: &Path) -> PathBuf {
 
 #[test]
 fn damage_fails_its_dataset_only_and_names_file_offset_and_record() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = input_tree(work.path());
     let out = work.path().join("out");
-    let run = ofconvert(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()]).expect_code(1);
+    let run = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()])
+        .expect_code(1);
 
     assert_eq!(of_records(&out.join("healthy/part-00000")).len(), 100);
     for case in damaged() {
@@ -112,18 +112,19 @@ fn damage_fails_its_dataset_only_and_names_file_offset_and_record() {
 
 #[test]
 fn skip_salvages_and_counts_every_damaged_record() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = input_tree(work.path());
     let out = work.path().join("out");
-    let run = ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--on-corrupt".as_ref(),
-        "skip".as_ref(),
-        "--json".as_ref(),
-    ])
-    .ok();
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "--on-corrupt".as_ref(),
+            "skip".as_ref(),
+            "--json".as_ref(),
+        ])
+        .ok();
     let summary: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(summary["failed"], 0);
     for case in damaged() {
@@ -145,20 +146,21 @@ fn skip_salvages_and_counts_every_damaged_record() {
 
 #[test]
 fn salvaged_records_are_the_undamaged_ones_in_order() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     copy_into(&testdata().join("damaged/flipped_data.tfrecord"), &input);
     let out = work.path().join("out");
-    ofconvert([
-        "tf2of".as_ref(),
-        input.as_os_str(),
-        out.as_os_str(),
-        "--on-corrupt".as_ref(),
-        "skip".as_ref(),
-        "--parts".as_ref(),
-        "3".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            out.as_os_str(),
+            "--on-corrupt".as_ref(),
+            "skip".as_ref(),
+            "--parts".as_ref(),
+            "3".as_ref(),
+        ])
+        .ok();
     let mut expected = to_of(&tf_records(&testdata().join("golden/tutorial.tfrecord")));
     expected.remove(3);
     let records: Vec<Vec<u8>> = files_starting(&out, "part-")
@@ -171,7 +173,7 @@ fn salvaged_records_are_the_undamaged_ones_in_order() {
 
 #[test]
 fn damaged_oneflow_parts_fail_with_their_offset() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("of");
     let source = testdata().join("ofdatasets/imagenet_of/train/part-00000");
     let bytes = fs::read(&source).unwrap();
@@ -184,12 +186,13 @@ fn damaged_oneflow_parts_fail_with_their_offset() {
         .map(|record| record.len() + 8)
         .sum();
 
-    let run = ofconvert([
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        work.path().join("a").as_os_str(),
-    ])
-    .expect_code(1);
+    let run = ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            work.path().join("a").as_os_str(),
+        ])
+        .expect_code(1);
     let place = format!(
         "part-00000: offset {last_offset} (record #{}): truncated record",
         records.len() - 1
@@ -197,14 +200,15 @@ fn damaged_oneflow_parts_fail_with_their_offset() {
     assert!(run.stderr.contains(&place), "{place}\n{}", run.stderr);
 
     let salvaged = work.path().join("b");
-    ofconvert([
-        "of2tf".as_ref(),
-        input.as_os_str(),
-        salvaged.as_os_str(),
-        "--on-corrupt".as_ref(),
-        "skip".as_ref(),
-    ])
-    .ok();
+    ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            salvaged.as_os_str(),
+            "--on-corrupt".as_ref(),
+            "skip".as_ref(),
+        ])
+        .ok();
     let written = tf_records(&salvaged.join("of-00000-of-00001.tfrecord"));
     assert_eq!(written, to_tf(&records[..records.len() - 1]));
 }

@@ -20,7 +20,7 @@
 //! | Names with spaces and newlines | Convert both ways; kept exactly in directories, manifests and the JSON summary | `names_with_spaces_and_newlines_convert_both_ways` |
 //! | 100,000 tiny files in one directory | `tf2of --records-per-part 25000`: 4 parts of 25,000 records in name order, 100,000 inputs in the manifest; `count` totals 100,000 | `a_hundred_thousand_tiny_files_are_all_converted_and_counted` |
 //! | 0-byte files | An empty shard makes no empty part (numbering stays contiguous); an empty record-named file alone is a dataset of 0 records (manifest, no part); an empty unnamed file is skipped; an empty OneFlow part between two is left out of the TFRecord shards; `count` says 0 | `zero_byte_files_hold_no_records_and_make_no_empty_part` |
-//! | A 4.4 GB TFRecord, damaged past 4 GiB (ignored by default: `cargo test -p ofconvert --test faults -- --ignored past_4_gib`) | `verify` and `count` report offsets past 2^32 exactly: the data checksum of record #64, the truncation of #65 | `errors_past_4_gib_name_their_exact_offset` |
+//! | A 4.4 GB TFRecord, damaged past 4 GiB (ignored by default: `cargo test -p ofconvert --test integration -- --ignored past_4_gib`) | `verify` and `count` report offsets past 2^32 exactly: the data checksum of record #64, the truncation of #65 | `errors_past_4_gib_name_their_exact_offset` |
 //! | Length prefix 2^60 and 2^63−1, TFRecord (length checksum right) and OFRecord, under `RLIMIT_AS` 512 MiB | `count`, `verify`, `cat`, `tf2of` / `of2tf`: exit 1 with `FILE: offset N (record #3): truncated record (…1152921504606846976 data bytes…, only 100 bytes follow)`; nothing written. 2^63 as an OFRecord length: `negative record length` | `length_prefixes_of_2_60_and_2_63_fail_at_their_offset_in_small_memory` |
 //! | The same lengths before a 1 GiB (sparse) tail, more than the address space | `count` steps over it and reports the truncation; reading holds the tail as it arrives and fails at the record with `I/O error: out of memory`, exit 1, no abort | `a_hostile_length_over_a_tail_bigger_than_memory_is_an_error_not_an_abort` |
 //! | Checksums right, payload garbage (TFRecord fixture; an OFRecord part) | `count` counts the frames; `cat` prints the records that parse and names `offset 201 (record #2): record is not a tf.train.Example`; `of2tf` and `verify` name the bad OFRecord's offset (`tf2of` and `verify` on the fixture: damaged.rs, inspect.rs) | `payloads_that_do_not_parse_behind_right_framing_fail_with_their_offset` |
@@ -31,8 +31,6 @@
 
 #![cfg(unix)]
 
-mod common;
-
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -40,12 +38,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::thread::sleep;
 use std::time::Duration;
 
-use common::*;
-use ofconvert_tfrecord::crc::masked_crc32c;
+use crate::util::*;
 use serde_json::Value;
 
 const MANIFEST: &str = "ofconvert-manifest.json";
@@ -82,8 +79,9 @@ fn os_result(code: libc::c_int) -> io::Result<()> {
 }
 
 /// A command for `program` that applies `confine` in the child.
-fn confined(program: &Path, confine: Confine) -> Command {
-    let mut command = Command::new(program);
+fn confined(program: &Path, confine: Confine) -> TestCommand {
+    let mut test_command = TestCommand::with_program(program);
+    let command = test_command.command();
     let Confine {
         file_size,
         address_space,
@@ -112,7 +110,7 @@ fn confined(program: &Path, confine: Confine) -> Command {
             Ok(())
         });
     }
-    command
+    test_command
 }
 
 /// Runs `program ARGS` under `confine`. Panics if the process was killed by a signal or
@@ -128,6 +126,7 @@ where
         stderr,
     } = confined(program, confine)
         .args(args)
+        .command()
         .output()
         .unwrap_or_else(|err| panic!("{} cannot be started {confine:?}: {err}", program.display()));
     let stdout = String::from_utf8_lossy(&stdout).into_owned();
@@ -160,7 +159,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    sane(ofconvert(args))
+    sane(ofconvert().args(args).run())
 }
 
 /// `[first, rest...]` as OS strings, for argument lists mixing words and paths.
@@ -181,7 +180,7 @@ struct Sandbox {
 
 impl Sandbox {
     fn new() -> Sandbox {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
         let bin = dir.path().join("bin");
         fs::create_dir(&bin).unwrap();
@@ -255,21 +254,6 @@ impl Drop for Tmpfs {
 // ---------------------------------------------------------------------------------------
 // Inputs
 
-/// Examples with ids `first..first + count`, each carrying `size` payload bytes.
-fn examples(first: i64, count: usize, size: usize) -> Vec<Vec<u8>> {
-    (0..count as i64)
-        .map(|i| example(first + i, size))
-        .collect()
-}
-
-fn write_ofrecord(path: &Path, records: &[Vec<u8>]) {
-    let mut writer = ofconvert_ofrecord::Writer::new(File::create(path).unwrap());
-    for record in records {
-        writer.write_record(record).unwrap();
-    }
-    writer.finish().unwrap();
-}
-
 /// A TFRecord tree: one directory per dataset, `shards` shard files each of `records`
 /// Examples of `size` bytes.
 fn tf_tree(input: &Path, datasets: &[&str], shards: usize, records: usize, size: usize) {
@@ -297,22 +281,6 @@ fn of_tree(input: &Path, datasets: &[&str], parts: usize, records: usize, size: 
             id += records as i64;
         }
     }
-}
-
-/// A TFRecord header announcing `length` bytes, with a length checksum that holds.
-fn tf_header(length: u64) -> Vec<u8> {
-    let length = length.to_le_bytes();
-    let mut header = length.to_vec();
-    header.extend_from_slice(&masked_crc32c(&length).to_le_bytes());
-    header
-}
-
-/// A TFRecord frame around `data`.
-fn tf_frame(data: &[u8]) -> Vec<u8> {
-    let mut framed = tf_header(data.len() as u64);
-    framed.extend_from_slice(data);
-    framed.extend_from_slice(&masked_crc32c(data).to_le_bytes());
-    framed
 }
 
 // ---------------------------------------------------------------------------------------
@@ -573,12 +541,7 @@ fn kill_and_resume(work: &Path, command: &str, input: &Path) {
     invoke(with(&clean, &[])).ok();
     for (n, point) in KILL_POINTS.into_iter().enumerate() {
         let output = work.join(format!("killed-{n}"));
-        let mut child = binary()
-            .args(with(&output, &[]))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = ofconvert().args(with(&output, &[])).spawn_quiet();
         kill_at(&mut child, point, &output);
         let when = format!("{command} killed at {point:?}");
         assert_nothing_looks_finished_unless_it_is(&output, &clean, &when);
@@ -597,7 +560,7 @@ fn kill_and_resume(work: &Path, command: &str, input: &Path) {
 
 #[test]
 fn tf2of_killed_at_any_point_leaves_nothing_unfinished_that_looks_finished_and_resumes() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     tf_tree(&input, &KILL_DATASETS, 2, 50, 40_000);
     kill_and_resume(work.path(), "tf2of", &input);
@@ -605,7 +568,7 @@ fn tf2of_killed_at_any_point_leaves_nothing_unfinished_that_looks_finished_and_r
 
 #[test]
 fn of2tf_killed_at_any_point_leaves_nothing_unfinished_that_looks_finished_and_resumes() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     of_tree(&input, &KILL_DATASETS, 2, 50, 40_000);
     kill_and_resume(work.path(), "of2tf", &input);
@@ -625,15 +588,11 @@ fn small_and_big(input: &Path, command: &str) {
     build("b-big", 2, 40, 40_000);
 }
 
-fn the_binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_ofconvert"))
-}
-
 /// Runs `command` over [`small_and_big`] into `output` under `confine` and checks that the
 /// big dataset failed with `why` and a path inside it, that nothing of it and no temporary
 /// file is left, and that the small dataset is what an unconfined run writes.
 fn fails_to_write(command: &str, output: &Path, confine: Confine, why: &str) {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     small_and_big(&input, command);
     let run = run_confined(
@@ -682,7 +641,7 @@ fn file_size_limit() -> Confine {
 #[test]
 fn a_file_size_limit_fails_the_dataset_that_outgrows_it_with_efbig_not_a_kill() {
     for command in ["tf2of", "of2tf"] {
-        let work = tempfile::tempdir().unwrap();
+        let work = tempdir();
         let output = work.path().join("out");
         fails_to_write(
             command,
@@ -696,7 +655,7 @@ fn a_file_size_limit_fails_the_dataset_that_outgrows_it_with_efbig_not_a_kill() 
 #[test]
 fn a_full_disk_fails_the_dataset_that_does_not_fit_and_cleans_up() {
     for command in ["tf2of", "of2tf"] {
-        let work = tempfile::tempdir().unwrap();
+        let work = tempdir();
         let disk = work.path().join("disk");
         fs::create_dir(&disk).unwrap();
         let output = disk.join("out");
@@ -743,6 +702,7 @@ fn assert_cannot_write_into(dir: &Path) {
     )
     .args(["-c", ": > \"$1\"", "sh"])
     .arg(&probe)
+    .command()
     .stderr(Stdio::null())
     .status()
     .expect("/bin/sh runs");
@@ -838,7 +798,7 @@ fn a_read_only_output_directory_fails_each_dataset_and_writes_nothing() {
 
 #[test]
 fn a_read_only_file_system_fails_each_dataset_and_writes_nothing() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     tf_tree(&input, &["a", "b"], 1, 5, 100);
     let output = work.path().join("ro");
@@ -952,7 +912,7 @@ fn a_dataset_directory_removed_during_the_run_fails_that_dataset_only() {
     use ofconvert_engine::{convert, plan, DatasetStatus, Direction, Event, Options};
     use std::sync::Once;
 
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     tf_tree(&input, &["a", "b", "c"], 1, 20, 1_000);
     let output = work.path().join("out");
@@ -1011,12 +971,9 @@ fn a_directory_removed_while_the_walk_runs_is_never_half_converted() {
     for (attempt, delay) in [0u64, 2, 5, 10, 20, 40].into_iter().enumerate() {
         tf_tree(&input, &["z"], 3, 5, 100);
         let output = work.path().join(format!("out-{attempt}"));
-        let child = binary()
+        let child = ofconvert()
             .args([os("tf2of"), input.as_os_str(), output.as_os_str()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .spawn_piped();
         sleep(Duration::from_millis(delay));
         fs::remove_dir_all(&vanishing).unwrap();
         let Output {
@@ -1051,7 +1008,7 @@ fn a_directory_removed_while_the_walk_runs_is_never_half_converted() {
 fn symbolic_link_loops_and_dangling_links_are_listed_and_skipped() {
     use std::os::unix::fs::symlink;
 
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     tf_tree(&input, &["a"], 1, 5, 100);
     symlink("..", input.join("a/up")).unwrap();
@@ -1088,7 +1045,7 @@ fn of_dataset(dir: &Path) -> Vec<Vec<u8>> {
 
 #[test]
 fn file_names_that_are_not_utf8_convert_both_ways() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     let dir = input.join(OsStr::from_bytes(b"d\xffir"));
     fs::create_dir_all(&dir).unwrap();
@@ -1146,7 +1103,7 @@ fn file_names_that_are_not_utf8_convert_both_ways() {
 
 #[test]
 fn names_with_spaces_and_newlines_convert_both_ways() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     let plain = input.join("my data");
     let shards = input.join("new\nline set");
@@ -1202,7 +1159,7 @@ fn names_with_spaces_and_newlines_convert_both_ways() {
 
 #[test]
 fn zero_byte_files_hold_no_records_and_make_no_empty_part() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     let mixed = input.join("mixed");
     fs::create_dir_all(&mixed).unwrap();
@@ -1285,7 +1242,7 @@ struct Scratch {
 
 impl Scratch {
     fn new() -> Scratch {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempdir();
         let mounted = Tmpfs::mount(dir.path(), "size=2g", false).ok();
         Scratch {
             _mounted: mounted,
@@ -1347,13 +1304,13 @@ fn a_hundred_thousand_tiny_files_are_all_converted_and_counted() {
 /// Needs 4.5 GB of disk, so it is ignored by default. Run it with:
 ///
 /// ```sh
-/// cargo test -p ofconvert --test faults -- --ignored past_4_gib
+/// cargo test -p ofconvert --test integration -- --ignored past_4_gib
 /// ```
 #[test]
 #[ignore]
 fn errors_past_4_gib_name_their_exact_offset() {
     const RECORDS: u64 = 66;
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let file = work.path().join("huge.tfrecord");
     let zeros = {
         use ofconvert_bridge::tf;
@@ -1447,8 +1404,7 @@ fn hostile_tfrecord(path: &Path, length: u64, tail: u64) -> u64 {
 fn hostile_ofrecord(path: &Path, length: u64, tail: u64) -> u64 {
     let mut bytes = Vec::new();
     for record in to_of(&examples(0, 3, 100)) {
-        bytes.extend((record.len() as u64).to_le_bytes());
-        bytes.extend(record);
+        bytes.extend(of_frame(&record));
     }
     let offset = bytes.len() as u64;
     bytes.extend(length.to_le_bytes());
@@ -1472,7 +1428,7 @@ fn fails_in_small_memory(args: Vec<OsString>, expected: &str) {
 
 #[test]
 fn length_prefixes_of_2_60_and_2_63_fail_at_their_offset_in_small_memory() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     for length in [1u64 << 60, (1u64 << 63) - 1] {
         let tf = work.path().join(format!("tf-{length}/x.tfrecord"));
         let offset = hostile_tfrecord(&tf, length, 100);
@@ -1529,7 +1485,7 @@ fn length_prefixes_of_2_60_and_2_63_fail_at_their_offset_in_small_memory() {
 /// allocation failing is an error at the record, not an abort.
 #[test]
 fn a_hostile_length_over_a_tail_bigger_than_memory_is_an_error_not_an_abort() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let tail = 1 << 30;
     let tf = work.path().join("tf/x.tfrecord");
     let offset = hostile_tfrecord(&tf, 1 << 60, tail);
@@ -1602,7 +1558,7 @@ fn cat_json(path: &Path) -> Run {
 
 #[test]
 fn gzip_members_that_split_a_record_anywhere_still_give_every_record() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let stream = tutorial_stream();
     let starts = record_starts(&stream);
     let expected = tf_records(&testdata().join("golden/tutorial.tfrecord"));
@@ -1648,7 +1604,7 @@ fn every_reader_fails_at(file: &Path, offset: u64, index: u64, what: &str) {
         let all = format!("{}{}", run.stdout, run.stderr);
         assert!(all.contains(&expected), "{command}: {expected}\n{all}");
     }
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     copy_into(file, &input);
     let output = work.path().join("out");
@@ -1663,7 +1619,7 @@ fn every_reader_fails_at(file: &Path, offset: u64, index: u64, what: &str) {
 
 #[test]
 fn damaged_compressed_streams_fail_where_the_good_records_end() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let stream = tutorial_stream();
     let starts = record_starts(&stream);
     let end = stream.len() as u64;
@@ -1745,7 +1701,7 @@ fn damaged_compressed_streams_fail_where_the_good_records_end() {
 /// checksum is checked inside the read that reaches the end, which then returns no data.)
 #[test]
 fn a_zlib_stream_with_a_wrong_adler32_fails_and_nothing_of_it_is_kept() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
     let file = input.join("adler.tfrecord.zz");
@@ -1787,7 +1743,7 @@ fn payloads_that_do_not_parse_behind_right_framing_fail_with_their_offset() {
     assert!(cat.stderr.contains(&expected), "{}", cat.stderr);
 
     // OFRecord: a payload that is not an OFRecord fails of2tf at its offset.
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("of");
     fs::create_dir(&input).unwrap();
     let mut records = to_of(&examples(0, 4, 10));
@@ -1833,7 +1789,7 @@ fn without(records: &[Vec<u8>], damaged: &[usize]) -> Vec<Vec<u8>> {
 
 #[test]
 fn skip_counts_exactly_the_damaged_records_and_keeps_the_others_in_order() {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempdir();
     let input = work.path().join("in");
     let records = examples(0, 30, 50);
     // The first and last records, and both sides of the cuts --parts 3 makes (after

@@ -1,0 +1,12 @@
+//! The `ofconvert` binary driven from outside, in temporary directories: one test binary,
+//! with the shared helpers in `util`.
+
+mod util;
+
+mod convert;
+mod damaged;
+#[cfg(unix)]
+mod faults;
+mod images;
+mod inspect;
+mod resume;

@@ -1,0 +1,210 @@
+//! A dataset's output directory before and after its records are converted: what resuming
+//! keeps, what an earlier run left that must go, and publication — parts renamed to their
+//! final names in order, the manifest last.
+
+use ofconvert_tfrecord::Compression;
+
+use crate::chunk::ChunkOutput;
+use crate::error::Error;
+use crate::layout::{self, DatasetFiles};
+use crate::manifest::{
+    Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
+};
+use crate::options::{compression_name, Direction, ExistingOutput, Options, Settings};
+use crate::output::clear_dataset;
+use crate::plan::DatasetPlan;
+use crate::progress::DatasetStatus;
+use crate::schema::SchemaBuilder;
+use crate::storage::Storage;
+use crate::summary::{slash_path, DatasetSummary};
+
+/// What a dataset's output directory is written with.
+pub(crate) struct Target<'a> {
+    pub(crate) storage: &'a dyn Storage,
+    pub(crate) options: &'a Options,
+    pub(crate) settings: &'a Settings,
+    pub(crate) dataset: &'a DatasetPlan,
+    /// The name of the TFRecord files written by of2tf.
+    pub(crate) tf_stem: String,
+}
+
+impl Target<'_> {
+    /// Gets the output directory ready. `Ok(Some(_))` when resuming finds the dataset
+    /// complete from an earlier run with the same inputs and settings.
+    pub(crate) fn prepare(&self) -> Result<Option<DatasetSummary>, Error> {
+        let dir = &self.dataset.output_dir;
+        if self.options.existing == ExistingOutput::Resume {
+            if let Ok(Some(manifest)) = Manifest::read_from(self.storage, dir) {
+                if &manifest.settings == self.settings
+                    && same_inputs(&manifest, self.dataset)
+                    && manifest.parts_complete_in(self.storage, dir)
+                {
+                    crate::output::remove_temps(self.storage, dir)
+                        .map_err(|err| Error::io(dir, err))?;
+                    return Ok(Some(DatasetSummary::done(
+                        self.dataset,
+                        DatasetStatus::Kept,
+                        manifest,
+                    )));
+                }
+            }
+        }
+        self.storage
+            .create_dir_all(dir)
+            .map_err(|err| Error::io(dir, err))?;
+        if self.options.existing != ExistingOutput::Refuse {
+            self.clear().map_err(|err| Error::io(dir, err))?;
+        }
+        Ok(None)
+    }
+
+    /// Removes the dataset's manifest, parts and temporary files from its directory.
+    pub(crate) fn clear(&self) -> std::io::Result<()> {
+        let files = match self.settings.direction {
+            Direction::TfToOf => DatasetFiles::Parts {
+                prefix: &self.options.part_prefix,
+            },
+            Direction::OfToTf => DatasetFiles::Shards {
+                stem: &self.tf_stem,
+            },
+        };
+        clear_dataset(self.storage, &self.dataset.output_dir, files)
+    }
+
+    /// Renames a dataset's parts to their final names, in order, and writes its manifest.
+    pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, Error> {
+        let dir = &self.dataset.output_dir;
+        let options = self.options;
+        let mut schema = SchemaBuilder::new();
+        let mut skipped = SkippedRecords::default();
+        let mut temps = Vec::new();
+        let mut compressions = vec![None; self.dataset.inputs.len()];
+        for output in outputs {
+            schema.merge(output.schema);
+            skipped.add(output.skipped);
+            temps.extend(output.parts);
+            for (input, compression) in output.compressions {
+                if let Some(slot) = compressions.get_mut(input) {
+                    *slot = Some(compression);
+                }
+            }
+        }
+        let count = temps.len();
+        let parts: Vec<ManifestPart> = temps
+            .iter()
+            .enumerate()
+            .map(|(index, temp)| ManifestPart {
+                name: match self.settings.direction {
+                    Direction::TfToOf => {
+                        layout::part_name(&options.part_prefix, options.part_digits, index)
+                    }
+                    Direction::OfToTf => {
+                        layout::tf_shard_name(&self.tf_stem, index, count, options.compression)
+                    }
+                },
+                records: temp.records,
+                bytes: temp.bytes,
+            })
+            .collect();
+
+        let schema = schema.finish();
+        let mut manifest = Manifest::new(self.settings.clone());
+        manifest.inputs = manifest_inputs(self.dataset, &compressions);
+        manifest.records = parts.iter().map(|part| part.records).sum();
+        manifest.warnings = self.dataset.warnings.clone();
+        manifest.warnings.extend(schema.warnings());
+        if manifest.records == 0 {
+            manifest
+                .warnings
+                .push("no records: there is nothing to open".to_owned());
+        }
+        // The reader lines must work from wherever the user runs Python.
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        match self.settings.direction {
+            Direction::TfToOf if count > 0 => {
+                manifest.oneflow = Some(OneflowReader::new(
+                    &absolute,
+                    count as u64,
+                    &options.part_prefix,
+                    options.part_digits,
+                ));
+            }
+            Direction::OfToTf if count > 0 => {
+                let names: Vec<String> = parts.iter().map(|part| part.name.clone()).collect();
+                let compression_type = match options.compression {
+                    Compression::None => "",
+                    Compression::Gzip => "GZIP",
+                    Compression::Zlib => "ZLIB",
+                };
+                manifest.tensorflow =
+                    Some(TensorflowReader::new(&absolute, &names, compression_type));
+            }
+            _ => {}
+        }
+        manifest.parts = parts;
+        manifest.skipped = skipped;
+        manifest.schema = schema;
+
+        // The manifest is complete and synced before the first part takes its final name: a
+        // run killed while renaming leaves it staged beside the parts, and it appears last.
+        let staged = manifest
+            .stage(self.storage, dir)
+            .map_err(|err| Error::io(dir, err))?;
+        let renamed = temps
+            .iter()
+            .zip(&manifest.parts)
+            .try_for_each(|(temp, part)| {
+                self.storage
+                    .rename(&temp.path, &dir.join(&part.name))
+                    .map_err(|err| Error::io(&temp.path, err))
+            })
+            .and_then(|()| {
+                self.storage
+                    .sync_dir(dir)
+                    .map_err(|err| Error::io(dir, err))
+            });
+        if let Err(err) = renamed {
+            staged.discard();
+            return Err(err);
+        }
+        staged.commit().map_err(|err| Error::io(dir, err))?;
+        Ok(manifest)
+    }
+}
+
+/// The inputs as a manifest lists them; `compressions` holds what reading found, by input
+/// index (inputs never opened, being empty, are uncompressed).
+fn manifest_inputs(
+    dataset: &DatasetPlan,
+    compressions: &[Option<Compression>],
+) -> Vec<ManifestInput> {
+    dataset
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(index, input)| ManifestInput {
+            path: slash_path(&input.relative),
+            bytes: input.size,
+            compression: compression_name(
+                compressions
+                    .get(index)
+                    .copied()
+                    .flatten()
+                    .unwrap_or_default(),
+            )
+            .to_owned(),
+        })
+        .collect()
+}
+
+/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes.
+fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
+    manifest.inputs.len() == dataset.inputs.len()
+        && manifest
+            .inputs
+            .iter()
+            .zip(&dataset.inputs)
+            .all(|(listed, input)| {
+                listed.path == slash_path(&input.relative) && listed.bytes == input.size
+            })
+}

@@ -1,0 +1,427 @@
+//! Where a conversion's files live. Everything the engine does to storage while converting
+//! (list the input, open a file at an offset, create a temporary part, publish it, remove
+//! files, lock the output) goes through [`Storage`], so that another kind of storage can
+//! serve a conversion without the run loop knowing. [`LocalFs`] is the local file system.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// A file of the input found by [`Storage::list`].
+#[derive(Clone, Debug)]
+pub struct Listed {
+    /// The file, as reachable through the storage.
+    pub path: PathBuf,
+    /// Its name (invalid UTF-8 replaced).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A path the listing passed over or could not read, and why.
+#[derive(Clone, Debug)]
+pub struct NotListed {
+    /// The path.
+    pub path: PathBuf,
+    /// Why.
+    pub reason: String,
+}
+
+/// What [`Storage::list`] found under a root.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The files, per directory relative to the root, in name order. Hidden files and
+    /// directories (a name starting with `.`) are left out.
+    pub directories: BTreeMap<PathBuf, Vec<Listed>>,
+    /// Paths passed over because they hold no records (a broken or looping link).
+    pub skipped: Vec<NotListed>,
+    /// Paths that could not be read: whatever records they hold are missing.
+    pub unreadable: Vec<NotListed>,
+    /// Whether the root is a single file rather than a directory.
+    pub single_file: bool,
+}
+
+/// How a finished output file is made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Flushed to the storage device before it is published.
+    Synced,
+    /// Left to the operating system: a killed run still leaves nothing half-written, but a
+    /// power failure may lose what was written.
+    Unsynced,
+}
+
+/// A file being written under a temporary name.
+pub trait OutputFile: Write + Send {
+    /// Flushes and closes the file, syncing it as `durability` says; returns its size.
+    fn finish(self: Box<Self>, durability: Durability) -> io::Result<u64>;
+}
+
+/// Held while a run owns an output directory; dropping it releases the lock.
+pub trait OutputLock: Send + fmt::Debug {}
+
+/// Why an output directory could not be locked.
+#[derive(Debug)]
+pub enum LockError {
+    /// Another run holds it.
+    Busy {
+        /// What the other run wrote into the lock (its process id), when readable.
+        holder: Option<String>,
+    },
+    /// The lock could not be taken for another reason.
+    Io(io::Error),
+}
+
+/// Everything a conversion does to the storage of its input and output.
+///
+/// Paths are those the storage understands: for [`LocalFs`], ordinary paths.
+pub trait Storage: Send + Sync + fmt::Debug {
+    /// The files under `root` (or `root` itself when it is a file), grouped by directory.
+    fn list(&self, root: &Path) -> io::Result<Listing>;
+
+    /// Opens `path` for reading from byte `offset`.
+    fn open(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>>;
+
+    /// Reads a whole small file; `Ok(None)` when there is none.
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
+
+    /// The size of the file at `path`, `Ok(None)` when there is no such file.
+    fn size(&self, path: &Path) -> io::Result<Option<u64>>;
+
+    /// The names of the files directly in `dir` (none when `dir` does not exist).
+    fn file_names(&self, dir: &Path) -> io::Result<Vec<String>>;
+
+    /// Makes `dir` and its parents exist.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+
+    /// Creates (or truncates) a file to write.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>>;
+
+    /// Gives a finished file its final name, replacing any file of that name.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+
+    /// Makes the renames done in `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+
+    /// Removes a file; one already gone is no error.
+    fn remove(&self, path: &Path) -> io::Result<()>;
+
+    /// Removes `dir` if nothing is in it; anything else is left as it is.
+    fn remove_dir_if_empty(&self, dir: &Path);
+
+    /// Takes the lock of the output directory `dir` (which exists), failing at once when
+    /// another run holds it.
+    fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError>;
+}
+
+/// The local file system.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalFs;
+
+/// A local output file, unbuffered: the record writers above it buffer.
+struct LocalFile {
+    file: File,
+}
+
+impl Write for LocalFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl OutputFile for LocalFile {
+    fn finish(self: Box<Self>, durability: Durability) -> io::Result<u64> {
+        let file = self.file;
+        if durability == Durability::Synced {
+            file.sync_all()?;
+        }
+        Ok(file.metadata()?.len())
+    }
+}
+
+/// The lock file of an output directory, held with an exclusive advisory lock.
+#[derive(Debug)]
+struct LocalLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl OutputLock for LocalLock {}
+
+impl Drop for LocalLock {
+    fn drop(&mut self) {
+        // Removed while still held, so that a run that opened it in the meantime finds the
+        // name gone (see `LocalFs::lock`) rather than a lock nobody holds.
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+impl Storage for LocalFs {
+    fn list(&self, root: &Path) -> io::Result<Listing> {
+        let mut listing = Listing::default();
+        let meta = fs::metadata(root)?;
+        if meta.is_file() {
+            let name = root
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            listing
+                .directories
+                .entry(PathBuf::new())
+                .or_default()
+                .push(Listed {
+                    path: root.to_path_buf(),
+                    name,
+                    size: meta.len(),
+                });
+            listing.single_file = true;
+            return Ok(listing);
+        }
+        let walker = walkdir::WalkDir::new(root)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|entry| entry.depth() == 0 || !is_hidden(entry.file_name()));
+        for entry in walker {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(err) => {
+                    let path = err.path().unwrap_or(root).to_path_buf();
+                    let (list, reason) = match (err.loop_ancestor(), err.io_error()) {
+                        (Some(ancestor), _) => (
+                            &mut listing.skipped,
+                            format!("symbolic link loop to {}", ancestor.display()),
+                        ),
+                        (None, Some(io)) if is_symlink(&path) => {
+                            (&mut listing.skipped, format!("broken symbolic link: {io}"))
+                        }
+                        (None, Some(io)) => (&mut listing.unreadable, format!("cannot read: {io}")),
+                        (None, None) => (&mut listing.unreadable, err.to_string()),
+                    };
+                    list.push(NotListed { path, reason });
+                    continue;
+                }
+            };
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let size = match entry.metadata() {
+                Ok(meta) => meta.len(),
+                Err(err) => {
+                    listing.unreadable.push(NotListed {
+                        path: entry.path().to_path_buf(),
+                        reason: format!("cannot read: {err}"),
+                    });
+                    continue;
+                }
+            };
+            let relative_dir = entry
+                .path()
+                .parent()
+                .and_then(|parent| parent.strip_prefix(root).ok())
+                .unwrap_or(Path::new(""))
+                .to_path_buf();
+            listing
+                .directories
+                .entry(relative_dir)
+                .or_default()
+                .push(Listed {
+                    path: entry.path().to_path_buf(),
+                    name: entry.file_name().to_string_lossy().into_owned(),
+                    size,
+                });
+        }
+        Ok(listing)
+    }
+
+    fn open(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
+        let mut file = File::open(path)?;
+        if offset > 0 {
+            file.seek(SeekFrom::Start(offset))?;
+        }
+        Ok(Box::new(file))
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn size(&self, path: &Path) -> io::Result<Option<u64>> {
+        match fs::metadata(path) {
+            Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
+            Ok(_) => Ok(None),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry?;
+            if entry.file_type()?.is_file() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        Ok(names)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
+        Ok(Box::new(LocalFile {
+            file: File::create(path)?,
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        match File::open(dir) {
+            Ok(handle) => handle.sync_all(),
+            // Some platforms cannot open directories; there is nothing more to do there.
+            Err(err) if err.kind() == io::ErrorKind::PermissionDenied => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        match fs::remove_file(path) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => Err(err),
+            _ => Ok(()),
+        }
+    }
+
+    fn remove_dir_if_empty(&self, dir: &Path) {
+        // Only succeeds when nothing is in it.
+        let _ = fs::remove_dir(dir);
+    }
+
+    fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
+        let path = dir.join(crate::layout::LOCK_NAME);
+        // A holder removes the file while it still holds the lock: a lock taken on a file
+        // that is no longer at `path` guards nothing, so take it again on the new one.
+        for _ in 0..LOCK_ATTEMPTS {
+            let mut file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(LockError::Io)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = file.read_to_string(&mut holder);
+                    let holder = Some(holder.trim().to_owned()).filter(|h| !h.is_empty());
+                    return Err(LockError::Busy { holder });
+                }
+                Err(fs::TryLockError::Error(err)) => return Err(LockError::Io(err)),
+            }
+            if !same_file(&file, &path) {
+                continue;
+            }
+            let written = file
+                .set_len(0)
+                .and_then(|()| writeln!(file, "{}", std::process::id()));
+            written.map_err(LockError::Io)?;
+            return Ok(Box::new(LocalLock { path, _file: file }));
+        }
+        Err(LockError::Busy { holder: None })
+    }
+}
+
+/// How often taking a lock is tried when its file keeps being replaced under it.
+const LOCK_ATTEMPTS: usize = 8;
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// Whether a path the walk could not follow is a symbolic link: one that leads nowhere or to
+/// itself holds no records and is only skipped, while anything else that cannot be read (a
+/// directory without permission, one removed while the walk read it) may hold records.
+pub(crate) fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
+}
+
+/// Hidden files and directories (`.git`, `.DS_Store`, our own temporary files) are never
+/// datasets.
+fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().first() == Some(&b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_on_one_directory_is_refused_and_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = LocalFs.lock(dir.path()).unwrap();
+        match LocalFs.lock(dir.path()) {
+            Err(LockError::Busy { holder }) => {
+                assert_eq!(holder, Some(std::process::id().to_string()))
+            }
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        drop(held);
+        assert!(!dir.path().join(crate::layout::LOCK_NAME).exists());
+        let again = LocalFs.lock(dir.path()).unwrap();
+        drop(again);
+    }
+
+    #[test]
+    fn output_files_report_their_size_and_reads_start_at_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut file = LocalFs.create(&path).unwrap();
+        file.write_all(b"0123456789").unwrap();
+        assert_eq!(file.finish(Durability::Synced).unwrap(), 10);
+        let mut rest = String::new();
+        LocalFs
+            .open(&path, 4)
+            .unwrap()
+            .read_to_string(&mut rest)
+            .unwrap();
+        assert_eq!(rest, "456789");
+        assert_eq!(LocalFs.size(&path).unwrap(), Some(10));
+        assert_eq!(LocalFs.size(&dir.path().join("none")).unwrap(), None);
+        LocalFs.remove(&path).unwrap();
+        LocalFs.remove(&path).unwrap();
+    }
+}
