@@ -105,6 +105,14 @@ done
 "$ofconvert" --quiet tf2of "$testdata/datasets/tutorial" "$work/of/tutorial-3-parts" \
     --parts 3 --part-digits 0
 printf '%s\t%s\n' tutorial-3-parts "$testdata/datasets/tutorial" >>"$work/roots.txt"
+# Images OneFlow cannot decode, re-encoded as JPEG or decoded to pixels.
+for images in jpeg raw; do
+    "$ofconvert" --quiet tf2of "$testdata/datasets/tfds" "$work/of/tfds-$images" --images "$images"
+    printf '%s\t%s\n' "tfds-$images" "$testdata/datasets/tfds" >>"$work/roots.txt"
+    "$ofconvert" --quiet tf2of "$testdata/datasets/imagenet" "$work/of/imagenet-$images" \
+        --preset imagenet --images "$images"
+    printf '%s\t%s\n' "imagenet-$images" "$testdata/datasets/imagenet" >>"$work/roots.txt"
+done
 
 step "schema --oneflow: the code each dataset is read with"
 mkdir -p "$work/code"

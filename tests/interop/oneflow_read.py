@@ -20,7 +20,10 @@ The contract between the printed code and this harness:
 A feature with neither a decoder nor a comment, a value that differs, a decoder that
 aborts, or a process that crashes fails the run. Images decoded by OFRecordImageDecoder
 must have TensorFlow's shape and pixels within IMAGE_TOLERANCE (two JPEG decoders differ by
-rounding in their IDCT and upsampling).
+rounding in their IDCT and upsampling), images `--images jpeg` re-encoded too (one more
+lossy step, at quality 100, stays within it). Under `--images raw`, pixels of a
+PNG equal TensorFlow's decode exactly, of a JPEG within IMAGE_TOLERANCE, and `NAME/shape`
+is TensorFlow's shape; under `--images jpeg`, `format` / `image/format` say JPEG.
 """
 
 import glob
@@ -133,7 +136,10 @@ def check_dataset(directory, key, code, tf_dir):
     # The reader's batch_size, as every decoder's output has it.
     batch_size = namespace[next(iter(decoders.values()))[0]].shape[0]
     batches = math.ceil(total / batch_size)
-    worst_pixel = 0
+    worst_pixel, compared = 0, 0
+    policy = manifest["settings"].get("images")
+    jpeg_mode = isinstance(policy, dict) and "jpeg" in policy
+    raw_mode = policy == "raw"
     for batch in range(batches):
         if batch > 0:
             exec(compile(again, key + ".py", "exec"), namespace)
@@ -143,9 +149,26 @@ def check_dataset(directory, key, code, tf_dir):
             for k in range(batch_size):
                 index = (batch * batch_size + k) % total
                 where = "%s: record #%d feature %r (%s)" % (key, index, name, decoder)
-                kind, stored = records[index][name]
                 got = values[k]
-                if decoder == "OFRecordRawDecoder":
+                source = input_names.get(name, name)
+                image_key = "%d/%s" % (index, source)
+                raw_key = "raw/" + image_key
+                if raw_mode and name.endswith("/shape") and name not in records[index]:
+                    base = input_names.get(name[: -len("/shape")], name[: -len("/shape")])
+                    kind, stored = "int64_list", list(images["raw/%d/%s" % (index, base)].shape)
+                else:
+                    kind, stored = records[index][name]
+                if decoder == "OFRecordRawDecoder" and raw_mode and raw_key in images:
+                    want = images[raw_key]
+                    was_png = bytes.fromhex(stored[0]).startswith(b"\x89PNG")
+                    if got.shape != want.shape:
+                        fail("%s: pixels of shape %s, TensorFlow's %s" % (where, got.shape, want.shape))
+                    diff = int(np.abs(got.astype(np.int16) - want.astype(np.int16)).max())
+                    worst_pixel = max(worst_pixel, diff)
+                    compared += 1
+                    if diff > (0 if was_png else IMAGE_TOLERANCE):
+                        fail("%s: pixels differ by up to %d" % (where, diff))
+                elif decoder == "OFRecordRawDecoder":
                     shape = raw_shape(rest)
                     dtype = NUMPY_DTYPES[re.search(r"dtype=(flow\.\w+)", rest).group(1)]
                     want = numeric(kind, stored)
@@ -160,14 +183,18 @@ def check_dataset(directory, key, code, tf_dir):
                     if not same:
                         fail("%s: got %s, want %s" % (where, got.tolist(), want.tolist()))
                 elif decoder == "OFRecordBytesDecoder":
-                    if bytes(got.tobytes()) != bytes.fromhex(stored[0]):
+                    want = bytes.fromhex(stored[0])
+                    if jpeg_mode and name in ("format", "image/format"):
+                        want = b"JPEG"
+                    if bytes(got.tobytes()) != want:
                         fail("%s: bytes differ" % where)
                 elif decoder == "OFRecordImageDecoder":
-                    want = images["%d/%s" % (index, input_names.get(name, name))]
+                    want = images[image_key]
                     if got.shape != want.shape:
                         fail("%s: image shape %s, TensorFlow's %s" % (where, got.shape, want.shape))
                     diff = int(np.abs(got.astype(np.int16) - want.astype(np.int16)).max())
                     worst_pixel = max(worst_pixel, diff)
+                    compared += 1
                     if diff > IMAGE_TOLERANCE:
                         fail("%s: pixels differ by up to %d" % (where, diff))
                 else:
@@ -176,8 +203,8 @@ def check_dataset(directory, key, code, tf_dir):
     print("ok  %s: %d records in %d batches of %d, %d features decoded (%s), %d commented%s"
           % (key.replace("~", "/"), total, batches, batch_size, len(decoders), ", ".join(kinds),
              len(commented),
-             "; images within %d of TensorFlow's pixels" % worst_pixel
-             if "OFRecordImageDecoder" in kinds else ""))
+             "; %d images within %d of TensorFlow's pixels" % (compared, worst_pixel)
+             if compared else ""))
 
 
 def main(of_root, code_dir, tf_dir):

@@ -12,7 +12,8 @@ the dataset's path under OF_ROOT with `/` as `~`):
 in the order of the manifest's inputs, KIND being bytes_list (values as hex), float_list
 (values as the f32 bit patterns) or int64_list; and KEY.npz holding, for every bytes value
 that is an image TensorFlow decodes, its pixels as `RECORD/NAME` (tf.io.decode_image with
-channels=3, what OneFlow's image decoder returns).
+channels=3, what OneFlow's image decoder returns) and as `raw/RECORD/NAME` (channels as
+stored, what `--images raw` writes).
 """
 
 import json
@@ -65,6 +66,8 @@ def main(roots_file, of_root, out_dir):
                                 pixels = tf.io.decode_image(value, channels=3,
                                                             expand_animations=False)
                                 images["%d/%s" % (index, name)] = pixels.numpy()
+                                native = tf.io.decode_image(value, expand_animations=False)
+                                images["raw/%d/%s" % (index, name)] = native.numpy()
                         values = [bytes(v).hex() for v in values]
                     elif kind == "float_list":
                         values = [f32_bits(v) for v in values]

@@ -182,6 +182,19 @@ pub struct Tf2ofArgs {
     /// What to do with Examples that have no features (OneFlow cannot read them).
     #[arg(long, value_enum, default_value_t = EmptyPolicy::Error, value_name = "POLICY")]
     pub empty: EmptyPolicy,
+
+    /// What to do with encoded images: keep their bytes; re-encode as RGB JPEG the ones
+    /// OneFlow 0.9's OFRecordImageDecoder cannot decode (PNG, GIF, BMP, WebP, grayscale and
+    /// CMYK JPEG; image/format or format then says JPEG); or decode every image to its
+    /// uint8 pixels (height x width x channels) with NAME/shape beside it.
+    #[arg(long, value_enum, default_value_t = ImagesArg::Keep, value_name = "MODE")]
+    pub images: ImagesArg,
+
+    /// JPEG quality for --images jpeg (100, as TensorFlow's inception
+    /// build_imagenet_data.py re-encodes its PNG and CMYK images).
+    #[arg(long, default_value_t = 100, value_name = "1..100",
+          value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub jpeg_quality: u8,
 }
 
 #[derive(Debug, Args)]
@@ -299,6 +312,13 @@ pub struct IndexArgs {
 pub enum CorruptPolicy {
     Fail,
     Skip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ImagesArg {
+    Keep,
+    Jpeg,
+    Raw,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

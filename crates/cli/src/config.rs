@@ -2,12 +2,14 @@
 //! that need more than one argument.
 
 use ofconvert_bridge::{MappingSpec, NumericType, SequencePolicy};
-use ofconvert_engine::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing};
+use ofconvert_engine::{
+    Direction, ExistingOutput, ImagePolicy, OnCorrupt, OnEmpty, Options, Sizing,
+};
 use ofconvert_tfrecord::Compression;
 
 use crate::cli::{
-    CompressionArg, ConvertArgs, CorruptPolicy, EmptyPolicy, MappingArgs, Of2tfArgs, Preset,
-    SequenceArg, Tf2ofArgs,
+    CompressionArg, ConvertArgs, CorruptPolicy, EmptyPolicy, ImagesArg, MappingArgs, Of2tfArgs,
+    Preset, SequenceArg, Tf2ofArgs,
 };
 
 /// `NAME=VALUE`, split at the last `=` so that a name may hold one (values never do).
@@ -165,6 +167,13 @@ pub fn tf2of_options(args: &Tf2ofArgs, jobs: Option<u64>) -> Result<Options, Str
     options.on_empty = match args.empty {
         EmptyPolicy::Error => OnEmpty::Error,
         EmptyPolicy::Skip => OnEmpty::Skip,
+    };
+    options.images = match args.images {
+        ImagesArg::Keep => ImagePolicy::Keep,
+        ImagesArg::Jpeg => ImagePolicy::Jpeg {
+            quality: args.jpeg_quality,
+        },
+        ImagesArg::Raw => ImagePolicy::Raw,
     };
     Ok(options)
 }

@@ -125,6 +125,13 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         if let Some(reader) = &manifest.tensorflow {
             writeln!(out, "      {}", reader.python)?;
         }
+        if let Some(described) = manifest
+            .image_conversion
+            .as_ref()
+            .and_then(|conversion| conversion.describe())
+        {
+            writeln!(out, "      {described}")?;
+        }
         let skipped = &manifest.skipped;
         if skipped.empty > 0 {
             writeln!(

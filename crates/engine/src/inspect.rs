@@ -309,7 +309,6 @@ pub fn collect_schema(files: &[(PathBuf, Format)], jobs: usize) -> (Schema, Vec<
         loop {
             match reader.read(&mut buf) {
                 Ok(Some(at)) => {
-                    let first = builder.records() == 0;
                     let added = match format {
                         Format::Tf => builder.add_example(&buf).map(|_| ()),
                         Format::Of => builder.add_ofrecord(&buf),
@@ -320,11 +319,6 @@ pub fn collect_schema(files: &[(PathBuf, Format)], jobs: usize) -> (Schema, Vec<
                             record: at.index,
                         };
                         errors.push(Error::mapping(path, at, err));
-                    } else if first {
-                        match format {
-                            Format::Tf => builder.sample_example(&buf),
-                            Format::Of => builder.sample_ofrecord(&buf),
-                        }
                     }
                 }
                 Ok(None) => break,

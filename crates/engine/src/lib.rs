@@ -48,6 +48,7 @@ mod output;
 mod plan;
 mod progress;
 mod publish;
+mod recode;
 mod records;
 mod scan;
 mod schema;
@@ -72,6 +73,7 @@ pub use options::{
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
+pub use recode::{ImageConversion, ImagePolicy};
 pub use records::{RecordAt, RecordReader};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::layout::MANIFEST_NAME;
 use crate::options::Settings;
 use crate::output;
+use crate::recode::ImageConversion;
 use crate::schema::Schema;
 use crate::storage::{LocalFs, Storage};
 
@@ -35,6 +36,9 @@ pub struct Manifest {
     pub schema: Schema,
     /// What would trouble a reader of this dataset.
     pub warnings: Vec<String>,
+    /// What `--images` did to the images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_conversion: Option<ImageConversion>,
     /// How to open the dataset in OneFlow (tf2of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oneflow: Option<OneflowReader>,
@@ -227,6 +231,7 @@ impl Manifest {
             skipped: SkippedRecords::default(),
             schema: Schema::default(),
             warnings: Vec::new(),
+            image_conversion: None,
             oneflow: None,
             tensorflow: None,
         }

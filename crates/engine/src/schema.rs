@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use ofconvert_bridge::{FeatureKind, TfRecordType, Transcoder};
 use serde::{Deserialize, Serialize};
 
+use crate::detect::Format;
 use crate::images::{ImageFacts, ImageTally};
 use crate::scan::{for_each_bytes, for_each_integer, scan_features, Dialect};
 
@@ -44,6 +45,14 @@ pub struct FeatureSchema {
     /// For an integer feature (int64 or int32) with values: the smallest and largest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integers: Option<IntegerRange>,
+    /// For an integer feature of at most four values per record (a shape, a label): the
+    /// values, when every record holds the same ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_values: Option<Vec<i64>>,
+    /// For such a feature whose values differ between records: the first record (counted
+    /// from 0) that differs from the first one holding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<u64>,
 }
 
 /// The smallest and largest value of an integer feature.
@@ -147,6 +156,57 @@ struct Stats {
     /// Made at the first bytes value; kept in the schema only if some value is an image.
     images: Option<Box<ImageTally>>,
     integers: Option<IntegerRange>,
+    same: Same,
+}
+
+/// Whether an integer feature holds the same few values in every record.
+#[derive(Clone, Debug, Default)]
+enum Same {
+    /// No values seen yet.
+    #[default]
+    Unseen,
+    /// The values of every record so far, and the first record that held them.
+    Values(Vec<i64>, u64),
+    /// Values differ, first in this record; or a record held too many to keep.
+    Differ(Option<u64>),
+}
+
+/// The most values per record [`Same`] keeps.
+const SAME_MAX: usize = 4;
+
+impl Same {
+    fn observe(&mut self, values: &[i64], record: u64) {
+        match self {
+            Same::Unseen if values.len() <= SAME_MAX => {
+                *self = Same::Values(values.to_vec(), record)
+            }
+            Same::Unseen => *self = Same::Differ(None),
+            Same::Values(first, _) if first.as_slice() != values => {
+                *self = Same::Differ(Some(record))
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds what a later builder saw, `offset` records on.
+    fn merge(&mut self, other: &Same, offset: u64) {
+        match (&*self, other) {
+            (_, Same::Unseen) | (Same::Differ(_), _) => {}
+            (Same::Unseen, Same::Values(values, record)) => {
+                *self = Same::Values(values.clone(), record + offset)
+            }
+            (Same::Unseen, Same::Differ(record)) => {
+                *self = Same::Differ(record.map(|r| r + offset))
+            }
+            (Same::Values(mine, _), Same::Values(theirs, record)) if mine != theirs => {
+                *self = Same::Differ(Some(record + offset))
+            }
+            (Same::Values(..), Same::Values(..)) => {}
+            (Same::Values(..), Same::Differ(record)) => {
+                *self = Same::Differ(record.map(|r| r + offset))
+            }
+        }
+    }
 }
 
 impl Stats {
@@ -160,6 +220,7 @@ impl Stats {
             last_seen: 0,
             images: None,
             integers: None,
+            same: Same::Unseen,
         }
     }
 }
@@ -224,31 +285,21 @@ impl SchemaBuilder {
         result
     }
 
-    /// Adds the record `transcoder` just wrote into `output`, from what the transcoder
-    /// planned: the same features a parse of `output` finds, without parsing it again.
-    pub fn add_transcoded(&mut self, transcoder: &Transcoder, output: &[u8]) {
+    /// Adds the record `transcoder` just wrote into `output` (`written_as` an OFRecord or
+    /// an Example), from what the transcoder planned: the same features a parse of `output`
+    /// finds, without parsing it again.
+    pub fn add_transcoded(&mut self, transcoder: &Transcoder, output: &[u8], written_as: Format) {
         transcoder.visit_output(output, |name, kind, values| {
             self.observe(name, kind, values)
         });
-        if let Some(dialect) = self.dialect_of(output) {
-            self.observe_values(output, dialect);
-        }
+        self.observe_values(
+            output,
+            match written_as {
+                Format::Of => Dialect::OfRecord,
+                Format::Tf => Dialect::Example,
+            },
+        );
         self.end_record();
-    }
-
-    /// Tells an OFRecord from an Example written by the transcoder: in an OFRecord the first
-    /// field holds the first feature's key directly, in an Example it holds the `Features`
-    /// message around it.
-    fn dialect_of(&self, output: &[u8]) -> Option<Dialect> {
-        let first = &self.features.get(*self.order.first()?)?.name;
-        let mut first_key = None;
-        scan_features(output, Dialect::OfRecord, |name, _, _| {
-            first_key.get_or_insert(name == first.as_slice());
-        });
-        Some(match first_key {
-            Some(true) => Dialect::OfRecord,
-            _ => Dialect::Example,
-        })
     }
 
     fn observe(&mut self, name: &[u8], kind: Option<FeatureKind>, values: usize) {
@@ -308,7 +359,12 @@ impl SchemaBuilder {
                 }
                 FeatureKind::Int64 | FeatureKind::Int32 => {
                     let mut range: Option<IntegerRange> = None;
+                    let (mut few, mut count) = ([0i64; SAME_MAX + 1], 0);
                     for_each_integer(list, |value| {
+                        if count <= SAME_MAX {
+                            few[count] = value;
+                        }
+                        count += 1;
                         IntegerRange::widen(
                             &mut range,
                             Some(IntegerRange {
@@ -318,6 +374,7 @@ impl SchemaBuilder {
                         )
                     });
                     IntegerRange::widen(&mut stats.integers, range);
+                    stats.same.observe(&few[..count.min(SAME_MAX + 1)], index);
                 }
                 _ => {}
             }
@@ -329,13 +386,6 @@ impl SchemaBuilder {
         self.cursor = 0;
         self.order.clear();
     }
-
-    /// Kept for callers written when image formats were sampled from one record: image facts
-    /// now come from every record added, so this does nothing.
-    pub fn sample_ofrecord(&mut self, _record: &[u8]) {}
-
-    /// As [`sample_ofrecord`](SchemaBuilder::sample_ofrecord).
-    pub fn sample_example(&mut self, _example: &[u8]) {}
 
     /// Adds the records of another builder, as if they came after this one's.
     pub fn merge(&mut self, other: SchemaBuilder) {
@@ -356,6 +406,7 @@ impl SchemaBuilder {
                             .merge(theirs, offset);
                     }
                     IntegerRange::widen(&mut mine.integers, stats.integers);
+                    mine.same.merge(&stats.same, offset);
                 }
                 None => {
                     self.by_name.insert(stats.name.clone(), self.features.len());
@@ -364,9 +415,12 @@ impl SchemaBuilder {
                         shifted.merge(theirs, offset);
                         shifted
                     });
+                    let mut same = Same::Unseen;
+                    same.merge(&stats.same, offset);
                     self.features.push(Stats {
                         last_seen: stats.last_seen + offset,
                         images,
+                        same,
                         ..stats
                     });
                 }
@@ -400,6 +454,14 @@ impl SchemaBuilder {
                         .map(|facts| facts.single_format().to_owned()),
                     images,
                     integers: stats.integers,
+                    same_values: match &stats.same {
+                        Same::Values(values, _) => Some(values.clone()),
+                        _ => None,
+                    },
+                    first_difference: match stats.same {
+                        Same::Differ(record) => record,
+                        _ => None,
+                    },
                 }
             })
             .collect();
@@ -430,8 +492,8 @@ impl FeatureSchema {
 }
 
 /// How to get images OneFlow cannot decode into a form it can, in a warning.
-const IMAGE_FIX: &str = "re-encode them as RGB JPEG before converting, or read the bytes \
-                         with OFRecordBytesDecoder and decode them yourself";
+const IMAGE_FIX: &str = "convert with --images jpeg (re-encodes those as RGB JPEG) or \
+                         --images raw (decodes every image to its pixels)";
 
 impl FeatureSchema {
     /// Whether OneFlow 0.9's `OFRecordImageDecoder` reads every value: one 8-bit colour
@@ -570,7 +632,7 @@ impl Schema {
             let literal = python_string(&feature.name);
             let variable = python_identifier(&feature.name);
             let line = match feature.single_kind() {
-                Some(FeatureKind::Bytes) => bytes_line(feature, &literal, &variable),
+                Some(FeatureKind::Bytes) => self.bytes_line(feature, &literal, &variable),
                 Some(kind) => raw_line(feature, &literal, &variable, oneflow_dtype(kind)),
                 None => match feature.common_numeric_dtype() {
                     Some(dtype) => {
@@ -631,32 +693,55 @@ impl Schema {
     }
 }
 
-/// The decoder line of a bytes feature: the image decoder only where OneFlow 0.9 decodes
-/// every value, the bytes decoder where each record holds one value, else a comment.
-fn bytes_line(feature: &FeatureSchema, literal: &str, variable: &str) -> String {
-    let (min, max) = (feature.min_values, feature.max_values);
-    if (min, max) != (1, 1) {
-        return format!(
-            "# {literal}: {min} to {max} bytes values per record; OneFlow's decoders read \
-             exactly one"
-        );
+impl Schema {
+    /// The decoder line of a bytes feature: the raw decoder for pixels `--images raw` wrote
+    /// (one shape in every record), the image decoder only where OneFlow 0.9 decodes every
+    /// value, the bytes decoder where each record holds one value, else a comment.
+    fn bytes_line(&self, feature: &FeatureSchema, literal: &str, variable: &str) -> String {
+        let (min, max) = (feature.min_values, feature.max_values);
+        if (min, max) != (1, 1) {
+            return format!(
+                "# {literal}: {min} to {max} bytes values per record; OneFlow's decoders read \
+                 exactly one"
+            );
+        }
+        let shape_name = format!("{}/shape", feature.name);
+        if let Some(shape) = self.features.iter().find(|f| f.name == shape_name) {
+            return match (&shape.same_values, shape.present == self.records) {
+                (Some(dims), true) if dims.len() == 3 => format!(
+                    "{variable} = flow.nn.OFRecordRawDecoder({literal}, shape=({}, {}, {}), \
+                     dtype=flow.uint8)(record)",
+                    dims[0], dims[1], dims[2]
+                ),
+                _ => format!(
+                    "# {literal}: raw pixels whose shape differs between records ({} first \
+                     differs from the first record's): OFRecordRawDecoder reads one shape; \
+                     read {} and the bytes with OFRecordBytesDecoder",
+                    shape
+                        .first_difference
+                        .map_or("some record".to_owned(), |r| format!("record #{r}")),
+                    python_string(&shape_name)
+                ),
+            };
+        }
+        if feature.oneflow_image_decodable() {
+            return format!(
+                "{variable} = flow.nn.OFRecordImageDecoder({literal}, color_space=\"RGB\")(record)"
+            );
+        }
+        let mut line = format!("{variable} = flow.nn.OFRecordBytesDecoder({literal})(record)");
+        if let Some(facts) = &feature.images {
+            let _ = write!(
+                line,
+                "  # encoded images, not decoded here: OFRecordImageDecoder cannot decode {} of \
+                 them ({}; it decodes colour JPEGs only, and color_space=\"GRAY\" aborts); \
+                 tf2of --images jpeg or --images raw makes them readable",
+                facts.oneflow_cannot_decode,
+                facts.undecodable_description()
+            );
+        }
+        line
     }
-    if feature.oneflow_image_decodable() {
-        return format!(
-            "{variable} = flow.nn.OFRecordImageDecoder({literal}, color_space=\"RGB\")(record)"
-        );
-    }
-    let mut line = format!("{variable} = flow.nn.OFRecordBytesDecoder({literal})(record)");
-    if let Some(facts) = &feature.images {
-        let _ = write!(
-            line,
-            "  # encoded images, not decoded here: OFRecordImageDecoder cannot decode {} of \
-             them ({}; it decodes colour JPEGs only, and color_space=\"GRAY\" aborts)",
-            facts.oneflow_cannot_decode,
-            facts.undecodable_description()
-        );
-    }
-    line
 }
 
 fn raw_line(feature: &FeatureSchema, literal: &str, variable: &str, dtype: &str) -> String {
@@ -805,7 +890,6 @@ mod tests {
             ("ids", of::int64_feature([1, 2, 3])),
         ]);
         builder.add_ofrecord(&record).unwrap();
-        builder.sample_ofrecord(&record);
         let schema = builder.finish();
         let oneflow = schema.oneflow_snippet("flow.nn.OFRecordReader(\"d\")");
         assert!(oneflow.contains(
@@ -900,10 +984,10 @@ mod tests {
         let (mut ofrecord, mut back) = (Vec::new(), Vec::new());
         transcoder.tf_to_of(&example, &mut ofrecord).unwrap();
         let mut to_of = SchemaBuilder::new();
-        to_of.add_transcoded(&transcoder, &ofrecord);
+        to_of.add_transcoded(&transcoder, &ofrecord, Format::Of);
         transcoder.of_to_tf(&ofrecord, &mut back).unwrap();
         let mut to_tf = SchemaBuilder::new();
-        to_tf.add_transcoded(&transcoder, &back);
+        to_tf.add_transcoded(&transcoder, &back, Format::Tf);
         for schema in [to_of.finish(), to_tf.finish()] {
             let id = &schema.features[0];
             assert_eq!(

@@ -2,6 +2,7 @@
 //! images OneFlow 0.9 cannot decode.
 
 use crate::util::*;
+use ofconvert_bridge::{ExampleExt, OfRecordExt};
 use serde_json::Value;
 
 #[test]
@@ -150,5 +151,150 @@ fn integers_beyond_int32_are_said() {
         ),
         "{}",
         run.stderr
+    );
+}
+
+#[test]
+fn images_jpeg_reencodes_what_oneflow_cannot_decode_and_says_jpeg() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let mixed = testdata().join("datasets/imagenet/mixed");
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            mixed.as_os_str(),
+            out.as_os_str(),
+            "--preset".as_ref(),
+            "imagenet".as_ref(),
+            "--images".as_ref(),
+            "jpeg".as_ref(),
+            "--no-sync".as_ref(),
+        ])
+        .ok();
+    assert!(
+        run.stdout
+            .contains("re-encoded 3 CMYK JPEG, 6 PNG, 3 grayscale JPEG images to JPEG"),
+        "{}",
+        run.stdout
+    );
+    let manifest = manifest(&out);
+    assert_eq!(
+        manifest["image_conversion"]["reencoded"],
+        serde_json::json!({"CMYK JPEG": 3, "PNG": 6, "grayscale JPEG": 3})
+    );
+    assert_eq!(
+        manifest["settings"]["images"],
+        serde_json::json!({"jpeg": {"quality": 100}})
+    );
+    let records = of_records(&out.join("part-00000"));
+    let inputs = tf_records(&mixed.join("train-00000-of-00001"));
+    for (record, input) in records.iter().zip(&inputs) {
+        let record = ofconvert_bridge::decode_ofrecord(record).unwrap();
+        let example = ofconvert_bridge::decode_example(input).unwrap();
+        assert_eq!(record.bytes_values("format").unwrap()[0], b"JPEG");
+        let original = &example.bytes_values("image/encoded").unwrap()[0];
+        let written = &record.bytes_values("encoded").unwrap()[0];
+        // Colour JPEGs keep their bytes; the others change.
+        let colour_jpeg = example.bytes_values("image/colorspace").unwrap()[0] == b"RGB"
+            && example.bytes_values("image/format").unwrap()[0] == b"JPEG";
+        assert_eq!(written == original, colour_jpeg);
+    }
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--oneflow".as_ref(), out.as_os_str()])
+        .ok();
+    assert!(
+        run.stdout.contains(
+            "encoded = flow.nn.OFRecordImageDecoder(\"encoded\", color_space=\"RGB\")(record)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn without_images_the_bytes_never_change() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let mixed = testdata().join("datasets/imagenet/mixed");
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            mixed.as_os_str(),
+            out.as_os_str(),
+            "--no-sync".as_ref(),
+        ])
+        .ok();
+    let written = of_records(&out.join("part-00000"));
+    assert_eq!(
+        written,
+        to_of(&tf_records(&mixed.join("train-00000-of-00001")))
+    );
+    assert!(manifest(&out).get("image_conversion").is_none());
+}
+
+#[test]
+fn images_raw_writes_pixels_and_shape_and_a_raw_decoder() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let mnist = testdata().join("datasets/tfds/mnist/3.0.1");
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            mnist.as_os_str(),
+            out.as_os_str(),
+            "--images".as_ref(),
+            "raw".as_ref(),
+            "--no-sync".as_ref(),
+        ])
+        .ok();
+    assert!(
+        run.stdout.contains("decoded 40 images to raw pixels"),
+        "{}",
+        run.stdout
+    );
+    let record = &of_records(&out.join("mnist-test/part-00000"))[0];
+    let record = ofconvert_bridge::decode_ofrecord(record).unwrap();
+    assert_eq!(record.bytes_values("image").unwrap()[0].len(), 28 * 28);
+    assert_eq!(record.int64_values("image/shape"), Some(&[28, 28, 1][..]));
+    let run = ofconvert()
+        .args([
+            "schema".as_ref(),
+            "--oneflow".as_ref(),
+            out.join("mnist-test").as_os_str(),
+        ])
+        .ok();
+    assert!(
+        run.stdout.contains(
+            "image = flow.nn.OFRecordRawDecoder(\"image\", shape=(28, 28, 1), dtype=flow.uint8)(record)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn images_raw_of_varying_shapes_says_which_record_differs() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let train = testdata().join("datasets/imagenet/train");
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            train.as_os_str(),
+            out.as_os_str(),
+            "--images".as_ref(),
+            "raw".as_ref(),
+            "--no-sync".as_ref(),
+        ])
+        .ok();
+    let run = ofconvert()
+        .args(["schema".as_ref(), "--oneflow".as_ref(), out.as_os_str()])
+        .ok();
+    assert!(
+        run.stdout.contains(
+            "# \"image/encoded\": raw pixels whose shape differs between records (record #1 first differs"
+        ),
+        "{}",
+        run.stdout
     );
 }
