@@ -166,7 +166,9 @@ pub struct Tf2ofArgs {
     pub part_digits: u64,
 
     /// A mapping preset: imagenet turns the inception script's keys and 1-based int64
-    /// labels into OneFlow-Benchmark's encoded and 0-based int32 class/label.
+    /// labels into OneFlow-Benchmark's encoded and 0-based int32 class/label; it also
+    /// shifts image/object/bbox/label by -1 into an int32 object/bbox/label, and casts
+    /// height, width and channels to int32.
     #[arg(long, value_enum, value_name = "NAME")]
     pub preset: Option<Preset>,
 

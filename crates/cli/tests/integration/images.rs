@@ -298,3 +298,14 @@ fn images_raw_of_varying_shapes_says_which_record_differs() {
         run.stdout
     );
 }
+
+#[test]
+fn help_says_what_preset_imagenet_does_to_box_labels() {
+    let run = ofconvert().args(["tf2of", "--help"]).ok();
+    let text = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("shifts image/object/bbox/label by -1 into an int32 object/bbox/label"),
+        "{}",
+        run.stdout
+    );
+}
