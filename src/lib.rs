@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod message;
 mod numeric;
 mod spec;
 pub mod text;

@@ -51,6 +51,25 @@ impl FromStr for NumericType {
     }
 }
 
+/// Whether a conversion may round floats or must keep every value exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rounding {
+    /// A value that changes is an error.
+    Refuse,
+    /// Float conversions round to nearest ([`MappingSpec::lossy`](MappingSpec::lossy)).
+    Allow,
+}
+
+impl Rounding {
+    pub(crate) fn from_lossy(lossy: bool) -> Rounding {
+        if lossy {
+            Rounding::Allow
+        } else {
+            Rounding::Refuse
+        }
+    }
+}
+
 /// What to do with a `tf.train.SequenceExample`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SequencePolicy {
@@ -249,7 +268,82 @@ impl MappingSpec {
             has_renames: self.rules.iter().any(|(_, r)| r.rename.is_some()),
             sequence: self.sequence,
             raw_feature: self.raw_feature.clone(),
-            lossy: self.lossy,
+            rounding: Rounding::from_lossy(self.lossy),
+        })
+    }
+}
+
+/// The canonical description of what the spec does, which
+/// [`fingerprint`](MappingSpec::fingerprint) hashes: rules sorted by feature name, the keep
+/// list sorted and without repeats, names quoted, parts separated by `; `, and `identity`
+/// for a spec that changes nothing. Two specs that do the same thing read the same, however
+/// they were built.
+///
+/// ```
+/// use ofconvert_bridge::{MappingSpec, NumericType};
+/// let spec = MappingSpec::new().cast("label", NumericType::Int32).rename("label", "class");
+/// assert_eq!(spec.to_string(), r#"rename "label" to "class"; cast "label" to int32"#);
+/// assert_eq!(MappingSpec::new().to_string(), "identity");
+/// ```
+impl fmt::Display for MappingSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        let mut rules: Vec<&(String, Rule)> = self.rules.iter().collect();
+        rules.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, rule) in rules {
+            if let Some(to) = &rule.rename {
+                parts.push(format!("rename {name:?} to {to:?}"));
+            }
+            if let Some(delta) = rule.offset {
+                parts.push(format!("offset {name:?} by {delta}"));
+            }
+            if let Some(to) = rule.cast {
+                parts.push(format!("cast {name:?} to {to}"));
+            }
+            if rule.drop {
+                parts.push(format!("drop {name:?}"));
+            }
+        }
+        if let Some(keep) = &self.keep {
+            let mut keep: Vec<&String> = keep.iter().collect();
+            keep.sort();
+            keep.dedup();
+            parts.push(format!("keep {keep:?}"));
+        }
+        if self.sequence == SequencePolicy::Flatten {
+            parts.push("flatten sequences".to_owned());
+        }
+        if let Some(name) = &self.raw_feature {
+            parts.push(format!("wrap non-Examples as {name:?}"));
+        }
+        if self.lossy {
+            parts.push("lossy".to_owned());
+        }
+        if parts.is_empty() {
+            return f.write_str("identity");
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+impl MappingSpec {
+    /// A fingerprint of what the spec does, to tell whether output written under one spec
+    /// was written under another: the 64-bit FNV-1a hash of its canonical description (its
+    /// [`Display`](fmt::Display)). It is the same in every run and on every platform, and
+    /// two specs that differ in any rule differ in it (barring a 64-bit collision).
+    ///
+    /// ```
+    /// use ofconvert_bridge::MappingSpec;
+    /// let a = MappingSpec::new().keep(["image", "label"]);
+    /// let b = MappingSpec::new().keep(["label"]).keep(["image"]);
+    /// assert_eq!(a.fingerprint(), b.fingerprint());
+    /// assert_ne!(a.fingerprint(), MappingSpec::new().fingerprint());
+    /// ```
+    pub fn fingerprint(&self) -> u64 {
+        const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+        const PRIME: u64 = 0x0100_0000_01b3;
+        self.to_string().bytes().fold(OFFSET_BASIS, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(PRIME)
         })
     }
 }
@@ -262,7 +356,7 @@ pub(crate) struct CompiledSpec {
     pub(crate) has_renames: bool,
     pub(crate) sequence: SequencePolicy,
     pub(crate) raw_feature: Option<String>,
-    pub(crate) lossy: bool,
+    pub(crate) rounding: Rounding,
 }
 
 /// What the spec says about one feature.

@@ -11,9 +11,12 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::message::{
+    collect_entries, feature_name, map_entry, next_top_level_field, parse_entry, parse_feature,
+    validate_feature_list, RawEntry,
+};
 use crate::numeric::{self, Dialect, Numbers};
 use crate::spec::{CompiledSpec, Disposition, Rule};
-use crate::visit::next_top_level_field;
 use crate::wire::{self, Cursor};
 use crate::{Error, ErrorKind, FeatureKind, MappingSpec, SequencePolicy};
 
@@ -70,21 +73,6 @@ impl Src {
             Src::Input(range) | Src::Scratch(range) => range.len(),
         }
     }
-}
-
-/// A map entry split into key and value, before anything is converted.
-#[derive(Clone, Debug)]
-pub(crate) struct RawEntry {
-    pub(crate) key: Range<usize>,
-    pub(crate) value: Option<Range<usize>>,
-    /// A later entry has the same key; protobuf keeps the last one.
-    loses: bool,
-}
-
-/// One parsed map entry: its key and, when set, the kind and list of its `Feature`.
-pub(crate) struct ParsedEntry {
-    pub(crate) key: Range<usize>,
-    pub(crate) list: Option<(FeatureKind, Range<usize>)>,
 }
 
 /// Converts serialized records between `tf.train.Example` and OneFlow's `OFRecord` at the
@@ -314,7 +302,7 @@ impl Transcoder {
             });
         }
         numeric::decode_numbers(list, kind, &mut self.numbers)?;
-        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.lossy)?;
+        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.rounding)?;
         let encoded = numeric::encode_numbers(target, &self.numbers, &mut self.scratch);
         Ok(Planned {
             field: output_field(to, target)?,
@@ -406,7 +394,7 @@ impl Transcoder {
                     kind,
                     rule,
                     Dialect::Of,
-                    self.spec.lossy,
+                    self.spec.rounding,
                 )?;
                 let encoded =
                     numeric::encode_numbers(target, &self.sequence_numbers, &mut self.scratch);
@@ -550,111 +538,6 @@ fn output_field(to: Dialect, kind: FeatureKind) -> Result<u32, Error> {
     })
 }
 
-/// Reads the next field of a map-typed message: it must be field 1, length-delimited.
-pub(crate) fn map_entry(
-    cursor: &mut Cursor<'_>,
-    unknown: &'static str,
-) -> Result<Range<usize>, Error> {
-    let at = cursor.pos();
-    let (field, wire_type) = cursor.tag()?;
-    if field != 1 || wire_type != wire::LEN {
-        return Err(Error::malformed(unknown, at));
-    }
-    cursor.len_delimited()
-}
-
-/// Splits a map entry into its key (empty when absent) and value. Each may appear once:
-/// a repeated one would need protobuf's merge semantics, which no real writer relies on.
-pub(crate) fn entry_fields(
-    entry: &mut Cursor<'_>,
-) -> Result<(Range<usize>, Option<Range<usize>>), Error> {
-    let start = entry.pos();
-    let mut key = None;
-    let mut value = None;
-    while !entry.at_end() {
-        let at = entry.pos();
-        let (field, wire_type) = entry.tag()?;
-        let slot = match (field, wire_type) {
-            (1, wire::LEN) => &mut key,
-            (2, wire::LEN) => &mut value,
-            _ => return Err(Error::malformed("unexpected field in a map entry", at)),
-        };
-        if slot.is_some() {
-            return Err(Error::malformed("repeated field in a map entry", at));
-        }
-        *slot = Some(entry.len_delimited()?);
-    }
-    Ok((key.unwrap_or(start..start), value))
-}
-
-/// Parses a `Feature`: at most one kind, of the dialect's known kinds.
-pub(crate) fn parse_feature(
-    mut feature: Cursor<'_>,
-    dialect: Dialect,
-) -> Result<Option<(FeatureKind, Range<usize>)>, Error> {
-    let mut found = None;
-    while !feature.at_end() {
-        let at = feature.pos();
-        let (field, wire_type) = feature.tag()?;
-        let Some(kind) = dialect.kind_of_field(field) else {
-            return Err(ErrorKind::UnknownFeatureKind { field }.into());
-        };
-        if wire_type != wire::LEN {
-            return Err(Error::malformed("Feature kind with a wrong wire type", at));
-        }
-        if found.is_some() {
-            return Err(ErrorKind::AmbiguousFeature.into());
-        }
-        found = Some((kind, feature.len_delimited()?));
-    }
-    Ok(found)
-}
-
-/// A map key's bytes, which protobuf requires to be UTF-8 (`string` fields).
-pub(crate) fn feature_name<'a>(input: &'a [u8], key: &Range<usize>) -> Result<&'a [u8], Error> {
-    let name = &input[key.clone()];
-    if !name.is_ascii() {
-        std::str::from_utf8(name)
-            .map_err(|_| Error::malformed("feature name is not valid UTF-8", key.start))?;
-    }
-    Ok(name)
-}
-
-/// Parses and validates one map entry of `Features` / `OFRecord`.
-pub(crate) fn parse_entry(
-    input: &[u8],
-    key: Range<usize>,
-    value: Option<Range<usize>>,
-    dialect: Dialect,
-) -> Result<ParsedEntry, Error> {
-    let name = feature_name(input, &key)?;
-    let list = match value {
-        None => None,
-        Some(value) => {
-            parse_feature(Cursor::new(input).sub(value), dialect).map_err(|e| e.in_feature(name))?
-        }
-    };
-    Ok(ParsedEntry { key, list })
-}
-
-/// Splits every entry of a map-typed message into key and value.
-pub(crate) fn collect_entries(
-    mut map: Cursor<'_>,
-    unknown: &'static str,
-    into: &mut Vec<RawEntry>,
-) -> Result<(), Error> {
-    while !map.at_end() {
-        let range = map_entry(&mut map, unknown)?;
-        let (key, value) = entry_fields(&mut map.sub(range))?;
-        into.push(RawEntry {
-            key,
-            value,
-            loses: false,
-        });
-    }
-    Ok(())
-}
-
 /// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
 fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
     if entries.len() < 2 {
@@ -683,19 +566,4 @@ fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
             entries[pair[0]].loses = true;
         }
     }
-}
-
-/// Checks a `FeatureList`'s steps parse, without converting them.
-pub(crate) fn validate_feature_list(
-    input: &[u8],
-    value: Option<Range<usize>>,
-) -> Result<(), Error> {
-    let mut steps = Cursor::new(input).sub(value.unwrap_or(0..0));
-    while !steps.at_end() {
-        let step = map_entry(&mut steps, "unknown field in FeatureList")?;
-        if let Some((kind, list)) = parse_feature(steps.sub(step), Dialect::Tf)? {
-            numeric::scan_list(Cursor::new(input).sub(list), kind)?;
-        }
-    }
-    Ok(())
 }

@@ -7,7 +7,7 @@ use prost::Message;
 
 use crate::numeric::{self, Dialect, Numbers};
 use crate::proto::{oneflow as of_pb, tensorflow as tf_pb};
-use crate::spec::{CompiledSpec, Disposition, Rule};
+use crate::spec::{CompiledSpec, Disposition, Rounding, Rule};
 use crate::wire;
 use crate::{Error, ErrorKind, FeatureKind, MappingSpec, SequencePolicy};
 
@@ -147,14 +147,19 @@ fn floats(values: &[f32]) -> Numbers {
 }
 
 /// Applies a feature's rule and the dialect's default mapping to its values.
-fn apply(values: Values, rule: Option<&Rule>, to: Dialect, lossy: bool) -> Result<Values, Error> {
+fn apply(
+    values: Values,
+    rule: Option<&Rule>,
+    to: Dialect,
+    rounding: Rounding,
+) -> Result<Values, Error> {
     match values {
         Values::Bytes(bytes) => {
             numeric::check_bytes_rule(rule)?;
             Ok(Values::Bytes(bytes))
         }
         Values::Numbers(kind, mut numbers) => {
-            let kind = numeric::transform(&mut numbers, kind, rule, to, lossy)?;
+            let kind = numeric::transform(&mut numbers, kind, rule, to, rounding)?;
             Ok(Values::Numbers(kind, numbers))
         }
     }
@@ -221,7 +226,7 @@ fn convert_features<F, T>(
             Disposition::Keep(rule) => rule,
         };
         let values = values_of(feature)
-            .map(|v| apply(v, rule, to, spec.lossy))
+            .map(|v| apply(v, rule, to, spec.rounding))
             .transpose()
             .map_err(|e| e.in_feature(name.as_bytes()))?;
         insert(out, output_name(name, rule), build(values))?;
@@ -325,7 +330,7 @@ fn flatten_list(
     }
     let out_name = output_name(name, rule);
     if let Some(values) = joined {
-        let values = apply(values, rule, Dialect::Of, spec.lossy)?;
+        let values = apply(values, rule, Dialect::Of, spec.rounding)?;
         insert(out, out_name.clone(), to_of_feature(Some(values)))?;
     }
     insert(

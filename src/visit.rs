@@ -1,8 +1,10 @@
 //! Wire-level walks over a record's features, for schemas and verification.
 
+use crate::message::{
+    entry_fields, feature_name, map_entry, next_top_level_field, parse_entry, parse_feature,
+};
 use crate::numeric::{self, Dialect};
-use crate::transcode::{entry_fields, feature_name, map_entry, parse_entry, parse_feature};
-use crate::wire::{self, Cursor};
+use crate::wire::Cursor;
 use crate::{Error, ErrorKind, FeatureKind};
 
 /// Which TensorFlow message a record holds.
@@ -68,29 +70,6 @@ pub fn classify_tf_record(bytes: &[u8]) -> Result<TfRecordType, Error> {
         }
     }
     Ok(record_type)
-}
-
-/// The next `features` (1) or `feature_lists` (2) field of an Example or SequenceExample,
-/// `None` at the end. Unknown fields are skipped, as TensorFlow's parser skips them; a known
-/// field of the wrong wire type, or bytes that are not protobuf, make it
-/// [`ErrorKind::NotAnExample`].
-pub(crate) fn next_top_level_field(
-    cursor: &mut Cursor<'_>,
-) -> Result<Option<(u32, std::ops::Range<usize>)>, Error> {
-    let not_an_example = |_| Error::new(ErrorKind::NotAnExample);
-    while !cursor.at_end() {
-        let (field, wire_type) = cursor.tag().map_err(not_an_example)?;
-        if field > 2 {
-            cursor.skip(wire_type).map_err(not_an_example)?;
-            continue;
-        }
-        if wire_type != wire::LEN {
-            return Err(ErrorKind::NotAnExample.into());
-        }
-        let range = cursor.len_delimited().map_err(not_an_example)?;
-        return Ok(Some((field, range)));
-    }
-    Ok(None)
 }
 
 fn visit_entry(

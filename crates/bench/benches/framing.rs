@@ -3,9 +3,13 @@
 //! the disk's. The streams hold records of the benchmark corpora.
 
 use std::hint::black_box;
+use std::io::Write;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
+};
 use ofconvert_bench::{sample_records, Corpus};
 use ofconvert_tfrecord::crc::masked_crc32c;
 use ofconvert_tfrecord::ReaderOptions;
@@ -34,46 +38,99 @@ fn records(corpus: Corpus) -> Vec<Vec<u8>> {
     sample_records(corpus, SEED, count)
 }
 
-fn tfrecord(c: &mut Criterion) {
+/// One framing, as the benches drive it.
+trait Framing {
+    /// The benchmark group's name.
+    const NAME: &'static str;
+    type Reader<'a>;
+    fn reader(stream: &[u8]) -> Self::Reader<'_>;
+    fn read(reader: &mut Self::Reader<'_>, buf: &mut Vec<u8>) -> bool;
+    fn skip(reader: &mut Self::Reader<'_>) -> bool;
+    fn write<W: Write>(records: &[Vec<u8>], sink: W) -> W;
+}
+
+struct TfRecord;
+
+impl Framing for TfRecord {
+    const NAME: &'static str = "tfrecord";
+    type Reader<'a> = ofconvert_tfrecord::Reader<&'a [u8]>;
+
+    fn reader(stream: &[u8]) -> Self::Reader<'_> {
+        ofconvert_tfrecord::Reader::new(stream)
+    }
+
+    fn read(reader: &mut Self::Reader<'_>, buf: &mut Vec<u8>) -> bool {
+        reader.read_record(buf).expect("the stream reads back")
+    }
+
+    fn skip(reader: &mut Self::Reader<'_>) -> bool {
+        reader.skip_record().expect("the stream skips").is_some()
+    }
+
+    fn write<W: Write>(records: &[Vec<u8>], sink: W) -> W {
+        let mut writer = ofconvert_tfrecord::Writer::new(sink);
+        for record in records {
+            writer.write_record(record).expect("writing to memory");
+        }
+        writer.finish().expect("writing to memory")
+    }
+}
+
+struct OfRecord;
+
+impl Framing for OfRecord {
+    const NAME: &'static str = "ofrecord";
+    type Reader<'a> = ofconvert_ofrecord::Reader<&'a [u8]>;
+
+    fn reader(stream: &[u8]) -> Self::Reader<'_> {
+        ofconvert_ofrecord::Reader::new(stream)
+    }
+
+    fn read(reader: &mut Self::Reader<'_>, buf: &mut Vec<u8>) -> bool {
+        reader.read_record(buf).expect("the stream reads back")
+    }
+
+    fn skip(reader: &mut Self::Reader<'_>) -> bool {
+        reader.skip_record().expect("the stream skips").is_some()
+    }
+
+    fn write<W: Write>(records: &[Vec<u8>], sink: W) -> W {
+        let mut writer = ofconvert_ofrecord::Writer::new(sink);
+        for record in records {
+            writer.write_record(record).expect("writing to memory");
+        }
+        writer.finish().expect("writing to memory")
+    }
+}
+
+/// Reading, skipping and writing `F`'s streams of each corpus; `extra` adds benches to the
+/// group after `read`.
+fn framing<F: Framing>(
+    c: &mut Criterion,
+    extra: impl Fn(&mut BenchmarkGroup<'_, WallTime>, &[u8], &mut Vec<u8>),
+) {
     for corpus in Corpus::ALL {
         let records = records(corpus);
-        let stream = write_tfrecord(&records, Vec::new());
-        let mut group = c.benchmark_group(format!("tfrecord/{corpus}"));
+        let stream = F::write(&records, Vec::new());
+        let mut group = c.benchmark_group(format!("{}/{corpus}", F::NAME));
         group.throughput(Throughput::Bytes(stream.len() as u64));
         let mut buf = Vec::new();
         group.bench_function("read", |b| {
             b.iter(|| {
-                let mut reader = ofconvert_tfrecord::Reader::new(black_box(stream.as_slice()));
+                let mut reader = F::reader(black_box(stream.as_slice()));
                 let mut count = 0_u64;
-                while reader.read_record(&mut buf).expect("the stream reads back") {
+                while F::read(&mut reader, &mut buf) {
                     count += 1;
                 }
                 count
             })
         });
-        let unchecked = ReaderOptions {
-            verify_length_crc: false,
-            verify_data_crc: false,
-            ..ReaderOptions::default()
-        };
-        group.bench_function("read_without_crc", |b| {
-            b.iter(|| {
-                let mut reader = ofconvert_tfrecord::Reader::with_options(
-                    black_box(stream.as_slice()),
-                    unchecked,
-                );
-                let mut count = 0_u64;
-                while reader.read_record(&mut buf).expect("the stream reads back") {
-                    count += 1;
-                }
-                count
-            })
-        });
+        extra(&mut group, &stream, &mut buf);
         group.bench_function("skip", |b| {
             b.iter(|| {
-                let mut reader = ofconvert_tfrecord::Reader::new(black_box(stream.as_slice()));
+                let mut reader = F::reader(black_box(stream.as_slice()));
                 let mut count = 0_u64;
-                while reader.skip_record().expect("the stream skips").is_some() {
+                while F::skip(&mut reader) {
                     count += 1;
                 }
                 count
@@ -83,65 +140,36 @@ fn tfrecord(c: &mut Criterion) {
         group.bench_function("write", |b| {
             b.iter(|| {
                 out.clear();
-                write_tfrecord(black_box(&records), &mut out);
+                F::write(black_box(&records), &mut out);
             })
         });
         group.finish();
     }
+}
+
+fn tfrecord(c: &mut Criterion) {
+    let unchecked = ReaderOptions {
+        verify_length_crc: false,
+        verify_data_crc: false,
+        ..ReaderOptions::default()
+    };
+    framing::<TfRecord>(c, |group, stream, buf| {
+        group.bench_function("read_without_crc", |b| {
+            b.iter(|| {
+                let mut reader =
+                    ofconvert_tfrecord::Reader::with_options(black_box(stream), unchecked);
+                let mut count = 0_u64;
+                while reader.read_record(buf).expect("the stream reads back") {
+                    count += 1;
+                }
+                count
+            })
+        });
+    });
 }
 
 fn ofrecord(c: &mut Criterion) {
-    for corpus in Corpus::ALL {
-        let records = records(corpus);
-        let stream = write_ofrecord(&records, Vec::new());
-        let mut group = c.benchmark_group(format!("ofrecord/{corpus}"));
-        group.throughput(Throughput::Bytes(stream.len() as u64));
-        let mut buf = Vec::new();
-        group.bench_function("read", |b| {
-            b.iter(|| {
-                let mut reader = ofconvert_ofrecord::Reader::new(black_box(stream.as_slice()));
-                let mut count = 0_u64;
-                while reader.read_record(&mut buf).expect("the stream reads back") {
-                    count += 1;
-                }
-                count
-            })
-        });
-        group.bench_function("skip", |b| {
-            b.iter(|| {
-                let mut reader = ofconvert_ofrecord::Reader::new(black_box(stream.as_slice()));
-                let mut count = 0_u64;
-                while reader.skip_record().expect("the stream skips").is_some() {
-                    count += 1;
-                }
-                count
-            })
-        });
-        let mut out = Vec::with_capacity(stream.len());
-        group.bench_function("write", |b| {
-            b.iter(|| {
-                out.clear();
-                write_ofrecord(black_box(&records), &mut out);
-            })
-        });
-        group.finish();
-    }
-}
-
-fn write_tfrecord<W: std::io::Write>(records: &[Vec<u8>], sink: W) -> W {
-    let mut writer = ofconvert_tfrecord::Writer::new(sink);
-    for record in records {
-        writer.write_record(record).expect("writing to memory");
-    }
-    writer.finish().expect("writing to memory")
-}
-
-fn write_ofrecord<W: std::io::Write>(records: &[Vec<u8>], sink: W) -> W {
-    let mut writer = ofconvert_ofrecord::Writer::new(sink);
-    for record in records {
-        writer.write_record(record).expect("writing to memory");
-    }
-    writer.finish().expect("writing to memory")
+    framing::<OfRecord>(c, |_, _, _| {});
 }
 
 criterion_group! {

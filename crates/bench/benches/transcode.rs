@@ -50,17 +50,71 @@ fn throughput(corpus: Corpus, records: &[Vec<u8>]) -> Throughput {
     }
 }
 
-fn tf_to_of(c: &mut Criterion) {
+/// One direction of the bridge, as the benches drive it.
+trait Direction {
+    /// The benchmark group's name.
+    const NAME: &'static str;
+    /// The records this direction reads.
+    fn inputs(batch: Batch) -> Vec<Vec<u8>>;
+    /// Converts with the wire-level transcoder.
+    fn wire(transcoder: &mut Transcoder, input: &[u8], out: &mut Vec<u8>);
+    /// Converts through the prost messages: decode, map, encode.
+    fn typed(input: &[u8], spec: &MappingSpec, out: &mut Vec<u8>);
+}
+
+struct TfToOf;
+
+impl Direction for TfToOf {
+    const NAME: &'static str = "tf_to_of";
+
+    fn inputs(batch: Batch) -> Vec<Vec<u8>> {
+        batch.examples
+    }
+
+    fn wire(transcoder: &mut Transcoder, input: &[u8], out: &mut Vec<u8>) {
+        transcoder.tf_to_of(input, out).expect("converts");
+    }
+
+    fn typed(input: &[u8], spec: &MappingSpec, out: &mut Vec<u8>) {
+        let example = decode_example(input).expect("decodes");
+        let record = example_to_ofrecord(&example, spec).expect("converts");
+        out.clear();
+        encode_ofrecord(&record, out);
+    }
+}
+
+struct OfToTf;
+
+impl Direction for OfToTf {
+    const NAME: &'static str = "of_to_tf";
+
+    fn inputs(batch: Batch) -> Vec<Vec<u8>> {
+        batch.ofrecords
+    }
+
+    fn wire(transcoder: &mut Transcoder, input: &[u8], out: &mut Vec<u8>) {
+        transcoder.of_to_tf(input, out).expect("converts");
+    }
+
+    fn typed(input: &[u8], spec: &MappingSpec, out: &mut Vec<u8>) {
+        let record = decode_ofrecord(input).expect("decodes");
+        let example = ofrecord_to_example(&record, spec).expect("converts");
+        out.clear();
+        encode_example(&example, out);
+    }
+}
+
+fn direction<D: Direction>(c: &mut Criterion) {
     for corpus in Corpus::ALL {
-        let Batch { examples, .. } = batch(corpus);
-        let mut group = c.benchmark_group(format!("tf_to_of/{corpus}"));
-        group.throughput(throughput(corpus, &examples));
+        let inputs = D::inputs(batch(corpus));
+        let mut group = c.benchmark_group(format!("{}/{corpus}", D::NAME));
+        group.throughput(throughput(corpus, &inputs));
         let mut out = Vec::new();
         group.bench_function("copy", |b| {
             b.iter(|| {
-                for example in black_box(&examples) {
+                for input in black_box(&inputs) {
                     out.clear();
-                    out.extend_from_slice(example);
+                    out.extend_from_slice(input);
                     black_box(&out);
                 }
             })
@@ -68,8 +122,8 @@ fn tf_to_of(c: &mut Criterion) {
         let mut transcoder = Transcoder::new(MappingSpec::new()).expect("the identity spec");
         group.bench_function("wire", |b| {
             b.iter(|| {
-                for example in black_box(&examples) {
-                    transcoder.tf_to_of(example, &mut out).expect("converts");
+                for input in black_box(&inputs) {
+                    D::wire(&mut transcoder, input, &mut out);
                     black_box(&out);
                 }
             })
@@ -77,11 +131,8 @@ fn tf_to_of(c: &mut Criterion) {
         let spec = MappingSpec::new();
         group.bench_function("typed", |b| {
             b.iter(|| {
-                for example in black_box(&examples) {
-                    let example = decode_example(example).expect("decodes");
-                    let record = example_to_ofrecord(&example, &spec).expect("converts");
-                    out.clear();
-                    encode_ofrecord(&record, &mut out);
+                for input in black_box(&inputs) {
+                    D::typed(input, &spec, &mut out);
                     black_box(&out);
                 }
             })
@@ -90,44 +141,12 @@ fn tf_to_of(c: &mut Criterion) {
     }
 }
 
+fn tf_to_of(c: &mut Criterion) {
+    direction::<TfToOf>(c);
+}
+
 fn of_to_tf(c: &mut Criterion) {
-    for corpus in Corpus::ALL {
-        let Batch { ofrecords, .. } = batch(corpus);
-        let mut group = c.benchmark_group(format!("of_to_tf/{corpus}"));
-        group.throughput(throughput(corpus, &ofrecords));
-        let mut out = Vec::new();
-        group.bench_function("copy", |b| {
-            b.iter(|| {
-                for record in black_box(&ofrecords) {
-                    out.clear();
-                    out.extend_from_slice(record);
-                    black_box(&out);
-                }
-            })
-        });
-        let mut transcoder = Transcoder::new(MappingSpec::new()).expect("the identity spec");
-        group.bench_function("wire", |b| {
-            b.iter(|| {
-                for record in black_box(&ofrecords) {
-                    transcoder.of_to_tf(record, &mut out).expect("converts");
-                    black_box(&out);
-                }
-            })
-        });
-        let spec = MappingSpec::new();
-        group.bench_function("typed", |b| {
-            b.iter(|| {
-                for record in black_box(&ofrecords) {
-                    let record = decode_ofrecord(record).expect("decodes");
-                    let example = ofrecord_to_example(&record, &spec).expect("converts");
-                    out.clear();
-                    encode_example(&example, &mut out);
-                    black_box(&out);
-                }
-            })
-        });
-        group.finish();
-    }
+    direction::<OfToTf>(c);
 }
 
 criterion_group! {

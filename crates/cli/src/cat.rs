@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ofconvert_bridge::text;
 use ofconvert_bridge::TfRecordType;
@@ -11,6 +11,8 @@ use ofconvert_engine::{error_chain, Format, RecordReader};
 
 use crate::cli::{CatArgs, FormatArg};
 use crate::exit_codes::ExitCode;
+use crate::shown;
+use crate::style::error;
 
 /// Why printing a file stopped.
 enum Stop {
@@ -31,11 +33,11 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
         FormatArg::Tf => Format::Tf,
         FormatArg::Of => Format::Of,
     });
+    let (files, mut failed, missing) = files_of(&args.files, format, args.message);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let headers = args.files.len() > 1 && !args.json;
-    let mut failed = false;
-    for (index, path) in args.files.iter().enumerate() {
+    let headers = files.len() > 1 && !args.json;
+    for (index, path) in files.iter().enumerate() {
         let result = (|| {
             if headers {
                 if index > 0 {
@@ -44,7 +46,7 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "==> {} <==", path.display())?;
             }
             if args.message {
-                print_message(&mut out, path, format, args.json)
+                print_message(&mut out, path, format, args)
             } else {
                 print_file(&mut out, path, format, args)
             }
@@ -63,8 +65,40 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
     }
     match out.flush() {
         Err(err) if err.kind() != io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ if missing => Ok(ExitCode::Usage),
         _ => Ok(ExitCode::failure_if(failed)),
     }
+}
+
+/// The files to print: each file named, and the record files under each directory named,
+/// as `count` finds them. Reports what it cannot find; also says whether something failed
+/// and whether a path named does not exist.
+fn files_of(
+    paths: &[PathBuf],
+    format: Option<Format>,
+    message: bool,
+) -> (Vec<PathBuf>, bool, bool) {
+    let (mut files, mut failed, mut missing) = (Vec::new(), false, false);
+    for path in paths {
+        if !path.exists() {
+            error!("{}: no such file or directory", path.display());
+            (failed, missing) = (true, true);
+        } else if path.is_dir() && !message {
+            let found = ofconvert_engine::expand_paths(std::slice::from_ref(path), format);
+            for err in &found.errors {
+                error!("{}", error_chain(err));
+                failed = true;
+            }
+            if found.files.is_empty() {
+                error!("no record files found under {}", path.display());
+                failed = true;
+            }
+            files.extend(found.files.into_iter().map(|(file, _)| file));
+        } else {
+            files.push(path.clone());
+        }
+    }
+    (files, failed, missing)
 }
 
 /// Keeps stdout and stderr in order when both go to a terminal.
@@ -73,7 +107,7 @@ fn flush_then_report(out: &mut impl Write, message: &str) -> io::Result<()> {
         Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {}
         other => other?,
     }
-    eprintln!("ofconvert: {message}");
+    error!("{message}");
     Ok(())
 }
 
@@ -88,7 +122,7 @@ fn print_file(
     let mut reader =
         RecordReader::open(path, format, true).map_err(|err| Stop::Input(error_chain(&err)))?;
     let format = reader.format();
-    for _ in 0..args.offset {
+    for _ in 0..args.skip {
         match reader.skip() {
             Ok(Some(_)) => {}
             Ok(None) => return Ok(false),
@@ -114,7 +148,7 @@ fn print_file(
             }
         };
         rendered.clear();
-        if let Err(err) = render(&buf, format, args.json, &mut rendered) {
+        if let Err(err) = render(&buf, format, args, &mut rendered) {
             problems = true;
             let message = format!(
                 "{}: offset {} (record #{}): {err}",
@@ -142,16 +176,17 @@ fn print_message(
     out: &mut impl Write,
     path: &Path,
     format: Option<Format>,
-    json: bool,
+    args: &CatArgs,
 ) -> Result<bool, Stop> {
+    let json = args.json;
     let bytes = fs::read(path).map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
     let format = match format {
         Some(format) => format,
-        None if render(&bytes, Format::Tf, json, &mut String::new()).is_ok() => Format::Tf,
+        None if render(&bytes, Format::Tf, args, &mut String::new()).is_ok() => Format::Tf,
         None => Format::Of,
     };
     let mut rendered = String::new();
-    render(&bytes, format, json, &mut rendered)
+    render(&bytes, format, args, &mut rendered)
         .map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
     out.write_all(rendered.as_bytes())?;
     if json {
@@ -165,13 +200,34 @@ fn print_message(
 fn render(
     bytes: &[u8],
     format: Format,
+    args: &CatArgs,
+    out: &mut String,
+) -> Result<(), ofconvert_bridge::Error> {
+    if args.json {
+        let mut json = String::new();
+        render_message(bytes, format, true, None, &mut json)?;
+        out.push_str(&shown::readable_json(&json, args.max_bytes));
+        Ok(())
+    } else {
+        render_message(bytes, format, false, args.max_bytes, out)
+    }
+}
+
+/// Renders one record as the bridge does, its bytes values cut past `max` bytes.
+fn render_message(
+    bytes: &[u8],
+    format: Format,
     json: bool,
+    max: Option<usize>,
     out: &mut String,
 ) -> Result<(), ofconvert_bridge::Error> {
     match format {
         Format::Tf => match ofconvert_bridge::classify_tf_record(bytes)? {
             TfRecordType::Example => {
-                let example = ofconvert_bridge::decode_example(bytes)?;
+                let mut example = ofconvert_bridge::decode_example(bytes)?;
+                if let Some(max) = max {
+                    shown::shorten_example(&mut example, max);
+                }
                 if json {
                     text::write_example_json(out, &example);
                 } else {
@@ -179,7 +235,10 @@ fn render(
                 }
             }
             TfRecordType::SequenceExample => {
-                let sequence = ofconvert_bridge::decode_sequence_example(bytes)?;
+                let mut sequence = ofconvert_bridge::decode_sequence_example(bytes)?;
+                if let Some(max) = max {
+                    shown::shorten_sequence_example(&mut sequence, max);
+                }
                 if json {
                     text::write_sequence_example_json(out, &sequence);
                 } else {
@@ -188,7 +247,10 @@ fn render(
             }
         },
         Format::Of => {
-            let record = ofconvert_bridge::decode_ofrecord(bytes)?;
+            let mut record = ofconvert_bridge::decode_ofrecord(bytes)?;
+            if let Some(max) = max {
+                shown::shorten_ofrecord(&mut record, max);
+            }
             if json {
                 text::write_ofrecord_json(out, &record);
             } else {

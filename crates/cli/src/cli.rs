@@ -1,16 +1,20 @@
-//! The command line, as clap parses it. Validation beyond what clap checks lives in
-//! `config.rs`.
+//! The command line, as clap parses it. The values it takes parse themselves
+//! (`values.rs`); the checks that need more than one argument live in `config.rs`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
+
+use crate::values::{ByteSize, Cast, Offset, Rename};
 
 /// Convert TensorFlow TFRecord datasets to OneFlow OFRecord datasets and back, and inspect
 /// record files of both formats.
 #[derive(Debug, Parser)]
 #[command(
     name = "ofconvert",
-    version,
+    version = env!("OFCONVERT_VERSION"),
     propagate_version = true,
     max_term_width = 100
 )]
@@ -39,15 +43,50 @@ pub enum Command {
     /// with several, each family gets a subdirectory named after it. Each dataset gets
     /// parts named part-NNNNN (one per input file by default) and an
     /// ofconvert-manifest.json that says how to open it in OneFlow.
-    #[command(name = "tf2of")]
+    ///
+    /// Mapping rules must match: a dataset whose first 1000 records lack a feature that
+    /// --rename, --cast, --offset, --keep or --drop names (or all of --preset's keys) fails
+    /// before anything of it is written, with its features and the closest name listed.
+    #[command(
+        name = "tf2of",
+        mut_arg("no_verify", |arg| help(arg, "Do not check the TFRecord length and data \
+            checksums of the input while reading (a damaged length may then read garbage)")),
+        mut_arg("on_corrupt", |arg| help(arg, "What to do with damaged input records: fail \
+            their dataset, or skip them and count them (bad data checksums and Examples that \
+            do not parse are skipped; a damaged length or a truncated tail ends the file)")),
+        mut_arg("part_prefix", |arg| help(arg, "Prefix of the OneFlow part names written \
+            (OFRecordReader's part_name_prefix)")),
+        mut_arg("parts", |arg| help(arg, "Write N OneFlow parts of balanced record counts \
+            per dataset (records are counted first)")),
+        mut_arg("records_per_part", |arg| help(arg, "At most N records per OneFlow part; \
+            alone, cut each dataset every N records, across input files")),
+        mut_arg("max_part_bytes", |arg| help(arg, "Start a new OneFlow part before one grows \
+            past SIZE bytes (suffixes K, M, G: 256M)")),
+    )]
     Tf2of(Tf2ofArgs),
 
     /// Convert OneFlow OFRecord datasets (directories of part-N files) into TFRecord files.
     ///
     /// Each dataset directory becomes the same relative directory under OUT holding
     /// DIRNAME-NNNNN-of-MMMMM.tfrecord files (.gz or .zz with --compression), one per part
-    /// by default.
-    #[command(name = "of2tf")]
+    /// by default. Mapping rules must match, as for tf2of.
+    #[command(
+        name = "of2tf",
+        mut_arg("no_verify", |arg| help(arg, "OFRecord parts carry no checksums: there is \
+            nothing to skip, and this changes nothing (accepted so that one set of flags \
+            serves both directions). Every payload is still parsed")),
+        mut_arg("on_corrupt", |arg| help(arg, "What to do with damaged OFRecord records: fail \
+            their dataset, or skip them and count them (payloads that do not parse are \
+            skipped; a bad length or a truncated tail ends the part)")),
+        mut_arg("part_prefix", |arg| help(arg, "Prefix of the OneFlow part names read: only \
+            PREFIX<number> files of a dataset directory are its parts")),
+        mut_arg("parts", |arg| help(arg, "Write N TFRecord shards of balanced record counts \
+            per dataset (records are counted first)")),
+        mut_arg("records_per_part", |arg| help(arg, "At most N records per TFRecord shard; \
+            alone, cut each dataset every N records, across parts")),
+        mut_arg("max_part_bytes", |arg| help(arg, "Start a new TFRecord shard before one \
+            grows past SIZE bytes (suffixes K, M, G: 256M)")),
+    )]
     Of2tf(Of2tfArgs),
 
     /// Print records in protobuf text format (as Python's text_format.MessageToString) or
@@ -65,14 +104,33 @@ pub enum Command {
 
     /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
     Index(IndexArgs),
+
+    /// Print a shell completion script for bash, zsh, fish or powershell.
+    ///
+    /// For bash: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
+    Completions(CompletionsArgs),
+
+    /// Print the manual page (roff).
+    ///
+    /// `ofconvert man > ofconvert.1 && man ./ofconvert.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// What both conversions share.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The input: a directory tree (or a single file).
-    #[arg(value_name = "IN")]
-    pub input: PathBuf,
+    /// The input: a directory tree or a record file. tf2of takes several (a shell glob):
+    /// record files named one by one are taken as their directory would be, keeping only
+    /// them; each directory named goes to OUT/NAME, NAME being its own.
+    #[arg(value_name = "IN", required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
 
     /// The output directory; it must be empty or missing unless --overwrite or --resume.
     #[arg(value_name = "OUT")]
@@ -108,7 +166,7 @@ pub struct ConvertArgs {
     pub json: bool,
 
     /// Prefix of OneFlow part names.
-    #[arg(long, default_value = "part-", value_name = "PREFIX")]
+    #[arg(long, default_value = DEFAULT_PART_PREFIX, value_name = "PREFIX")]
     pub part_prefix: String,
 
     /// Make N parts of balanced record counts per dataset (records are counted first).
@@ -121,8 +179,8 @@ pub struct ConvertArgs {
     pub records_per_part: Option<u64>,
 
     /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).
-    #[arg(long, value_name = "SIZE", value_parser = crate::config::parse_size)]
-    pub max_part_bytes: Option<u64>,
+    #[arg(long, value_name = "SIZE")]
+    pub max_part_bytes: Option<ByteSize>,
 
     #[command(flatten)]
     pub mapping: MappingArgs,
@@ -132,18 +190,17 @@ pub struct ConvertArgs {
 #[derive(Debug, Args)]
 pub struct MappingArgs {
     /// Rename a feature (repeatable).
-    #[arg(long, value_name = "OLD=NEW", value_parser = crate::config::parse_pair)]
-    pub rename: Vec<(String, String)>,
+    #[arg(long, value_name = "OLD=NEW")]
+    pub rename: Vec<Rename>,
 
     /// Cast a numeric feature to int32, int64, float or double, range-checked (repeatable).
-    #[arg(long, value_name = "NAME=TYPE", value_parser = crate::config::parse_cast)]
-    pub cast: Vec<(String, ofconvert_bridge::NumericType)>,
+    #[arg(long, value_name = "NAME=TYPE")]
+    pub cast: Vec<Cast>,
 
     /// Add an integer to every value of an integer feature, e.g. label=-1 for 0-based
     /// labels (repeatable).
-    #[arg(long, value_name = "NAME=DELTA", value_parser = crate::config::parse_offset,
-          allow_hyphen_values = true)]
-    pub offset: Vec<(String, i64)>,
+    #[arg(long, value_name = "NAME=DELTA", allow_hyphen_values = true)]
+    pub offset: Vec<Offset>,
 
     /// Keep only these features (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -161,7 +218,7 @@ pub struct Tf2ofArgs {
 
     /// Zero-padded width of part numbers (0: unpadded, part-0); OneFlow's
     /// part_name_suffix_length.
-    #[arg(long, default_value_t = 5, value_name = "N",
+    #[arg(long, default_value_t = DEFAULT_PART_DIGITS as u64, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=20))]
     pub part_digits: u64,
 
@@ -216,17 +273,23 @@ pub struct Of2tfArgs {
 
 #[derive(Debug, Args)]
 pub struct CatArgs {
-    /// Record files.
-    #[arg(required = true, value_name = "FILE")]
+    /// Record files, or directories to search for them (as count does).
+    #[arg(required = true, value_name = "PATH")]
     pub files: Vec<PathBuf>,
 
     /// Read the files as this format instead of telling it from their content.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<FormatArg>,
 
-    /// One JSON object per record (protobuf's JSON mapping) instead of text format.
+    /// One JSON object per record instead of text format: protobuf's JSON mapping, except
+    /// that bytes values that are UTF-8 text are shown as text (base64 for the others).
     #[arg(long)]
     pub json: bool,
+
+    /// Cut bytes values longer than N bytes (a JPEG, say) to their first N, marked
+    /// "... (123456 bytes)".
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<usize>,
 
     /// Print at most N records of each file.
     #[arg(short = 'n', long = "count", value_name = "N")]
@@ -234,7 +297,7 @@ pub struct CatArgs {
 
     /// Skip the first N records of each file.
     #[arg(long, value_name = "N", default_value_t = 0)]
-    pub offset: u64,
+    pub skip: u64,
 
     /// Each file holds one bare serialized message (what SerializeToString() writes), no
     /// framing.
@@ -297,6 +360,11 @@ pub struct SchemaArgs {
     /// Print the schema as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Read only the first N records of each dataset (the record files of one directory),
+    /// not every record.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -351,4 +419,9 @@ pub enum CompressionArg {
 pub enum FormatArg {
     Tf,
     Of,
+}
+
+/// Gives a flag shared by both directions the help text of one of them.
+fn help(arg: clap::Arg, text: &'static str) -> clap::Arg {
+    arg.help(text).long_help(text)
 }

@@ -1,9 +1,9 @@
-//! From parsed arguments to the engine's options: value parsers for clap, and the checks
-//! that need more than one argument.
+//! From parsed arguments to the engine's options, with the checks that need more than one
+//! argument.
 
-use ofconvert_bridge::{MappingSpec, NumericType, SequencePolicy};
+use ofconvert_bridge::{MappingSpec, SequencePolicy};
 use ofconvert_engine::{
-    Direction, ExistingOutput, ImagePolicy, OnCorrupt, OnEmpty, Options, Sizing,
+    Direction, ExistingOutput, ImagePolicy, NamedRule, Needs, OnCorrupt, OnEmpty, Options, Sizing,
 };
 use ofconvert_tfrecord::Compression;
 
@@ -12,84 +12,22 @@ use crate::cli::{
     Preset, SequenceArg, Tf2ofArgs,
 };
 
-/// `NAME=VALUE`, split at the last `=` so that a name may hold one (values never do).
-fn split_pair(text: &str) -> Result<(&str, &str), String> {
-    match text.rsplit_once('=') {
-        Some((name, value)) if !name.is_empty() && !value.is_empty() => Ok((name, value)),
-        _ => Err(format!("expected NAME=VALUE, got {text:?}")),
-    }
-}
-
-/// `OLD=NEW` for `--rename`. Split at the first `=`, as feature names rarely hold one
-/// and a new name that did would be surprising.
-pub fn parse_pair(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((old, new)) if !old.is_empty() && !new.is_empty() => {
-            Ok((old.to_owned(), new.to_owned()))
-        }
-        _ => Err(format!("expected OLD=NEW, got {text:?}")),
-    }
-}
-
-/// `NAME=TYPE` for `--cast`.
-pub fn parse_cast(text: &str) -> Result<(String, NumericType), String> {
-    let (name, kind) = split_pair(text)?;
-    Ok((name.to_owned(), kind.parse()?))
-}
-
-/// `NAME=DELTA` for `--offset`.
-pub fn parse_offset(text: &str) -> Result<(String, i64), String> {
-    let (name, delta) = split_pair(text)?;
-    let delta = delta
-        .parse()
-        .map_err(|err| format!("{delta:?} is not an integer: {err}"))?;
-    Ok((name.to_owned(), delta))
-}
-
-/// A byte size: a number with an optional `K`, `M`, `G` or `T` suffix (powers of 1024,
-/// an optional trailing `B` or `iB`).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let upper = text.trim().to_ascii_uppercase();
-    let upper = upper
-        .strip_suffix("IB")
-        .or_else(|| upper.strip_suffix('B'))
-        .unwrap_or(&upper);
-    let (digits, shift) = match upper.as_bytes().last() {
-        Some(b'K') => (&upper[..upper.len() - 1], 10),
-        Some(b'M') => (&upper[..upper.len() - 1], 20),
-        Some(b'G') => (&upper[..upper.len() - 1], 30),
-        Some(b'T') => (&upper[..upper.len() - 1], 40),
-        _ => (upper, 0),
-    };
-    let number: u64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size (like 1048576, 512K, 256M or 2G)"))?;
-    let size = number
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{text:?} is too large"))?;
-    if size == 0 {
-        return Err("the size must be at least 1 byte".to_owned());
-    }
-    Ok(size)
-}
-
 fn mapping(
     args: &MappingArgs,
     mut spec: MappingSpec,
     description: &mut Vec<String>,
 ) -> MappingSpec {
-    for (old, new) in &args.rename {
-        spec = spec.rename(old, new);
-        description.push(format!("--rename={old}={new}"));
+    for rename in &args.rename {
+        spec = spec.rename(&rename.old, &rename.new);
+        description.push(format!("--rename={rename}"));
     }
-    for (name, kind) in &args.cast {
-        spec = spec.cast(name, *kind);
-        description.push(format!("--cast={name}={kind}"));
+    for cast in &args.cast {
+        spec = spec.cast(&cast.name, cast.to);
+        description.push(format!("--cast={cast}"));
     }
-    for (name, delta) in &args.offset {
-        spec = spec.offset(name, *delta);
-        description.push(format!("--offset={name}={delta}"));
+    for offset in &args.offset {
+        spec = spec.offset(&offset.name, offset.delta);
+        description.push(format!("--offset={offset}"));
     }
     if !args.keep.is_empty() {
         spec = spec.keep(args.keep.iter().cloned());
@@ -104,13 +42,74 @@ fn mapping(
     spec
 }
 
+/// The input keys of the inception scripts' ImageNet records that `--preset imagenet`
+/// renames: a dataset with none of them is not what the preset is for.
+const IMAGENET_KEYS: [&str; 15] = [
+    "image/encoded",
+    "image/format",
+    "image/filename",
+    "image/colorspace",
+    "image/class/synset",
+    "image/class/text",
+    "image/object/bbox/xmin",
+    "image/object/bbox/xmax",
+    "image/object/bbox/ymin",
+    "image/object/bbox/ymax",
+    "image/height",
+    "image/width",
+    "image/channels",
+    "image/class/label",
+    "image/object/bbox/label",
+];
+
+/// The mapping rules as they were written on the command line, each with the input
+/// features it names, for the engine to check against the data before converting.
+pub fn named_rules(args: &MappingArgs, preset: Option<Preset>) -> Vec<NamedRule> {
+    let mut rules = Vec::new();
+    if let Some(Preset::Imagenet) = preset {
+        rules.push(NamedRule {
+            rule: "--preset imagenet".to_owned(),
+            features: IMAGENET_KEYS.iter().map(|key| key.to_string()).collect(),
+            needs: Needs::Any,
+        });
+    }
+    for rename in &args.rename {
+        rules.push(NamedRule::one(
+            format!("--rename {rename}"),
+            &rename.old,
+            Needs::Each,
+        ));
+    }
+    for cast in &args.cast {
+        rules.push(NamedRule::one(
+            format!("--cast {cast}"),
+            &cast.name,
+            Needs::Each,
+        ));
+    }
+    for offset in &args.offset {
+        rules.push(NamedRule::one(
+            format!("--offset {offset}"),
+            &offset.name,
+            Needs::Each,
+        ));
+    }
+    for name in &args.keep {
+        rules.push(NamedRule::one(format!("--keep {name}"), name, Needs::Keep));
+    }
+    for name in &args.drop {
+        rules.push(NamedRule::one(format!("--drop {name}"), name, Needs::Each));
+    }
+    rules
+}
+
 fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Options {
     let mut options = Options::new(direction);
     options.part_prefix = args.part_prefix.clone();
     options.sizing = Sizing {
         parts: args.parts,
         records_per_part: args.records_per_part,
-        max_part_bytes: args.max_part_bytes,
+        max_part_bytes: args.max_part_bytes.map(|size| size.0),
     };
     options.verify_checksums = !args.no_verify;
     options.sync = !args.no_sync;
@@ -201,37 +200,6 @@ pub fn of2tf_options(args: &Of2tfArgs, jobs: Option<u64>) -> Result<Options, Str
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("1048576"), Ok(1 << 20));
-        assert_eq!(parse_size("512K"), Ok(512 << 10));
-        assert_eq!(parse_size("256m"), Ok(256 << 20));
-        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
-        assert_eq!(parse_size("3MB"), Ok(3 << 20));
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("99999999999T").is_err());
-    }
-
-    #[test]
-    fn pairs() {
-        assert_eq!(
-            parse_offset("image/class/label=-1"),
-            Ok(("image/class/label".to_owned(), -1))
-        );
-        assert_eq!(
-            parse_cast("a=b=int32"),
-            Ok(("a=b".to_owned(), NumericType::Int32))
-        );
-        assert_eq!(
-            parse_pair("old=new"),
-            Ok(("old".to_owned(), "new".to_owned()))
-        );
-        assert!(parse_pair("=new").is_err());
-        assert!(parse_offset("label=one").is_err());
-        assert!(parse_cast("label=int8").is_err());
-    }
 
     #[test]
     fn prefixes() {

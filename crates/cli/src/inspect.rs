@@ -1,14 +1,21 @@
 //! `count`, `verify`, `schema` and `index`: the engine looks, this prints.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
 
-use ofconvert_engine::{error_chain, Expanded, Format, OneflowReader, Schema};
+use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
+use ofconvert_engine::{
+    error_chain, ErrorKind, Event, Expanded, Format, OneflowReader, ProgressFn, Schema,
+};
 use serde_json::json;
 
 use crate::cli::{CountArgs, FormatArg, IndexArgs, SchemaArgs, VerifyArgs};
 use crate::exit_codes::ExitCode;
-use crate::progress::{plural, plural_u64};
+use crate::progress::{plural, plural_u64, Progress};
+use crate::style::{error, warning};
 
 fn format_of(arg: Option<FormatArg>) -> Option<Format> {
     arg.map(|format| match format {
@@ -21,18 +28,91 @@ fn jobs_of(jobs: Option<u64>) -> usize {
     jobs.map_or(0, |jobs| jobs as usize)
 }
 
-/// Finds the record files; reports the paths that are not and what could not be searched,
-/// and says whether any named path was an error.
-fn expand(paths: &[PathBuf], format: Option<Format>) -> (Expanded, bool) {
+/// How an inspection went, for its exit code.
+#[derive(Clone, Copy, Debug, Default)]
+struct Outcome {
+    /// Some file could not be read, or held a problem.
+    failed: bool,
+    /// A path named on the command line does not exist.
+    missing: bool,
+}
+
+impl Outcome {
+    fn exit_code(self) -> ExitCode {
+        if self.missing {
+            ExitCode::Usage
+        } else {
+            ExitCode::failure_if(self.failed)
+        }
+    }
+}
+
+/// Finds the record files; reports the paths that are not, what could not be searched, and
+/// the directories named that hold no record file (an empty answer is no success).
+fn expand(paths: &[PathBuf], format: Option<Format>) -> (Expanded, Outcome) {
     let expanded = ofconvert_engine::expand_paths(paths, format);
+    let mut outcome = Outcome::default();
     for err in &expanded.errors {
-        eprintln!("ofconvert: {}", error_chain(err));
+        error!("{}", error_chain(err));
+        outcome.failed = true;
+        outcome.missing |= matches!(err.kind(), ErrorKind::InputMissing);
     }
     for skipped in &expanded.skipped {
-        eprintln!("ofconvert: skipped {}: {}", skipped.path, skipped.reason);
+        warning!("skipped {}: {}", skipped.path, skipped.reason);
     }
-    let failed = !expanded.errors.is_empty();
-    (expanded, failed)
+    outcome.failed |= report_empty_directories(paths, &expanded.files);
+    (expanded, outcome)
+}
+
+/// Names each directory of `paths` under which none of `files` lies; true if there is one.
+fn report_empty_directories(paths: &[PathBuf], files: &[(PathBuf, Format)]) -> bool {
+    let mut any = false;
+    for dir in paths.iter().filter(|path| path.is_dir()) {
+        if !files.iter().any(|(file, _)| file.starts_with(dir)) {
+            error!("no record files found under {}", dir.display());
+            any = true;
+        }
+    }
+    any
+}
+
+/// Runs `work` on a worker thread while this thread draws the bytes it reads: a bar on a
+/// terminal, as the converters draw, and nothing elsewhere.
+fn with_progress<T: Send>(
+    files: &[(PathBuf, Format)],
+    quiet: bool,
+    work: impl FnOnce(ProgressFn<'_>) -> T + Send,
+) -> T {
+    let mut progress = Progress::bar_only(quiet);
+    let bytes = files
+        .iter()
+        .filter_map(|(path, _)| std::fs::metadata(path).ok())
+        .map(|meta| meta.len())
+        .sum();
+    progress.handle(Event::Started {
+        datasets: 0,
+        files: files.len(),
+        bytes,
+    });
+    let (sender, receiver) = mpsc::channel::<Event>();
+    let result = thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let report = |event: Event| {
+                // The receiver lives until this thread ends.
+                let _ = sender.send(event);
+            };
+            work(&report)
+        });
+        for event in receiver {
+            progress.handle(event);
+        }
+        worker.join()
+    });
+    progress.finish();
+    match result {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// Ends quietly when stdout is closed (`| head`): that is not a failure.
@@ -43,16 +123,19 @@ fn finish_output(result: io::Result<()>) -> io::Result<()> {
     }
 }
 
-pub fn count(args: &CountArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
-    let (expanded, mut failed) = expand(&args.paths, format_of(args.format));
-    let results = ofconvert_engine::count_files(&expanded.files, !args.no_verify, jobs_of(jobs));
+pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
+    let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
+    let files = &expanded.files;
+    let results = with_progress(files, quiet, |progress| {
+        ofconvert_engine::count_files(files, !args.no_verify, jobs_of(jobs), progress)
+    });
     let mut counts = Vec::new();
     for result in results {
         match result {
             Ok(count) => counts.push(count),
             Err(err) => {
-                failed = true;
-                eprintln!("ofconvert: {}", error_chain(&err));
+                outcome.failed = true;
+                error!("{}", error_chain(&err));
             }
         }
     }
@@ -76,15 +159,18 @@ pub fn count(args: &CountArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
         out.flush()
     })();
     finish_output(written)?;
-    Ok(ExitCode::failure_if(failed))
+    Ok(outcome.exit_code())
 }
 
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut failed) = expand(&args.paths, format_of(args.format));
-    let results = ofconvert_engine::verify_files(&expanded.files, jobs_of(jobs));
+    let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
+    let files = &expanded.files;
+    let results = with_progress(files, quiet, |progress| {
+        ofconvert_engine::verify_files(files, jobs_of(jobs), progress)
+    });
     let problems: usize = results.iter().map(|r| r.problems.len()).sum();
     let good: u64 = results.iter().map(|r| r.good_records).sum();
-    failed |= problems > 0;
+    outcome.failed |= problems > 0;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let written = (|| {
@@ -144,19 +230,24 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
         out.flush()
     })();
     finish_output(written)?;
-    Ok(ExitCode::failure_if(failed))
+    Ok(outcome.exit_code())
 }
 
-pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> {
+pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let format = format_of(args.format);
-    let (expanded, mut failed) = expand(&args.paths, format);
-    let (schema, errors) = ofconvert_engine::collect_schema(&expanded.files, jobs_of(jobs));
+    let (expanded, mut outcome) = expand(&args.paths, format);
+    let files = &expanded.files;
+    let (schema, errors) = with_progress(files, quiet, |progress| {
+        ofconvert_engine::collect_schema(files, jobs_of(jobs), args.sample, progress)
+    });
     for err in &errors {
-        failed = true;
-        eprintln!("ofconvert: {}", error_chain(err));
+        outcome.failed = true;
+        error!("{}", error_chain(err));
     }
     let text = if args.json {
-        let mut text = serde_json::to_string_pretty(&schema)?;
+        let mut value = serde_json::to_value(&schema)?;
+        value["warnings"] = json!(schema.warnings());
+        let mut text = serde_json::to_string_pretty(&value)?;
         text.push('\n');
         text
     } else if args.oneflow {
@@ -172,17 +263,17 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>) -> anyhow::Result<ExitCode> 
     // The warnings are about OneFlow's reader and decoders: nothing to TensorFlow's parser.
     if !args.json && !args.tf {
         for warning in schema.warnings() {
-            eprintln!("warning: {warning}");
+            warning!("{warning}");
         }
     }
-    Ok(ExitCode::failure_if(failed))
+    Ok(outcome.exit_code())
 }
 
 /// The `OFRecordReader(...)` call for the schema's records: the dataset's own when one
 /// OneFlow dataset directory was given, else the one `tf2of` would make of the files.
 fn oneflow_reader(paths: &[PathBuf], expanded: &Expanded) -> String {
     if let [dir] = paths {
-        if let Some(reader) = ofconvert_engine::oneflow_reader_for(dir, "part-") {
+        if let Some(reader) = ofconvert_engine::oneflow_reader_for(dir, DEFAULT_PART_PREFIX) {
             return reader.python;
         }
     }
@@ -192,7 +283,13 @@ fn oneflow_reader(paths: &[PathBuf], expanded: &Expanded) -> String {
         .filter(|(path, _)| std::fs::metadata(path).is_ok_and(|meta| meta.len() > 0))
         .count()
         .max(1);
-    OneflowReader::new(Path::new("OUT"), parts as u64, "part-", 5).python
+    OneflowReader::new(
+        Path::new("OUT"),
+        parts as u64,
+        DEFAULT_PART_PREFIX,
+        DEFAULT_PART_DIGITS,
+    )
+    .python
 }
 
 fn table(schema: &Schema, files: usize) -> String {
@@ -270,23 +367,61 @@ fn table(schema: &Schema, files: usize) -> String {
     text
 }
 
+/// Where the index of `file` goes: beside it, or under `output_dir` at the path `file` has
+/// relative to the directory named on the command line that holds it (a file named itself
+/// keeps only its name).
+fn index_path(file: &Path, roots: &[PathBuf], output_dir: Option<&Path>) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(INDEX_SUFFIX);
+    let Some(output_dir) = output_dir else {
+        return file.with_file_name(name);
+    };
+    let relative = roots
+        .iter()
+        .filter(|root| root.is_dir())
+        .find_map(|root| file.strip_prefix(root).ok())
+        .and_then(Path::parent)
+        .unwrap_or(Path::new(""));
+    output_dir.join(relative).join(name)
+}
+
 pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut failed) = expand(&args.paths, Some(Format::Tf));
-    if let Some(dir) = &args.output_dir {
-        std::fs::create_dir_all(dir).map_err(|err| ofconvert_engine::Error::io(dir, err))?;
+    let found = ofconvert_engine::expand_paths(&args.paths, None);
+    let mut outcome = Outcome::default();
+    for err in &found.errors {
+        error!("{}", error_chain(err));
+        outcome.failed = true;
+        outcome.missing |= matches!(err.kind(), ErrorKind::InputMissing);
     }
+    for skipped in &found.skipped {
+        warning!("skipped {}: {}", skipped.path, skipped.reason);
+    }
+    // OneFlow parts met in a directory are no TFRecord files to index: passed over. One
+    // named on the command line is a mistake worth a word.
+    let mut files = Vec::new();
+    for (path, format) in found.files {
+        match format {
+            Format::Tf => files.push((path, format)),
+            Format::Of if args.paths.contains(&path) => {
+                error!(
+                    "{}: an OFRecord file: index writes indexes of TFRecord files",
+                    path.display()
+                );
+                outcome.failed = true;
+            }
+            Format::Of => {}
+        }
+    }
+    outcome.failed |= report_empty_directories(&args.paths, &files);
+    let results = with_progress(&files, quiet, |progress| {
+        write_indexes(&files, args, progress)
+    });
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut written = Ok(());
-    for (path, _) in &expanded.files {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".idx");
-        let index = match &args.output_dir {
-            Some(dir) => dir.join(name),
-            None => path.with_file_name(name),
-        };
-        match ofconvert_engine::write_index(path, &index) {
-            Ok(records) if !quiet && written.is_ok() => {
+    for result in results {
+        match result {
+            Ok((index, records)) if !quiet && written.is_ok() => {
                 written = writeln!(
                     out,
                     "{}: {records} record{}",
@@ -295,12 +430,53 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
                 );
             }
             Ok(_) => {}
-            Err(err) => {
-                failed = true;
-                eprintln!("ofconvert: {}", error_chain(&err));
+            Err(message) => {
+                outcome.failed = true;
+                error!("{message}");
             }
         }
     }
     finish_output(written.and_then(|()| out.flush()))?;
-    Ok(ExitCode::failure_if(failed))
+    Ok(outcome.exit_code())
+}
+
+/// Writes the index of each file; for each, where it went and its records, or what went
+/// wrong.
+fn write_indexes(
+    files: &[(PathBuf, Format)],
+    args: &IndexArgs,
+    progress: ProgressFn<'_>,
+) -> Vec<Result<(PathBuf, u64), String>> {
+    let mut results = Vec::new();
+    let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
+    for (path, _) in files {
+        let index = index_path(path, &args.paths, args.output_dir.as_deref());
+        match sources.get(&index) {
+            Some(source) if source == path => continue,
+            Some(source) => {
+                results.push(Err(format!(
+                    "{}: not written: the index of {} went there in this run",
+                    index.display(),
+                    source.display()
+                )));
+                continue;
+            }
+            None => {
+                sources.insert(index.clone(), path.clone());
+            }
+        }
+        if let Some(dir) = index.parent() {
+            if let Err(err) = std::fs::create_dir_all(dir) {
+                let err = ofconvert_engine::Error::io(dir, err);
+                results.push(Err(error_chain(&err)));
+                continue;
+            }
+        }
+        results.push(
+            ofconvert_engine::write_index(path, &index, progress)
+                .map(|records| (index, records))
+                .map_err(|err| error_chain(&err)),
+        );
+    }
+    results
 }

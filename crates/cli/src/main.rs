@@ -5,9 +5,14 @@ mod cat;
 mod cli;
 mod config;
 mod exit_codes;
+mod hints;
+mod inputs;
 mod inspect;
 mod progress;
 mod report;
+mod shown;
+mod style;
+mod values;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -15,16 +20,17 @@ use std::sync::mpsc;
 use std::thread;
 
 use anyhow::Context as _;
-use clap::Parser;
-use ofconvert_engine::{Event, Options};
+use clap::{CommandFactory, Parser};
+use ofconvert_engine::{Event, NamedRule, Options};
 
 use crate::cli::{Cli, Command, ConvertArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::Progress;
+use crate::style::Style;
 
 /// A mistake in how the tool was called, found after clap's own checks.
 #[derive(Debug)]
-struct UsageError(String);
+pub struct UsageError(pub String);
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -40,7 +46,7 @@ fn main() {
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("ofconvert: {err:#}");
+            style::error!("{err:#}");
             let usage = err.downcast_ref::<UsageError>().is_some()
                 || err
                     .downcast_ref::<ofconvert_engine::Error>()
@@ -89,25 +95,61 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Tf2of(args) => {
             let options = config::tf2of_options(args, jobs).map_err(UsageError)?;
-            convert(options, &args.common, quiet)
+            let rules = config::named_rules(&args.common.mapping, args.preset);
+            convert(options, &rules, &args.common, quiet)
         }
         Command::Of2tf(args) => {
+            if args.common.inputs.len() > 1 {
+                return Err(UsageError(
+                    "of2tf takes one input: a OneFlow dataset or a tree of them".to_owned(),
+                )
+                .into());
+            }
             let options = config::of2tf_options(args, jobs).map_err(UsageError)?;
-            convert(options, &args.common, quiet)
+            let rules = config::named_rules(&args.common.mapping, None);
+            convert(options, &rules, &args.common, quiet)
         }
         Command::Cat(args) => cat::run(args),
-        Command::Count(args) => inspect::count(args, jobs),
+        Command::Count(args) => inspect::count(args, jobs, quiet),
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
-        Command::Schema(args) => inspect::schema(args, jobs),
+        Command::Schema(args) => inspect::schema(args, jobs, quiet),
         Command::Index(args) => inspect::index(args, quiet),
+        Command::Completions(args) => {
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "ofconvert", &mut script);
+            print_all(&script)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            print_all(&page)
+        }
+    }
+}
+
+/// Writes `bytes` to stdout; a closed pipe (`| head`) is no failure.
+fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(ExitCode::Success),
     }
 }
 
 /// Runs a conversion on a worker thread while this thread draws its progress, then
 /// reports.
-fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+fn convert(
+    options: Options,
+    rules: &[NamedRule],
+    args: &ConvertArgs,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
     stop_on_signals(&options.interrupt)?;
-    let plan = ofconvert_engine::plan(&args.input, &args.output, &options)?;
+    let direction = options.direction;
+    let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;
+    ofconvert_engine::check_rules(&mut plan, rules);
+    let plan_input = plan.input.clone();
+    let output_existed = args.output.exists();
     let mut progress = Progress::new(quiet);
     let (sender, receiver) = mpsc::channel::<Event>();
     let outcome = thread::scope(|scope| {
@@ -128,19 +170,35 @@ fn convert(options: Options, args: &ConvertArgs, quiet: bool) -> anyhow::Result<
         Ok(result) => result.context("the conversion could not start")?,
         Err(panic) => std::panic::resume_unwind(panic),
     };
+    if !output_existed {
+        // A run that wrote nothing leaves no empty directory behind (one that holds
+        // something is not removed).
+        let _ = std::fs::remove_dir(&args.output);
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     // A closed stdout (`| head`) must not hide the exit status: write errors are ignored.
     if args.json {
-        let _ = serde_json::to_writer_pretty(&mut out, &summary);
+        let mut value = serde_json::to_value(&summary)?;
+        value["warnings"] = serde_json::json!(report::warnings(&summary));
+        let _ = serde_json::to_writer_pretty(&mut out, &value);
         let _ = writeln!(out);
     } else if !quiet {
         let _ = report::write_report(&mut out, &summary);
     }
     let _ = out.flush();
-    let _ = report::write_failures(&mut io::stderr().lock(), &summary);
+    let style = Style::stderr();
+    if !quiet {
+        let _ = report::write_warnings(&mut io::stderr().lock(), &summary, style);
+    }
+    let _ = report::write_failures(&mut io::stderr().lock(), &summary, style);
     if summary.datasets.is_empty() && !args.json && quiet {
-        eprintln!("ofconvert: nothing to convert in {}", summary.input);
+        style::error!("nothing to convert in {}", summary.input);
+    }
+    if summary.datasets.is_empty() {
+        if let Some(hint) = hints::nothing_found(&plan_input, direction, &args.part_prefix) {
+            style::error!("hint: {hint}");
+        }
     }
     if summary.interrupted {
         let _ = report::write_interrupted(&mut io::stderr().lock(), &summary);

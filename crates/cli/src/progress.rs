@@ -39,6 +39,16 @@ impl Progress {
         }
     }
 
+    /// For the inspecting commands: a bar when stderr is a terminal, else nothing (their
+    /// output is the report).
+    pub fn bar_only(quiet: bool) -> Progress {
+        let mut progress = Progress::new(quiet);
+        if matches!(progress.mode, Mode::Plain) {
+            progress.mode = Mode::Quiet;
+        }
+        progress
+    }
+
     pub fn handle(&mut self, event: Event) {
         match event {
             Event::Started {
@@ -126,7 +136,9 @@ impl Progress {
         if let Mode::Bar(Some(bar)) = &self.mode {
             // Finished datasets are printed above the bar; the line itself stays short
             // enough for an 80-column terminal.
-            bar.set_message(format!("{} records", self.records));
+            if self.records > 0 {
+                bar.set_message(format!("{} records", self.records));
+            }
         }
     }
 

@@ -7,6 +7,7 @@ use indicatif::HumanBytes;
 use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, Summary};
 
 use crate::progress::{plural, plural_u64};
+use crate::style::Style;
 
 /// Tells what an interrupted run finished, what it removed, and how to finish it.
 pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
@@ -152,9 +153,6 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
                 writeln!(out, "        {detail}")?;
             }
         }
-        for warning in &manifest.warnings {
-            writeln!(out, "      warning: {warning}")?;
-        }
     }
     if !good.is_empty() {
         writeln!(out)?;
@@ -186,13 +184,53 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     Ok(())
 }
 
+/// Every warning of a run, `DATASET: what`: what would abort OneFlow (a feature missing from
+/// some records, a kind that varies), shards missing from a family.
+pub fn warnings(summary: &Summary) -> Vec<String> {
+    summary
+        .datasets
+        .iter()
+        .filter_map(|dataset| Some((&dataset.name, dataset.manifest.as_ref()?)))
+        .flat_map(|(name, manifest)| {
+            manifest
+                .warnings
+                .iter()
+                .map(move |warning| format!("{name}: {warning}"))
+        })
+        .collect()
+}
+
+/// Writes the warnings, for stderr.
+pub fn write_warnings(out: &mut impl Write, summary: &Summary, style: Style) -> io::Result<()> {
+    for warning in warnings(summary) {
+        writeln!(out, "{} {warning}", style.warning_prefix())?;
+    }
+    Ok(())
+}
+
+/// The hint a failure needs to be fixed, when a flag fixes it.
+fn hint(summary: &Summary) -> Option<&'static str> {
+    let inexact = summary.datasets.iter().any(|dataset| {
+        dataset.status == DatasetStatus::Failed
+            && dataset
+                .error
+                .as_deref()
+                .is_some_and(|error| error.contains("is not exactly representable as float"))
+    });
+    (inexact && summary.direction == Direction::OfToTf).then_some(
+        "a double that float cannot hold exactly fails its dataset: pass --lossy to round \
+         such doubles to the nearest float",
+    )
+}
+
 /// Writes the failures, for stderr: input that could not be read, datasets that failed.
-pub fn write_failures(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
+pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> io::Result<()> {
+    let prefix = style.error_prefix();
     if !summary.unreadable.is_empty() {
         let count = summary.unreadable.len();
         writeln!(
             out,
-            "ofconvert: {count} input path{} could not be read; any records in {} are not in \
+            "{prefix} {count} input path{} could not be read; any records in {} are not in \
              the output:",
             plural(count),
             if count == 1 { "it" } else { "them" }
@@ -206,7 +244,7 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary) -> io::Result<()>
     }
     writeln!(
         out,
-        "ofconvert: {} dataset{} failed; nothing of {} was left in the output:",
+        "{prefix} {} dataset{} failed; nothing of {} was left in the output:",
         summary.failed,
         plural(summary.failed),
         if summary.failed == 1 { "it" } else { "them" }
@@ -220,6 +258,9 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary) -> io::Result<()>
                 dataset.error.as_deref().unwrap_or("unknown error")
             )?;
         }
+    }
+    if let Some(hint) = hint(summary) {
+        writeln!(out, "{prefix} hint: {hint}")?;
     }
     Ok(())
 }

@@ -26,6 +26,8 @@ pub(crate) struct Chunk {
     pub(crate) dataset: usize,
     /// The work item's number in its dataset, which orders its parts.
     pub(crate) index: usize,
+    /// How many work items the dataset has.
+    pub(crate) of: usize,
     pub(crate) segments: Vec<Segment>,
 }
 
@@ -62,14 +64,20 @@ pub(crate) fn plan_chunks(
     let sizing = options.sizing;
     let inputs = &dataset.inputs;
     if !sizing.reshards() {
-        return Ok(inputs
+        let non_empty: Vec<usize> = inputs
             .iter()
             .enumerate()
             .filter(|(_, input)| input.size > 0)
+            .map(|(input, _)| input)
+            .collect();
+        let of = non_empty.len();
+        return Ok(non_empty
+            .into_iter()
             .enumerate()
-            .map(|(index, (input, _))| Chunk {
+            .map(|(index, input)| Chunk {
                 dataset: dataset_index,
                 index,
+                of,
                 segments: vec![Segment {
                     input,
                     first: 0,
@@ -85,6 +93,7 @@ pub(crate) fn plan_chunks(
         .collect::<Result<Vec<_>, _>>()?;
     let total: u64 = counts.iter().map(|count| count.records).sum();
     let bounds = part_bounds(total, sizing.parts, sizing.records_per_part);
+    let of = bounds.len() - 1;
     let mut chunks = Vec::new();
     for (index, range) in bounds.windows(2).enumerate() {
         let (from, to) = (range[0], range[1]);
@@ -111,6 +120,7 @@ pub(crate) fn plan_chunks(
         chunks.push(Chunk {
             dataset: dataset_index,
             index,
+            of,
             segments,
         });
     }

@@ -11,7 +11,7 @@ use ofconvert_bridge::{ErrorKind as MappingErrorKind, Transcoder};
 use crate::chunk::{plan_chunks, Chunk, ChunkOutput};
 use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
-use crate::layout;
+
 use crate::options::{Direction, OnCorrupt, OnEmpty, Options};
 use crate::output::{self, frame_len, PartWriter};
 use crate::plan::{tf_file_stem, Plan};
@@ -55,6 +55,9 @@ struct JobState {
 /// What every worker shares.
 struct Context<'a> {
     options: &'a Options,
+    /// Where the inputs are read.
+    input_storage: &'a dyn Storage,
+    /// Where the output is written.
     storage: &'a dyn Storage,
     progress: ProgressFn<'a>,
     input_format: Format,
@@ -104,9 +107,10 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         mut datasets,
         skipped,
         unreadable,
-        storage,
+        input_storage,
+        output_storage,
     } = plan;
-    let storage = &*storage;
+    let storage = &*output_storage;
     storage
         .create_dir_all(&output)
         .map_err(|err| Error::io(&output, err))?;
@@ -131,6 +135,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
     let settings = options.settings();
     let context = Context {
         options,
+        input_storage: &*input_storage,
         storage,
         progress,
         input_format: match direction {
@@ -262,7 +267,7 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
         .enumerate()
         .map(|(index, run)| match run {
             DatasetRun::Converting(job) => Some(plan_chunks(
-                context.storage,
+                context.input_storage,
                 context.options,
                 context.input_format,
                 index,
@@ -384,13 +389,12 @@ fn convert_chunk(
 ) -> Result<(), Stop> {
     let options = context.options;
     let dataset = job.target.dataset;
-    let dir = &dataset.output_dir;
     let mut unreported = 0u64;
     let mut next_sub = 0usize;
     for segment in &chunk.segments {
         let input = &dataset.inputs[segment.input];
         let mut reader = RecordReader::open_at(
-            context.storage,
+            context.input_storage,
             &input.path,
             context.input_format,
             options.verify_checksums,
@@ -441,10 +445,6 @@ fn convert_chunk(
                     .of_to_tf(&worker.record, &mut worker.converted),
             };
             if let Err(err) = converted {
-                let at = crate::error::Position {
-                    offset: at.offset,
-                    record: at.index,
-                };
                 match skippable(err.kind(), options) {
                     Some(Skip::Empty) => output.skipped.empty += 1,
                     Some(Skip::Corrupt) => output
@@ -491,7 +491,7 @@ fn convert_chunk(
             if writer.is_none() {
                 *writer = Some(PartWriter::create(
                     context.storage,
-                    dir.join(layout::temp_part_name(chunk.index, next_sub)),
+                    job.target.part_path(chunk.index, chunk.of, next_sub),
                     context.input_format,
                     options.compression,
                 )?);

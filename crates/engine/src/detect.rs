@@ -101,12 +101,23 @@ pub fn has_record_name(name: &str) -> bool {
     false
 }
 
+/// Whether `name` is metadata a known tool keeps beside its records: TFDS's
+/// `dataset_info.json` and `features.json`. Not records, and no surprise to find: commands
+/// pass over them without listing them as skipped.
+pub fn is_known_metadata(name: &str) -> bool {
+    matches!(name, "dataset_info.json" | "features.json")
+}
+
 /// Whether the content of `path` is a TFRecord stream: its first record's length checksum
 /// holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream that decodes to
 /// nothing, is not (there is no record to tell by).
 pub fn looks_like_tfrecord(path: &Path) -> io::Result<bool> {
-    let file = File::open(path)?;
-    let (mut reader, _) = Reader::sniffed(file, ReaderOptions::default())?;
+    is_tfrecord_stream(File::open(path)?)
+}
+
+/// [`looks_like_tfrecord`] of a stream read from its start.
+pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
+    let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
     Ok(match reader.skip_record() {
         Ok(found) => found.is_some(),
         // The header checked out; only the rest of the record is missing.

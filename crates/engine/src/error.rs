@@ -4,6 +4,8 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::records::RecordAt;
+
 /// An error while planning, converting or inspecting, with the file and the place in it
 /// when they are known.
 ///
@@ -110,24 +112,24 @@ impl Error {
         Error::new(ErrorKind::Io(err)).in_file(path)
     }
 
-    pub(crate) fn tfrecord(path: &Path, base: Position, err: ofconvert_tfrecord::Error) -> Error {
-        let (offset, record) = (base.offset + err.offset(), base.record + err.index());
+    pub(crate) fn tfrecord(path: &Path, base: RecordAt, err: ofconvert_tfrecord::Error) -> Error {
+        let (offset, record) = (base.offset + err.offset(), base.index + err.index());
         Error::new(ErrorKind::TfRecord(err.into_kind()))
             .in_file(path)
             .at(offset, record)
     }
 
-    pub(crate) fn ofrecord(path: &Path, base: Position, err: ofconvert_ofrecord::Error) -> Error {
-        let (offset, record) = (base.offset + err.offset(), base.record + err.index());
+    pub(crate) fn ofrecord(path: &Path, base: RecordAt, err: ofconvert_ofrecord::Error) -> Error {
+        let (offset, record) = (base.offset + err.offset(), base.index + err.index());
         Error::new(ErrorKind::OfRecord(err.into_kind()))
             .in_file(path)
             .at(offset, record)
     }
 
-    pub(crate) fn mapping(path: &Path, at: Position, err: ofconvert_bridge::Error) -> Error {
+    pub(crate) fn mapping(path: &Path, at: RecordAt, err: ofconvert_bridge::Error) -> Error {
         Error::new(ErrorKind::Mapping(err))
             .in_file(path)
-            .at(at.offset, at.record)
+            .at(at.offset, at.index)
     }
 
     /// Attaches the file the error is about (kept if one is already attached).
@@ -192,13 +194,6 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
     message
 }
 
-/// A place in a record file: a byte offset and a record index.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Position {
-    pub(crate) offset: u64,
-    pub(crate) record: u64,
-}
-
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -206,6 +201,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::TfRecord(kind) => kind.fmt(f),
             ErrorKind::OfRecord(kind) => kind.fmt(f),
             ErrorKind::Mapping(err) => err.fmt(f),
+            // The bridge's own word for a spec that contradicts itself already says so.
+            ErrorKind::InvalidMapping(err)
+                if matches!(err.kind(), ofconvert_bridge::ErrorKind::InvalidSpec(_)) =>
+            {
+                err.fmt(f)
+            }
             ErrorKind::InvalidMapping(err) => write!(f, "invalid mapping: {err}"),
             ErrorKind::InputMissing => f.write_str("no such file or directory"),
             ErrorKind::OutputNotEmpty { found, more } => {

@@ -11,11 +11,14 @@ use serde::Serialize;
 
 use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
+use crate::layout::{self, DEFAULT_PART_PREFIX};
 use crate::manifest::OneflowReader;
 use crate::output;
 use crate::plan::{is_symlink, SkippedFile};
+use crate::progress::ProgressFn;
 use crate::records::RecordReader;
 use crate::schema::{Schema, SchemaBuilder};
+use crate::storage::LocalFs;
 
 /// The record files named by some paths.
 #[derive(Debug, Default)]
@@ -110,8 +113,11 @@ fn judge(path: &Path, format: Option<Format>) -> std::io::Result<Option<Format>>
         return Ok(None);
     };
     let name = name.to_string_lossy();
+    if layout::is_own_file(&name) || detect::is_known_metadata(&name) {
+        return Ok(None);
+    }
     let tf_by_name = detect::has_record_name(&name);
-    let of_by_name = part_number(&name, "part-").is_some();
+    let of_by_name = part_number(&name, DEFAULT_PART_PREFIX).is_some();
     Ok(match format {
         Some(Format::Tf) => {
             (tf_by_name || detect::looks_like_tfrecord(path)?).then_some(Format::Tf)
@@ -172,7 +178,26 @@ pub struct FileCount {
 ///
 /// When the file cannot be read or its framing is damaged.
 pub fn count_file(path: &Path, format: Format, verify: bool) -> Result<FileCount, Error> {
-    let mut reader = RecordReader::open(path, Some(format), verify)?;
+    count_file_reporting(path, format, verify, &|_| {})
+}
+
+/// Opens `path` in `format`, reporting the bytes read to `progress`.
+fn open_reporting<'a>(
+    path: &Path,
+    format: Format,
+    verify: bool,
+    progress: ProgressFn<'a>,
+) -> Result<RecordReader<'a>, Error> {
+    RecordReader::open_at(&LocalFs, path, format, verify, None, Some(progress))
+}
+
+fn count_file_reporting(
+    path: &Path,
+    format: Format,
+    verify: bool,
+    progress: ProgressFn<'_>,
+) -> Result<FileCount, Error> {
+    let mut reader = open_reporting(path, format, verify, progress)?;
     while reader.skip()?.is_some() {}
     let bytes = fs::metadata(path)
         .map_err(|err| Error::io(path, err))?
@@ -186,13 +211,16 @@ pub fn count_file(path: &Path, format: Format, verify: bool) -> Result<FileCount
     })
 }
 
-/// [`count_file`] over many files in parallel.
+/// [`count_file`] over many files in parallel, reporting the bytes read to `progress`.
 pub fn count_files(
     files: &[(PathBuf, Format)],
     verify: bool,
     jobs: usize,
+    progress: ProgressFn<'_>,
 ) -> Vec<Result<FileCount, Error>> {
-    map_files(files, jobs, |path, format| count_file(path, format, verify))
+    map_files(files, jobs, |path, format| {
+        count_file_reporting(path, format, verify, progress)
+    })
 }
 
 /// What verifying one file found.
@@ -212,13 +240,17 @@ pub struct Verification {
 /// (Example or SequenceExample for TFRecord, OFRecord for OFRecord). Goes on past damage
 /// that leaves the framing intact, so that every such problem is reported.
 pub fn verify_file(path: &Path, format: Format) -> Verification {
+    verify_file_reporting(path, format, &|_| {})
+}
+
+fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) -> Verification {
     let mut verification = Verification {
         path: path.to_path_buf(),
         format,
         good_records: 0,
         problems: Vec::new(),
     };
-    let mut reader = match RecordReader::open(path, Some(format), true) {
+    let mut reader = match open_reporting(path, format, true, progress) {
         Ok(reader) => reader,
         Err(err) => {
             verification.problems.push(err);
@@ -235,14 +267,7 @@ pub fn verify_file(path: &Path, format: Format) -> Verification {
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,
-                    Err(err) => verification.problems.push(Error::mapping(
-                        path,
-                        crate::error::Position {
-                            offset: at.offset,
-                            record: at.index,
-                        },
-                        err,
-                    )),
+                    Err(err) => verification.problems.push(Error::mapping(path, at, err)),
                 }
             }
             Ok(None) => break,
@@ -258,9 +283,15 @@ pub fn verify_file(path: &Path, format: Format) -> Verification {
     verification
 }
 
-/// [`verify_file`] over many files in parallel.
-pub fn verify_files(files: &[(PathBuf, Format)], jobs: usize) -> Vec<Verification> {
-    map_files(files, jobs, verify_file)
+/// [`verify_file`] over many files in parallel, reporting the bytes read to `progress`.
+pub fn verify_files(
+    files: &[(PathBuf, Format)],
+    jobs: usize,
+    progress: ProgressFn<'_>,
+) -> Vec<Verification> {
+    map_files(files, jobs, |path, format| {
+        verify_file_reporting(path, format, progress)
+    })
 }
 
 /// Writes the index of an uncompressed TFRecord file to `index`: one line per record,
@@ -272,8 +303,8 @@ pub fn verify_files(files: &[(PathBuf, Format)], jobs: usize) -> Vec<Verificatio
 ///
 /// When the file is compressed ([`ErrorKind::Compressed`]), damaged, or cannot be read or
 /// written.
-pub fn write_index(path: &Path, index: &Path) -> Result<u64, Error> {
-    let mut reader = RecordReader::open(path, Some(Format::Tf), true)?;
+pub fn write_index(path: &Path, index: &Path, progress: ProgressFn<'_>) -> Result<u64, Error> {
+    let mut reader = open_reporting(path, Format::Tf, true, progress)?;
     if reader.compression() != Compression::None {
         return Err(Error::new(ErrorKind::Compressed).in_file(path));
     }
@@ -296,50 +327,110 @@ pub fn write_index(path: &Path, index: &Path) -> Result<u64, Error> {
 }
 
 /// Collects the schema of the records of `files`, in parallel; a file that cannot be read
-/// to its end adds an error (its records up to the damage still count).
-pub fn collect_schema(files: &[(PathBuf, Format)], jobs: usize) -> (Schema, Vec<Error>) {
-    let per_file = map_files(files, jobs, |path, format| {
+/// to its end adds an error (its records up to the damage still count). With `sample`,
+/// only the first `sample` records of each dataset (the record files of one directory,
+/// in order) are read. Bytes read are reported to `progress`.
+pub fn collect_schema(
+    files: &[(PathBuf, Format)],
+    jobs: usize,
+    sample: Option<u64>,
+    progress: ProgressFn<'_>,
+) -> (Schema, Vec<Error>) {
+    // Without a sample every file is a task of its own; with one, a directory's files are
+    // read in order until the sample is full.
+    let mut groups: Vec<Vec<(PathBuf, Format)>> = Vec::new();
+    for file in files {
+        let same_dir = sample.is_some()
+            && groups
+                .last()
+                .and_then(|group| group.last())
+                .is_some_and(|(last, _)| last.parent() == file.0.parent());
+        match groups.last_mut() {
+            Some(group) if same_dir => group.push(file.clone()),
+            _ => groups.push(vec![file.clone()]),
+        }
+    }
+    let per_group = map_groups(&groups, jobs, |group| {
         let mut builder = SchemaBuilder::new();
         let mut errors = Vec::new();
-        let mut reader = match RecordReader::open(path, Some(format), true) {
-            Ok(reader) => reader,
-            Err(err) => return (builder, vec![err]),
-        };
-        let mut buf = Vec::new();
-        loop {
-            match reader.read(&mut buf) {
-                Ok(Some(at)) => {
-                    let added = match format {
-                        Format::Tf => builder.add_example(&buf).map(|_| ()),
-                        Format::Of => builder.add_ofrecord(&buf),
-                    };
-                    if let Err(err) = added {
-                        let at = crate::error::Position {
-                            offset: at.offset,
-                            record: at.index,
-                        };
-                        errors.push(Error::mapping(path, at, err));
-                    }
-                }
-                Ok(None) => break,
-                Err(err) => {
-                    let go_on = reader.recover(&err);
-                    errors.push(err);
-                    if !go_on {
-                        break;
-                    }
-                }
+        let mut left = sample.unwrap_or(u64::MAX);
+        for (path, format) in group {
+            if left == 0 {
+                break;
             }
+            let (file_builder, file_errors, read) = schema_of_file(path, *format, left, progress);
+            builder.merge(file_builder);
+            errors.extend(file_errors);
+            left -= read;
         }
         (builder, errors)
     });
     let mut whole = SchemaBuilder::new();
     let mut errors = Vec::new();
-    for (builder, file_errors) in per_file {
+    for (builder, group_errors) in per_group {
         whole.merge(builder);
-        errors.extend(file_errors);
+        errors.extend(group_errors);
     }
     (whole.finish(), errors)
+}
+
+/// Runs `f` over `groups` on `jobs` threads (0: one per core), results in order.
+fn map_groups<T: Send>(
+    groups: &[Vec<(PathBuf, Format)>],
+    jobs: usize,
+    f: impl Fn(&[(PathBuf, Format)]) -> T + Sync + Send,
+) -> Vec<T> {
+    let run = || {
+        groups
+            .par_iter()
+            .with_max_len(1)
+            .map(|group| f(group))
+            .collect()
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(run),
+        Err(_) => groups.iter().map(|group| f(group)).collect(),
+    }
+}
+
+/// The schema of at most `limit` records of one file, its errors, and the records read.
+fn schema_of_file(
+    path: &Path,
+    format: Format,
+    limit: u64,
+    progress: ProgressFn<'_>,
+) -> (SchemaBuilder, Vec<Error>, u64) {
+    let mut builder = SchemaBuilder::new();
+    let mut errors = Vec::new();
+    let mut reader = match open_reporting(path, format, true, progress) {
+        Ok(reader) => reader,
+        Err(err) => return (builder, vec![err], 0),
+    };
+    let mut buf = Vec::new();
+    let mut read = 0u64;
+    while read < limit {
+        match reader.read(&mut buf) {
+            Ok(Some(at)) => {
+                read += 1;
+                let added = match format {
+                    Format::Tf => builder.add_example(&buf).map(|_| ()),
+                    Format::Of => builder.add_ofrecord(&buf),
+                };
+                if let Err(err) = added {
+                    errors.push(Error::mapping(path, at, err));
+                }
+            }
+            Ok(None) => break,
+            Err(err) => {
+                let go_on = reader.recover(&err);
+                errors.push(err);
+                if !go_on {
+                    break;
+                }
+            }
+        }
+    }
+    (builder, errors, read)
 }
 
 /// The `OFRecordReader` arguments that open the OneFlow dataset in `dir`, when it holds

@@ -17,6 +17,10 @@ pub const TEMP_PREFIX: &str = ".ofconvert-";
 /// The lock file a converting run holds in its output root (hidden, like temporary files).
 pub const LOCK_NAME: &str = ".ofconvert-lock";
 
+/// What `index` appends to a TFRecord file's name for its index (DALI's and the `tfrecord`
+/// package's convention).
+pub const INDEX_SUFFIX: &str = ".idx";
+
 /// OneFlow's part name prefix, `OFRecordReader`'s `part_name_prefix` default.
 pub const DEFAULT_PART_PREFIX: &str = "part-";
 
@@ -50,6 +54,13 @@ pub(crate) fn staged_name(name: &str) -> String {
 /// Whether `name` is a temporary file of some run.
 pub fn is_temporary(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX)
+}
+
+/// Whether `name` is a file ofconvert writes beside records: an index, a manifest, a
+/// temporary file or the lock. Every command passes over them without a word: they are
+/// never records, and listing them as skipped would only be noise.
+pub fn is_own_file(name: &str) -> bool {
+    name.ends_with(INDEX_SUFFIX) || name == MANIFEST_NAME || is_temporary(name)
 }
 
 /// The files a dataset's output directory holds besides its manifest.

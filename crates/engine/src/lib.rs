@@ -43,6 +43,7 @@ mod images;
 mod inspect;
 pub mod layout;
 mod manifest;
+mod object;
 mod options;
 mod output;
 mod plan;
@@ -50,13 +51,16 @@ mod progress;
 mod publish;
 mod recode;
 mod records;
+mod rules;
 mod scan;
 mod schema;
 pub mod storage;
 mod summary;
 
 pub use convert::convert;
-pub use detect::{detect_format, has_record_name, part_number, shard_name, Format, ShardName};
+pub use detect::{
+    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
 pub use error::{error_chain, Error, ErrorKind};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
@@ -74,6 +78,7 @@ pub use options::{
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use recode::{ImageConversion, ImagePolicy};
-pub use records::{RecordAt, RecordReader};
+pub use records::{Checksums, RecordAt, RecordReader};
+pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};

@@ -151,29 +151,39 @@ impl IntoWriteError for tfrecord::ErrorKind {
     }
 }
 
-/// A file written and synced under its temporary name, waiting to be put in place.
+/// A file ready to be put in place: written and synced under a temporary name where
+/// renames are cheap, held in memory for a create-if-absent write where they are not.
 pub(crate) struct Staged<'s> {
     storage: &'s dyn Storage,
-    temp: PathBuf,
     dir: PathBuf,
     name: String,
+    held: Held,
 }
 
-/// Writes `bytes` to a temporary file in `dir` and syncs it; [`Staged::commit`] renames it
-/// to `name`.
+enum Held {
+    Temporary(PathBuf),
+    Bytes(Vec<u8>),
+}
+
+/// Stages `bytes` as `dir/name`; [`Staged::commit`] puts them in place.
 pub(crate) fn stage<'s>(
     storage: &'s dyn Storage,
     dir: &Path,
     name: &str,
     bytes: &[u8],
 ) -> io::Result<Staged<'s>> {
-    let staged = Staged {
+    let mut staged = Staged {
         storage,
-        temp: dir.join(layout::staged_name(name)),
         dir: dir.to_path_buf(),
         name: name.to_owned(),
+        held: Held::Bytes(bytes.to_vec()),
     };
-    let written = storage.create(&staged.temp).and_then(|mut file| {
+    if !storage.renames_cheaply() {
+        return Ok(staged);
+    }
+    let temp = dir.join(layout::staged_name(name));
+    staged.held = Held::Temporary(temp.clone());
+    let written = storage.create(&temp).and_then(|mut file| {
         file.write_all(bytes)?;
         file.finish(Durability::Synced)
     });
@@ -187,9 +197,13 @@ pub(crate) fn stage<'s>(
 }
 
 impl Staged<'_> {
-    /// Renames the file into place and makes the rename durable.
+    /// Puts the file in place and makes that durable.
     pub(crate) fn commit(self) -> io::Result<()> {
-        let result = self.storage.rename(&self.temp, &self.dir.join(&self.name));
+        let target = self.dir.join(&self.name);
+        let result = match &self.held {
+            Held::Temporary(temp) => self.storage.rename(temp, &target),
+            Held::Bytes(bytes) => return self.storage.put_new(&target, bytes),
+        };
         if result.is_err() {
             self.discard();
             return result;
@@ -197,9 +211,11 @@ impl Staged<'_> {
         self.storage.sync_dir(&self.dir)
     }
 
-    /// Removes the temporary file.
+    /// Removes the temporary file, if any.
     pub(crate) fn discard(self) {
-        let _ = self.storage.remove(&self.temp);
+        if let Held::Temporary(temp) = &self.held {
+            let _ = self.storage.remove(temp);
+        }
     }
 }
 

@@ -10,9 +10,10 @@ use serde::Serialize;
 
 use crate::detect::{self, part_number, shard_name};
 use crate::error::{Error, ErrorKind};
+use crate::object;
 use crate::options::{Direction, ExistingOutput, Options};
 pub(crate) use crate::storage::is_symlink;
-use crate::storage::{Listed, LocalFs, NotListed, Storage};
+use crate::storage::{self, Listed, LocalFs, NotListed, Storage};
 
 /// One input file of a dataset.
 #[derive(Clone, Debug)]
@@ -68,8 +69,10 @@ pub struct Plan {
     /// Files and directories of the input tree that could not be read: whatever records
     /// they hold are missing from the output, so the run fails.
     pub unreadable: Vec<SkippedFile>,
-    /// Where the input is read and the output written.
-    pub storage: Arc<dyn Storage>,
+    /// Where the input is read.
+    pub input_storage: Arc<dyn Storage>,
+    /// Where the output is written.
+    pub output_storage: Arc<dyn Storage>,
 }
 
 /// Walks `input` and decides the datasets of a conversion into `output`.
@@ -80,12 +83,28 @@ pub struct Plan {
 /// [`ExistingOutput::Overwrite`] or [`ExistingOutput::Resume`], one inside the other.
 /// Problems with single files or datasets do not fail the plan: they are in
 /// [`Plan::skipped`] and [`DatasetPlan::problem`].
+///
+/// `input` and `output` are local paths or object-store URLs (`s3://bucket/prefix`,
+/// `gs://...`, `az://...`, `file://...`; `http(s)://` for a single input file).
 pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Error> {
-    check_paths(input, output, options.existing)?;
-    let storage: Arc<dyn Storage> = Arc::new(LocalFs);
-    let walk = walk(&*storage, input)?;
+    let (input_storage, input) = storage::for_path(input).map_err(|err| Error::io(input, err))?;
+    let (output_storage, output) =
+        storage::for_path(output).map_err(|err| Error::io(output, err))?;
+    let (input, output) = (input.as_path(), output.as_path());
+    if object::is_url(input) || object::is_url(output) {
+        check_urls(
+            &*input_storage,
+            input,
+            &*output_storage,
+            output,
+            options.existing,
+        )?;
+    } else {
+        check_paths(input, output, options.existing)?;
+    }
+    let walk = walk(&*input_storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
-        Direction::TfToOf => group_tf(input, output, walk),
+        Direction::TfToOf => group_tf(&*input_storage, input, output, walk),
         Direction::OfToTf => group_of(input, output, walk, &options.part_prefix),
     };
     mark_clashes(&mut datasets);
@@ -96,8 +115,56 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
         datasets,
         skipped,
         unreadable,
-        storage,
+        input_storage,
+        output_storage,
     })
+}
+
+/// [`check_paths`] where one side is in an object store: the input must exist, the output
+/// must hold nothing (unless overwriting or resuming), and neither may contain the other.
+fn check_urls(
+    input_storage: &dyn Storage,
+    input: &Path,
+    output_storage: &dyn Storage,
+    output: &Path,
+    existing: ExistingOutput,
+) -> Result<(), Error> {
+    let (input_text, output_text) = (input.to_string_lossy(), output.to_string_lossy());
+    let inside = |outer: &str, inner: &str| {
+        let outer = outer.trim_end_matches('/');
+        inner == outer || inner.starts_with(&format!("{outer}/"))
+    };
+    if inside(&input_text, &output_text) || inside(&output_text, &input_text) {
+        return Err(Error::new(ErrorKind::Overlap {
+            other: input.to_path_buf(),
+        })
+        .in_file(output));
+    }
+    // A prefix with objects under it, or else a single object.
+    let input_found = input_storage
+        .entries(input)
+        .and_then(|entries| Ok(!entries.is_empty() || input_storage.size(input)?.is_some()))
+        .map_err(|err| Error::io(input, err))?;
+    if !input_found {
+        return Err(Error::new(ErrorKind::InputMissing).in_file(input));
+    }
+    if existing == ExistingOutput::Refuse {
+        let names = output_storage
+            .entries(output)
+            .map_err(|err| Error::io(output, err))?;
+        refuse_unless_empty(output, names)?;
+    }
+    Ok(())
+}
+
+/// [`ErrorKind::OutputNotEmpty`] naming some of `names` (sorted), if there are any.
+fn refuse_unless_empty(output: &Path, mut names: Vec<String>) -> Result<(), Error> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let more = names.len().saturating_sub(NAMES_SHOWN);
+    names.truncate(NAMES_SHOWN);
+    Err(Error::new(ErrorKind::OutputNotEmpty { found: names, more }).in_file(output))
 }
 
 /// How many of the names found in an output that is not empty the error shows.
@@ -118,18 +185,10 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
             Err(Error::new(ErrorKind::OutputNotDirectory).in_file(output))
         }
         Ok(_) if existing == ExistingOutput::Refuse => {
-            let mut names = fs::read_dir(output)
-                .map_err(|err| Error::io(output, err))?
-                .map(|entry| entry.map(|entry| entry.file_name().to_string_lossy().into_owned()))
-                .collect::<io::Result<Vec<_>>>()
+            let names = LocalFs
+                .entries(output)
                 .map_err(|err| Error::io(output, err))?;
-            if names.is_empty() {
-                return Ok(());
-            }
-            names.sort();
-            let more = names.len().saturating_sub(NAMES_SHOWN);
-            names.truncate(NAMES_SHOWN);
-            Err(Error::new(ErrorKind::OutputNotEmpty { found: names, more }).in_file(output))
+            refuse_unless_empty(output, names)
         }
         Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -250,6 +309,12 @@ fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
     }
 }
 
+/// Files ofconvert wrote (indexes, manifests, ...) and TFDS metadata: neither converted nor
+/// listed as skipped.
+fn passed_over(name: &str) -> bool {
+    crate::layout::is_own_file(name) || detect::is_known_metadata(name)
+}
+
 /// A family of TFRecord files in one directory.
 struct Family {
     /// The shard stem; `None` for the files without a shard name.
@@ -260,7 +325,7 @@ struct Family {
 /// Datasets, skipped files and unreadable files.
 type Grouped = (Vec<DatasetPlan>, Vec<SkippedFile>, Vec<SkippedFile>);
 
-fn group_tf(input: &Path, output: &Path, walk: Walk) -> Grouped {
+fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> Grouped {
     let Walk {
         directories,
         mut skipped,
@@ -271,9 +336,15 @@ fn group_tf(input: &Path, output: &Path, walk: Walk) -> Grouped {
     for (relative_dir, files) in directories {
         let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
         for found in files {
+            if passed_over(&found.name) {
+                continue;
+            }
             let record_by_name = detect::has_record_name(&found.name);
             if !record_by_name {
-                match detect::looks_like_tfrecord(&found.path) {
+                let sniffed = storage
+                    .open(&found.path, 0)
+                    .and_then(detect::is_tfrecord_stream);
+                match sniffed {
                     Ok(true) => {}
                     Ok(false) => {
                         skipped.push(SkippedFile {
@@ -407,6 +478,9 @@ fn group_of(input: &Path, output: &Path, walk: Walk, prefix: &str) -> Grouped {
     for (relative_dir, files) in directories {
         let mut parts = Vec::new();
         for found in files {
+            if passed_over(&found.name) {
+                continue;
+            }
             match part_number(&found.name, prefix) {
                 Some(number) => parts.push((number, found)),
                 None => {

@@ -2,6 +2,8 @@
 //! keeps, what an earlier run left that must go, and publication — parts renamed to their
 //! final names in order, the manifest last.
 
+use std::path::PathBuf;
+
 use ofconvert_tfrecord::Compression;
 
 use crate::chunk::ChunkOutput;
@@ -72,6 +74,32 @@ impl Target<'_> {
         clear_dataset(self.storage, &self.dataset.output_dir, files)
     }
 
+    /// The name of part `index` of `count`.
+    pub(crate) fn part_name(&self, index: usize, count: usize) -> String {
+        let options = self.options;
+        match self.settings.direction {
+            Direction::TfToOf => {
+                layout::part_name(&options.part_prefix, options.part_digits, index)
+            }
+            Direction::OfToTf => {
+                layout::tf_shard_name(&self.tf_stem, index, count, options.compression)
+            }
+        }
+    }
+
+    /// Where work item `index` of `count` writes its part number `sub`: under a temporary
+    /// name, renamed when the dataset is done; or, where renames are copies and the work
+    /// item writes one part, under the part's final name: the manifest, written last,
+    /// is what publishes it.
+    pub(crate) fn part_path(&self, index: usize, count: usize, sub: usize) -> PathBuf {
+        let dir = &self.dataset.output_dir;
+        if self.storage.renames_cheaply() || self.options.sizing.max_part_bytes.is_some() {
+            dir.join(layout::temp_part_name(index, sub))
+        } else {
+            dir.join(self.part_name(index, count))
+        }
+    }
+
     /// Renames a dataset's parts to their final names, in order, and writes its manifest.
     pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, Error> {
         let dir = &self.dataset.output_dir;
@@ -97,14 +125,7 @@ impl Target<'_> {
             .iter()
             .enumerate()
             .map(|(index, temp)| ManifestPart {
-                name: match self.settings.direction {
-                    Direction::TfToOf => {
-                        layout::part_name(&options.part_prefix, options.part_digits, index)
-                    }
-                    Direction::OfToTf => {
-                        layout::tf_shard_name(&self.tf_stem, index, count, options.compression)
-                    }
-                },
+                name: self.part_name(index, count),
                 records: temp.records,
                 bytes: temp.bytes,
             })
@@ -122,7 +143,11 @@ impl Target<'_> {
                 .push("no records: there is nothing to open".to_owned());
         }
         // The reader lines must work from wherever the user runs Python.
-        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        let absolute = if crate::object::is_url(dir) {
+            dir.clone()
+        } else {
+            std::path::absolute(dir).unwrap_or_else(|_| dir.clone())
+        };
         match self.settings.direction {
             Direction::TfToOf if count > 0 => {
                 manifest.oneflow = Some(OneflowReader::new(
@@ -157,6 +182,7 @@ impl Target<'_> {
         let renamed = temps
             .iter()
             .zip(&manifest.parts)
+            .filter(|(temp, part)| temp.path != dir.join(&part.name))
             .try_for_each(|(temp, part)| {
                 self.storage
                     .rename(&temp.path, &dir.join(&part.name))

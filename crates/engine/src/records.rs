@@ -8,20 +8,36 @@ use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
 use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind, ReaderOptions};
 
 use crate::detect::{self, Format};
-use crate::error::{Error, ErrorKind, Position};
+use crate::error::{Error, ErrorKind};
 use crate::manifest::SkippedRecords;
 use crate::options::OnCorrupt;
 use crate::progress::{Event, ProgressFn};
 use crate::storage::{LocalFs, Storage};
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
-/// for compressed TFRecords) and its 0-based index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RecordAt {
-    /// Byte offset of the record's first byte.
-    pub offset: u64,
-    /// Index of the record in the file.
-    pub index: u64,
+/// for compressed TFRecords) and its 0-based index. The one position type of both framing
+/// crates.
+pub type RecordAt = tfrecord::Position;
+
+/// Whether a [`RecordReader`] checks TFRecord checksums (OFRecord has none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Checksums {
+    /// Check the length and data checksum of every record.
+    #[default]
+    Verify,
+    /// Trust the lengths and data as they are.
+    Ignore,
+}
+
+/// `true` asks for [`Checksums::Verify`], as the engine's `verify_checksums` setting does.
+impl From<bool> for Checksums {
+    fn from(verify: bool) -> Self {
+        if verify {
+            Checksums::Verify
+        } else {
+            Checksums::Ignore
+        }
+    }
 }
 
 /// A raw file that reports the bytes read from it as progress.
@@ -55,8 +71,10 @@ enum Framed<'a> {
 pub struct RecordReader<'a> {
     framed: Framed<'a>,
     path: PathBuf,
-    base: Position,
+    base: RecordAt,
     compression: Compression,
+    /// Where a record recovered while counting lands; it is not kept.
+    scratch: Vec<u8>,
 }
 
 impl std::fmt::Debug for RecordReader<'_> {
@@ -70,21 +88,25 @@ impl std::fmt::Debug for RecordReader<'_> {
 }
 
 impl RecordReader<'static> {
-    /// Opens `path`, in `format` or, when `None`, in the format its content shows. With
-    /// `verify`, TFRecord checksums are checked.
+    /// Opens `path`, in `format` or, when `None`, in the format its content shows, checking
+    /// TFRecord checksums or not.
     ///
     /// # Errors
     ///
     /// When the file cannot be opened, or its format cannot be told
     /// ([`ErrorKind::UnknownFormat`]).
-    pub fn open(path: &Path, format: Option<Format>, verify: bool) -> Result<Self, Error> {
+    pub fn open(
+        path: &Path,
+        format: Option<Format>,
+        checksums: impl Into<Checksums>,
+    ) -> Result<Self, Error> {
         let format = match format {
             Some(format) => format,
             None => detect::detect_format(path)
                 .map_err(|err| Error::io(path, err))?
                 .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))?,
         };
-        RecordReader::open_at(&LocalFs, path, format, verify, None, None)
+        RecordReader::open_at(&LocalFs, path, format, checksums, None, None)
     }
 }
 
@@ -95,20 +117,15 @@ impl<'a> RecordReader<'a> {
         storage: &dyn Storage,
         path: &Path,
         format: Format,
-        verify: bool,
+        checksums: impl Into<Checksums>,
         start: Option<RecordAt>,
         progress: Option<ProgressFn<'a>>,
     ) -> Result<Self, Error> {
-        let base = match start {
-            Some(start) => Position {
-                offset: start.offset,
-                record: start.index,
-            },
-            None => Position::default(),
-        };
+        let base = start.unwrap_or_default();
         let file = storage
             .open(path, base.offset)
             .map_err(|err| Error::io(path, err))?;
+        let verify = checksums.into() == Checksums::Verify;
         let input = Counted { file, progress };
         let (framed, compression) = match format {
             Format::Of => (Framed::Of(ofrecord::Reader::new(input)), Compression::None),
@@ -134,6 +151,7 @@ impl<'a> RecordReader<'a> {
             path: path.to_path_buf(),
             base,
             compression,
+            scratch: Vec::new(),
         })
     }
 
@@ -158,19 +176,10 @@ impl<'a> RecordReader<'a> {
     /// Where the next record starts.
     pub fn position(&self) -> RecordAt {
         let local = match &self.framed {
-            Framed::Tf(reader) => {
-                let position = reader.position();
-                (position.offset, position.index)
-            }
-            Framed::Of(reader) => {
-                let position = reader.position();
-                (position.offset, position.index)
-            }
+            Framed::Tf(reader) => reader.position(),
+            Framed::Of(reader) => reader.position(),
         };
-        RecordAt {
-            offset: self.base.offset + local.0,
-            index: self.base.record + local.1,
-        }
+        local.after(self.base)
     }
 
     /// Reads the next record into `buf`. `Ok(None)` at the end.
@@ -214,21 +223,59 @@ impl<'a> RecordReader<'a> {
 
     /// Whether reading can go on after `err`, which this reader returned: after a data
     /// checksum mismatch (TFRecord) or a zero-length record (OFRecord) it can, the framing
-    /// being intact.
+    /// being intact; after damage to the framing it resynchronises at the next good record
+    /// (see [`read_salvaging`](RecordReader::read_salvaging)), dropping a recovered record.
+    /// The damaged stretch counts as one record, as it does when converting.
     pub fn recover(&mut self, err: &Error) -> bool {
+        if self.recover_in_place(err) {
+            return true;
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let resynced = matches!(self.resync(&mut scratch), Ok(Some(_)));
+        self.scratch = scratch;
+        resynced
+    }
+
+    /// Goes on after an error that leaves the framing intact.
+    fn recover_in_place(&mut self, err: &Error) -> bool {
         match (&mut self.framed, err.kind()) {
             (Framed::Tf(reader), ErrorKind::TfRecord(TfErrorKind::DataCrcMismatch { .. })) => {
                 reader.recover()
             }
-            (Framed::Of(_), ErrorKind::OfRecord(OfErrorKind::ZeroLength)) => true,
+            (Framed::Of(reader), ErrorKind::OfRecord(OfErrorKind::ZeroLength)) => reader.recover(),
             _ => false,
         }
     }
 
+    /// Scans past damage to the framing for the next good record; with positions in the file.
+    /// OFRecord payloads are told by whether they parse as an OFRecord: a heuristic, as
+    /// OFRecord has no checksum.
+    fn resync(&mut self, buf: &mut Vec<u8>) -> Result<Option<tfrecord::Resync>, Error> {
+        let resync = match &mut self.framed {
+            Framed::Tf(reader) => reader
+                .resync(buf)
+                .map_err(|err| Error::tfrecord(&self.path, self.base, err))?,
+            Framed::Of(reader) => reader
+                .resync(buf, |payload| {
+                    !payload.is_empty()
+                        && ofconvert_bridge::visit_ofrecord(payload, |_, _, _| {}).is_ok()
+                })
+                .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+        };
+        Ok(resync.map(|resync| tfrecord::Resync {
+            index: self.base.index + resync.index,
+            damaged: self.base.offset + resync.damaged.start..self.base.offset + resync.damaged.end,
+            recovered: resync.recovered,
+        }))
+    }
+
     /// Reads the next record before index `end` (`None`: to the end of the file) under a
     /// damage policy: with [`OnCorrupt::Skip`], records that can be stepped over are (and
-    /// counted in `skipped`), and damage that ends the framing ends the file (counted as one
-    /// record).
+    /// counted in `skipped`). After damage to the framing, reading resumes at the next good
+    /// record (TFRecord: where a length and its checksum agree, confirmed by the data
+    /// checksum; OFRecord: a heuristic), the bytes passed over are reported by offset and
+    /// count as one record, and the damaged record itself comes back when its data checksum
+    /// vouches for it.
     pub(crate) fn read_salvaging(
         &mut self,
         buf: &mut Vec<u8>,
@@ -246,11 +293,30 @@ impl<'a> RecordReader<'a> {
                 Ok(found) => return Ok(found),
                 Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
                     let detail = crate::error::error_chain(&err);
-                    if self.recover(&err) {
+                    if self.recover_in_place(&err) {
                         skipped.note_corrupt(detail);
-                    } else {
-                        skipped.note_corrupt(format!("{detail} (the rest of the file is lost)"));
-                        return Ok(None);
+                        continue;
+                    }
+                    match self.resync(buf)? {
+                        Some(resync) if resync.recovered => {
+                            return Ok(Some(RecordAt {
+                                offset: resync.damaged.start,
+                                index: resync.index,
+                            }));
+                        }
+                        Some(resync) => skipped.note_corrupt(format!(
+                            "{detail} (bytes {}..{} skipped: {} bytes, reading resumed at \
+                             offset {})",
+                            resync.damaged.start,
+                            resync.damaged.end,
+                            resync.len(),
+                            resync.damaged.end
+                        )),
+                        None => {
+                            skipped
+                                .note_corrupt(format!("{detail} (the rest of the file is lost)"));
+                            return Ok(None);
+                        }
                     }
                 }
                 Err(err) => return Err(err),

@@ -8,6 +8,7 @@ use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A file of the input found by [`Storage::list`].
 #[derive(Clone, Debug)]
@@ -93,6 +94,10 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// The names of the files directly in `dir` (none when `dir` does not exist).
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>>;
 
+    /// The names of everything directly in `dir`, files and directories, sorted (none
+    /// when `dir` does not exist).
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>>;
+
     /// Makes `dir` and its parents exist.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
 
@@ -101,6 +106,16 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Gives a finished file its final name, replacing any file of that name.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+
+    /// Whether [`rename`](Storage::rename) is cheap and atomic, as on a file system. Where
+    /// it is not (object stores copy), parts are written under their final names and the
+    /// manifest, written last with [`put_new`](Storage::put_new), publishes them.
+    fn renames_cheaply(&self) -> bool {
+        true
+    }
+
+    /// Writes a whole small file that must not exist yet, atomically.
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
 
     /// Makes the renames done in `dir` durable.
     fn sync_dir(&self, dir: &Path) -> io::Result<()>;
@@ -285,8 +300,30 @@ impl Storage for LocalFs {
         Ok(names)
     }
 
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        };
+        let mut names = entries
+            .map(|entry| entry.map(|entry| entry.file_name().to_string_lossy().into_owned()))
+            .collect::<io::Result<Vec<_>>>()?;
+        names.sort();
+        Ok(names)
+    }
+
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         fs::create_dir_all(dir)
+    }
+
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        file.write_all(bytes)?;
+        file.sync_all()
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
@@ -352,6 +389,18 @@ impl Storage for LocalFs {
             return Ok(Box::new(LocalLock { path, _file: file }));
         }
         Err(LockError::Busy { holder: None })
+    }
+}
+
+/// The storage of `path`: an object store for a URL (`s3://...`), the local file system for
+/// a plain path or a `file://` URL. Returns the path as that storage names it.
+pub fn for_path(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
+    if crate::object::is_url(path) {
+        let url = path.to_str().unwrap_or_default();
+        let storage = crate::object::ObjectStorage::for_url(url)?;
+        Ok((Arc::new(storage), path.to_path_buf()))
+    } else {
+        Ok((Arc::new(LocalFs), crate::object::local_path(path)))
     }
 }
 

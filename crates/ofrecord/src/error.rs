@@ -72,13 +72,14 @@ impl Error {
     }
 
     /// Whether the stream is still usable after this error. Only a zero-length record is: its
-    /// frame is well formed, so the reader has already stepped past it, and a writer that
-    /// refused one wrote nothing.
+    /// frame is well formed, so the reader has already stepped past it (and
+    /// [`recover`](crate::Reader::recover) lets it go on), and a writer that refused one wrote
+    /// nothing.
     pub fn is_recoverable(&self) -> bool {
         matches!(self.kind, ErrorKind::ZeroLength)
     }
 
-    /// A copy to hand out again from a fused reader or writer. `io::Error` is not `Clone`, so
+    /// A copy to hand out again from a fused writer. `io::Error` is not `Clone`, so
     /// an I/O error is rebuilt from its kind and message.
     pub(crate) fn replay(&self) -> Error {
         let kind = match &self.kind {

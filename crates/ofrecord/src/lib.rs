@@ -46,29 +46,21 @@
 //!
 //! OneFlow reads the length as a signed 64-bit integer and aborts the whole process on a zero
 //! length. Here a negative length is [`ErrorKind::NegativeLength`], a zero length is
-//! [`ErrorKind::ZeroLength`] (which the reader can step past), and a stream that ends early is
+//! [`ErrorKind::ZeroLength`] (which the reader can [`recover`](Reader::recover) from), and a stream that ends early is
 //! [`ErrorKind::TruncatedLength`] or [`ErrorKind::Truncated`]. No length is trusted for an
 //! allocation: buffers grow only as bytes arrive, so a length of 2^60 in a small file is a cheap
 //! `Truncated` error.
 
 #![deny(missing_docs)]
 
+pub mod frame;
+
 mod error;
 mod reader;
 mod writer;
 
 pub use error::{Error, ErrorKind};
+pub use frame::HEADER_LEN;
+pub use ofconvert_frame::{Position, Resync};
 pub use reader::{Reader, Records};
 pub use writer::Writer;
-
-/// Size in bytes of the length field in front of every payload.
-pub const HEADER_LEN: usize = 8;
-
-/// A place in an OFRecord stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Position {
-    /// Byte offset of the next record's length field.
-    pub offset: u64,
-    /// Zero-based index of the next record.
-    pub index: u64,
-}

@@ -1,10 +1,13 @@
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::iter::FusedIterator;
 
-use crate::{Error, ErrorKind, Position, HEADER_LEN};
+use ofconvert_frame::input::{BufInput, Candidate, Verdict};
+use ofconvert_frame::{ReaderState, Stop};
 
-/// Size of the reader's internal buffer, and the most a read reserves ahead of the data that
-/// has actually arrived.
+use crate::frame::{self, HEADER_LEN};
+use crate::{Error, ErrorKind, Position, Resync};
+
+/// Size of the reader's internal buffer, and the window a [`resync`](Reader::resync) scans.
 const BUFFER_CAPACITY: usize = 256 * 1024;
 
 /// Reads OFRecord frames from any [`Read`].
@@ -12,82 +15,74 @@ const BUFFER_CAPACITY: usize = 256 * 1024;
 /// The reader buffers internally, so a raw `File` is fine. [`read_record`](Reader::read_record)
 /// fills a buffer the caller reuses; [`records`](Reader::records) is the convenient iterator.
 ///
-/// After an error the reader is fused: every later call returns a copy of the same error, with
-/// the same offset and index, and reads nothing more. The one exception is
-/// [`ErrorKind::ZeroLength`]: that frame is well formed, so the reader steps past it and the
-/// next call reads the record after it.
-#[derive(Debug)]
+/// After an error the reader is fused: further calls report a clean end. A zero-length record
+/// ([`ErrorKind::ZeroLength`]) leaves the framing intact, and [`recover`](Reader::recover) lets
+/// reading go on with the record after it; after damage to the framing (a negative length, a
+/// record cut short), [`resync`](Reader::resync) looks for the next plausible record.
 pub struct Reader<R> {
-    inner: BufReader<R>,
+    input: BufInput<R>,
     position: Position,
-    failed: Option<Error>,
+    state: ReaderState,
+    /// Bytes of the current record consumed so far, for a resync after it fails.
+    consumed: u64,
 }
 
 impl<R: Read> Reader<R> {
     /// Wraps `inner`, which should be at the start of a record (usually the start of a file).
     pub fn new(inner: R) -> Self {
         Reader {
-            inner: BufReader::with_capacity(BUFFER_CAPACITY, inner),
+            input: BufInput::with_capacity(BUFFER_CAPACITY, inner),
             position: Position::default(),
-            failed: None,
+            state: ReaderState::Ready,
+            consumed: 0,
         }
     }
 
     /// Reads the next payload into `buf`, which is cleared first. Returns `Ok(false)` at a
-    /// clean end of stream (no bytes left where a record would start).
+    /// clean end of stream (no bytes left where a record would start), and once the reader
+    /// has stopped after an error.
     ///
     /// `buf` grows only as payload bytes actually arrive, so a corrupt length cannot make it
     /// allocate more than the stream holds. After an error `buf` holds whatever part of the
     /// payload arrived.
     pub fn read_record(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
         buf.clear();
-        let Some(length) = self.read_length()? else {
-            return Ok(false);
-        };
-        // Reserving at most one chunk keeps small records allocation-free once `buf` has grown,
-        // while an absurd length costs no more than one chunk.
-        let chunk = usize::try_from(length)
-            .unwrap_or(usize::MAX)
-            .min(BUFFER_CAPACITY);
-        buf.reserve(chunk);
-        // What is buffered is copied; the rest is read from the source straight into `buf`,
-        // which spares large payloads a second copy through the buffer.
-        let buffered = self.inner.buffer();
-        let from_buffer = buffered.len().min(chunk);
-        buf.extend_from_slice(&buffered[..from_buffer]);
-        self.inner.consume(from_buffer);
-        let rest = length - from_buffer as u64;
-        let available = match self.inner.get_mut().take(rest).read_to_end(buf) {
-            Ok(n) => from_buffer as u64 + n as u64,
-            Err(e) => return Err(self.fail(ErrorKind::Io(e))),
-        };
-        self.finish_payload(length, available)?;
-        Ok(true)
+        let result = self.read_length().and_then(|length| match length {
+            None => Ok(None),
+            Some(length) => {
+                let available = self
+                    .input
+                    .append_to(buf, length)
+                    .map_err(|e| self.error(ErrorKind::Io(e)))?;
+                self.finish_payload(length, available).map(Some)
+            }
+        });
+        if let Err(err) = &result {
+            if matches!(err.kind(), ErrorKind::Truncated { .. }) && self.consumed == 0 {
+                // Cut short within the window: the payload that arrived is still buffered.
+                if let Ok(buffered) = self.input.fill_to(0) {
+                    buf.extend_from_slice(&buffered[HEADER_LEN.min(buffered.len())..]);
+                }
+            }
+        }
+        self.note(result).map(|length| length.is_some())
     }
 
     /// Skips the next payload without keeping it and returns its length, or `None` at a clean
-    /// end of stream. Errors are the same as [`read_record`](Reader::read_record)'s.
+    /// end of stream (and once the reader has stopped). Errors are the same as
+    /// [`read_record`](Reader::read_record)'s.
     pub fn skip_record(&mut self) -> Result<Option<u64>, Error> {
-        let Some(length) = self.read_length()? else {
-            return Ok(None);
-        };
-        let mut remaining = length;
-        while remaining > 0 {
-            let buffered = match self.inner.fill_buf() {
-                Ok(bytes) => bytes.len(),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.fail(ErrorKind::Io(e))),
-            };
-            if buffered == 0 {
-                break;
+        let result = self.read_length().and_then(|length| match length {
+            None => Ok(None),
+            Some(length) => {
+                let available = self
+                    .input
+                    .skip(length)
+                    .map_err(|e| self.error(ErrorKind::Io(e)))?;
+                self.finish_payload(length, available).map(Some)
             }
-            let step = remaining.min(buffered as u64);
-            // `step` is at most `buffered`, a usize.
-            self.inner.consume(step as usize);
-            remaining -= step;
-        }
-        self.finish_payload(length, length - remaining)?;
-        Ok(Some(length))
+        });
+        self.note(result)
     }
 
     /// Where the next record starts. After an error (other than a zero-length record), where
@@ -96,71 +91,118 @@ impl<R: Read> Reader<R> {
         self.position
     }
 
+    /// Lets reading go on after a [`ZeroLength`](ErrorKind::ZeroLength) record: its frame was
+    /// well formed and the reader already stands at the next record. Returns `true` when the
+    /// reader can read again (also when it had not stopped), `false` after any other error,
+    /// which leaves the reader stopped.
+    pub fn recover(&mut self) -> bool {
+        self.state.recover()
+    }
+
+    /// After damage to the framing ([`NegativeLength`](ErrorKind::NegativeLength),
+    /// [`TruncatedLength`](ErrorKind::TruncatedLength) or [`Truncated`](ErrorKind::Truncated)),
+    /// scans forward for the next plausible record and lets reading go on there. Returns what
+    /// was passed over, or `None` when the reader had not stopped on such damage (it is then
+    /// left as it was).
+    ///
+    /// OFRecord has no checksum, so this is a heuristic: a place to resume at is an offset
+    /// whose length is positive, whose payload fits in the reader's 256 KiB window and
+    /// passes `is_payload` (which a caller that knows the payloads supplies: this crate knows
+    /// nothing of protobuf), and after which the stream either ends or goes on with another
+    /// positive length. A record larger than the window cannot be confirmed and is passed
+    /// over. The damaged record itself is recovered into `buf` when the bytes up to the place
+    /// found, read as its payload, pass `is_payload`. The scan never allocates, and the damaged
+    /// stretch counts as one record.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when reading fails during the scan; the reader is then stopped.
+    pub fn resync(
+        &mut self,
+        buf: &mut Vec<u8>,
+        mut is_payload: impl FnMut(&[u8]) -> bool,
+    ) -> Result<Option<Resync>, Error> {
+        buf.clear();
+        if self.state.damaged().is_none() {
+            return Ok(None);
+        }
+        let mut recovered = false;
+        let passed = self
+            .input
+            .resync(|candidate| resume_at(candidate, buf, &mut recovered, &mut is_payload));
+        let passed = self.note(passed.map_err(|e| self.error(ErrorKind::Io(e))))?;
+        Ok(self.state.resynced(&mut self.position, passed, recovered))
+    }
+
     /// Turns the reader into an iterator over owned payloads, which allocates one `Vec` per
     /// record. The iterator ends after the first error it yields.
     pub fn records(self) -> Records<R> {
-        Records {
-            reader: self,
-            done: false,
-        }
+        Records { reader: self }
     }
 
     /// The wrapped reader.
     pub fn get_ref(&self) -> &R {
-        self.inner.get_ref()
+        self.input.get_ref()
     }
 
     /// Gives back the wrapped reader. Bytes already pulled into the internal buffer are lost,
     /// so its position is generally past [`position`](Reader::position).
     pub fn into_inner(self) -> R {
-        self.inner.into_inner()
+        self.input.into_inner()
     }
 
-    /// Reads the length field. `None` at a clean end of stream.
+    /// Reads the length field. `None` at a clean end of stream, or when stopped.
     fn read_length(&mut self) -> Result<Option<u64>, Error> {
-        if let Some(failed) = &self.failed {
-            return Err(failed.replay());
-        }
-        let mut header = [0u8; HEADER_LEN];
-        let mut filled = 0;
-        while filled < HEADER_LEN {
-            match self.inner.read(&mut header[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.fail(ErrorKind::Io(e))),
-            }
-        }
-        if filled == 0 {
+        if !self.state.is_ready() {
             return Ok(None);
         }
-        if filled < HEADER_LEN {
-            return Err(self.fail(ErrorKind::TruncatedLength { available: filled }));
+        let position = self.position;
+        let available = self
+            .input
+            .fill_to(HEADER_LEN)
+            .map_err(|e| Error::new(ErrorKind::Io(e), position.offset, position.index))?;
+        if available.is_empty() {
+            return Ok(None);
         }
-        // OneFlow reads the length as a signed 64-bit integer.
-        let signed = i64::from_le_bytes(header);
-        match u64::try_from(signed) {
-            Err(_) => Err(self.fail(ErrorKind::NegativeLength { length: signed })),
-            Ok(0) => {
-                let error = Error::new(
-                    ErrorKind::ZeroLength,
-                    self.position.offset,
-                    self.position.index,
-                );
+        match frame::decode_header(available) {
+            Ok(length) => {
+                // A stream that ends within the window before the payload does is seen before
+                // anything is consumed, so that a resync can scan all of it.
+                let framed = frame::framed_len(length).map_or(usize::MAX, |framed| {
+                    usize::try_from(framed).unwrap_or(usize::MAX)
+                });
+                if framed > available.len() {
+                    let wanted = framed.min(self.input.capacity());
+                    let available = self.input.fill_to(wanted).map_err(|e| {
+                        Error::new(ErrorKind::Io(e), position.offset, position.index)
+                    })?;
+                    if available.len() < wanted {
+                        let available = (available.len() - HEADER_LEN) as u64;
+                        return Err(self.error(ErrorKind::Truncated { length, available }));
+                    }
+                }
+                self.input.consume(HEADER_LEN);
+                self.consumed = HEADER_LEN as u64;
+                Ok(Some(length))
+            }
+            Err(ErrorKind::ZeroLength) => {
+                self.input.consume(HEADER_LEN);
+                let error = self.error(ErrorKind::ZeroLength);
                 self.advance(0);
                 Err(error)
             }
-            Ok(length) => Ok(Some(length)),
+            Err(kind) => Err(self.error(kind)),
         }
     }
 
     /// Checks that the whole payload arrived and moves past the record.
-    fn finish_payload(&mut self, length: u64, available: u64) -> Result<(), Error> {
+    fn finish_payload(&mut self, length: u64, available: u64) -> Result<u64, Error> {
+        self.consumed += available;
         if available < length {
-            return Err(self.fail(ErrorKind::Truncated { length, available }));
+            return Err(self.error(ErrorKind::Truncated { length, available }));
         }
         self.advance(length);
-        Ok(())
+        Ok(length)
     }
 
     fn advance(&mut self, length: u64) {
@@ -172,27 +214,114 @@ impl<R: Read> Reader<R> {
         self.position.index = self.position.index.saturating_add(1);
     }
 
-    /// Builds the error for the record at the current position and fuses the reader.
-    fn fail(&mut self, kind: ErrorKind) -> Error {
-        let error = Error::new(kind, self.position.offset, self.position.index);
-        self.failed = Some(error.replay());
-        error
+    /// The error for the record at the current position.
+    fn error(&self, kind: ErrorKind) -> Error {
+        Error::new(kind, self.position.offset, self.position.index)
+    }
+
+    /// Records the outcome of a read: whether the reader stops, and how it may go on.
+    fn note<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(err) = &result {
+            let how = match err.kind() {
+                ErrorKind::ZeroLength => Stop::Recoverable,
+                ErrorKind::Io(_) => Stop::Fused,
+                _ => Stop::Damaged,
+            };
+            self.state.stop(how, self.consumed);
+        }
+        self.consumed = 0;
+        result
+    }
+}
+
+impl<R> std::fmt::Debug for Reader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("position", &self.position)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a resync resumes at `candidate`; when the damaged record before it is recovered,
+/// its payload goes to `buf`.
+fn resume_at(
+    candidate: Candidate<'_>,
+    buf: &mut Vec<u8>,
+    recovered: &mut bool,
+    is_payload: &mut impl FnMut(&[u8]) -> bool,
+) -> Verdict {
+    let at_end = candidate.end_of_stream && candidate.bytes.is_empty();
+    let length = if at_end {
+        None
+    } else {
+        match frame::decode_header(candidate.bytes) {
+            Ok(length) => Some(length),
+            Err(ErrorKind::TruncatedLength { .. }) if !candidate.complete => {
+                return Verdict::NeedMore
+            }
+            Err(_) => return Verdict::Reject,
+        }
+    };
+    let Some(length) = length else {
+        return recover_gap(candidate.gap, buf, recovered, is_payload);
+    };
+    let Some(end) = frame::framed_len(length).and_then(|end| usize::try_from(end).ok()) else {
+        return Verdict::Reject;
+    };
+    let Some(payload) = candidate.bytes.get(HEADER_LEN..end) else {
+        return if candidate.complete {
+            Verdict::Reject
+        } else {
+            Verdict::NeedMore
+        };
+    };
+    let next = &candidate.bytes[end..];
+    // Past the window's end, the next length cannot be seen: the payload has to do.
+    let next_plausible = match frame::decode_header(next) {
+        Ok(_) => true,
+        Err(ErrorKind::TruncatedLength { available }) => !candidate.end_of_stream || available == 0,
+        Err(_) => false,
+    };
+    if !next_plausible || !is_payload(payload) {
+        return Verdict::Reject;
+    }
+    // Whether or not the damaged record comes back, this one is good.
+    recover_gap(candidate.gap, buf, recovered, is_payload);
+    Verdict::Accept
+}
+
+/// Recovers the damaged record, `gap`, when its bytes after the length field pass
+/// `is_payload`.
+fn recover_gap(
+    gap: Option<&[u8]>,
+    buf: &mut Vec<u8>,
+    recovered: &mut bool,
+    is_payload: &mut impl FnMut(&[u8]) -> bool,
+) -> Verdict {
+    match gap.and_then(|gap| gap.get(HEADER_LEN..)) {
+        Some(payload) if !payload.is_empty() && is_payload(payload) => {
+            buf.extend_from_slice(payload);
+            *recovered = true;
+            Verdict::Accept
+        }
+        _ => Verdict::Reject,
     }
 }
 
 /// Iterator over owned payloads, made by [`Reader::records`].
 ///
-/// Yields `Err` at most once, then `None` forever, zero-length records included.
+/// It yields the first error and then ends, even after a zero-length record; to go on past
+/// one, use [`Reader::read_record`] and [`Reader::recover`].
 #[derive(Debug)]
 pub struct Records<R> {
     reader: Reader<R>,
-    done: bool,
 }
 
-impl<R: Read> Records<R> {
-    /// Where the next record starts (see [`Reader::position`]).
-    pub fn position(&self) -> Position {
-        self.reader.position()
+impl<R> Records<R> {
+    /// The reader underneath, for its [`position`](Reader::position).
+    pub fn reader(&self) -> &Reader<R> {
+        &self.reader
     }
 
     /// Gives back the reader, for instance to step past a zero-length record and go on.
@@ -201,24 +330,22 @@ impl<R: Read> Records<R> {
     }
 }
 
+impl<R: Read> Records<R> {
+    /// Where the next record starts (see [`Reader::position`]).
+    pub fn position(&self) -> Position {
+        self.reader.position()
+    }
+}
+
 impl<R: Read> Iterator for Records<R> {
     type Item = Result<Vec<u8>, Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
         let mut buf = Vec::new();
         match self.reader.read_record(&mut buf) {
             Ok(true) => Some(Ok(buf)),
-            Ok(false) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 }

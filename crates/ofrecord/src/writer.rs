@@ -1,6 +1,7 @@
 use std::io::{self, BufWriter, Write};
 
-use crate::{Error, ErrorKind, HEADER_LEN};
+use crate::frame::{self, HEADER_LEN};
+use crate::{Error, ErrorKind, Position};
 
 /// Size of the writer's internal buffer.
 const BUFFER_CAPACITY: usize = 256 * 1024;
@@ -42,8 +43,9 @@ impl<W: Write> Writer<W> {
             return Err(self.error(ErrorKind::ZeroLength));
         }
         // A slice holds at most isize::MAX bytes, so its length is always a valid
-        // non-negative i64, and a u64 has the same little-endian bytes.
-        let header = (data.len() as u64).to_le_bytes();
+        // non-negative i64.
+        let mut header = [0; HEADER_LEN];
+        frame::encode_header(data.len() as u64, &mut header);
         let written = self
             .inner
             .write_all(&header)
@@ -65,6 +67,14 @@ impl<W: Write> Writer<W> {
     /// sit in the internal buffer until [`flush`](Writer::flush) or [`finish`](Writer::finish)).
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
+    }
+
+    /// The offset and index the next record will have.
+    pub fn position(&self) -> Position {
+        Position {
+            offset: self.bytes_written,
+            index: self.records_written,
+        }
     }
 
     /// Pushes buffered records through to the inner writer and flushes it.

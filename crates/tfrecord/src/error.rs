@@ -88,6 +88,37 @@ impl Error {
         self.index
     }
 
+    /// Whether the stream is still usable after this error. Only a data-CRC mismatch is: the
+    /// framing was intact, the reader stands at the next record, and
+    /// [`recover`](crate::Reader::recover) lets it go on.
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self.kind, ErrorKind::DataCrcMismatch { .. })
+    }
+
+    /// A copy to hand out again from a fused writer. `io::Error` is not `Clone`, so an I/O
+    /// error is rebuilt from its kind and message.
+    pub(crate) fn replay(&self) -> Error {
+        let kind = match &self.kind {
+            ErrorKind::Io(e) => ErrorKind::Io(io::Error::new(e.kind(), e.to_string())),
+            ErrorKind::LengthCrcMismatch { expected, actual } => ErrorKind::LengthCrcMismatch {
+                expected: *expected,
+                actual: *actual,
+            },
+            ErrorKind::DataCrcMismatch { expected, actual } => ErrorKind::DataCrcMismatch {
+                expected: *expected,
+                actual: *actual,
+            },
+            ErrorKind::TruncatedHeader { available } => ErrorKind::TruncatedHeader {
+                available: *available,
+            },
+            ErrorKind::Truncated { length, available } => ErrorKind::Truncated {
+                length: *length,
+                available: *available,
+            },
+        };
+        Error::new(kind, self.offset, self.index)
+    }
+
     /// Whether the very first length fails its checksum, the usual sign of a file that is not
     /// a TFRecord at all (or is compressed, and read as if it were not). A data checksum
     /// mismatch is never at offset 0: it points 12 bytes into its record.

@@ -32,25 +32,24 @@
 //! the first bytes.
 //!
 //! Errors carry the byte offset (in the decompressed stream) and the index of the record that
-//! failed; see [`Error`].
+//! failed; see [`Error`]. After an error a reader is fused (it reports a clean end) until
+//! [`Reader::recover`] (after a data-CRC mismatch) or [`Reader::resync`] (after damage to the
+//! framing) lets it go on; a writer refuses every later record with a copy of its error. The
+//! OFRecord crate behaves the same way.
 
 #![deny(missing_docs)]
 
 pub mod crc;
+pub mod frame;
 
 mod compression;
 mod error;
-mod input;
 mod reader;
 mod writer;
 
-pub use compression::Compression;
+pub use compression::{Compression, UnknownCompression};
 pub use error::{Error, ErrorKind};
-pub use reader::{Position, Reader, ReaderOptions, Records};
+pub use frame::HEADER_LEN;
+pub use ofconvert_frame::{Position, Resync};
+pub use reader::{Reader, ReaderOptions, Records};
 pub use writer::Writer;
-
-/// The 8-byte length and its 4-byte CRC.
-pub(crate) const HEADER_LEN: usize = 12;
-
-/// The 4-byte CRC after the data.
-pub(crate) const FOOTER_LEN: usize = 4;

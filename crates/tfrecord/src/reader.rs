@@ -4,11 +4,13 @@ use std::io::{self, BufRead, Read};
 use std::iter::FusedIterator;
 
 use flate2::bufread::MultiGzDecoder;
+use ofconvert_frame::input::{BufInput, Candidate, Verdict, DIRECT_READ_MIN};
+use ofconvert_frame::{ReaderState, Stop};
 
-use crate::crc;
+use crate::compression::StrictZlibDecoder;
 use crate::error::{Error, ErrorKind};
-use crate::input::{BufInput, StrictZlibDecoder, DIRECT_READ_MIN};
-use crate::{Compression, FOOTER_LEN, HEADER_LEN};
+use crate::frame::{self, FOOTER_LEN, HEADER_LEN};
+use crate::{Compression, Position, Resync};
 
 /// Bytes read ahead from the underlying reader, and from the decompressor when there is one.
 const BUFFER_CAPACITY: usize = 256 * 1024;
@@ -35,16 +37,6 @@ impl Default for ReaderOptions {
     }
 }
 
-/// Where a [`Reader`] stands: the next record's byte offset in the decompressed stream, and
-/// its 0-based index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Position {
-    /// Byte offset of the next record in the (decompressed) framed stream.
-    pub offset: u64,
-    /// Index of the next record.
-    pub index: u64,
-}
-
 /// Reads TFRecords from any [`Read`], buffering internally.
 ///
 /// [`read_record`](Reader::read_record) fills a buffer the caller reuses, so reading costs no
@@ -52,7 +44,9 @@ pub struct Position {
 /// convenient owned-`Vec` iterator. Pass a raw `File`: the reader has its own buffer.
 ///
 /// After an error the reader is fused: further calls report a clean end. A data-CRC mismatch
-/// leaves the framing intact, and [`recover`](Reader::recover) lets reading go on.
+/// leaves the framing intact, and [`recover`](Reader::recover) lets reading go on; after
+/// damage to the framing (a length that fails its CRC, a record cut short),
+/// [`resync`](Reader::resync) looks for the next good record.
 pub struct Reader<R> {
     source: Source<R>,
     framing: Framing,
@@ -64,20 +58,14 @@ enum Source<R> {
     Zlib(BufInput<StrictZlibDecoder<BufInput<R>>>),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Ready,
-    /// Stopped after a data-CRC mismatch, standing at the next record.
-    Recoverable,
-    Fused,
-}
-
 /// The reader's bookkeeping, apart from the input so that one generic routine serves every
 /// kind of source.
 struct Framing {
     options: ReaderOptions,
     position: Position,
-    state: State,
+    state: ReaderState,
+    /// Bytes of the current record consumed so far, for a resync after it fails.
+    consumed: u64,
 }
 
 impl<R: Read> Reader<R> {
@@ -126,7 +114,8 @@ impl<R: Read> Reader<R> {
             framing: Framing {
                 options,
                 position: Position::default(),
-                state: State::Ready,
+                state: ReaderState::Ready,
+                consumed: 0,
             },
         }
     }
@@ -139,7 +128,7 @@ impl<R: Read> Reader<R> {
     /// Any [`ErrorKind`]; see [`Error`] for the offsets reported.
     pub fn read_record(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
         buf.clear();
-        if self.framing.state != State::Ready {
+        if !self.framing.state.is_ready() {
             return Ok(false);
         }
         let result = match &mut self.source {
@@ -161,7 +150,7 @@ impl<R: Read> Reader<R> {
     /// [`ErrorKind::Io`], [`ErrorKind::LengthCrcMismatch`], [`ErrorKind::TruncatedHeader`] or
     /// [`ErrorKind::Truncated`].
     pub fn skip_record(&mut self) -> Result<Option<u64>, Error> {
-        if self.framing.state != State::Ready {
+        if !self.framing.state.is_ready() {
             return Ok(None);
         }
         let result = match &mut self.source {
@@ -187,13 +176,43 @@ impl<R: Read> Reader<R> {
     /// when the reader can read again (also when it had not stopped), `false` after any other
     /// error, which leaves the reader stopped.
     pub fn recover(&mut self) -> bool {
-        match self.framing.state {
-            State::Ready => true,
-            State::Recoverable => {
-                self.framing.state = State::Ready;
-                true
-            }
-            State::Fused => false,
+        self.framing.state.recover()
+    }
+
+    /// After damage to the framing ([`LengthCrcMismatch`](ErrorKind::LengthCrcMismatch),
+    /// [`TruncatedHeader`](ErrorKind::TruncatedHeader) or [`Truncated`](ErrorKind::Truncated)),
+    /// scans forward for the next record and lets reading go on there. Returns what was
+    /// passed over, or `None` when the reader had not stopped on such damage (it is then left
+    /// as it was).
+    ///
+    /// A place to resume at is an offset whose 8 bytes and their masked CRC agree (a chance
+    /// match is a 1-in-2^32 event per offset), confirmed by the data CRC of the record there
+    /// when the record fits in the reader's 256 KiB window. A larger record is accepted on its
+    /// length CRC alone and its data CRC is checked as it is read; a length of 2^40 or more is
+    /// taken for a chance match. The damaged record itself is recovered into `buf` when the
+    /// only length that reaches the next good header (or the end of the stream) gives data
+    /// that matches the CRC stored before that header. The scan never allocates, and the
+    /// damaged stretch counts as one record.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when reading fails during the scan; the reader is then stopped.
+    pub fn resync(&mut self, buf: &mut Vec<u8>) -> Result<Option<Resync>, Error> {
+        buf.clear();
+        let result = match &mut self.source {
+            Source::Plain(input) => self.framing.resync(input, buf),
+            Source::Gzip(input) => self.framing.resync(input, buf),
+            Source::Zlib(input) => self.framing.resync(input, buf),
+        };
+        self.framing.note(result)
+    }
+
+    /// The underlying reader.
+    pub fn get_ref(&self) -> &R {
+        match &self.source {
+            Source::Plain(input) => input.get_ref(),
+            Source::Gzip(input) => input.get_ref().get_ref().get_ref(),
+            Source::Zlib(input) => input.get_ref().get_ref().get_ref(),
         }
     }
 
@@ -226,19 +245,26 @@ impl<R> std::fmt::Debug for Reader<R> {
 }
 
 impl Framing {
-    /// Records the outcome of a read: whether the reader stops, and for good or not.
+    /// Records the outcome of a read: whether the reader stops, and how it may go on.
     fn note<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(err) = &result {
-            self.state = match err.kind() {
-                ErrorKind::DataCrcMismatch { .. } => State::Recoverable,
-                _ => State::Fused,
+            let how = match err.kind() {
+                ErrorKind::DataCrcMismatch { .. } => Stop::Recoverable,
+                ErrorKind::Io(_) => Stop::Fused,
+                _ => Stop::Damaged,
             };
+            self.state.stop(how, self.consumed);
         }
+        self.consumed = 0;
         result
     }
 
     fn error(&self, kind: ErrorKind) -> Error {
         Error::new(kind, self.position.offset, self.position.index)
+    }
+
+    fn io_error(&self, err: io::Error) -> Error {
+        self.error(ErrorKind::Io(err))
     }
 
     /// Advances past a record of `length` data bytes.
@@ -249,28 +275,22 @@ impl Framing {
 
     /// Reads and checks the next header without consuming it. `None` at a clean end.
     fn peek_header<S: Read>(&self, input: &mut BufInput<S>) -> Result<Option<u64>, Error> {
-        let available = input
-            .fill_to(HEADER_LEN)
-            .map_err(|err| self.error(ErrorKind::Io(err)))?;
-        let Some(header) = available.get(..HEADER_LEN) else {
-            return if available.is_empty() {
-                Ok(None)
-            } else {
-                Err(self.error(ErrorKind::TruncatedHeader {
-                    available: available.len(),
-                }))
-            };
-        };
-        let (length_bytes, crc_bytes) = header.split_at(8);
-        let length = u64::from_le_bytes(to_array(length_bytes));
-        if self.options.verify_length_crc {
-            let expected = u32::from_le_bytes(to_array(crc_bytes));
-            let actual = crc::masked_crc32c(length_bytes);
-            if expected != actual {
-                return Err(self.error(ErrorKind::LengthCrcMismatch { expected, actual }));
-            }
+        let available = input.fill_to(HEADER_LEN).map_err(|e| self.io_error(e))?;
+        if available.is_empty() {
+            return Ok(None);
         }
-        Ok(Some(length))
+        let header = if self.options.verify_length_crc {
+            frame::decode_header(available)
+        } else {
+            frame::decode_length(available)
+        };
+        header.map(Some).map_err(|kind| self.error(kind))
+    }
+
+    /// Consumes `amount` bytes of the current record.
+    fn consume<S: Read>(&mut self, input: &mut BufInput<S>, amount: usize) {
+        input.consume(amount);
+        self.consumed += amount as u64;
     }
 
     fn read_record<S: Read>(
@@ -281,14 +301,12 @@ impl Framing {
         let Some(length) = self.peek_header(input)? else {
             return Ok(None);
         };
-        let framed = length.checked_add((HEADER_LEN + FOOTER_LEN) as u64);
+        let framed = frame::framed_len(length);
         let stored_crc = match framed.and_then(|n| usize::try_from(n).ok()) {
             // A small record, or one already buffered, is read in one piece: one copy, no
             // extra calls. Larger ones stream into `buf` past the buffer.
             Some(framed) if framed < DIRECT_READ_MIN || framed <= input.buffered() => {
-                let available = input
-                    .fill_to(framed)
-                    .map_err(|err| self.error(ErrorKind::Io(err)))?;
+                let available = input.fill_to(framed).map_err(|e| self.io_error(e))?;
                 let Some(record) = available.get(..framed) else {
                     let available = available.len().saturating_sub(HEADER_LEN) as u64;
                     return Err(self.error(ErrorKind::Truncated { length, available }));
@@ -296,24 +314,21 @@ impl Framing {
                 let (data, footer) =
                     record[HEADER_LEN..].split_at(framed - HEADER_LEN - FOOTER_LEN);
                 buf.extend_from_slice(data);
-                let stored_crc = u32::from_le_bytes(to_array(footer));
-                input.consume(framed);
+                let stored_crc = footer_crc(footer);
+                self.consume(input, framed);
                 stored_crc
             }
             _ => {
-                input.consume(HEADER_LEN);
-                let read = input
-                    .append_to(buf, length)
-                    .map_err(|err| self.error(ErrorKind::Io(err)))?;
-                let footer = input
-                    .fill_to(FOOTER_LEN)
-                    .map_err(|err| self.error(ErrorKind::Io(err)))?;
+                self.consume(input, HEADER_LEN);
+                let read = input.append_to(buf, length).map_err(|e| self.io_error(e))?;
+                self.consumed += read;
+                let footer = input.fill_to(FOOTER_LEN).map_err(|e| self.io_error(e))?;
                 let Some(footer) = footer.get(..FOOTER_LEN).filter(|_| read == length) else {
                     let available = read + footer.len().min(FOOTER_LEN) as u64;
                     return Err(self.error(ErrorKind::Truncated { length, available }));
                 };
-                let stored_crc = u32::from_le_bytes(to_array(footer));
-                input.consume(FOOTER_LEN);
+                let stored_crc = footer_crc(footer);
+                self.consume(input, FOOTER_LEN);
                 stored_crc
             }
         };
@@ -321,12 +336,8 @@ impl Framing {
         let index = self.position.index;
         self.advance(length);
         if self.options.verify_data_crc {
-            let actual = crc::masked_crc32c(buf);
-            if stored_crc != actual {
-                let kind = ErrorKind::DataCrcMismatch {
-                    expected: stored_crc,
-                    actual,
-                };
+            if let Err((expected, actual)) = frame::check_footer(buf, &stored_crc) {
+                let kind = ErrorKind::DataCrcMismatch { expected, actual };
                 return Err(Error::new(kind, data_offset, index));
             }
         }
@@ -337,17 +348,16 @@ impl Framing {
         let Some(length) = self.peek_header(input)? else {
             return Ok(None);
         };
-        input.consume(HEADER_LEN);
-        let skipped = input
-            .skip(length)
-            .map_err(|err| self.error(ErrorKind::Io(err)))?;
+        self.consume(input, HEADER_LEN);
+        let skipped = input.skip(length).map_err(|e| self.io_error(e))?;
         let skipped_footer = if skipped == length {
             input
                 .skip(FOOTER_LEN as u64)
-                .map_err(|err| self.error(ErrorKind::Io(err)))?
+                .map_err(|e| self.io_error(e))?
         } else {
             0
         };
+        self.consumed += skipped + skipped_footer;
         if skipped_footer < FOOTER_LEN as u64 {
             let available = skipped + skipped_footer;
             return Err(self.error(ErrorKind::Truncated { length, available }));
@@ -355,13 +365,70 @@ impl Framing {
         self.advance(length);
         Ok(Some(length))
     }
+
+    fn resync<S: Read>(
+        &mut self,
+        input: &mut BufInput<S>,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<Resync>, Error> {
+        if self.state.damaged().is_none() {
+            return Ok(None);
+        }
+        let mut recovered = false;
+        let passed = input
+            .resync(|candidate| resume_at(candidate, buf, &mut recovered))
+            .map_err(|e| self.io_error(e))?;
+        Ok(self.state.resynced(&mut self.position, passed, recovered))
+    }
 }
 
-/// Copies a slice of known length into an array.
-fn to_array<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    let mut array = [0; N];
-    array.copy_from_slice(bytes);
-    array
+/// A length of this many bytes or more, on a record too large to confirm by its data CRC
+/// during a resync, is taken for a chance match of the length CRC.
+const MAX_UNCONFIRMED_LENGTH: u64 = 1 << 40;
+
+/// Whether a resync resumes at `candidate`; when the damaged record before it is recovered,
+/// its data goes to `buf`.
+fn resume_at(candidate: Candidate<'_>, buf: &mut Vec<u8>, recovered: &mut bool) -> Verdict {
+    let header = if candidate.end_of_stream && candidate.bytes.is_empty() {
+        None
+    } else {
+        match frame::decode_header(candidate.bytes) {
+            Ok(length) => Some(length),
+            Err(ErrorKind::TruncatedHeader { .. }) if !candidate.complete => {
+                return Verdict::NeedMore
+            }
+            Err(_) => return Verdict::Reject,
+        }
+    };
+    if let Some(data) = candidate.gap.and_then(recoverable_data) {
+        buf.extend_from_slice(data);
+        *recovered = true;
+        return Verdict::Accept;
+    }
+    let Some(length) = header else {
+        return Verdict::Reject;
+    };
+    match frame::confirmed_len(candidate.bytes, length) {
+        Some(Ok(_)) => Verdict::Accept,
+        Some(Err(())) => Verdict::Reject,
+        None if !candidate.complete => Verdict::NeedMore,
+        None if !candidate.end_of_stream && length < MAX_UNCONFIRMED_LENGTH => Verdict::Accept,
+        None => Verdict::Reject,
+    }
+}
+
+/// The data of `gap`, a damaged record running up to a good header, when its footer matches.
+fn recoverable_data(gap: &[u8]) -> Option<&[u8]> {
+    let data = gap.get(HEADER_LEN..gap.len().checked_sub(FOOTER_LEN)?)?;
+    frame::check_footer(data, &gap[gap.len() - FOOTER_LEN..])
+        .ok()
+        .map(|()| data)
+}
+
+fn footer_crc(footer: &[u8]) -> [u8; FOOTER_LEN] {
+    let mut crc = [0; FOOTER_LEN];
+    crc.copy_from_slice(footer);
+    crc
 }
 
 /// An iterator over the records of a [`Reader`], each as an owned vector.

@@ -4,9 +4,9 @@ use std::io::{self, BufWriter, Write};
 
 use flate2::write::{GzEncoder, ZlibEncoder};
 
-use crate::crc;
 use crate::error::{Error, ErrorKind};
-use crate::Compression;
+use crate::frame::{self, HEADER_LEN};
+use crate::{Compression, Position};
 
 /// Framed bytes gathered before they reach the compressor or the underlying writer.
 const BUFFER_CAPACITY: usize = 256 * 1024;
@@ -21,11 +21,13 @@ const LEVEL: flate2::Compression = flate2::Compression::new(6);
 ///
 /// Call [`finish`](Writer::finish) at the end: it flushes the buffers, completes the compressed
 /// stream and reports errors that dropping the writer would swallow. After an error the output
-/// is incomplete and should be discarded.
+/// is incomplete and should be discarded: the writer is fused, and every later call returns a
+/// copy of that error.
 pub struct Writer<W: Write> {
     sink: Sink<W>,
     records_written: u64,
     bytes_written: u64,
+    failed: Option<Error>,
 }
 
 enum Sink<W: Write> {
@@ -59,6 +61,7 @@ impl<W: Write> Writer<W> {
             sink,
             records_written: 0,
             bytes_written: 0,
+            failed: None,
         }
     }
 
@@ -68,17 +71,16 @@ impl<W: Write> Writer<W> {
     ///
     /// [`ErrorKind::Io`] when the underlying writer or the compressor fails.
     pub fn write_record(&mut self, data: &[u8]) -> Result<(), Error> {
-        let length = (data.len() as u64).to_le_bytes();
-        let mut header = [0; 12];
-        header[..8].copy_from_slice(&length);
-        header[8..].copy_from_slice(&crc::masked_crc32c(&length).to_le_bytes());
-        let footer = crc::masked_crc32c(data).to_le_bytes();
+        self.check_usable()?;
+        let mut header = [0; HEADER_LEN];
+        frame::encode_header(data.len() as u64, &mut header);
+        let footer = frame::encode_footer(data);
         let result = match &mut self.sink {
             Sink::Plain(out) => write_framed(out, &header, data, &footer),
             Sink::Gzip(out) => write_framed(out, &header, data, &footer),
             Sink::Zlib(out) => write_framed(out, &header, data, &footer),
         };
-        result.map_err(|err| self.error(err))?;
+        result.map_err(|err| self.fail(err))?;
         self.records_written += 1;
         self.bytes_written += (header.len() + data.len() + footer.len()) as u64;
         Ok(())
@@ -92,12 +94,30 @@ impl<W: Write> Writer<W> {
     ///
     /// [`ErrorKind::Io`] when the underlying writer or the compressor fails.
     pub fn flush(&mut self) -> Result<(), Error> {
+        self.check_usable()?;
         let result = match &mut self.sink {
             Sink::Plain(out) => out.flush(),
             Sink::Gzip(out) => out.flush(),
             Sink::Zlib(out) => out.flush(),
         };
-        result.map_err(|err| self.error(err))
+        result.map_err(|err| self.fail(err))
+    }
+
+    /// The offset and index the next record will have.
+    pub fn position(&self) -> Position {
+        Position {
+            offset: self.bytes_written,
+            index: self.records_written,
+        }
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        match &self.sink {
+            Sink::Plain(out) => out.get_ref(),
+            Sink::Gzip(out) => out.get_ref().get_ref().get_ref(),
+            Sink::Zlib(out) => out.get_ref().get_ref().get_ref(),
+        }
     }
 
     /// How many records have been written.
@@ -116,6 +136,7 @@ impl<W: Write> Writer<W> {
     ///
     /// [`ErrorKind::Io`] when the underlying writer or the compressor fails.
     pub fn finish(self) -> Result<W, Error> {
+        self.check_usable()?;
         let offset = self.bytes_written;
         let index = self.records_written;
         let result = match self.sink {
@@ -130,8 +151,18 @@ impl<W: Write> Writer<W> {
         result.map_err(|err| Error::new(ErrorKind::Io(err), offset, index))
     }
 
-    fn error(&self, err: io::Error) -> Error {
-        Error::new(ErrorKind::Io(err), self.bytes_written, self.records_written)
+    fn check_usable(&self) -> Result<(), Error> {
+        match &self.failed {
+            Some(failed) => Err(failed.replay()),
+            None => Ok(()),
+        }
+    }
+
+    /// Builds the error for the record being written and fuses the writer.
+    fn fail(&mut self, err: io::Error) -> Error {
+        let error = Error::new(ErrorKind::Io(err), self.bytes_written, self.records_written);
+        self.failed = Some(error.replay());
+        error
     }
 }
 

@@ -68,6 +68,29 @@ fn file_suffixes() {
 }
 
 #[test]
+fn names_are_tensorflows_and_parse_back_in_any_case() {
+    for (compression, tf_name, name) in [
+        (Compression::None, "", "none"),
+        (Compression::Gzip, "GZIP", "gzip"),
+        (Compression::Zlib, "ZLIB", "zlib"),
+    ] {
+        assert_eq!(compression.tf_name(), tf_name);
+        assert_eq!(compression.name(), name);
+        assert_eq!(compression.to_string(), name);
+        for spelling in [tf_name, name, &name.to_uppercase(), &tf_name.to_lowercase()] {
+            assert_eq!(
+                spelling.parse::<Compression>(),
+                Ok(compression),
+                "{spelling:?}"
+            );
+        }
+    }
+    let err = "deflate".parse::<Compression>().unwrap_err();
+    assert!(err.to_string().contains("\"deflate\""), "{err}");
+    assert!("gz".parse::<Compression>().is_err());
+}
+
+#[test]
 fn sniff_recognises_what_the_writer_produces() {
     for compression in ALL {
         let stream = write_all(&sample_records(), compression);

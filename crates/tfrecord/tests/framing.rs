@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 
-use ofconvert_tfrecord::{crc, Error, ErrorKind, Position, Reader, ReaderOptions, Writer};
+use ofconvert_tfrecord::{crc, frame, Error, ErrorKind, Position, Reader, ReaderOptions, Writer};
 
 const EMPTY_RECORD: [u8; 16] = [
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x29, 0x03, 0x98, 0x07, 0xd8, 0xea, 0x82, 0xa2,
@@ -37,9 +37,9 @@ fn read_all(reader: &mut Reader<impl Read>) -> Result<Vec<Vec<u8>>, Error> {
 
 /// A header announcing `length` bytes, with a valid length CRC.
 fn header(length: u64) -> Vec<u8> {
-    let mut bytes = length.to_le_bytes().to_vec();
-    bytes.extend_from_slice(&crc::masked_crc32c(&length.to_le_bytes()).to_le_bytes());
-    bytes
+    let mut header = [0; frame::HEADER_LEN];
+    frame::encode_header(length, &mut header);
+    header.to_vec()
 }
 
 #[test]

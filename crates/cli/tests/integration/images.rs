@@ -110,9 +110,10 @@ fn the_summary_and_manifest_carry_image_facts_warnings_and_reader_notes() {
         run.stdout
     );
     assert!(
-        run.stdout.contains("80 of 80 images are ones OneFlow 0.9"),
+        run.stderr
+            .contains("mnist-train: feature \"image\": 80 of 80 images are ones OneFlow 0.9"),
         "{}",
-        run.stdout
+        run.stderr
     );
     let manifest = manifest(&out.join("mnist-test"));
     let warnings = manifest["warnings"].as_array().unwrap();

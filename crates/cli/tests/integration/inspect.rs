@@ -54,7 +54,7 @@ fn check_cat(file: &Path, records: &[Value]) {
             .args([
                 "cat".as_ref(),
                 file.as_os_str(),
-                "--offset".as_ref(),
+                "--skip".as_ref(),
                 index.to_string().as_ref(),
                 "-n".as_ref(),
                 "1".as_ref(),
@@ -137,14 +137,14 @@ fn cat_json_gives_one_object_per_record() {
 }
 
 #[test]
-fn cat_offset_and_count_select_records() {
+fn cat_skip_and_count_select_records() {
     let file = testdata().join("golden/bert.tfrecord");
     let expected = expected(&testdata().join("golden/bert.tfrecord.expected.json"));
     let run = ofconvert()
         .args([
             "cat".as_ref(),
             file.as_os_str(),
-            "--offset".as_ref(),
+            "--skip".as_ref(),
             "1".as_ref(),
             "-n".as_ref(),
             "2".as_ref(),

@@ -9,4 +9,7 @@ mod damaged;
 mod faults;
 mod images;
 mod inspect;
+mod objects;
 mod resume;
+mod salvage;
+mod usage;

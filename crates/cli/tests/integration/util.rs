@@ -20,9 +20,15 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary directory")
 }
 
-/// The `ofconvert` binary under test.
+/// The `ofconvert` binary under test: the one built with the tests, or the one
+/// `OFCONVERT_TEST_BINARY` names (to run these tests against another build).
 pub fn the_binary() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_ofconvert"))
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var_os("OFCONVERT_TEST_BINARY")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ofconvert")))
+    })
 }
 
 /// What one run of the binary did.
@@ -80,6 +86,11 @@ impl TestCommand {
 
     pub fn env<K: AsRef<OsStr>, V: AsRef<OsStr>>(&mut self, key: K, value: V) -> &mut TestCommand {
         self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove<K: AsRef<OsStr>>(&mut self, key: K) -> &mut TestCommand {
+        self.command.env_remove(key);
         self
     }
 
@@ -307,4 +318,25 @@ pub fn of_frame(data: &[u8]) -> Vec<u8> {
     let mut framed = (data.len() as u64).to_le_bytes().to_vec();
     framed.extend_from_slice(data);
     framed
+}
+
+/// Copies the tree `from` to `to` (created).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The sample datasets of the README, copied into `dir/name`.
+pub fn sample_tree(dir: &Path, name: &str) -> PathBuf {
+    let copy = dir.join(name);
+    copy_tree(&testdata().join("datasets"), &copy);
+    copy
 }

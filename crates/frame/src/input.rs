@@ -1,4 +1,5 @@
-//! Buffered input that can guarantee a minimum number of contiguous bytes.
+//! Buffered input that can guarantee a minimum number of contiguous bytes, and scan forward
+//! for a place to resume after damage.
 //!
 //! `std::io::BufReader` only refills when it is empty, so a record header that straddles the
 //! end of its buffer, or a short first read from a pipe, cannot be seen in one piece. Seeing
@@ -7,9 +8,9 @@
 
 use std::io::{self, BufRead, Read};
 
-use flate2::bufread::ZlibDecoder;
-
-pub(crate) struct BufInput<R> {
+/// A buffered reader whose [`fill_to`](BufInput::fill_to) shows a requested number of bytes in
+/// one slice, refilling across its end.
+pub struct BufInput<R> {
     inner: R,
     buf: Box<[u8]>,
     pos: usize,
@@ -17,7 +18,9 @@ pub(crate) struct BufInput<R> {
 }
 
 impl<R: Read> BufInput<R> {
-    pub(crate) fn with_capacity(capacity: usize, inner: R) -> Self {
+    /// A reader of `inner` with a buffer of `capacity` bytes, the most
+    /// [`fill_to`](BufInput::fill_to) can show at once.
+    pub fn with_capacity(capacity: usize, inner: R) -> Self {
         BufInput {
             inner,
             buf: vec![0; capacity].into_boxed_slice(),
@@ -26,19 +29,24 @@ impl<R: Read> BufInput<R> {
         }
     }
 
-    /// Bytes read ahead and not consumed yet.
-    pub(crate) fn buffered(&self) -> usize {
+    /// How many bytes are read ahead and not consumed yet.
+    pub fn buffered(&self) -> usize {
         self.filled - self.pos
     }
 
+    /// The underlying reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// Drops the buffer, and with it any bytes read ahead but not consumed.
-    pub(crate) fn into_inner(self) -> R {
+    pub fn into_inner(self) -> R {
         self.inner
     }
 
     /// Buffers at least `wanted` bytes (at most the capacity), fewer only at the end of the
     /// stream, and returns everything buffered.
-    pub(crate) fn fill_to(&mut self, wanted: usize) -> io::Result<&[u8]> {
+    pub fn fill_to(&mut self, wanted: usize) -> io::Result<&[u8]> {
         let wanted = wanted.min(self.buf.len());
         if self.filled - self.pos < wanted {
             if self.buf.len() - self.pos < wanted {
@@ -61,7 +69,7 @@ impl<R: Read> BufInput<R> {
     /// Appends up to `limit` bytes to `out`, stopping early only at the end of the stream, and
     /// returns how many were appended. `out` grows with the data that actually arrives, never
     /// by `limit` up front, so an absurd length from a damaged header costs no memory.
-    pub(crate) fn append_to(&mut self, out: &mut Vec<u8>, limit: u64) -> io::Result<u64> {
+    pub fn append_to(&mut self, out: &mut Vec<u8>, limit: u64) -> io::Result<u64> {
         let from_buffer = usize::try_from(limit)
             .unwrap_or(usize::MAX)
             .min(self.filled - self.pos);
@@ -93,7 +101,7 @@ impl<R: Read> BufInput<R> {
 
     /// Skips up to `limit` bytes, stopping early only at the end of the stream, and returns how
     /// many were skipped.
-    pub(crate) fn skip(&mut self, limit: u64) -> io::Result<u64> {
+    pub fn skip(&mut self, limit: u64) -> io::Result<u64> {
         let mut skipped = 0;
         while skipped < limit {
             let available = self.fill_buf()?.len();
@@ -108,14 +116,101 @@ impl<R: Read> BufInput<R> {
         }
         Ok(skipped)
     }
+    /// How many bytes the buffer holds at most: the window [`resync`](BufInput::resync) scans.
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Scans forward from the current position, the start of a damaged record, for the first
+    /// later offset that `check` accepts, and stops there. Returns how many bytes it passed
+    /// over. The start itself is no candidate; the end of the stream is the last one (with no
+    /// bytes), and when `check` rejects it too, the whole rest of the stream is passed over.
+    ///
+    /// Memory stays bounded: the scan looks through the buffer's window and never allocates.
+    /// A candidate that [`NeedMore`](Verdict::NeedMore) gets the window to itself (up to the
+    /// capacity) and must then decide.
+    ///
+    /// # Errors
+    ///
+    /// When reading fails; the position is then somewhere within the scanned stretch.
+    pub fn resync(&mut self, mut check: impl FnMut(Candidate<'_>) -> Verdict) -> io::Result<u64> {
+        let capacity = self.buf.len();
+        let mut end_of_stream = self.fill_to(capacity)?.len() < capacity;
+        let mut passed = 0u64;
+        let mut start_kept = true;
+        let mut at = 1;
+        loop {
+            let window = &self.buf[self.pos..self.filled];
+            let len = window.len();
+            // Past the window only when the stream ends right after the start.
+            at = at.min(len);
+            let verdict = if at == len && !end_of_stream {
+                Verdict::NeedMore
+            } else {
+                check(Candidate {
+                    bytes: &window[at..],
+                    end_of_stream,
+                    complete: end_of_stream || (at == 0 && len == capacity),
+                    gap: start_kept.then(|| &window[..at]),
+                })
+            };
+            let complete = end_of_stream || (at == 0 && len == capacity);
+            match verdict {
+                Verdict::Accept => {
+                    self.consume(at);
+                    return Ok(passed + at as u64);
+                }
+                Verdict::Reject | Verdict::NeedMore if at == len && end_of_stream => {
+                    self.consume(len);
+                    return Ok(passed + len as u64);
+                }
+                Verdict::NeedMore if !complete => {
+                    // Give the candidate the window to itself. Every refill either moves the
+                    // window forward or finds the end of the stream, so the scan ends.
+                    self.consume(at);
+                    passed += at as u64;
+                    start_kept &= at == 0;
+                    at = 0;
+                    end_of_stream = self.fill_to(capacity)?.len() < capacity;
+                }
+                Verdict::Reject | Verdict::NeedMore => at += 1,
+            }
+        }
+    }
+}
+
+/// A place [`BufInput::resync`] considers resuming at.
+#[derive(Debug)]
+pub struct Candidate<'a> {
+    /// The buffered bytes from the candidate offset on.
+    pub bytes: &'a [u8],
+    /// Whether the stream ends after `bytes`.
+    pub end_of_stream: bool,
+    /// Whether `bytes` can grow no more: the stream ends, or they fill the whole window.
+    pub complete: bool,
+    /// The bytes from the start of the scan up to the candidate, while they are all still in
+    /// the window: what the damaged record would hold if it ended here.
+    pub gap: Option<&'a [u8]>,
+}
+
+/// What [`BufInput::resync`] makes of a [`Candidate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Resume here.
+    Accept,
+    /// Look further.
+    Reject,
+    /// Show more bytes from this candidate on; once the bytes are
+    /// [`complete`](Candidate::complete), this counts as [`Reject`](Verdict::Reject).
+    NeedMore,
 }
 
 /// From this many bytes on, a payload is read straight into the caller's vector rather than
 /// through the buffer: a read call per record costs less than copying it once more.
-pub(crate) const DIRECT_READ_MIN: usize = 16 * 1024;
+pub const DIRECT_READ_MIN: usize = 16 * 1024;
 
 /// The most a large payload reserves ahead of the data that arrives for it.
-const MAX_RESERVE: usize = 1 << 20;
+const MAX_RESERVE: usize = 256 * 1024;
 
 impl<R: Read> Read for BufInput<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
@@ -151,39 +246,5 @@ impl<R: Read> BufRead for BufInput<R> {
 
     fn consume(&mut self, amount: usize) {
         self.pos = (self.pos + amount).min(self.filled);
-    }
-}
-
-/// A zlib decoder that refuses bytes after the end of the zlib stream.
-///
-/// TensorFlow writes exactly one zlib stream per file; anything after it is damage (or a
-/// second stream nobody wrote), and ignoring it would hide records.
-pub(crate) struct StrictZlibDecoder<R> {
-    decoder: ZlibDecoder<R>,
-}
-
-impl<R: BufRead> StrictZlibDecoder<R> {
-    pub(crate) fn new(inner: R) -> Self {
-        StrictZlibDecoder {
-            decoder: ZlibDecoder::new(inner),
-        }
-    }
-
-    pub(crate) fn into_inner(self) -> R {
-        self.decoder.into_inner()
-    }
-}
-
-impl<R: BufRead> Read for StrictZlibDecoder<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = self.decoder.read(out)?;
-        // flate2 reports a stream cut short as UnexpectedEof, so 0 here means the stream ended.
-        if n == 0 && !out.is_empty() && !self.decoder.get_mut().fill_buf()?.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "unexpected data after the end of the zlib stream",
-            ));
-        }
-        Ok(n)
     }
 }

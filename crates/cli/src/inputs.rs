@@ -1,0 +1,93 @@
+//! Several inputs for one conversion (`tf2of IN... OUT`, what a shell glob gives): record
+//! files named one by one are taken as their directory would be, keeping only them; each
+//! directory named becomes `OUT/<its name>`, as `cp -r` would place it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use ofconvert_engine::{Options, Plan};
+
+use crate::UsageError;
+
+/// The plan of a conversion of `inputs` into `output`.
+pub fn plan(inputs: &[PathBuf], output: &Path, options: &Options) -> anyhow::Result<Plan> {
+    if let [input] = inputs {
+        return Ok(ofconvert_engine::plan(input, output, options)?);
+    }
+    let (dirs, files): (Vec<&PathBuf>, Vec<&PathBuf>) = inputs.iter().partition(|p| p.is_dir());
+    let mut plans = Vec::new();
+    if !files.is_empty() {
+        plans.push(plan_files(&files, output, options)?);
+    }
+    let mut names = BTreeSet::new();
+    for dir in dirs {
+        let name = std::fs::canonicalize(dir)
+            .ok()
+            .and_then(|path| path.file_name().map(|name| name.to_os_string()))
+            .ok_or_else(|| UsageError(format!("{}: a directory without a name", dir.display())))?;
+        if !names.insert(name.clone()) {
+            return Err(UsageError(format!(
+                "two input directories are named {}: each would go to {}",
+                name.to_string_lossy(),
+                output.join(&name).display()
+            ))
+            .into());
+        }
+        plans.push(ofconvert_engine::plan(dir, &output.join(name), options)?);
+    }
+    let mut merged = plans.remove(0);
+    merged.output = output.to_path_buf();
+    for plan in plans {
+        merged.datasets.extend(plan.datasets);
+        merged.skipped.extend(plan.skipped);
+        merged.unreadable.extend(plan.unreadable);
+    }
+    Ok(merged)
+}
+
+/// Files named one by one: planned as their directory, keeping only them.
+fn plan_files(files: &[&PathBuf], output: &Path, options: &Options) -> anyhow::Result<Plan> {
+    let parent = |file: &Path| -> PathBuf {
+        let parent = file.parent().unwrap_or(Path::new(""));
+        std::fs::canonicalize(if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        })
+        .unwrap_or_else(|_| parent.to_path_buf())
+    };
+    for file in files {
+        if !file.exists() {
+            return Err(
+                ofconvert_engine::Error::new(ofconvert_engine::ErrorKind::InputMissing)
+                    .in_file(file)
+                    .into(),
+            );
+        }
+    }
+    let dir = parent(files[0]);
+    if files.iter().any(|file| parent(file) != dir) {
+        return Err(UsageError(
+            "record files named one by one must be in one directory; name the directories \
+             instead"
+                .to_owned(),
+        )
+        .into());
+    }
+    let named: BTreeSet<PathBuf> = files
+        .iter()
+        .filter_map(|file| std::fs::canonicalize(file).ok())
+        .collect();
+    let is_named =
+        |path: &Path| std::fs::canonicalize(path).is_ok_and(|path| named.contains(&path));
+    let mut plan = ofconvert_engine::plan(&dir, output, options)?;
+    for dataset in &mut plan.datasets {
+        dataset.inputs.retain(|input| is_named(&input.path));
+    }
+    plan.datasets.retain(|dataset| !dataset.inputs.is_empty());
+    plan.skipped
+        .retain(|skipped| is_named(Path::new(&skipped.path)));
+    plan.unreadable
+        .retain(|unreadable| is_named(Path::new(&unreadable.path)));
+    Ok(plan)
+}

@@ -1,0 +1,237 @@
+//! Object stores: `tf2of` and `of2tf` read and write `s3://` URLs through a real S3 server
+//! (s3s-fs, run in this process on 127.0.0.1) with the same bytes as on a local disk.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
+use s3s::auth::SimpleAuth;
+use s3s::service::S3ServiceBuilder;
+
+use crate::util::*;
+
+const ACCESS_KEY: &str = "ofconvert-test";
+const SECRET_KEY: &str = "ofconvert-test-secret";
+
+/// An S3 server over a temporary directory: bucket `B` is the directory `root/B`. It stops
+/// when dropped.
+struct S3Server {
+    root: tempfile::TempDir,
+    endpoint: String,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl S3Server {
+    fn start(buckets: &[&str]) -> S3Server {
+        let root = tempdir();
+        for bucket in buckets {
+            fs::create_dir(root.path().join(bucket)).unwrap();
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let mut builder = S3ServiceBuilder::new(s3s_fs::FileSystem::new(root.path()).unwrap());
+        builder.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+        let service = builder.build();
+        runtime.spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let _ = ConnBuilder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(socket), service)
+                        .await;
+                });
+            }
+        });
+        S3Server {
+            root,
+            endpoint,
+            _runtime: runtime,
+        }
+    }
+
+    /// `ofconvert` with the environment that points the AWS client at this server.
+    fn ofconvert(&self) -> TestCommand {
+        self.ofconvert_as(ACCESS_KEY, SECRET_KEY)
+    }
+
+    fn ofconvert_as(&self, access_key: &str, secret_key: &str) -> TestCommand {
+        let mut command = ofconvert();
+        command
+            .env("AWS_ACCESS_KEY_ID", access_key)
+            .env("AWS_SECRET_ACCESS_KEY", secret_key)
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ALLOW_HTTP", "true");
+        command
+    }
+
+    /// Where the server keeps `s3://bucket/key`.
+    fn file(&self, bucket: &str, key: &str) -> PathBuf {
+        self.root.path().join(bucket).join(key)
+    }
+}
+
+/// The files under `dir` that a conversion writes, not counting manifests (which name
+/// their own location): relative path and bytes.
+fn written(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    tree(dir)
+        .into_iter()
+        .filter(|file| !file.split('/').any(|part| part.starts_with('.')))
+        .filter(|file| !file.ends_with("ofconvert-manifest.json"))
+        .map(|file| {
+            let bytes = fs::read(dir.join(&file)).unwrap();
+            (file, bytes)
+        })
+        .collect()
+}
+
+fn manifests(dir: &Path) -> Vec<String> {
+    tree(dir)
+        .into_iter()
+        .filter(|file| file.ends_with("ofconvert-manifest.json"))
+        .collect()
+}
+
+#[test]
+fn both_directions_through_a_bucket_give_the_bytes_of_a_local_run() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    let datasets = testdata().join("datasets");
+
+    // The same conversions on the local disk.
+    let local_of = work.path().join("of");
+    let local_tf = work.path().join("tf");
+    let local_again = work.path().join("again");
+    ofconvert().arg("tf2of").args([&datasets, &local_of]).ok();
+    ofconvert().arg("of2tf").args([&local_of, &local_tf]).ok();
+    ofconvert()
+        .arg("tf2of")
+        .args([&local_tf, &local_again])
+        .ok();
+
+    // Local to bucket, bucket to bucket, bucket to local.
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&datasets)
+        .arg("s3://data/of")
+        .ok();
+    assert_eq!(written(&s3.file("data", "of")), written(&local_of));
+    assert_eq!(manifests(&s3.file("data", "of")), manifests(&local_of));
+
+    s3.ofconvert()
+        .args(["of2tf", "s3://data/of", "s3://data/tf"])
+        .ok();
+    assert_eq!(written(&s3.file("data", "tf")), written(&local_tf));
+
+    let from_bucket = work.path().join("from-bucket");
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg("s3://data/tf")
+        .arg(&from_bucket)
+        .ok();
+    assert_eq!(written(&from_bucket), written(&local_again));
+}
+
+#[test]
+fn resharding_and_compression_in_a_bucket_match_a_local_run() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    let input = testdata().join("datasets/tutorial");
+    let local = work.path().join("of");
+    ofconvert()
+        .arg("tf2of")
+        .args([&input, &local])
+        .args(["--parts", "3"])
+        .ok();
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .args(["s3://data/of", "--parts", "3"])
+        .ok();
+    assert_eq!(written(&s3.file("data", "of")), written(&local));
+
+    let local_tf = work.path().join("tf");
+    ofconvert()
+        .arg("of2tf")
+        .args([&local, &local_tf])
+        .args(["--compression", "gzip", "--max-part-bytes", "2K"])
+        .ok();
+    s3.ofconvert()
+        .args(["of2tf", "s3://data/of", "s3://data/tf"])
+        .args(["--compression", "gzip", "--max-part-bytes", "2K"])
+        .ok();
+    assert_eq!(written(&s3.file("data", "tf")), written(&local_tf));
+}
+
+#[test]
+fn a_bucket_output_that_is_not_empty_is_refused_unless_overwriting() {
+    let s3 = S3Server::start(&["data"]);
+    let input = testdata().join("datasets/tutorial");
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .ok();
+    let first = written(&s3.file("data", "of"));
+    assert!(!first.is_empty());
+    let run = s3
+        .ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .expect_code(2);
+    assert!(run.stderr.contains("s3://data/of"), "{}", run.stderr);
+    assert!(run.stderr.contains("not empty"), "{}", run.stderr);
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .args(["s3://data/of", "--overwrite"])
+        .ok();
+    assert_eq!(written(&s3.file("data", "of")), first);
+}
+
+#[test]
+fn wrong_credentials_and_a_missing_bucket_fail_naming_the_url_and_writing_nothing() {
+    let s3 = S3Server::start(&["data"]);
+    let input = testdata().join("datasets/tutorial");
+    let work = tempdir();
+
+    let run = s3
+        .ofconvert_as(ACCESS_KEY, "not-the-secret")
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .expect_code(1);
+    assert!(run.stderr.contains("s3://data/of"), "{}", run.stderr);
+    // What the store said.
+    assert!(run.stderr.contains("403 Forbidden"), "{}", run.stderr);
+    assert!(written(&s3.file("data", "of")).is_empty());
+
+    let run = s3
+        .ofconvert_as(ACCESS_KEY, "not-the-secret")
+        .arg("tf2of")
+        .arg("s3://data/in")
+        .arg(work.path().join("out"))
+        .expect_code(1);
+    assert!(run.stderr.contains("s3://data/in"), "{}", run.stderr);
+
+    let run = s3
+        .ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://no-such-bucket/of")
+        .expect_code(1);
+    assert!(
+        run.stderr.contains("s3://no-such-bucket/of"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,109 @@
+//! `--on-corrupt skip` after a damaged length: reading resumes at the next good record, the
+//! damaged record comes back when its checksum vouches for it, and the skip is reported by
+//! offset.
+
+use std::fs;
+use std::path::Path;
+
+use crate::util::*;
+
+const RECORDS: usize = 50;
+const DAMAGED: usize = 20;
+
+/// 50 Examples framed as TFRecords, and where each record starts.
+fn tfrecord_file(path: &Path) -> (Vec<Vec<u8>>, Vec<usize>, Vec<u8>) {
+    let records: Vec<Vec<u8>> = (0..RECORDS).map(|i| example(i as i64, 40 + i)).collect();
+    let (mut bytes, mut starts) = (Vec::new(), Vec::new());
+    for record in &records {
+        starts.push(bytes.len());
+        ofconvert_tfrecord::frame::encode_record(record, &mut bytes);
+    }
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    (records, starts, bytes)
+}
+
+fn tf2of_skip(input: &Path, out: &Path) -> Run {
+    ofconvert()
+        .arg("tf2of")
+        .args([input, out])
+        .args(["--on-corrupt", "skip"])
+        .ok()
+}
+
+fn converted(out: &Path) -> Vec<Vec<u8>> {
+    files_starting(out, "part-")
+        .iter()
+        .flat_map(|part| of_records(part))
+        .collect()
+}
+
+#[test]
+fn a_flipped_length_byte_loses_nothing() {
+    let work = tempdir();
+    let file = work.path().join("in/data.tfrecord");
+    let (records, starts, mut bytes) = tfrecord_file(&file);
+    bytes[starts[DAMAGED] + 1] ^= 0x04;
+    fs::write(&file, bytes).unwrap();
+    let out = work.path().join("out");
+    tf2of_skip(&file.with_file_name(""), &out);
+    assert_eq!(converted(&out), to_of(&records));
+    assert_eq!(manifest(&out)["records"], RECORDS as u64);
+    assert_eq!(manifest(&out)["skipped"]["corrupt"], 0);
+}
+
+#[test]
+fn a_damaged_length_and_data_skip_one_record_reported_by_offset() {
+    let work = tempdir();
+    let file = work.path().join("in/data.tfrecord");
+    let (mut records, starts, mut bytes) = tfrecord_file(&file);
+    bytes[starts[DAMAGED] + 1] ^= 0x04;
+    bytes[starts[DAMAGED] + 14] ^= 0x04;
+    fs::write(&file, bytes).unwrap();
+    let out = work.path().join("out");
+    tf2of_skip(&file.with_file_name(""), &out);
+    records.remove(DAMAGED);
+    assert_eq!(converted(&out), to_of(&records));
+    let manifest = manifest(&out);
+    assert_eq!(manifest["records"], (RECORDS - 1) as u64);
+    assert_eq!(manifest["skipped"]["corrupt"], 1);
+    let detail = manifest["skipped"]["details"][0].as_str().unwrap();
+    let (start, end) = (starts[DAMAGED], starts[DAMAGED + 1]);
+    assert!(
+        detail.contains(&format!("offset {start} (record #{DAMAGED})")),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(&format!("bytes {start}..{end} skipped")),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_damaged_oneflow_length_resyncs_at_the_next_record_that_parses() {
+    let work = tempdir();
+    let dir = work.path().join("in");
+    fs::create_dir_all(&dir).unwrap();
+    let examples: Vec<Vec<u8>> = (0..RECORDS).map(|i| example(i as i64, 40 + i)).collect();
+    let payloads = to_of(&examples);
+    let (mut bytes, mut starts) = (Vec::new(), Vec::new());
+    for payload in &payloads {
+        starts.push(bytes.len());
+        ofconvert_ofrecord::frame::encode_record(payload, &mut bytes);
+    }
+    // The length's most significant byte: a negative length.
+    bytes[starts[DAMAGED] + 7] ^= 0x80;
+    fs::write(dir.join("part-00000"), bytes).unwrap();
+    let out = work.path().join("out");
+    ofconvert()
+        .arg("of2tf")
+        .args([&dir, &out])
+        .args(["--on-corrupt", "skip"])
+        .ok();
+    let written: Vec<Vec<u8>> = fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "tfrecord"))
+        .flat_map(|path| tf_records(&path))
+        .collect();
+    assert_eq!(written, to_tf(&payloads));
+}

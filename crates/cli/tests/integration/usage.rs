@@ -1,0 +1,744 @@
+//! What a new user meets: the files ofconvert itself leaves in a tree, empty and wrong
+//! inputs, wrong directions, the mapping rules that match nothing, help and installation.
+
+use std::fs;
+
+use crate::util::*;
+
+// ---------------------------------------------------------------------------------------
+// Our own files and TFDS metadata are passed over in silence
+
+#[test]
+fn every_command_passes_over_the_indexes_and_manifests_ofconvert_wrote() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    ofconvert().arg("index").arg(&input).ok();
+    // Index files beside the records; a second index run finds no new record files in them.
+    assert!(input
+        .join("imagenet/train/train-00000-of-00002.idx")
+        .is_file());
+    let again = ofconvert().arg("index").arg(&input).ok();
+    assert!(!again.stdout.contains(".idx.idx"), "{}", again.stdout);
+    assert_eq!(again.stderr, "");
+
+    let output = work.path().join("of");
+    let run = ofconvert().arg("tf2of").arg(&input).arg(&output).ok();
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    assert!(
+        // Six, and CIFAR-10's two and the mixed ImageNet shard.
+        run.stdout.contains("Converted 9 datasets"),
+        "{}",
+        run.stdout
+    );
+    for command in ["count", "verify", "schema"] {
+        let run = ofconvert().arg(command).arg(&input).ok();
+        assert!(!run.stdout.contains(".idx"), "{command}: {}", run.stdout);
+        assert!(!run.stderr.contains(".idx"), "{command}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("ofconvert:"),
+            "{command}: {}",
+            run.stderr
+        );
+    }
+
+    // The OneFlow tree holds a manifest beside every dataset's parts: not noise either.
+    let back = work.path().join("tf");
+    let run = ofconvert().arg("of2tf").arg(&output).arg(&back).ok();
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    assert!(!run.stdout.contains("not a part file"), "{}", run.stdout);
+    let counted = ofconvert().arg("count").arg(&output).ok();
+    assert!(!counted.stdout.contains("manifest"), "{}", counted.stdout);
+}
+
+#[test]
+fn tfds_metadata_is_not_listed_as_skipped() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(input.join("tfds"))
+        .arg(work.path().join("out"))
+        .ok();
+    assert!(!run.stdout.contains("dataset_info.json"), "{}", run.stdout);
+    assert!(!run.stdout.contains("features.json"), "{}", run.stdout);
+}
+
+// ---------------------------------------------------------------------------------------
+// index --output-dir
+
+#[test]
+fn index_output_dir_keeps_the_tree_and_never_writes_one_path_twice() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    for (dir, id) in [("v1", 1), ("v2", 2)] {
+        fs::create_dir_all(input.join(dir)).unwrap();
+        write_tfrecord(
+            &input.join(dir).join("data-00000-of-00001"),
+            &examples(id, id as usize, 10),
+        );
+    }
+    let indexes = work.path().join("idx");
+    ofconvert()
+        .arg("index")
+        .arg(&input)
+        .arg("--output-dir")
+        .arg(&indexes)
+        .ok();
+    assert_eq!(
+        tree(&indexes),
+        ["v1/data-00000-of-00001.idx", "v2/data-00000-of-00001.idx"]
+    );
+    let lines = |file: &str| {
+        fs::read_to_string(indexes.join(file))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(lines("v1/data-00000-of-00001.idx"), 1);
+    assert_eq!(lines("v2/data-00000-of-00001.idx"), 2);
+
+    // Two files named on the command line with one name: the second is refused, named.
+    let flat = work.path().join("flat");
+    let run = ofconvert()
+        .arg("index")
+        .arg(input.join("v1/data-00000-of-00001"))
+        .arg(input.join("v2/data-00000-of-00001"))
+        .arg("--output-dir")
+        .arg(&flat)
+        .expect_code(1);
+    assert!(run.stderr.contains("not written"), "{}", run.stderr);
+    assert!(run.stderr.contains("v1"), "{}", run.stderr);
+    assert_eq!(tree(&flat), ["data-00000-of-00001.idx"]);
+    assert_eq!(
+        fs::read_to_string(flat.join("data-00000-of-00001.idx"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Empty and wrong input is not success
+
+#[test]
+fn inspecting_a_folder_without_record_files_fails_and_says_so() {
+    let work = tempdir();
+    let empty = work.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    fs::write(empty.join("notes.txt"), "nothing here").unwrap();
+    for command in ["count", "verify", "schema", "index"] {
+        let run = ofconvert().arg(command).arg(&empty).expect_code(1);
+        let expected = format!("no record files found under {}", empty.display());
+        assert!(run.stderr.contains(&expected), "{command}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_missing_path_is_a_usage_error_for_every_subcommand() {
+    let work = tempdir();
+    let missing = work.path().join("nosuch");
+    let out = work.path().join("out");
+    for command in ["count", "verify", "schema", "index", "cat"] {
+        let run = ofconvert().arg(command).arg(&missing).expect_code(2);
+        assert!(run.stderr.contains("nosuch"), "{command}: {}", run.stderr);
+    }
+    for command in ["tf2of", "of2tf"] {
+        ofconvert()
+            .arg(command)
+            .arg(&missing)
+            .arg(&out)
+            .expect_code(2);
+    }
+}
+
+#[test]
+fn index_of_an_ofrecord_file_says_it_is_one() {
+    let work = tempdir();
+    let part = work.path().join("part-00000");
+    write_ofrecord(&part, &to_of(&examples(0, 3, 10)));
+    let run = ofconvert().arg("index").arg(&part).expect_code(1);
+    assert!(run.stderr.contains("an OFRecord file"), "{}", run.stderr);
+    assert!(!work.path().join("part-00000.idx").exists());
+}
+
+#[test]
+fn tf2of_that_converts_nothing_leaves_no_empty_output() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    fs::write(input.join("README.md"), "no records here").unwrap();
+    let output = work.path().join("out");
+    ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg(&output)
+        .expect_code(1);
+    assert!(!output.exists(), "{:?}", tree(&output));
+}
+
+// ---------------------------------------------------------------------------------------
+// Each direction's help speaks of its own format; one meaning for --offset
+
+#[test]
+fn each_direction_explains_its_flags_in_its_own_terms() {
+    let of2tf = ofconvert().args(["of2tf", "--help"]).stdout();
+    let no_verify = of2tf
+        .split("--no-verify")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap()
+        .to_owned();
+    assert!(no_verify.contains("OFRecord"), "{no_verify}");
+    assert!(!no_verify.contains("TFRecord"), "{no_verify}");
+    let tf2of = ofconvert().args(["tf2of", "--help"]).stdout();
+    assert!(tf2of.contains("OneFlow part"), "{tf2of}");
+    assert!(of2tf.contains("TFRecord shard"), "{of2tf}");
+}
+
+#[test]
+fn cat_skips_records_with_skip_and_offset_is_only_a_mapping_rule() {
+    let file = testdata().join("golden/tutorial.tfrecord");
+    let all = ofconvert().arg("cat").arg(&file).args(["-n", "3"]).stdout();
+    let skipped = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--skip", "1", "-n", "2"])
+        .stdout();
+    let records: Vec<&str> = all.split("\n\nfeatures").collect();
+    assert_eq!(records.len(), 3, "{all}");
+    assert!(
+        skipped.starts_with(&format!("features{}", records[1])),
+        "{skipped}"
+    );
+    ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--offset", "1"])
+        .expect_code(2);
+}
+
+#[test]
+fn cat_of_a_directory_prints_its_record_files_as_count_finds_them() {
+    let work = tempdir();
+    let dir = work.path().join("records");
+    copy_into(&testdata().join("golden/tutorial.tfrecord"), &dir);
+    fs::write(dir.join("notes.txt"), "not records").unwrap();
+    let of_file = ofconvert()
+        .arg("cat")
+        .arg(dir.join("tutorial.tfrecord"))
+        .stdout();
+    let of_dir = ofconvert().arg("cat").arg(&dir).stdout();
+    assert!(!of_file.is_empty());
+    assert_eq!(of_dir, of_file);
+}
+
+// ---------------------------------------------------------------------------------------
+// Installing like a real tool
+
+#[test]
+fn completions_come_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let script = ofconvert().args(["completions", shell]).stdout();
+        assert!(script.contains("tf2of"), "{shell}: {script}");
+        assert!(script.contains("max-part-bytes"), "{shell}");
+    }
+    ofconvert().args(["completions", "tcsh"]).expect_code(2);
+}
+
+#[test]
+fn the_manual_page_is_roff_and_names_every_command() {
+    let page = ofconvert().arg("man").stdout();
+    assert!(page.contains(".TH ofconvert 1"), "{page}");
+    for command in [
+        "tf2of", "of2tf", "cat", "count", "verify", "schema", "index",
+    ] {
+        assert!(page.contains(command), "{command}");
+    }
+}
+
+#[test]
+fn version_names_the_commit_when_built_from_git() {
+    let version = ofconvert().arg("--version").stdout();
+    assert!(
+        version.starts_with(&format!("ofconvert {}", env!("CARGO_PKG_VERSION"))),
+        "{version}"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Some(head) = head.ok().filter(|head| head.status.success()) {
+        let commit = String::from_utf8(head.stdout).unwrap();
+        let expected = format!("(commit {}", commit.trim());
+        assert!(version.contains(&expected), "{version} lacks {expected}");
+    }
+}
+
+#[test]
+fn readme_installs_with_cargo_install_and_release_builds_drop_debug_info() {
+    let root = testdata().join("..");
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cargo install --locked --path crates/cli"));
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let section = |name: &str| -> String {
+        let start = manifest
+            .find(&format!("[profile.{name}]"))
+            .unwrap_or_else(|| panic!("no [profile.{name}]"));
+        let rest = &manifest[start + 1..];
+        rest[..rest.find("\n[").unwrap_or(rest.len())].to_owned()
+    };
+    let release = section("release");
+    assert!(release.contains("debug = false"), "{release}");
+    assert!(release.contains("strip = \"debuginfo\""), "{release}");
+    let profiling = section("profiling");
+    assert!(profiling.contains("inherits = \"release\""), "{profiling}");
+    assert!(profiling.contains("debug = 1"), "{profiling}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Mapping rules that match nothing
+
+#[test]
+fn mapping_rules_that_match_nothing_fail_the_dataset_naming_rule_features_and_hint() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    let imagenet = input.join("imagenet/train");
+    let tutorial = input.join("tutorial");
+    let cases: [(&std::path::Path, &[&str], &str, Option<&str>); 6] = [
+        (
+            &imagenet,
+            &["--rename", "image/clas/label=label"],
+            "--rename image/clas/label=label",
+            Some("did you mean \"image/class/label\""),
+        ),
+        (&tutorial, &["--drop", "nosuch"], "--drop nosuch", None),
+        (
+            &tutorial,
+            &["--cast", "nosuch=int32"],
+            "--cast nosuch=int32",
+            None,
+        ),
+        (&tutorial, &["--offset", "x=-1"], "--offset x=-1", None),
+        (&tutorial, &["--keep", "label"], "--keep label", None),
+        (
+            &tutorial,
+            &["--preset", "imagenet"],
+            "--preset imagenet",
+            None,
+        ),
+    ];
+    for (n, (dataset, rule, named, hint)) in cases.into_iter().enumerate() {
+        let output = work.path().join(format!("out-{n}"));
+        let run = ofconvert()
+            .arg("tf2of")
+            .arg(dataset)
+            .arg(&output)
+            .args(rule)
+            .expect_code(1);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(all.contains(named), "{named}: {all}");
+        assert!(all.contains("matches nothing"), "{named}: {all}");
+        let features = if dataset == imagenet {
+            "image/class/label, image/class/synset"
+        } else {
+            "feature0, feature1, feature2, feature3"
+        };
+        assert!(all.contains(features), "{named}: {all}");
+        if let Some(hint) = hint {
+            assert!(all.contains(hint), "{named}: {all}");
+        }
+        assert_eq!(tree(&output), Vec::<String>::new(), "{named}");
+    }
+    // A rule that matches converts as before.
+    ofconvert()
+        .arg("tf2of")
+        .arg(&tutorial)
+        .arg(work.path().join("good"))
+        .args(["--drop", "feature3"])
+        .ok();
+}
+
+#[test]
+fn keep_that_leaves_a_record_empty_names_the_rule() {
+    use ofconvert_bridge::tf;
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    let encode = |example: ofconvert_bridge::proto::tensorflow::Example| {
+        let mut bytes = Vec::new();
+        ofconvert_bridge::encode_example(&example, &mut bytes);
+        bytes
+    };
+    let records = [
+        encode(tf::example([
+            ("label", tf::int64_feature([1])),
+            ("x", tf::int64_feature([2])),
+        ])),
+        encode(tf::example([("y", tf::int64_feature([3]))])),
+    ];
+    write_tfrecord(&input.join("data.tfrecord"), &records);
+    let output = work.path().join("out");
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg(&output)
+        .args(["--keep", "label"])
+        .expect_code(1);
+    assert!(
+        run.stderr.contains("--keep label leaves record #1 of"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(tree(&output), Vec::<String>::new());
+}
+
+// ---------------------------------------------------------------------------------------
+// Warnings: on stderr, in the JSON summary, coloured on request, with the flag that helps
+
+/// A dataset whose records do not all carry the same features: tf2of warns about it.
+fn uneven_input(root: &std::path::Path) -> std::path::PathBuf {
+    let input = root.join("in");
+    copy_into(&testdata().join("golden/edge.tfrecord"), &input);
+    input
+}
+
+#[test]
+fn warnings_go_to_stderr_and_into_the_json_summary() {
+    let work = tempdir();
+    let input = uneven_input(work.path());
+    let run = ofconvert()
+        .arg("tf2of")
+        .args(["--empty", "skip"])
+        .arg(&input)
+        .arg(work.path().join("out"))
+        .env_remove("CLICOLOR_FORCE")
+        .ok();
+    assert!(!run.stdout.contains("warning"), "{}", run.stdout);
+    assert!(run.stderr.contains("warning: .: feature"), "{}", run.stderr);
+    assert!(run.stderr.contains("is missing from"), "{}", run.stderr);
+
+    let json = ofconvert()
+        .arg("tf2of")
+        .args(["--empty", "skip"])
+        .arg(&input)
+        .arg(work.path().join("json"))
+        .arg("--json")
+        .ok();
+    let summary: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let warnings = summary["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("is missing from")),
+        "{warnings:?}"
+    );
+
+    let schema = ofconvert()
+        .args(["schema", "--json"])
+        .arg(input.join("edge.tfrecord"))
+        .ok();
+    let schema: serde_json::Value = serde_json::from_str(&schema.stdout).unwrap();
+    assert!(!schema["warnings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn warnings_and_errors_are_coloured_on_request_and_never_under_no_color() {
+    let work = tempdir();
+    let input = uneven_input(work.path());
+    let coloured = ofconvert()
+        .arg("tf2of")
+        .args(["--empty", "skip"])
+        .arg(&input)
+        .arg(work.path().join("a"))
+        .env("CLICOLOR_FORCE", "1")
+        .env_remove("NO_COLOR")
+        .ok();
+    assert!(
+        coloured.stderr.contains("\x1b[1;33mwarning:\x1b[0m"),
+        "{}",
+        coloured.stderr
+    );
+    let missing = ofconvert()
+        .args(["count", "/nonexistent/ofconvert-test"])
+        .env("CLICOLOR_FORCE", "1")
+        .env_remove("NO_COLOR")
+        .expect_code(2);
+    assert!(
+        missing.stderr.contains("\x1b[1;31mofconvert:\x1b[0m"),
+        "{}",
+        missing.stderr
+    );
+
+    let plain = ofconvert()
+        .arg("tf2of")
+        .args(["--empty", "skip"])
+        .arg(&input)
+        .arg(work.path().join("b"))
+        .env("CLICOLOR_FORCE", "1")
+        .env("NO_COLOR", "1")
+        .ok();
+    assert!(!plain.stderr.contains('\x1b'), "{}", plain.stderr);
+    assert!(plain.stderr.contains("warning:"), "{}", plain.stderr);
+}
+
+#[test]
+fn the_failure_that_lossy_fixes_names_lossy() {
+    let work = tempdir();
+    let run = ofconvert()
+        .arg("of2tf")
+        .arg(testdata().join("ofrecord/all_kinds"))
+        .arg(work.path().join("out"))
+        .expect_code(1);
+    assert!(run.stderr.contains("pass --lossy"), "{}", run.stderr);
+}
+
+#[test]
+fn an_invalid_mapping_says_so_once() {
+    let work = tempdir();
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg(work.path().join("out"))
+        .args(["--keep", "feature0", "--drop", "feature0"])
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("invalid mapping: feature"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("invalid mapping: invalid mapping"),
+        "{}",
+        run.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// cat for reading: text as text, long values cut
+
+#[test]
+fn cat_json_shows_text_as_text_and_max_bytes_cuts_long_values() {
+    let file = testdata().join("golden/images.tfrecord");
+    let value = |json: &str, feature: &str| -> String {
+        let record: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+        record["features"]["feature"][feature]["bytesList"]["value"][0]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let whole = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--json", "-n", "1"])
+        .stdout();
+    assert_eq!(value(&whole, "image/colorspace"), "RGB");
+    let encoded = value(&whole, "image/encoded");
+    // A JPEG is binary: base64 (FF D8 FF is "/9j/").
+    assert!(encoded.starts_with("/9j/"), "{encoded}");
+    let padding = encoded.bytes().rev().take_while(|b| *b == b'=').count();
+    let length = encoded.len() / 4 * 3 - padding;
+
+    let cut = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--json", "-n", "1", "--max-bytes", "3"])
+        .stdout();
+    assert_eq!(
+        value(&cut, "image/encoded"),
+        format!("/9j/... ({length} bytes)")
+    );
+    assert_eq!(value(&cut, "image/colorspace"), "RGB");
+
+    let text = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["-n", "1", "--max-bytes", "3"])
+        .stdout();
+    assert!(
+        text.contains(&format!("value: \"\\377\\330\\377... ({length} bytes)\"")),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The wrong direction, the wrong part names
+
+#[test]
+fn the_wrong_direction_says_which_command_to_use() {
+    let work = tempdir();
+    let run = ofconvert()
+        .arg("of2tf")
+        .arg(testdata().join("datasets"))
+        .arg(work.path().join("a"))
+        .expect_code(1);
+    assert!(
+        run.stderr.contains("these are TFRecord files")
+            || run.stderr.contains("holds TFRecord files"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("use tf2of"), "{}", run.stderr);
+
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("ofrecord"))
+        .arg(work.path().join("b"))
+        .expect_code(1);
+    assert!(
+        run.stderr.contains("holds OFRecord files"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("use of2tf"), "{}", run.stderr);
+}
+
+#[test]
+fn oneflow_parts_with_another_prefix_suggest_part_prefix() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    for part in 0..2 {
+        write_ofrecord(
+            &input.join(format!("train-{part:05}")),
+            &to_of(&examples(part, 3, 10)),
+        );
+    }
+    let run = ofconvert()
+        .arg("of2tf")
+        .arg(&input)
+        .arg(work.path().join("out"))
+        .expect_code(1);
+    assert!(
+        run.stderr.contains("--part-prefix train-"),
+        "{}",
+        run.stderr
+    );
+    ofconvert()
+        .arg("of2tf")
+        .arg(&input)
+        .arg(work.path().join("out"))
+        .args(["--part-prefix", "train-"])
+        .ok();
+}
+
+#[test]
+fn tf2of_takes_several_inputs_as_a_shell_glob_gives_them() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    let train = input.join("imagenet/train");
+    // `tf2of in/imagenet/train/train-* OUT`: the named shards, as their directory would be.
+    let shards = [
+        train.join("train-00000-of-00002"),
+        train.join("train-00001-of-00002"),
+    ];
+    let output = work.path().join("files");
+    ofconvert().arg("tf2of").args(&shards).arg(&output).ok();
+    assert_eq!(
+        tree(&output),
+        ["ofconvert-manifest.json", "part-00000", "part-00001"]
+    );
+    for (index, shard) in shards.iter().enumerate() {
+        assert_eq!(
+            of_records(&output.join(format!("part-{index:05}"))),
+            to_of(&tf_records(shard))
+        );
+    }
+
+    // `tf2of in/bert in/tutorial OUT`: each directory under its own name.
+    let output = work.path().join("dirs");
+    ofconvert()
+        .arg("tf2of")
+        .arg(input.join("bert"))
+        .arg(input.join("tutorial"))
+        .arg(&output)
+        .ok();
+    assert_eq!(
+        tree(&output),
+        [
+            "bert/ofconvert-manifest.json",
+            "bert/part-00000",
+            "tutorial/ofconvert-manifest.json",
+            "tutorial/part-00000"
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Long inspections show progress; schema can sample
+
+#[test]
+fn schema_sample_reads_n_records_per_dataset() {
+    let imagenet = testdata().join("datasets/imagenet");
+    let all = ofconvert()
+        .args(["schema", "--json"])
+        .arg(&imagenet)
+        .stdout();
+    let all: serde_json::Value = serde_json::from_str(&all).unwrap();
+    assert_eq!(all["records"], 45);
+    // Three datasets (mixed: 1 file of 15, train: 2 files of 10, validation: 1 file of 10),
+    // 3 records each; the train sample is the first file's first three.
+    let sampled = ofconvert()
+        .args(["schema", "--json", "--sample", "3"])
+        .arg(&imagenet)
+        .stdout();
+    let sampled: serde_json::Value = serde_json::from_str(&sampled).unwrap();
+    assert_eq!(sampled["records"], 9);
+    let across_files = ofconvert()
+        .args(["schema", "--json", "--sample", "15"])
+        .arg(&imagenet)
+        .stdout();
+    let across_files: serde_json::Value = serde_json::from_str(&across_files).unwrap();
+    // mixed 15, train 15 (10 + 5 of the second file), validation 10.
+    assert_eq!(across_files["records"], 40);
+}
+
+/// Runs the binary with ARGS on a pseudo-terminal (util-linux `script`), or `None` where
+/// there is no `script` to make one.
+fn on_a_terminal(args: &[&std::ffi::OsStr]) -> Option<String> {
+    let mut line = shell_quote(the_binary().as_os_str());
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shell_quote(arg));
+    }
+    let output = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn shell_quote(arg: &std::ffi::OsStr) -> String {
+    format!("'{}'", arg.to_string_lossy().replace('\'', "'\\''"))
+}
+
+#[test]
+fn inspections_draw_the_converters_progress_bar_on_a_terminal() {
+    let work = tempdir();
+    let datasets = testdata().join("datasets");
+    let indexes = work.path().join("idx");
+    let runs: [Vec<&std::ffi::OsStr>; 4] = [
+        vec!["count".as_ref(), datasets.as_os_str()],
+        vec!["verify".as_ref(), datasets.as_os_str()],
+        vec!["schema".as_ref(), datasets.as_os_str()],
+        vec![
+            "index".as_ref(),
+            datasets.as_os_str(),
+            "--output-dir".as_ref(),
+            indexes.as_os_str(),
+        ],
+    ];
+    for args in runs {
+        let Some(shown) = on_a_terminal(&args) else {
+            eprintln!("no `script` to make a terminal with: progress bars not checked");
+            return;
+        };
+        // The bar of tf2of/of2tf: bytes read of the total, speed and time left.
+        assert!(shown.contains("ETA"), "{args:?}: {shown}");
+        assert!(shown.contains("B/s"), "{args:?}: {shown}");
+    }
+    // Not on a terminal: no bar.
+    let plain = ofconvert().arg("count").arg(&datasets).ok();
+    assert!(!plain.stderr.contains("ETA"), "{}", plain.stderr);
+}

@@ -1,0 +1,541 @@
+//! Object stores as [`Storage`]: S3, GCS, Azure Blob Storage and plain HTTP through the
+//! `object_store` crate. Paths stay URLs (`s3://bucket/prefix/part-00000`), so every
+//! message names the object as the user wrote it.
+//!
+//! Reads stream in bounded ranges, a few in flight, each resumed from its last byte when a
+//! connection drops. Writes are multipart uploads: an object appears only once complete,
+//! and an upload that does not complete is aborted.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path as ObjectPath;
+use object_store::{
+    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    WriteMultipart,
+};
+use tokio::runtime::Runtime;
+
+use crate::storage::{Durability, Listed, Listing, LockError, OutputFile, OutputLock, Storage};
+
+/// Bytes asked for in one ranged read.
+const RANGE_BYTES: u64 = 8 << 20;
+/// Ranged reads in flight per open object.
+const RANGES_IN_FLIGHT: usize = 2;
+/// How often a range is asked for again after its connection broke.
+const READ_ATTEMPTS: usize = 5;
+/// Size of a multipart upload's parts (S3's minimum is 5 MiB).
+const UPLOAD_PART_BYTES: usize = 8 << 20;
+/// Parts of one upload in flight.
+const UPLOADS_IN_FLIGHT: usize = 2;
+
+/// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
+/// rather than a local path. `file://` URLs are local.
+pub fn is_url(path: &Path) -> bool {
+    path.to_str()
+        .and_then(|text| text.split_once("://"))
+        .is_some_and(|(scheme, _)| {
+            scheme != "file"
+                && !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        })
+}
+
+/// A local path for a `file://` URL, the path itself otherwise.
+pub fn local_path(path: &Path) -> PathBuf {
+    match path.to_str().and_then(|text| text.strip_prefix("file://")) {
+        Some(rest) => PathBuf::from(rest),
+        None => path.to_path_buf(),
+    }
+}
+
+/// One object store (a bucket, a container, an HTTP server), reached through URLs that
+/// start with its root, `s3://bucket` say.
+pub struct ObjectStorage {
+    store: Arc<dyn ObjectStore>,
+    /// The URL of the store's root, without a trailing `/`.
+    root: String,
+    /// Whether the store can list (plain HTTP servers serve single files).
+    lists: bool,
+    runtime: Arc<Runtime>,
+}
+
+impl fmt::Debug for ObjectStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectStorage")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObjectStorage {
+    /// The store of `url`, configured from each cloud's standard environment variables
+    /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
+    /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...).
+    pub fn for_url(url: &str) -> io::Result<ObjectStorage> {
+        let parsed = url::Url::parse(url)
+            .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
+        let root = format!(
+            "{}://{}",
+            parsed.scheme(),
+            parsed.host_str().unwrap_or_default()
+        );
+        let root = match parsed.port() {
+            Some(port) => format!("{root}:{port}"),
+            None => root,
+        };
+        let store: Arc<dyn ObjectStore> = match parsed.scheme() {
+            "s3" | "s3a" => Arc::new(
+                object_store::aws::AmazonS3Builder::from_env()
+                    .with_url(url)
+                    .build()
+                    .map_err(store_error)?,
+            ),
+            "gs" => Arc::new(
+                object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_url(url)
+                    .build()
+                    .map_err(store_error)?,
+            ),
+            "az" | "abfs" | "abfss" | "azure" => Arc::new(
+                object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_url(url)
+                    .build()
+                    .map_err(store_error)?,
+            ),
+            "http" | "https" => Arc::new(
+                object_store::http::HttpBuilder::new()
+                    .with_url(root.clone())
+                    .build()
+                    .map_err(store_error)?,
+            ),
+            other => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                    "{url}: unknown scheme {other}:// (s3, gs, az, http, https and file are known)"
+                ),
+                ))
+            }
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("ofconvert-io")
+            .enable_all()
+            .build()?;
+        Ok(ObjectStorage {
+            store,
+            lists: !matches!(parsed.scheme(), "http" | "https"),
+            root,
+            runtime: Arc::new(runtime),
+        })
+    }
+
+    /// The key of `path` in the store.
+    fn key(&self, path: &Path) -> io::Result<ObjectPath> {
+        let text = path.to_str().unwrap_or_default();
+        let rest = text.strip_prefix(&self.root).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{text} is not in {}", self.root),
+            )
+        })?;
+        ObjectPath::parse(rest.trim_matches('/'))
+            .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, err))
+    }
+
+    /// The URL of `key`.
+    fn url_of(&self, key: &ObjectPath) -> PathBuf {
+        PathBuf::from(format!("{}/{}", self.root, key))
+    }
+
+    fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+}
+
+/// The `io::Error` of a store error: not-found stays not-found (so that "absent" can be
+/// told from "failed"), denied access stays permission-denied, the store's own words kept.
+fn store_error(err: object_store::Error) -> io::Error {
+    let kind =
+        match &err {
+            object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
+            object_store::Error::AlreadyExists { .. }
+            | object_store::Error::Precondition { .. } => io::ErrorKind::AlreadyExists,
+            object_store::Error::NotSupported { .. }
+            | object_store::Error::NotImplemented { .. } => io::ErrorKind::Unsupported,
+            _ => io::ErrorKind::Other,
+        };
+    // The store's messages already carry their causes' words.
+    io::Error::new(kind, err.to_string())
+}
+
+fn is_hidden_key(relative: &str) -> bool {
+    relative.split('/').any(|part| part.starts_with('.'))
+}
+
+impl Storage for ObjectStorage {
+    fn list(&self, root: &Path) -> io::Result<Listing> {
+        let prefix = self.key(root)?;
+        let objects: Vec<object_store::ObjectMeta> = if self.lists {
+            self.block_on(self.store.list(Some(&prefix)).try_collect())
+                .map_err(store_error)?
+        } else {
+            Vec::new()
+        };
+        let mut listing = Listing::default();
+        if objects.is_empty() {
+            // Not a prefix: a single object, or nothing at all.
+            let meta = self
+                .block_on(self.store.head(&prefix))
+                .map_err(store_error)?;
+            let name = prefix.filename().unwrap_or_default().to_owned();
+            listing
+                .directories
+                .entry(PathBuf::new())
+                .or_default()
+                .push(Listed {
+                    path: root.to_path_buf(),
+                    name,
+                    size: meta.size,
+                });
+            listing.single_file = true;
+            return Ok(listing);
+        }
+        let base = prefix.as_ref().len();
+        let mut directories: BTreeMap<PathBuf, Vec<Listed>> = BTreeMap::new();
+        for object in objects {
+            let key = object.location.as_ref();
+            let relative = key[base..].trim_start_matches('/');
+            if relative.is_empty() || is_hidden_key(relative) {
+                continue;
+            }
+            let (dir, name) = match relative.rsplit_once('/') {
+                Some((dir, name)) => (PathBuf::from(dir), name),
+                None => (PathBuf::new(), relative),
+            };
+            directories.entry(dir).or_default().push(Listed {
+                path: self.url_of(&object.location),
+                name: name.to_owned(),
+                size: object.size,
+            });
+        }
+        for files in directories.values_mut() {
+            files.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        listing.directories = directories;
+        Ok(listing)
+    }
+
+    fn open(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
+        let key = self.key(path)?;
+        let size = self
+            .block_on(self.store.head(&key))
+            .map_err(store_error)?
+            .size;
+        Ok(Box::new(RangeReader::start(self, key, offset, size)))
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        let key = self.key(path)?;
+        let fetched = self.block_on(async {
+            let result = self.store.get(&key).await?;
+            result.bytes().await
+        });
+        match fetched {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(store_error(err)),
+        }
+    }
+
+    fn size(&self, path: &Path) -> io::Result<Option<u64>> {
+        let key = self.key(path)?;
+        match self.block_on(self.store.head(&key)) {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(store_error(err)),
+        }
+    }
+
+    fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let key = self.key(dir)?;
+        let listed = self
+            .block_on(self.store.list_with_delimiter(Some(&key)))
+            .map_err(store_error)?;
+        Ok(listed
+            .objects
+            .into_iter()
+            .filter_map(|object| object.location.filename().map(str::to_owned))
+            .collect())
+    }
+
+    fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
+        if !self.lists {
+            return Ok(Vec::new());
+        }
+        let key = self.key(dir)?;
+        let listed = self
+            .block_on(self.store.list_with_delimiter(Some(&key)))
+            .map_err(store_error)?;
+        let mut names: Vec<String> = listed
+            .objects
+            .iter()
+            .map(|object| &object.location)
+            .chain(&listed.common_prefixes)
+            .filter_map(|location| location.filename().map(str::to_owned))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn create_dir_all(&self, _dir: &Path) -> io::Result<()> {
+        // Prefixes exist by the objects under them.
+        Ok(())
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
+        let key = self.key(path)?;
+        let upload = self
+            .block_on(self.store.put_multipart(&key))
+            .map_err(store_error)?;
+        Ok(Box::new(Upload {
+            runtime: Arc::clone(&self.runtime),
+            upload: Some(WriteMultipart::new_with_chunk_size(
+                upload,
+                UPLOAD_PART_BYTES,
+            )),
+            written: 0,
+        }))
+    }
+
+    fn renames_cheaply(&self) -> bool {
+        false
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let (from, to) = (self.key(from)?, self.key(to)?);
+        self.block_on(self.store.rename(&from, &to))
+            .map_err(store_error)
+    }
+
+    fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let key = self.key(path)?;
+        let payload = PutPayload::from(Bytes::copy_from_slice(bytes));
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        match self.block_on(self.store.put_opts(&key, payload.clone(), options)) {
+            Ok(_) => Ok(()),
+            // A store without conditional writes: the run's lock is all there is.
+            Err(object_store::Error::NotImplemented { .. })
+            | Err(object_store::Error::NotSupported { .. }) => self
+                .block_on(self.store.put(&key, payload))
+                .map(|_| ())
+                .map_err(store_error),
+            Err(err) => Err(store_error(err)),
+        }
+    }
+
+    fn sync_dir(&self, _dir: &Path) -> io::Result<()> {
+        // A completed upload is durable.
+        Ok(())
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        let key = self.key(path)?;
+        match self.block_on(self.store.delete(&key)) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(err) => Err(store_error(err)),
+        }
+    }
+
+    fn remove_dir_if_empty(&self, _dir: &Path) {
+        // An empty prefix does not exist.
+    }
+
+    fn lock(&self, _dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
+        // Object stores have no advisory locks: the manifest's create-if-absent write is
+        // what keeps two runs from both publishing a dataset.
+        Ok(Box::new(NoLock))
+    }
+}
+
+#[derive(Debug)]
+struct NoLock;
+
+impl OutputLock for NoLock {}
+
+/// A multipart upload written through `Write`; aborted unless finished.
+struct Upload {
+    runtime: Arc<Runtime>,
+    upload: Option<WriteMultipart>,
+    written: u64,
+}
+
+impl Write for Upload {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let upload = self
+            .upload
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the upload is finished"))?;
+        // Bounds memory: at most this many parts buffered or in flight.
+        self.runtime
+            .block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT))
+            .map_err(store_error)?;
+        upload.write(buf);
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl OutputFile for Upload {
+    fn finish(mut self: Box<Self>, _durability: Durability) -> io::Result<u64> {
+        let upload = self
+            .upload
+            .take()
+            .ok_or_else(|| io::Error::other("the upload is finished"))?;
+        self.runtime
+            .block_on(upload.finish())
+            .map_err(store_error)?;
+        Ok(self.written)
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if let Some(upload) = self.upload.take() {
+            // Nothing of an unfinished upload may stay behind in the bucket.
+            let _ = self.runtime.block_on(upload.abort());
+        }
+    }
+}
+
+/// Reads an object from an offset through ranged requests, a few in flight ahead of the
+/// reader.
+struct RangeReader {
+    chunks: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
+    current: Bytes,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RangeReader {
+    fn start(storage: &ObjectStorage, key: ObjectPath, offset: u64, size: u64) -> RangeReader {
+        let (sender, chunks) = tokio::sync::mpsc::channel(1);
+        let store = Arc::clone(&storage.store);
+        let ranges: Vec<Range<u64>> = (offset..size)
+            .step_by(RANGE_BYTES as usize)
+            .map(|start| start..(start + RANGE_BYTES).min(size))
+            .collect();
+        let task = storage.runtime.spawn(async move {
+            let mut fetched = futures::stream::iter(ranges)
+                .map(|range| fetch_range(Arc::clone(&store), key.clone(), range))
+                .buffered(RANGES_IN_FLIGHT);
+            while let Some(chunk) = fetched.next().await {
+                let failed = chunk.is_err();
+                if sender.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        RangeReader {
+            chunks,
+            current: Bytes::new(),
+            task,
+        }
+    }
+}
+
+impl Read for RangeReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.blocking_recv() {
+                Some(chunk) => self.current = chunk?,
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
+    }
+}
+
+impl Drop for RangeReader {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One range of an object, asked for again from the last byte received when the transfer
+/// breaks (the store's own retries cover requests that fail before any byte arrives).
+async fn fetch_range(
+    store: Arc<dyn ObjectStore>,
+    key: ObjectPath,
+    range: Range<u64>,
+) -> io::Result<Bytes> {
+    let want = (range.end - range.start) as usize;
+    let mut received = BytesMut::with_capacity(want);
+    let mut attempts = 0;
+    loop {
+        let from = range.start + received.len() as u64;
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(from..range.end)),
+            ..GetOptions::default()
+        };
+        let broke = match store.get_opts(&key, options).await {
+            Ok(result) => {
+                let mut stream = result.into_stream();
+                let mut broke = None;
+                while let Some(piece) = stream.next().await {
+                    match piece {
+                        Ok(piece) => received.extend_from_slice(&piece),
+                        Err(err) => {
+                            broke = Some(err);
+                            break;
+                        }
+                    }
+                }
+                broke
+            }
+            Err(err) => Some(err),
+        };
+        match broke {
+            None if received.len() >= want => {
+                received.truncate(want);
+                return Ok(received.freeze());
+            }
+            None => {
+                // The body ended early without an error: ask for the rest.
+                attempts += 1;
+                if attempts >= READ_ATTEMPTS {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{key}: the store sent {} of {want} bytes", received.len()),
+                    ));
+                }
+            }
+            Some(err @ object_store::Error::NotFound { .. }) => return Err(store_error(err)),
+            Some(err) => {
+                attempts += 1;
+                if attempts >= READ_ATTEMPTS {
+                    return Err(store_error(err));
+                }
+            }
+        }
+    }
+}

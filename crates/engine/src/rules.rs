@@ -1,0 +1,267 @@
+//! Mapping rules checked against the data before anything is written: a rule that names a
+//! feature no record has is almost always a typo (`image/clas/label`), and applied as it
+//! stands it would change nothing and pass in silence.
+//!
+//! The check reads the first records of each dataset; a dataset whose rules miss fails
+//! (its [`DatasetPlan::problem`]) with the rule named as the caller spells it, the
+//! features the records do have, and the closest name.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::detect::Format;
+use crate::error::{Error, ErrorKind};
+use crate::options::Direction;
+use crate::plan::{DatasetPlan, Plan};
+use crate::records::RecordReader;
+
+/// How many records of each dataset the check reads, at most.
+pub const RULE_SAMPLE: u64 = 1000;
+
+/// A mapping rule as the caller states it, with the input features it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedRule {
+    /// The rule as the user wrote it, for messages: `--rename image/clas/label=label`.
+    pub rule: String,
+    /// The input features it names.
+    pub features: Vec<String>,
+    /// What the rule needs of the data.
+    pub needs: Needs,
+}
+
+/// What a rule needs to find in a dataset's records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Each feature it names (`--rename`, `--cast`, `--offset`, `--drop`).
+    Each,
+    /// At least one of the features it names (a preset's keys).
+    Any,
+    /// Each feature it names, and every record must keep at least one of them (`--keep`:
+    /// a record left with no feature cannot be written).
+    Keep,
+}
+
+impl NamedRule {
+    /// A rule about one feature.
+    pub fn one(rule: impl Into<String>, feature: impl Into<String>, needs: Needs) -> NamedRule {
+        NamedRule {
+            rule: rule.into(),
+            features: vec![feature.into()],
+            needs,
+        }
+    }
+}
+
+/// The feature names of a dataset's first records.
+#[derive(Debug, Default)]
+struct Sample {
+    /// Every name seen.
+    names: BTreeSet<String>,
+    /// Records read, and whether that was all of them.
+    read: u64,
+    whole: bool,
+    /// The names of each record read, with its file and index.
+    records: Vec<(usize, u64, BTreeSet<String>)>,
+}
+
+/// Reads up to `limit` records of `dataset` and collects their feature names. Records that
+/// do not parse, and damage, end nothing here: the conversion reports them.
+fn sample(dataset: &DatasetPlan, format: Format, limit: u64, keep_records: bool) -> Sample {
+    let mut sample = Sample::default();
+    let mut read = 0u64;
+    let mut buf = Vec::new();
+    for (file, input) in dataset.inputs.iter().enumerate() {
+        let Ok(mut reader) = RecordReader::open(&input.path, Some(format), true) else {
+            continue;
+        };
+        while read < limit {
+            let Ok(Some(at)) = reader.read(&mut buf) else {
+                break;
+            };
+            read += 1;
+            let mut names = BTreeSet::new();
+            let mut add = |name: &[u8], _: Option<ofconvert_bridge::FeatureKind>, _: usize| {
+                names.insert(String::from_utf8_lossy(name).into_owned());
+            };
+            let parsed = match format {
+                Format::Tf => ofconvert_bridge::visit_example(&buf, &mut add).is_ok(),
+                Format::Of => ofconvert_bridge::visit_ofrecord(&buf, &mut add).is_ok(),
+            };
+            if !parsed {
+                continue;
+            }
+            sample.names.extend(names.iter().cloned());
+            if keep_records {
+                sample.records.push((file, at.index, names));
+            }
+        }
+        if read >= limit {
+            break;
+        }
+    }
+    sample.read = read;
+    sample.whole = read < limit;
+    sample
+}
+
+/// The Levenshtein distance between two names, in characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+/// The name of `names` closest to `wanted`, when it is close enough to be a likely typo
+/// (a third of its characters differ, or two).
+fn closest<'a>(wanted: &str, names: &'a BTreeSet<String>) -> Option<&'a str> {
+    let (name, far) = names
+        .iter()
+        .map(|name| (name, distance(wanted, name)))
+        .min_by_key(|(_, far)| *far)?;
+    (far <= (wanted.chars().count() / 3).max(2)).then_some(name.as_str())
+}
+
+/// `a, b, c` (at most 20, then how many more).
+fn listed(names: &BTreeSet<String>) -> String {
+    const SHOWN: usize = 20;
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
+}
+
+/// What is wrong with `rules` on `sample`, if anything.
+fn judge(rules: &[NamedRule], sample: &Sample, dataset: &DatasetPlan) -> Option<String> {
+    if sample.names.is_empty() {
+        // No record could be read or parsed: nothing to judge by.
+        return None;
+    }
+    let read = if sample.whole {
+        format!("its {} records", sample.read)
+    } else {
+        format!("its first {} records", sample.read)
+    };
+    let has = |name: &String| sample.names.contains(name);
+    for rule in rules {
+        let missing: Vec<&String> = rule.features.iter().filter(|name| !has(name)).collect();
+        let fails = match rule.needs {
+            Needs::Each | Needs::Keep => !missing.is_empty(),
+            Needs::Any => missing.len() == rule.features.len(),
+        };
+        if !fails {
+            continue;
+        }
+        let mut message = match rule.needs {
+            Needs::Any => format!(
+                "{} matches nothing: none of the {} features it maps ({}, ...) is in {read}",
+                rule.rule,
+                rule.features.len(),
+                rule.features[..rule.features.len().min(2)].join(", ")
+            ),
+            _ => format!(
+                "{} matches nothing: no feature {:?} in {read}",
+                rule.rule, missing[0]
+            ),
+        };
+        message.push_str(&format!("; the dataset has: {}", listed(&sample.names)));
+        if rule.needs != Needs::Any {
+            if let Some(near) = closest(missing[0], &sample.names) {
+                message.push_str(&format!("; did you mean {near:?}?"));
+            }
+        }
+        return Some(message);
+    }
+    let kept: BTreeSet<&String> = rules
+        .iter()
+        .filter(|rule| rule.needs == Needs::Keep)
+        .flat_map(|rule| &rule.features)
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    for (file, index, names) in &sample.records {
+        if !names.is_empty() && !names.iter().any(|name| kept.contains(name)) {
+            let keep: Vec<String> = rules
+                .iter()
+                .filter(|rule| rule.needs == Needs::Keep)
+                .map(|rule| rule.rule.clone())
+                .collect();
+            let names: BTreeSet<String> = names.clone();
+            return Some(format!(
+                "{} leaves record #{index} of {} with no feature (it has: {}); OneFlow \
+                 cannot read an empty record",
+                keep.join(" "),
+                dataset.inputs[*file].path.display(),
+                listed(&names)
+            ));
+        }
+    }
+    None
+}
+
+/// Checks `rules` against the first [`RULE_SAMPLE`] records of every dataset of `plan`
+/// that has no problem yet; a dataset whose rules name features its records do not have
+/// fails before anything of it is written.
+pub fn check_rules(plan: &mut Plan, rules: &[NamedRule]) {
+    if rules.is_empty() {
+        return;
+    }
+    let format = match plan.direction {
+        Direction::TfToOf => Format::Tf,
+        Direction::OfToTf => Format::Of,
+    };
+    let keep = rules.iter().any(|rule| rule.needs == Needs::Keep);
+    for dataset in plan.datasets.iter_mut() {
+        if dataset.problem.is_some() {
+            continue;
+        }
+        let sample = sample(dataset, format, RULE_SAMPLE, keep);
+        if let Some(message) = judge(rules, &sample, dataset) {
+            let source = dataset
+                .inputs
+                .first()
+                .and_then(|input| input.path.parent())
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            let why =
+                ofconvert_bridge::Error::from(ofconvert_bridge::ErrorKind::InvalidSpec(message));
+            dataset.problem = Some(Error::new(ErrorKind::Mapping(why)).in_file(&source));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(distance("image/clas/label", "image/class/label"), 1);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("same", "same"), 0);
+        let names: BTreeSet<String> = ["label", "image/class/label", "image/encoded"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            closest("image/clas/label", &names),
+            Some("image/class/label")
+        );
+        assert_eq!(closest("nosuch", &names), None);
+    }
+}
