@@ -105,6 +105,11 @@ done
 "$ofconvert" --quiet tf2of "$testdata/datasets/tutorial" "$work/of/tutorial-3-parts" \
     --parts 3 --part-digits 0
 printf '%s\t%s\n' tutorial-3-parts "$testdata/datasets/tutorial" >>"$work/roots.txt"
+# The golden inception-style records: JPEG and PNG, 0 to 3 boxes (empty float lists).
+mkdir -p "$work/golden/images"
+cp "$testdata/golden/images.tfrecord" "$work/golden/images/"
+"$ofconvert" --quiet tf2of "$work/golden/images" "$work/of/golden-images"
+printf '%s\t%s\n' golden-images "$work/golden/images" >>"$work/roots.txt"
 # Images OneFlow cannot decode, re-encoded as JPEG or decoded to pixels.
 for images in jpeg raw; do
     "$ofconvert" --quiet tf2of "$testdata/datasets/tfds" "$work/of/tfds-$images" --images "$images"

@@ -646,10 +646,16 @@ impl Schema {
                     ),
                 },
             };
-            out.push_str(&line);
             if feature.present < self.records && !line.starts_with('#') {
-                out.push_str("  # missing from some records");
+                // A decoder aborts on the records without the feature: left commented out.
+                let _ = write!(
+                    out,
+                    "# {literal}: missing from {} of {} records, on which a decoder aborts: ",
+                    self.records - feature.present,
+                    self.records
+                );
             }
+            out.push_str(&line);
             out.push('\n');
         }
         out
@@ -1027,6 +1033,31 @@ mod tests {
             .warnings()
             .iter()
             .any(|w| w.contains("no single decoder")));
+    }
+
+    #[test]
+    fn features_missing_from_some_records_get_no_live_decoder() {
+        let mut builder = SchemaBuilder::new();
+        builder
+            .add_ofrecord(&ofrecord(vec![
+                ("a", of::int64_feature([1])),
+                ("b", of::int64_feature([2])),
+            ]))
+            .unwrap();
+        builder
+            .add_ofrecord(&ofrecord(vec![("b", of::int64_feature([3]))]))
+            .unwrap();
+        let snippet = builder.finish().oneflow_snippet("r");
+        assert!(
+            snippet.contains(
+                "# \"a\": missing from 1 of 2 records, on which a decoder aborts: a = flow.nn.OFRecordRawDecoder(\"a\""
+            ),
+            "{snippet}"
+        );
+        assert!(
+            snippet.contains("\nb = flow.nn.OFRecordRawDecoder(\"b\""),
+            "{snippet}"
+        );
     }
 
     #[test]
