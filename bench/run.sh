@@ -31,6 +31,9 @@ Options:
   --big-runs N    timed runs per command on the big file (default 3)
   --seed N        corpus seed (default 42)
   --no-build      use the release binaries already built
+  --baseline BIN  also time another ofconvert binary (an earlier commit's release build)
+                  on the same tf2of/of2tf commands, each right after this build's run of
+                  it, so that a change is compared with what it replaced in one session
   --keep          keep the temporary directory
   -h, --help      this text
 
@@ -54,6 +57,7 @@ BIG_RUNS=3
 SEED=42
 BUILD=1
 KEEP=0
+BASELINE_BIN=""
 
 while (($#)); do
     case $1 in
@@ -72,6 +76,7 @@ while (($#)); do
     --big-runs) BIG_RUNS=${2:?--big-runs needs a number}; shift 2 ;;
     --seed) SEED=${2:?--seed needs a number}; shift 2 ;;
     --no-build) BUILD=0; shift ;;
+    --baseline) BASELINE_BIN=${2:?--baseline needs a binary}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -129,6 +134,7 @@ CONVERT=$TARGET/release/ofconvert-bench-convert
 for bin in "$OFCONVERT" "$GEN" "$CONVERT"; do
     [[ -x $bin ]] || die "$bin is not built (run without --no-build)"
 done
+[[ -z $BASELINE_BIN || -x $BASELINE_BIN ]] || die "--baseline: $BASELINE_BIN is not an executable"
 
 # --- corpus -----------------------------------------------------------------------------
 
@@ -255,15 +261,18 @@ for corpus in "${CORPUS_LIST[@]}"; do
     measure "$corpus" "cp -r tfrecord tree, fsync each file" "" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
         sh -c 'cp -r "$1" "$2" && sync -- "$2"/* "$2"' sh "$tf" "$OUT"
     for j in $JOBS; do
-        measure "$corpus" "ofconvert tf2of" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
-            "$OFCONVERT" --jobs "$j" --quiet tf2of "$tf" "$OUT"
-        measure "$corpus" "ofconvert of2tf" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
-            "$OFCONVERT" --jobs "$j" --quiet of2tf "$of" "$OUT"
-        # Without the fsync of every part: what the conversion itself costs next to cp.
-        measure "$corpus" "ofconvert tf2of --no-sync" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
-            "$OFCONVERT" --jobs "$j" --quiet tf2of --no-sync "$tf" "$OUT"
-        measure "$corpus" "ofconvert of2tf --no-sync" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
-            "$OFCONVERT" --jobs "$j" --quiet of2tf --no-sync "$of" "$OUT"
+        # Without the fsync of every part (--no-sync): what the conversion itself costs next
+        # to cp. With --baseline, each row is followed by the same command of the baseline.
+        for sync in "" --no-sync; do
+            for bin in "$OFCONVERT" ${BASELINE_BIN:+"$BASELINE_BIN"}; do
+                who=ofconvert
+                [[ $bin == "$OFCONVERT" ]] || who=baseline
+                measure "$corpus" "$who tf2of${sync:+ $sync}" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+                    "$bin" --jobs "$j" --quiet tf2of ${sync:+"$sync"} "$tf" "$OUT"
+                measure "$corpus" "$who of2tf${sync:+ $sync}" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+                    "$bin" --jobs "$j" --quiet of2tf ${sync:+"$sync"} "$of" "$OUT"
+            done
+        done
         measure "$corpus" "ofconvert count tfrecord" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
             "$OFCONVERT" --jobs "$j" --quiet count "$tf"
         measure "$corpus" "ofconvert count ofrecord" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \

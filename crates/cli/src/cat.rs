@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ofconvert_bridge::text;
 use ofconvert_bridge::TfRecordType;
-use ofconvert_engine::{error_chain, Format, RecordReader};
+use ofconvert_engine::{error_chain, Checksums, Format, RecordReader};
 
 use crate::cli::{CatArgs, FormatArg};
 use crate::exit_codes::ExitCode;
@@ -119,8 +119,8 @@ fn print_file(
     format: Option<Format>,
     args: &CatArgs,
 ) -> Result<bool, Stop> {
-    let mut reader =
-        RecordReader::open(path, format, true).map_err(|err| Stop::Input(error_chain(&err)))?;
+    let mut reader = RecordReader::open(path, format, Checksums::Verify)
+        .map_err(|err| Stop::Input(error_chain(&err)))?;
     let format = reader.format();
     for _ in 0..args.skip {
         match reader.skip() {

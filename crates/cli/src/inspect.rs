@@ -8,7 +8,7 @@ use std::thread;
 
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
 use ofconvert_engine::{
-    error_chain, ErrorKind, Event, Expanded, Format, OneflowReader, ProgressFn, Schema,
+    error_chain, Checksums, ErrorKind, Event, Expanded, Format, OneflowReader, ProgressFn, Schema,
 };
 use serde_json::json;
 
@@ -127,7 +127,16 @@ pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result
     let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
     let files = &expanded.files;
     let results = with_progress(files, quiet, |progress| {
-        ofconvert_engine::count_files(files, !args.no_verify, jobs_of(jobs), progress)
+        ofconvert_engine::count_files(
+            files,
+            if args.no_verify {
+                Checksums::Ignore
+            } else {
+                Checksums::Verify
+            },
+            jobs_of(jobs),
+            progress,
+        )
     });
     let mut counts = Vec::new();
     for result in results {

@@ -78,6 +78,8 @@ impl Progress {
                             new.set_style(style.progress_chars("=> "));
                         }
                         new.enable_steady_tick(Duration::from_millis(200));
+                        // Drawn at once: a short run ends before the first steady tick.
+                        new.tick();
                         *bar = Some(new);
                         self.update_message();
                     }

@@ -174,14 +174,8 @@ fn count_input(
     input_format: Format,
     path: &Path,
 ) -> Result<InputCount, Error> {
-    let mut reader = RecordReader::open_at(
-        storage,
-        path,
-        input_format,
-        options.verify_checksums,
-        None,
-        None,
-    )?;
+    let mut reader =
+        RecordReader::open_at(storage, path, input_format, options.checksums(), None, None)?;
     let seekable = reader.compression() == Compression::None;
     let mut count = InputCount {
         records: 0,
@@ -196,7 +190,7 @@ fn count_input(
             Ok(Some(_)) => {}
             Ok(None) => break,
             Err(err) if options.on_corrupt == OnCorrupt::Skip && is_damage(&err) => {
-                if !reader.recover(&err) {
+                if !reader.step_past(&err) {
                     break;
                 }
             }

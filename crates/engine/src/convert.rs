@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use ofconvert_bridge::{ErrorKind as MappingErrorKind, Transcoder};
+use ofconvert_bridge::Transcoder;
 
 use crate::chunk::{plan_chunks, Chunk, ChunkOutput};
 use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
 
-use crate::options::{Direction, OnCorrupt, OnEmpty, Options};
+use crate::options::{Direction, Options, Skip};
 use crate::output::{self, frame_len, PartWriter};
 use crate::plan::{tf_file_stem, Plan};
 use crate::progress::{DatasetStatus, Event, ProgressFn};
@@ -397,7 +397,7 @@ fn convert_chunk(
             context.input_storage,
             &input.path,
             context.input_format,
-            options.verify_checksums,
+            options.checksums(),
             segment.start,
             Some(context.progress),
         )?;
@@ -411,7 +411,7 @@ fn convert_chunk(
                 Ok(Some(_)) => {}
                 Ok(None) => break,
                 // Damage here belongs to the previous work item, which reports it.
-                Err(err) if reader.recover(&err) => {}
+                Err(err) if reader.step_past(&err) => {}
                 Err(err) => return Err(err.into()),
             }
         }
@@ -445,7 +445,7 @@ fn convert_chunk(
                     .of_to_tf(&worker.record, &mut worker.converted),
             };
             if let Err(err) = converted {
-                match skippable(err.kind(), options) {
+                match options.skips(err.kind()) {
                     Some(Skip::Empty) => output.skipped.empty += 1,
                     Some(Skip::Corrupt) => output
                         .skipped
@@ -509,29 +509,6 @@ fn convert_chunk(
         });
     }
     Ok(())
-}
-
-enum Skip {
-    Empty,
-    Corrupt,
-}
-
-/// Which mapping errors the options say to skip: records without features under
-/// `--empty skip`, payloads that do not parse under `--on-corrupt skip`. Mapping failures
-/// proper (an inexact double, a cast out of range) always fail.
-fn skippable(kind: &MappingErrorKind, options: &Options) -> Option<Skip> {
-    match kind {
-        MappingErrorKind::EmptyRecord if options.on_empty == OnEmpty::Skip => Some(Skip::Empty),
-        MappingErrorKind::Malformed { .. }
-        | MappingErrorKind::UnknownFeatureKind { .. }
-        | MappingErrorKind::AmbiguousFeature
-        | MappingErrorKind::NotAnExample
-            if options.on_corrupt == OnCorrupt::Skip =>
-        {
-            Some(Skip::Corrupt)
-        }
-        _ => None,
-    }
 }
 
 /// Records a finished work item; the last one of a dataset finishes or cleans up the

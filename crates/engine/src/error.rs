@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::records::RecordAt;
+use ofconvert_tfrecord::Position as RecordAt;
 
 /// An error while planning, converting or inspecting, with the file and the place in it
 /// when they are known.

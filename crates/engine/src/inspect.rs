@@ -13,6 +13,7 @@ use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
 use crate::layout::{self, DEFAULT_PART_PREFIX};
 use crate::manifest::OneflowReader;
+use crate::options::Checksums;
 use crate::output;
 use crate::plan::{is_symlink, SkippedFile};
 use crate::progress::ProgressFn;
@@ -177,27 +178,27 @@ pub struct FileCount {
 /// # Errors
 ///
 /// When the file cannot be read or its framing is damaged.
-pub fn count_file(path: &Path, format: Format, verify: bool) -> Result<FileCount, Error> {
-    count_file_reporting(path, format, verify, &|_| {})
+pub fn count_file(path: &Path, format: Format, checksums: Checksums) -> Result<FileCount, Error> {
+    count_file_reporting(path, format, checksums, &|_| {})
 }
 
 /// Opens `path` in `format`, reporting the bytes read to `progress`.
 fn open_reporting<'a>(
     path: &Path,
     format: Format,
-    verify: bool,
+    checksums: Checksums,
     progress: ProgressFn<'a>,
 ) -> Result<RecordReader<'a>, Error> {
-    RecordReader::open_at(&LocalFs, path, format, verify, None, Some(progress))
+    RecordReader::open_at(&LocalFs, path, format, checksums, None, Some(progress))
 }
 
 fn count_file_reporting(
     path: &Path,
     format: Format,
-    verify: bool,
+    checksums: Checksums,
     progress: ProgressFn<'_>,
 ) -> Result<FileCount, Error> {
-    let mut reader = open_reporting(path, format, verify, progress)?;
+    let mut reader = open_reporting(path, format, checksums, progress)?;
     while reader.skip()?.is_some() {}
     let bytes = fs::metadata(path)
         .map_err(|err| Error::io(path, err))?
@@ -205,7 +206,7 @@ fn count_file_reporting(
     Ok(FileCount {
         path: path.display().to_string(),
         format,
-        compression: crate::options::compression_name(reader.compression()),
+        compression: reader.compression().name(),
         records: reader.position().index,
         bytes,
     })
@@ -214,12 +215,12 @@ fn count_file_reporting(
 /// [`count_file`] over many files in parallel, reporting the bytes read to `progress`.
 pub fn count_files(
     files: &[(PathBuf, Format)],
-    verify: bool,
+    checksums: Checksums,
     jobs: usize,
     progress: ProgressFn<'_>,
 ) -> Vec<Result<FileCount, Error>> {
     map_files(files, jobs, |path, format| {
-        count_file_reporting(path, format, verify, progress)
+        count_file_reporting(path, format, checksums, progress)
     })
 }
 
@@ -250,7 +251,7 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         good_records: 0,
         problems: Vec::new(),
     };
-    let mut reader = match open_reporting(path, format, true, progress) {
+    let mut reader = match open_reporting(path, format, Checksums::Verify, progress) {
         Ok(reader) => reader,
         Err(err) => {
             verification.problems.push(err);
@@ -304,7 +305,7 @@ pub fn verify_files(
 /// When the file is compressed ([`ErrorKind::Compressed`]), damaged, or cannot be read or
 /// written.
 pub fn write_index(path: &Path, index: &Path, progress: ProgressFn<'_>) -> Result<u64, Error> {
-    let mut reader = open_reporting(path, Format::Tf, true, progress)?;
+    let mut reader = open_reporting(path, Format::Tf, Checksums::Verify, progress)?;
     if reader.compression() != Compression::None {
         return Err(Error::new(ErrorKind::Compressed).in_file(path));
     }
@@ -402,7 +403,7 @@ fn schema_of_file(
 ) -> (SchemaBuilder, Vec<Error>, u64) {
     let mut builder = SchemaBuilder::new();
     let mut errors = Vec::new();
-    let mut reader = match open_reporting(path, format, true, progress) {
+    let mut reader = match open_reporting(path, format, Checksums::Verify, progress) {
         Ok(reader) => reader,
         Err(err) => return (builder, vec![err], 0),
     };

@@ -72,13 +72,12 @@ pub use manifest::{
     MANIFEST_NAME,
 };
 pub use options::{
-    compression_name, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings,
-    Sizing,
+    Checksums, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings, Sizing,
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use recode::{ImageConversion, ImagePolicy};
-pub use records::{Checksums, RecordAt, RecordReader};
+pub use records::{RecordAt, RecordReader};
 pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, Summary};

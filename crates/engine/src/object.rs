@@ -22,7 +22,9 @@ use object_store::{
 };
 use tokio::runtime::Runtime;
 
-use crate::storage::{Durability, Listed, Listing, LockError, OutputFile, OutputLock, Storage};
+use crate::storage::{
+    Durability, Listed, Listing, LocalFs, LockError, OutputFile, OutputLock, Storage,
+};
 
 /// Bytes asked for in one ranged read.
 const RANGE_BYTES: u64 = 8 << 20;
@@ -54,6 +56,18 @@ pub fn local_path(path: &Path) -> PathBuf {
     match path.to_str().and_then(|text| text.strip_prefix("file://")) {
         Some(rest) => PathBuf::from(rest),
         None => path.to_path_buf(),
+    }
+}
+
+/// The storage of `path`: an object store for a URL (`s3://...`), the local file system for
+/// a plain path or a `file://` URL. Returns the path as that storage names it.
+pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
+    if is_url(path) {
+        let url = path.to_str().unwrap_or_default();
+        let storage = ObjectStorage::for_url(url)?;
+        Ok((Arc::new(storage), path.to_path_buf()))
+    } else {
+        Ok((Arc::new(LocalFs), local_path(path)))
     }
 }
 

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ofconvert_bridge::MappingSpec;
+use ofconvert_bridge::{ErrorKind as MappingErrorKind, MappingSpec};
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
@@ -87,9 +87,9 @@ pub struct Options {
     pub direction: Direction,
     /// The feature mapping applied to every record.
     pub mapping: MappingSpec,
-    /// How the mapping was asked for, in words (the command-line flags, say). Recorded in
-    /// every manifest and compared when resuming, so that a dataset made with another
-    /// mapping is redone.
+    /// How the mapping was asked for, in words (the command-line flags, say), recorded in
+    /// every manifest for people to read. Resuming compares the mapping itself (its
+    /// canonical description and fingerprint), whether or not these words are given.
     pub mapping_description: Vec<String>,
     /// The prefix of OneFlow part names: written by tf2of, looked for by of2tf.
     pub part_prefix: String,
@@ -171,15 +171,45 @@ impl Options {
         }
     }
 
+    /// Which mapping errors these options skip: records without features under
+    /// [`OnEmpty::Skip`], payloads that do not parse under [`OnCorrupt::Skip`]. Mapping
+    /// failures proper (an inexact double, a cast out of range) always fail.
+    pub(crate) fn skips(&self, kind: &MappingErrorKind) -> Option<Skip> {
+        match kind {
+            MappingErrorKind::EmptyRecord if self.on_empty == OnEmpty::Skip => Some(Skip::Empty),
+            MappingErrorKind::Malformed { .. }
+            | MappingErrorKind::UnknownFeatureKind { .. }
+            | MappingErrorKind::AmbiguousFeature
+            | MappingErrorKind::NotAnExample
+                if self.on_corrupt == OnCorrupt::Skip =>
+            {
+                Some(Skip::Corrupt)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether TFRecord checksums are checked, as [`verify_checksums`](Options::verify_checksums)
+    /// says.
+    pub fn checksums(&self) -> Checksums {
+        if self.verify_checksums {
+            Checksums::Verify
+        } else {
+            Checksums::Ignore
+        }
+    }
+
     /// The settings that decide the bytes of the output, as recorded in manifests.
     pub(crate) fn settings(&self) -> Settings {
         Settings {
             direction: self.direction,
             mapping: self.mapping_description.clone(),
+            mapping_spec: self.mapping.to_string(),
+            mapping_fingerprint: format!("{:016x}", self.mapping.fingerprint()),
             part_prefix: self.part_prefix.clone(),
             part_digits: self.part_digits,
             sizing: self.sizing,
-            compression: compression_name(self.compression).to_owned(),
+            compression: self.compression.name().to_owned(),
             verify_checksums: self.verify_checksums,
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
@@ -188,13 +218,39 @@ impl Options {
     }
 }
 
+/// Whether a [`RecordReader`](crate::RecordReader) checks TFRecord checksums (OFRecord has
+/// none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Checksums {
+    /// Check the length and data checksum of every record.
+    #[default]
+    Verify,
+    /// Trust the lengths and data as they are.
+    Ignore,
+}
+
+/// Why a record that could not be converted is left out rather than failing its dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Skip {
+    /// It has no features.
+    Empty,
+    /// Its payload does not parse.
+    Corrupt,
+}
+
 /// The settings a dataset was converted with, as a manifest records them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// Which way.
     pub direction: Direction,
-    /// The mapping, in words.
+    /// The mapping, in the words it was asked for with.
     pub mapping: Vec<String>,
+    /// What the mapping does, described canonically ([`MappingSpec`]'s `Display`).
+    #[serde(default)]
+    pub mapping_spec: String,
+    /// [`MappingSpec::fingerprint`] in hexadecimal.
+    #[serde(default)]
+    pub mapping_fingerprint: String,
     /// The part name prefix.
     pub part_prefix: String,
     /// The part number width.
@@ -216,13 +272,4 @@ pub struct Settings {
 
 fn is_keep(policy: &ImagePolicy) -> bool {
     *policy == ImagePolicy::Keep
-}
-
-/// `none`, `gzip` or `zlib`.
-pub fn compression_name(compression: Compression) -> &'static str {
-    match compression {
-        Compression::None => "none",
-        Compression::Gzip => "gzip",
-        Compression::Zlib => "zlib",
-    }
 }

@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind};
 use crate::object;
 use crate::options::{Direction, ExistingOutput, Options};
 pub(crate) use crate::storage::is_symlink;
-use crate::storage::{self, Listed, LocalFs, NotListed, Storage};
+use crate::storage::{Listed, LocalFs, NotListed, Storage};
 
 /// One input file of a dataset.
 #[derive(Clone, Debug)]
@@ -87,9 +87,9 @@ pub struct Plan {
 /// `input` and `output` are local paths or object-store URLs (`s3://bucket/prefix`,
 /// `gs://...`, `az://...`, `file://...`; `http(s)://` for a single input file).
 pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Error> {
-    let (input_storage, input) = storage::for_path(input).map_err(|err| Error::io(input, err))?;
+    let (input_storage, input) = object::storage_for(input).map_err(|err| Error::io(input, err))?;
     let (output_storage, output) =
-        storage::for_path(output).map_err(|err| Error::io(output, err))?;
+        object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let (input, output) = (input.as_path(), output.as_path());
     if object::is_url(input) || object::is_url(output) {
         check_urls(

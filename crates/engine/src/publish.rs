@@ -12,7 +12,7 @@ use crate::layout::{self, DatasetFiles};
 use crate::manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
 };
-use crate::options::{compression_name, Direction, ExistingOutput, Options, Settings};
+use crate::options::{Direction, ExistingOutput, Options, Settings};
 use crate::output::clear_dataset;
 use crate::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
@@ -159,13 +159,11 @@ impl Target<'_> {
             }
             Direction::OfToTf if count > 0 => {
                 let names: Vec<String> = parts.iter().map(|part| part.name.clone()).collect();
-                let compression_type = match options.compression {
-                    Compression::None => "",
-                    Compression::Gzip => "GZIP",
-                    Compression::Zlib => "ZLIB",
-                };
-                manifest.tensorflow =
-                    Some(TensorflowReader::new(&absolute, &names, compression_type));
+                manifest.tensorflow = Some(TensorflowReader::new(
+                    &absolute,
+                    &names,
+                    options.compression.tf_name(),
+                ));
             }
             _ => {}
         }
@@ -215,14 +213,13 @@ fn manifest_inputs(
         .map(|(index, input)| ManifestInput {
             path: slash_path(&input.relative),
             bytes: input.size,
-            compression: compression_name(
-                compressions
-                    .get(index)
-                    .copied()
-                    .flatten()
-                    .unwrap_or_default(),
-            )
-            .to_owned(),
+            compression: compressions
+                .get(index)
+                .copied()
+                .flatten()
+                .unwrap_or_default()
+                .name()
+                .to_owned(),
         })
         .collect()
 }

@@ -10,7 +10,7 @@ use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind
 use crate::detect::{self, Format};
 use crate::error::{Error, ErrorKind};
 use crate::manifest::SkippedRecords;
-use crate::options::OnCorrupt;
+use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
 use crate::storage::{LocalFs, Storage};
 
@@ -18,27 +18,6 @@ use crate::storage::{LocalFs, Storage};
 /// for compressed TFRecords) and its 0-based index. The one position type of both framing
 /// crates.
 pub type RecordAt = tfrecord::Position;
-
-/// Whether a [`RecordReader`] checks TFRecord checksums (OFRecord has none).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Checksums {
-    /// Check the length and data checksum of every record.
-    #[default]
-    Verify,
-    /// Trust the lengths and data as they are.
-    Ignore,
-}
-
-/// `true` asks for [`Checksums::Verify`], as the engine's `verify_checksums` setting does.
-impl From<bool> for Checksums {
-    fn from(verify: bool) -> Self {
-        if verify {
-            Checksums::Verify
-        } else {
-            Checksums::Ignore
-        }
-    }
-}
 
 /// A raw file that reports the bytes read from it as progress.
 pub(crate) struct Counted<'a> {
@@ -95,11 +74,7 @@ impl RecordReader<'static> {
     ///
     /// When the file cannot be opened, or its format cannot be told
     /// ([`ErrorKind::UnknownFormat`]).
-    pub fn open(
-        path: &Path,
-        format: Option<Format>,
-        checksums: impl Into<Checksums>,
-    ) -> Result<Self, Error> {
+    pub fn open(path: &Path, format: Option<Format>, checksums: Checksums) -> Result<Self, Error> {
         let format = match format {
             Some(format) => format,
             None => detect::detect_format(path)
@@ -117,7 +92,7 @@ impl<'a> RecordReader<'a> {
         storage: &dyn Storage,
         path: &Path,
         format: Format,
-        checksums: impl Into<Checksums>,
+        checksums: Checksums,
         start: Option<RecordAt>,
         progress: Option<ProgressFn<'a>>,
     ) -> Result<Self, Error> {
@@ -125,10 +100,24 @@ impl<'a> RecordReader<'a> {
         let file = storage
             .open(path, base.offset)
             .map_err(|err| Error::io(path, err))?;
-        let verify = checksums.into() == Checksums::Verify;
+        let verify = checksums == Checksums::Verify;
+        // What follows the start, when the storage knows the size (a pipe has none, and a
+        // store that cannot tell costs nothing but this check): a length that runs past it is
+        // damage, found before any of it is read.
+        let stream_len = storage
+            .size(path)
+            .ok()
+            .flatten()
+            .map(|size| size.saturating_sub(base.offset));
         let input = Counted { file, progress };
         let (framed, compression) = match format {
-            Format::Of => (Framed::Of(ofrecord::Reader::new(input)), Compression::None),
+            Format::Of => (
+                Framed::Of(match stream_len {
+                    Some(len) => ofrecord::Reader::new(input).with_stream_len(len),
+                    None => ofrecord::Reader::new(input),
+                }),
+                Compression::None,
+            ),
             Format::Tf => {
                 let options = ReaderOptions {
                     verify_length_crc: verify,
@@ -142,6 +131,10 @@ impl<'a> RecordReader<'a> {
                     )
                 } else {
                     tfrecord::Reader::sniffed(input, options).map_err(|err| Error::io(path, err))?
+                };
+                let reader = match (compression, stream_len) {
+                    (Compression::None, Some(len)) => reader.with_stream_len(len),
+                    _ => reader,
                 };
                 (Framed::Tf(reader), compression)
             }
@@ -223,10 +216,18 @@ impl<'a> RecordReader<'a> {
 
     /// Whether reading can go on after `err`, which this reader returned: after a data
     /// checksum mismatch (TFRecord) or a zero-length record (OFRecord) it can, the framing
-    /// being intact; after damage to the framing it resynchronises at the next good record
-    /// (see [`read_salvaging`](RecordReader::read_salvaging)), dropping a recovered record.
-    /// The damaged stretch counts as one record, as it does when converting.
+    /// being intact; after any other error the reader is done.
     pub fn recover(&mut self, err: &Error) -> bool {
+        self.recover_in_place(err)
+    }
+
+    /// Steps past the damage `err` reports when stepping over records: as
+    /// [`recover`](RecordReader::recover), and after damage to the framing by resynchronising
+    /// at the next good record (see [`read_salvaging`](RecordReader::read_salvaging)), a
+    /// recovered record dropped. The damaged stretch counts as one record, as it does when
+    /// converting, so that a pass that counts and one that converts agree on every index.
+    /// `false` when the reader is done.
+    pub(crate) fn step_past(&mut self, err: &Error) -> bool {
         if self.recover_in_place(err) {
             return true;
         }
@@ -256,10 +257,7 @@ impl<'a> RecordReader<'a> {
                 .resync(buf)
                 .map_err(|err| Error::tfrecord(&self.path, self.base, err))?,
             Framed::Of(reader) => reader
-                .resync(buf, |payload| {
-                    !payload.is_empty()
-                        && ofconvert_bridge::visit_ofrecord(payload, |_, _, _| {}).is_ok()
-                })
+                .resync(buf, is_ofrecord)
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
         };
         Ok(resync.map(|resync| tfrecord::Resync {
@@ -289,7 +287,16 @@ impl<'a> RecordReader<'a> {
             if end.is_some_and(|end| self.position().index >= end) {
                 return Ok(None);
             }
-            match self.read(buf) {
+            let detail = match self.read(buf) {
+                // Not within a bounded work item: the pass that cut the file into work items
+                // stepped over records without parsing them, and its record boundaries must
+                // stay those of the work items that read them.
+                Ok(Some(at)) if policy == OnCorrupt::Skip && end.is_none() => match self
+                    .reject_misframed(buf)
+                {
+                    Some(err) => crate::error::error_chain(&Error::mapping(&self.path, at, err)),
+                    None => return Ok(Some(at)),
+                },
                 Ok(found) => return Ok(found),
                 Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
                     let detail = crate::error::error_chain(&err);
@@ -297,32 +304,51 @@ impl<'a> RecordReader<'a> {
                         skipped.note_corrupt(detail);
                         continue;
                     }
-                    match self.resync(buf)? {
-                        Some(resync) if resync.recovered => {
-                            return Ok(Some(RecordAt {
-                                offset: resync.damaged.start,
-                                index: resync.index,
-                            }));
-                        }
-                        Some(resync) => skipped.note_corrupt(format!(
-                            "{detail} (bytes {}..{} skipped: {} bytes, reading resumed at \
-                             offset {})",
-                            resync.damaged.start,
-                            resync.damaged.end,
-                            resync.len(),
-                            resync.damaged.end
-                        )),
-                        None => {
-                            skipped
-                                .note_corrupt(format!("{detail} (the rest of the file is lost)"));
-                            return Ok(None);
-                        }
-                    }
+                    detail
                 }
                 Err(err) => return Err(err),
+            };
+            match self.resync(buf)? {
+                Some(resync) if resync.recovered => {
+                    return Ok(Some(RecordAt {
+                        offset: resync.damaged.start,
+                        index: resync.index,
+                    }));
+                }
+                Some(resync) => skipped.note_corrupt(format!(
+                    "{detail} (bytes {}..{} skipped: {} bytes, reading resumed at offset {})",
+                    resync.damaged.start,
+                    resync.damaged.end,
+                    resync.len(),
+                    resync.damaged.end
+                )),
+                None => {
+                    skipped.note_corrupt(format!("{detail} (the rest of the file is lost)"));
+                    return Ok(None);
+                }
             }
         }
     }
+
+    /// When salvaging OFRecords, which have no checksum: whether the record just read in
+    /// `buf` fails to parse, and so may carry a wrong length that runs into the records after
+    /// it. The reader then steps back to its start, for a resync to find its true end (see
+    /// [`ofrecord::Reader::reject`]). `None` for a TFRecord, whose checksums already vouch
+    /// for its framing, for a record that parses, and for one too large to step back over
+    /// (conversion then reports it as it does any record that does not parse).
+    fn reject_misframed(&mut self, buf: &[u8]) -> Option<ofconvert_bridge::Error> {
+        let Framed::Of(reader) = &mut self.framed else {
+            return None;
+        };
+        let err = ofconvert_bridge::visit_ofrecord(buf, |_, _, _| {}).err()?;
+        reader.reject().then_some(err)
+    }
+}
+
+/// Whether `payload` could be a record of an OFRecord file: it parses as an OFRecord, and is
+/// not empty (OneFlow aborts on an empty one).
+fn is_ofrecord(payload: &[u8]) -> bool {
+    !payload.is_empty() && ofconvert_bridge::visit_ofrecord(payload, |_, _, _| {}).is_ok()
 }
 
 /// Whether an error is damage in the file (which salvaging may step over) rather than a

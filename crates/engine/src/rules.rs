@@ -11,9 +11,11 @@ use std::path::Path;
 
 use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
+use crate::options::Checksums;
 use crate::options::Direction;
 use crate::plan::{DatasetPlan, Plan};
 use crate::records::RecordReader;
+use crate::storage::Storage;
 
 /// How many records of each dataset the check reads, at most.
 pub const RULE_SAMPLE: u64 = 1000;
@@ -66,12 +68,20 @@ struct Sample {
 
 /// Reads up to `limit` records of `dataset` and collects their feature names. Records that
 /// do not parse, and damage, end nothing here: the conversion reports them.
-fn sample(dataset: &DatasetPlan, format: Format, limit: u64, keep_records: bool) -> Sample {
+fn sample(
+    storage: &dyn Storage,
+    dataset: &DatasetPlan,
+    format: Format,
+    limit: u64,
+    keep_records: bool,
+) -> Sample {
     let mut sample = Sample::default();
     let mut read = 0u64;
     let mut buf = Vec::new();
     for (file, input) in dataset.inputs.iter().enumerate() {
-        let Ok(mut reader) = RecordReader::open(&input.path, Some(format), true) else {
+        let opened =
+            RecordReader::open_at(storage, &input.path, format, Checksums::Verify, None, None);
+        let Ok(mut reader) = opened else {
             continue;
         };
         while read < limit {
@@ -230,7 +240,7 @@ pub fn check_rules(plan: &mut Plan, rules: &[NamedRule]) {
         if dataset.problem.is_some() {
             continue;
         }
-        let sample = sample(dataset, format, RULE_SAMPLE, keep);
+        let sample = sample(&*plan.input_storage, dataset, format, RULE_SAMPLE, keep);
         if let Some(message) = judge(rules, &sample, dataset) {
             let source = dataset
                 .inputs

@@ -8,7 +8,6 @@ use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// A file of the input found by [`Storage::list`].
 #[derive(Clone, Debug)]
@@ -389,18 +388,6 @@ impl Storage for LocalFs {
             return Ok(Box::new(LocalLock { path, _file: file }));
         }
         Err(LockError::Busy { holder: None })
-    }
-}
-
-/// The storage of `path`: an object store for a URL (`s3://...`), the local file system for
-/// a plain path or a `file://` URL. Returns the path as that storage names it.
-pub fn for_path(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
-    if crate::object::is_url(path) {
-        let url = path.to_str().unwrap_or_default();
-        let storage = crate::object::ObjectStorage::for_url(url)?;
-        Ok((Arc::new(storage), path.to_path_buf()))
-    } else {
-        Ok((Arc::new(LocalFs), crate::object::local_path(path)))
     }
 }
 

@@ -116,6 +116,16 @@ impl<R: Read> BufInput<R> {
         }
         Ok(skipped)
     }
+    /// Steps back over the last `amount` bytes consumed, when they are still in the buffer
+    /// (nothing was read since they were consumed); `false`, and nothing changes, otherwise.
+    pub fn unconsume(&mut self, amount: usize) -> bool {
+        if amount > self.pos {
+            return false;
+        }
+        self.pos -= amount;
+        true
+    }
+
     /// How many bytes the buffer holds at most: the window [`resync`](BufInput::resync) scans.
     pub fn capacity(&self) -> usize {
         self.buf.len()
@@ -149,6 +159,7 @@ impl<R: Read> BufInput<R> {
             } else {
                 check(Candidate {
                     bytes: &window[at..],
+                    window: capacity,
                     end_of_stream,
                     complete: end_of_stream || (at == 0 && len == capacity),
                     gap: start_kept.then(|| &window[..at]),
@@ -184,6 +195,9 @@ impl<R: Read> BufInput<R> {
 pub struct Candidate<'a> {
     /// The buffered bytes from the candidate offset on.
     pub bytes: &'a [u8],
+    /// The most bytes a candidate can be shown: a record larger than this can never be
+    /// seen whole, so asking for more is pointless.
+    pub window: usize,
     /// Whether the stream ends after `bytes`.
     pub end_of_stream: bool,
     /// Whether `bytes` can grow no more: the stream ends, or they fill the whole window.
@@ -191,6 +205,13 @@ pub struct Candidate<'a> {
     /// The bytes from the start of the scan up to the candidate, while they are all still in
     /// the window: what the damaged record would hold if it ended here.
     pub gap: Option<&'a [u8]>,
+}
+
+impl Candidate<'_> {
+    /// Whether this is the end of the stream, the last candidate, with no bytes.
+    pub fn is_end(&self) -> bool {
+        self.end_of_stream && self.bytes.is_empty()
+    }
 }
 
 /// What [`BufInput::resync`] makes of a [`Candidate`].

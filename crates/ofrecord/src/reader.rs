@@ -25,6 +25,10 @@ pub struct Reader<R> {
     state: ReaderState,
     /// Bytes of the current record consumed so far, for a resync after it fails.
     consumed: u64,
+    /// How many bytes the stream holds, when known.
+    stream_len: Option<u64>,
+    /// The size of the record just read, for a [`reject`](Reader::reject).
+    last_framed: Option<usize>,
 }
 
 impl<R: Read> Reader<R> {
@@ -35,7 +39,21 @@ impl<R: Read> Reader<R> {
             position: Position::default(),
             state: ReaderState::Ready,
             consumed: 0,
+            stream_len: None,
+            last_framed: None,
         }
+    }
+
+    /// Tells the reader that the stream holds `len` bytes from where it starts (a file's
+    /// size). A record whose length runs past them is then [`Truncated`](ErrorKind::Truncated)
+    /// before any of it is read: a damaged length costs neither the memory of the rest of the
+    /// stream nor the scan [`resync`](Reader::resync) makes from the record's start. Without
+    /// it, only a stream that ends within the reader's 256 KiB window is seen to end early
+    /// before the payload is read.
+    #[must_use]
+    pub fn with_stream_len(mut self, len: u64) -> Self {
+        self.stream_len = Some(len);
+        self
     }
 
     /// Reads the next payload into `buf`, which is cleared first. Returns `Ok(false)` at a
@@ -110,9 +128,10 @@ impl<R: Read> Reader<R> {
     /// passes `is_payload` (which a caller that knows the payloads supplies: this crate knows
     /// nothing of protobuf), and after which the stream either ends or goes on with another
     /// positive length. A record larger than the window cannot be confirmed and is passed
-    /// over. The damaged record itself is recovered into `buf` when the bytes up to the place
-    /// found, read as its payload, pass `is_payload`. The scan never allocates, and the damaged
-    /// stretch counts as one record.
+    /// over. The damaged record itself is recovered into `buf` when the bytes up to the next
+    /// record found, read as its payload, pass `is_payload` (not at the end of the stream: a
+    /// record cut short there is usually a truncated file, and a prefix of an OFRecord often
+    /// parses). The scan never allocates, and the damaged stretch counts as one record.
     ///
     /// # Errors
     ///
@@ -134,6 +153,26 @@ impl<R: Read> Reader<R> {
         Ok(self.state.resynced(&mut self.position, passed, recovered))
     }
 
+    /// Treats the record just read as damage to the framing: its payload failed a check of
+    /// the caller's, and without a checksum a wrong length looks just like that, running
+    /// into the records after it. The reader steps back to the record's start and stops as
+    /// after damage, so that [`resync`](Reader::resync) scans from there and can recover the
+    /// record with its true length. Returns `false`, and nothing changes, when no record was
+    /// just read, or when its bytes are no longer buffered (a record larger than the
+    /// reader's 256 KiB window).
+    pub fn reject(&mut self) -> bool {
+        let Some(framed) = self.last_framed.take() else {
+            return false;
+        };
+        if !self.state.is_ready() || !self.input.unconsume(framed) {
+            return false;
+        }
+        self.position.offset -= framed as u64;
+        self.position.index -= 1;
+        self.state.stop(Stop::Damaged, 0);
+        true
+    }
+
     /// Turns the reader into an iterator over owned payloads, which allocates one `Vec` per
     /// record. The iterator ends after the first error it yields.
     pub fn records(self) -> Records<R> {
@@ -153,6 +192,7 @@ impl<R: Read> Reader<R> {
 
     /// Reads the length field. `None` at a clean end of stream, or when stopped.
     fn read_length(&mut self) -> Result<Option<u64>, Error> {
+        self.last_framed = None;
         if !self.state.is_ready() {
             return Ok(None);
         }
@@ -166,6 +206,17 @@ impl<R: Read> Reader<R> {
         }
         match frame::decode_header(available) {
             Ok(length) => {
+                if let Some(stream_len) = self.stream_len {
+                    let after_header =
+                        stream_len.saturating_sub(position.offset + HEADER_LEN as u64);
+                    if length > after_header {
+                        let kind = ErrorKind::Truncated {
+                            length,
+                            available: after_header,
+                        };
+                        return Err(self.error(kind));
+                    }
+                }
                 // A stream that ends within the window before the payload does is seen before
                 // anything is consumed, so that a resync can scan all of it.
                 let framed = frame::framed_len(length).map_or(usize::MAX, |framed| {
@@ -202,6 +253,9 @@ impl<R: Read> Reader<R> {
             return Err(self.error(ErrorKind::Truncated { length, available }));
         }
         self.advance(length);
+        self.last_framed = usize::try_from(length)
+            .ok()
+            .and_then(|length| length.checked_add(HEADER_LEN));
         Ok(length)
     }
 
@@ -251,22 +305,20 @@ fn resume_at(
     recovered: &mut bool,
     is_payload: &mut impl FnMut(&[u8]) -> bool,
 ) -> Verdict {
-    let at_end = candidate.end_of_stream && candidate.bytes.is_empty();
-    let length = if at_end {
-        None
-    } else {
-        match frame::decode_header(candidate.bytes) {
-            Ok(length) => Some(length),
-            Err(ErrorKind::TruncatedLength { .. }) if !candidate.complete => {
-                return Verdict::NeedMore
-            }
-            Err(_) => return Verdict::Reject,
-        }
+    if candidate.is_end() {
+        // The end of the stream bounds nothing: a record cut short there is usually a
+        // truncated file, and a prefix of an OFRecord often parses as one.
+        return Verdict::Reject;
+    }
+    let length = match frame::decode_header(candidate.bytes) {
+        Ok(length) => length,
+        Err(ErrorKind::TruncatedLength { .. }) if !candidate.complete => return Verdict::NeedMore,
+        Err(_) => return Verdict::Reject,
     };
-    let Some(length) = length else {
-        return recover_gap(candidate.gap, buf, recovered, is_payload);
-    };
-    let Some(end) = frame::framed_len(length).and_then(|end| usize::try_from(end).ok()) else {
+    let Some(end) = frame::framed_len(length)
+        .and_then(|end| usize::try_from(end).ok())
+        .filter(|&end| end <= candidate.window)
+    else {
         return Verdict::Reject;
     };
     let Some(payload) = candidate.bytes.get(HEADER_LEN..end) else {

@@ -66,6 +66,8 @@ struct Framing {
     state: ReaderState,
     /// Bytes of the current record consumed so far, for a resync after it fails.
     consumed: u64,
+    /// How many bytes the framed stream holds, when known.
+    stream_len: Option<u64>,
 }
 
 impl<R: Read> Reader<R> {
@@ -116,8 +118,20 @@ impl<R: Read> Reader<R> {
                 position: Position::default(),
                 state: ReaderState::Ready,
                 consumed: 0,
+                stream_len: None,
             },
         }
+    }
+
+    /// Tells the reader that the framed stream holds `len` bytes from where it starts (a
+    /// file's size, for an uncompressed file). A record whose length runs past them is then
+    /// [`Truncated`](ErrorKind::Truncated) before any of it is read, which matters when
+    /// checksums are off: a damaged length then costs neither the memory of the rest of the
+    /// stream nor the scan [`resync`](Reader::resync) makes from the record's start.
+    #[must_use]
+    pub fn with_stream_len(mut self, len: u64) -> Self {
+        self.framing.stream_len = Some(len);
+        self
     }
 
     /// Reads the next record's data into `buf`, which is cleared first. Returns `Ok(false)` at
@@ -284,7 +298,18 @@ impl Framing {
         } else {
             frame::decode_length(available)
         };
-        header.map(Some).map_err(|kind| self.error(kind))
+        let length = header.map_err(|kind| self.error(kind))?;
+        if let Some(stream_len) = self.stream_len {
+            let after_header = stream_len.saturating_sub(self.position.offset + HEADER_LEN as u64);
+            if length.saturating_add(FOOTER_LEN as u64) > after_header {
+                let kind = ErrorKind::Truncated {
+                    length,
+                    available: after_header,
+                };
+                return Err(self.error(kind));
+            }
+        }
+        Ok(Some(length))
     }
 
     /// Consumes `amount` bytes of the current record.
@@ -389,7 +414,7 @@ const MAX_UNCONFIRMED_LENGTH: u64 = 1 << 40;
 /// Whether a resync resumes at `candidate`; when the damaged record before it is recovered,
 /// its data goes to `buf`.
 fn resume_at(candidate: Candidate<'_>, buf: &mut Vec<u8>, recovered: &mut bool) -> Verdict {
-    let header = if candidate.end_of_stream && candidate.bytes.is_empty() {
+    let header = if candidate.is_end() {
         None
     } else {
         match frame::decode_header(candidate.bytes) {
@@ -408,11 +433,14 @@ fn resume_at(candidate: Candidate<'_>, buf: &mut Vec<u8>, recovered: &mut bool) 
     let Some(length) = header else {
         return Verdict::Reject;
     };
+    let fits = frame::framed_len(length).is_some_and(|framed| framed <= candidate.window as u64);
     match frame::confirmed_len(candidate.bytes, length) {
         Some(Ok(_)) => Verdict::Accept,
         Some(Err(())) => Verdict::Reject,
-        None if !candidate.complete => Verdict::NeedMore,
-        None if !candidate.end_of_stream && length < MAX_UNCONFIRMED_LENGTH => Verdict::Accept,
+        None if fits && !candidate.complete => Verdict::NeedMore,
+        None if !fits && !candidate.end_of_stream && length < MAX_UNCONFIRMED_LENGTH => {
+            Verdict::Accept
+        }
         None => Verdict::Reject,
     }
 }

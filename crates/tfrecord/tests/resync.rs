@@ -1,7 +1,7 @@
 //! Resynchronising after damage to the framing: the records after a damaged length come back,
 //! the damaged record too when its data CRC vouches for it, and the skip is reported by offset.
 
-use ofconvert_tfrecord::{frame, ErrorKind, Reader, Resync};
+use ofconvert_tfrecord::{frame, ErrorKind, Reader, ReaderOptions, Resync};
 use proptest::prelude::*;
 
 /// `count` records of varied sizes and contents, none of them empty.
@@ -158,4 +158,35 @@ proptest! {
             prop_assert!(rest.any(|original| original == record), "a record that was never written");
         }
     }
+}
+
+#[test]
+fn without_checksums_a_length_past_the_known_end_resyncs_from_the_record_start() {
+    let originals: Vec<Vec<u8>> = records(50).into_iter().cycle().take(8000).collect();
+    let (mut bytes, starts) = framed(&originals);
+    assert!(bytes.len() > 512 * 1024);
+    bytes[starts[7] as usize + 5] ^= 0x01;
+    let options = ReaderOptions {
+        verify_length_crc: false,
+        verify_data_crc: false,
+        ..ReaderOptions::default()
+    };
+    let mut reader =
+        Reader::with_options(bytes.as_slice(), options).with_stream_len(bytes.len() as u64);
+    let (mut good, mut buf) = (0, Vec::new());
+    loop {
+        match reader.read_record(&mut buf) {
+            Ok(true) => good += 1,
+            Ok(false) => break,
+            Err(err) => {
+                assert!(matches!(err.kind(), ErrorKind::Truncated { .. }), "{err}");
+                assert!(buf.capacity() <= 1 << 20, "capacity {}", buf.capacity());
+                let resync = reader.resync(&mut buf).unwrap().unwrap();
+                assert_eq!(resync.damaged, starts[7]..starts[8]);
+                assert!(resync.recovered);
+                good += 1;
+            }
+        }
+    }
+    assert_eq!(good, originals.len());
 }

@@ -146,15 +146,41 @@ fn resharding_and_compression_in_a_bucket_match_a_local_run() {
     let work = tempdir();
     let input = testdata().join("datasets/tutorial");
     let local = work.path().join("of");
+    let flags = [
+        "--parts",
+        "3",
+        "--rename",
+        "feature0=id",
+        "--drop",
+        "feature3",
+    ];
     ofconvert()
         .arg("tf2of")
         .args([&input, &local])
-        .args(["--parts", "3"])
+        .args(flags)
         .ok();
+    let missing = s3
+        .ofconvert()
+        .args(["tf2of", "s3://data/in", "s3://data/of"])
+        .expect_code(2);
+    assert!(
+        missing
+            .stderr
+            .contains("s3://data/in: no such file or directory"),
+        "{}",
+        missing.stderr
+    );
+    // The input uploaded first (the server keeps objects as files); the mapping's rules
+    // are checked against records read from the bucket.
+    fs::create_dir_all(s3.file("data", "in")).unwrap();
+    fs::copy(
+        input.join("tutorial.tfrecord"),
+        s3.file("data", "in/tutorial.tfrecord"),
+    )
+    .unwrap();
     s3.ofconvert()
-        .arg("tf2of")
-        .arg(&input)
-        .args(["s3://data/of", "--parts", "3"])
+        .args(["tf2of", "s3://data/in", "s3://data/of"])
+        .args(flags)
         .ok();
     assert_eq!(written(&s3.file("data", "of")), written(&local));
 
@@ -234,4 +260,97 @@ fn wrong_credentials_and_a_missing_bucket_fail_naming_the_url_and_writing_nothin
         "{}",
         run.stderr
     );
+}
+
+/// A TCP proxy in front of `upstream` that cuts the first `cuts` connections after they
+/// have carried `after` bytes from the server, as a dropped connection would. It stops
+/// with the runtime that runs it.
+fn cutting_proxy(
+    runtime: &tokio::runtime::Runtime,
+    upstream: String,
+    cuts: usize,
+    after: usize,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    let upstream = upstream.trim_start_matches("http://").to_owned();
+    let cut = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&cut);
+    runtime.spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await else {
+                continue;
+            };
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let (mut client_read, mut client_write) = client.split();
+                let (mut server_read, mut server_write) = server.split();
+                let upload = tokio::io::copy(&mut client_read, &mut server_write);
+                let download = async {
+                    let mut carried = 0usize;
+                    let mut buf = vec![0u8; 64 * 1024];
+                    loop {
+                        let n = server_read.read(&mut buf).await?;
+                        if n == 0 {
+                            return Ok::<(), std::io::Error>(());
+                        }
+                        carried += n;
+                        if carried > after && counter.load(Ordering::SeqCst) < cuts {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                            // Part of the body, then the connection is gone.
+                            client_write.write_all(&buf[..n / 2]).await?;
+                            return Ok(());
+                        }
+                        client_write.write_all(&buf[..n]).await?;
+                    }
+                };
+                tokio::select! {
+                    _ = upload => {}
+                    _ = download => {}
+                }
+            });
+        }
+    });
+    (address, cut)
+}
+
+#[test]
+fn reads_cut_mid_transfer_resume_and_give_the_same_bytes() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    // One 12 MB shard: two ranged reads, each of several MB.
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    let records: Vec<Vec<u8>> = (0..200).map(|id| example(id, 60_000)).collect();
+    write_tfrecord(&input.join("big.tfrecord"), &records);
+    fs::create_dir_all(s3.file("data", "in")).unwrap();
+    fs::copy(
+        input.join("big.tfrecord"),
+        s3.file("data", "in/big.tfrecord"),
+    )
+    .unwrap();
+    let local = work.path().join("local");
+    ofconvert().arg("tf2of").args([&input, &local]).ok();
+
+    let proxy_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (proxy, cut) = cutting_proxy(&proxy_runtime, s3.endpoint.clone(), 3, 1 << 20);
+    let through_proxy = work.path().join("through-proxy");
+    s3.ofconvert()
+        .env("AWS_ENDPOINT_URL", &proxy)
+        .arg("tf2of")
+        .arg("s3://data/in")
+        .arg(&through_proxy)
+        .ok();
+    assert_eq!(cut.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert_eq!(written(&through_proxy), written(&local));
 }

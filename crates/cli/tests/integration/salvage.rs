@@ -78,11 +78,10 @@ fn a_damaged_length_and_data_skip_one_record_reported_by_offset() {
     );
 }
 
-#[test]
-fn a_damaged_oneflow_length_resyncs_at_the_next_record_that_parses() {
-    let work = tempdir();
-    let dir = work.path().join("in");
-    fs::create_dir_all(&dir).unwrap();
+/// 50 OFRecords framed in `dir/part-00000` with one byte of record 20's length XORed with
+/// `flip`; the payloads.
+fn damaged_oneflow_part(dir: &Path, byte: usize, flip: u8) -> Vec<Vec<u8>> {
+    fs::create_dir_all(dir).unwrap();
     let examples: Vec<Vec<u8>> = (0..RECORDS).map(|i| example(i as i64, 40 + i)).collect();
     let payloads = to_of(&examples);
     let (mut bytes, mut starts) = (Vec::new(), Vec::new());
@@ -90,20 +89,43 @@ fn a_damaged_oneflow_length_resyncs_at_the_next_record_that_parses() {
         starts.push(bytes.len());
         ofconvert_ofrecord::frame::encode_record(payload, &mut bytes);
     }
-    // The length's most significant byte: a negative length.
-    bytes[starts[DAMAGED] + 7] ^= 0x80;
+    bytes[starts[DAMAGED] + byte] ^= flip;
     fs::write(dir.join("part-00000"), bytes).unwrap();
-    let out = work.path().join("out");
+    payloads
+}
+
+fn of2tf_skip(input: &Path, out: &Path) -> Vec<Vec<u8>> {
     ofconvert()
         .arg("of2tf")
-        .args([&dir, &out])
+        .args([input, out])
         .args(["--on-corrupt", "skip"])
         .ok();
-    let written: Vec<Vec<u8>> = fs::read_dir(&out)
+    fs::read_dir(out)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "tfrecord"))
         .flat_map(|path| tf_records(&path))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_damaged_oneflow_length_resyncs_at_the_next_record_that_parses() {
+    let work = tempdir();
+    let dir = work.path().join("in");
+    // The length's most significant byte: a negative length.
+    let payloads = damaged_oneflow_part(&dir, 7, 0x80);
+    let written = of2tf_skip(&dir, &work.path().join("out"));
     assert_eq!(written, to_tf(&payloads));
+}
+
+#[test]
+fn a_oneflow_length_off_by_one_loses_nothing() {
+    let work = tempdir();
+    let dir = work.path().join("in");
+    // A length one byte short still frames: only the payload that no longer parses shows it.
+    let payloads = damaged_oneflow_part(&dir, 0, 0x01);
+    let out = work.path().join("out");
+    let written = of2tf_skip(&dir, &out);
+    assert_eq!(written, to_tf(&payloads));
+    assert_eq!(manifest(&out)["skipped"]["corrupt"], 0);
 }

@@ -696,7 +696,12 @@ fn schema_sample_reads_n_records_per_dataset() {
 /// Runs the binary with ARGS on a pseudo-terminal (util-linux `script`), or `None` where
 /// there is no `script` to make one.
 fn on_a_terminal(args: &[&std::ffi::OsStr]) -> Option<String> {
-    let mut line = shell_quote(the_binary().as_os_str());
+    // A pseudo-terminal made without a parent terminal is 0 columns wide, too narrow to
+    // draw anything on: it is given a size first.
+    let mut line = format!(
+        "stty cols 120 rows 40; {}",
+        shell_quote(the_binary().as_os_str())
+    );
     for arg in args {
         line.push(' ');
         line.push_str(&shell_quote(arg));
