@@ -223,7 +223,9 @@ pub struct Tf2ofArgs {
     pub part_digits: u64,
 
     /// A mapping preset: imagenet turns the inception script's keys and 1-based int64
-    /// labels into OneFlow-Benchmark's encoded and 0-based int32 class/label.
+    /// labels into OneFlow-Benchmark's encoded and 0-based int32 class/label; it also
+    /// shifts image/object/bbox/label by -1 into an int32 object/bbox/label, and casts
+    /// height, width and channels to int32.
     #[arg(long, value_enum, value_name = "NAME")]
     pub preset: Option<Preset>,
 
@@ -239,6 +241,19 @@ pub struct Tf2ofArgs {
     /// What to do with Examples that have no features (OneFlow cannot read them).
     #[arg(long, value_enum, default_value_t = EmptyPolicy::Error, value_name = "POLICY")]
     pub empty: EmptyPolicy,
+
+    /// What to do with encoded images: keep their bytes; re-encode as RGB JPEG the ones
+    /// OneFlow 0.9's OFRecordImageDecoder cannot decode (PNG, GIF, BMP, WebP, grayscale and
+    /// CMYK JPEG; image/format or format then says JPEG); or decode every image to its
+    /// uint8 pixels (height x width x channels) with NAME/shape beside it.
+    #[arg(long, value_enum, default_value_t = ImagesArg::Keep, value_name = "MODE")]
+    pub images: ImagesArg,
+
+    /// JPEG quality for --images jpeg (100, as TensorFlow's inception
+    /// build_imagenet_data.py re-encodes its PNG and CMYK images).
+    #[arg(long, default_value_t = 100, value_name = "1..100",
+          value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub jpeg_quality: u8,
 }
 
 #[derive(Debug, Args)]
@@ -367,6 +382,13 @@ pub struct IndexArgs {
 pub enum CorruptPolicy {
     Fail,
     Skip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ImagesArg {
+    Keep,
+    Jpeg,
+    Raw,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

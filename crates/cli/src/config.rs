@@ -3,13 +3,13 @@
 
 use ofconvert_bridge::{MappingSpec, SequencePolicy};
 use ofconvert_engine::{
-    Direction, ExistingOutput, NamedRule, Needs, OnCorrupt, OnEmpty, Options, Sizing,
+    Direction, ExistingOutput, ImagePolicy, NamedRule, Needs, OnCorrupt, OnEmpty, Options, Sizing,
 };
 use ofconvert_tfrecord::Compression;
 
 use crate::cli::{
-    CompressionArg, ConvertArgs, CorruptPolicy, EmptyPolicy, MappingArgs, Of2tfArgs, Preset,
-    SequenceArg, Tf2ofArgs,
+    CompressionArg, ConvertArgs, CorruptPolicy, EmptyPolicy, ImagesArg, MappingArgs, Of2tfArgs,
+    Preset, SequenceArg, Tf2ofArgs,
 };
 
 fn mapping(
@@ -166,6 +166,13 @@ pub fn tf2of_options(args: &Tf2ofArgs, jobs: Option<u64>) -> Result<Options, Str
     options.on_empty = match args.empty {
         EmptyPolicy::Error => OnEmpty::Error,
         EmptyPolicy::Skip => OnEmpty::Skip,
+    };
+    options.images = match args.images {
+        ImagesArg::Keep => ImagePolicy::Keep,
+        ImagesArg::Jpeg => ImagePolicy::Jpeg {
+            quality: args.jpeg_quality,
+        },
+        ImagesArg::Raw => ImagePolicy::Raw,
     };
     Ok(options)
 }

@@ -269,7 +269,8 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
     let stdout = io::stdout();
     let mut out = stdout.lock();
     finish_output(out.write_all(text.as_bytes()).and_then(|()| out.flush()))?;
-    if !args.json {
+    // The warnings are about OneFlow's reader and decoders: nothing to TensorFlow's parser.
+    if !args.json && !args.tf {
         for warning in schema.warnings() {
             warning!("{warning}");
         }
@@ -313,7 +314,7 @@ fn table(schema: &Schema, files: usize) -> String {
         } else {
             format!("{}..{}", feature.min_values, feature.max_values)
         };
-        let mut kind = feature.kinds.join(",");
+        let mut kind = feature.kind_names().join(",");
         if let Some(image) = &feature.image {
             kind.push_str(&format!(" ({image})"));
         }
@@ -351,6 +352,26 @@ fn table(schema: &Schema, files: usize) -> String {
         );
         text.push_str(line.trim_end());
         text.push('\n');
+    }
+    for feature in &schema.features {
+        if let Some(images) = &feature.images {
+            text.push_str(&format!("\n{}: {}\n", feature.name, images.summary()));
+            for (label, counts) in [("JPEG", &images.jpeg_color), ("PNG", &images.png_color)] {
+                if !counts.is_empty() {
+                    let counts: Vec<String> = counts
+                        .iter()
+                        .map(|(name, n)| format!("{name} {n}"))
+                        .collect();
+                    text.push_str(&format!("  {label}: {}\n", counts.join(", ")));
+                }
+            }
+            if images.oneflow_cannot_decode > 0 {
+                text.push_str(&format!(
+                    "  OneFlow 0.9 cannot decode: {}\n",
+                    images.undecodable_description()
+                ));
+            }
+        }
     }
     text
 }

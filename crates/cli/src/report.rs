@@ -109,9 +109,29 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         )?;
         if let Some(reader) = &manifest.oneflow {
             writeln!(out, "      {}", reader.python)?;
+            for note in &reader.notes {
+                writeln!(out, "      note: {note}")?;
+            }
+        }
+        for feature in &manifest.schema.features {
+            if let Some(images) = &feature.images {
+                writeln!(
+                    out,
+                    "      images in {}: {}",
+                    feature.name,
+                    images.summary()
+                )?;
+            }
         }
         if let Some(reader) = &manifest.tensorflow {
             writeln!(out, "      {}", reader.python)?;
+        }
+        if let Some(described) = manifest
+            .image_conversion
+            .as_ref()
+            .and_then(|conversion| conversion.describe())
+        {
+            writeln!(out, "      {described}")?;
         }
         let skipped = &manifest.skipped;
         if skipped.empty > 0 {

@@ -11,6 +11,7 @@ use crate::manifest::SkippedRecords;
 use crate::options::{OnCorrupt, Options};
 use crate::output::TempPart;
 use crate::plan::DatasetPlan;
+use crate::recode::ImageConversion;
 use crate::records::{is_damage, RecordAt, RecordReader};
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
@@ -47,6 +48,8 @@ pub(crate) struct ChunkOutput {
     pub(crate) schema: SchemaBuilder,
     /// The compression of each input read, by input index.
     pub(crate) compressions: Vec<(usize, Compression)>,
+    /// What `--images` did.
+    pub(crate) images: ImageConversion,
 }
 
 /// Cuts dataset number `dataset_index` into work items: one per non-empty input file, or,

@@ -17,6 +17,7 @@ use crate::output::{self, frame_len, PartWriter};
 use crate::plan::{tf_file_stem, Plan};
 use crate::progress::{DatasetStatus, Event, ProgressFn};
 use crate::publish::Target;
+use crate::recode::{ImagePolicy, Recoder};
 use crate::records::RecordReader;
 use crate::storage::{Durability, LockError, Storage};
 use crate::summary::{DatasetSummary, Summary};
@@ -65,6 +66,7 @@ struct Context<'a> {
 /// Per-worker buffers, reused for every record.
 struct Worker {
     transcoder: Transcoder,
+    recoder: Recoder,
     record: Vec<u8>,
     converted: Vec<u8>,
 }
@@ -294,6 +296,10 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
     chunks.par_iter().with_max_len(1).for_each_init(
         || Worker {
             transcoder: transcoder.clone(),
+            recoder: Recoder::new(match context.input_format {
+                Format::Tf => context.options.images,
+                Format::Of => ImagePolicy::Keep,
+            }),
             record: Vec::new(),
             converted: Vec::new(),
         },
@@ -448,15 +454,29 @@ fn convert_chunk(
                 }
                 continue;
             }
-            let first_of_chunk = output.schema.records() == 0;
-            output
-                .schema
-                .add_transcoded(&worker.transcoder, &worker.converted);
-            if first_of_chunk {
-                match context.input_format {
-                    Format::Tf => output.schema.sample_ofrecord(&worker.converted),
-                    Format::Of => output.schema.sample_example(&worker.converted),
-                }
+            let rewritten = worker
+                .recoder
+                .rewrite(&mut worker.converted, &mut output.images)
+                .map_err(|err| {
+                    Error::new(ErrorKind::Image {
+                        feature: err.feature,
+                        reason: err.reason,
+                    })
+                    .in_file(&input.path)
+                    .at(at.offset, at.index)
+                })?;
+            if rewritten {
+                // The transcoder's plan no longer describes the record: read it again.
+                let _ = output.schema.add_ofrecord(&worker.converted);
+            } else {
+                output.schema.add_transcoded(
+                    &worker.transcoder,
+                    &worker.converted,
+                    match context.input_format {
+                        Format::Tf => Format::Of,
+                        Format::Of => Format::Tf,
+                    },
+                );
             }
             let framed = frame_len(context.input_format, worker.converted.len());
             if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {

@@ -85,6 +85,13 @@ pub enum ErrorKind {
     Compressed,
     /// The file is neither a TFRecord nor an OFRecord file.
     UnknownFormat,
+    /// An image `--images` asked to re-encode or decode could not be.
+    Image {
+        /// The feature holding it.
+        feature: String,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -256,6 +263,12 @@ impl fmt::Display for ErrorKind {
                 "compressed file: index offsets must be offsets in the file, decompress it first",
             ),
             ErrorKind::UnknownFormat => f.write_str("neither a TFRecord nor an OFRecord file"),
+            ErrorKind::Image { feature, reason } => {
+                write!(
+                    f,
+                    "feature \"{feature}\": cannot convert the image: {reason}"
+                )
+            }
         }
     }
 }

@@ -413,18 +413,12 @@ fn schema_of_file(
         match reader.read(&mut buf) {
             Ok(Some(at)) => {
                 read += 1;
-                let first = builder.records() == 0;
                 let added = match format {
                     Format::Tf => builder.add_example(&buf).map(|_| ()),
                     Format::Of => builder.add_ofrecord(&buf),
                 };
                 if let Err(err) = added {
                     errors.push(Error::mapping(path, at, err));
-                } else if first {
-                    match format {
-                        Format::Tf => builder.sample_example(&buf),
-                        Format::Of => builder.sample_ofrecord(&buf),
-                    }
                 }
             }
             Ok(None) => break,

@@ -39,6 +39,7 @@ mod chunk;
 mod convert;
 mod detect;
 mod error;
+mod images;
 mod inspect;
 pub mod layout;
 mod manifest;
@@ -48,8 +49,10 @@ mod output;
 mod plan;
 mod progress;
 mod publish;
+mod recode;
 mod records;
 mod rules;
+mod scan;
 mod schema;
 pub mod storage;
 mod summary;
@@ -59,6 +62,7 @@ pub use detect::{
     detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
 };
 pub use error::{error_chain, Error, ErrorKind};
+pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
     verify_files, write_index, Expanded, FileCount, Verification,
@@ -72,7 +76,8 @@ pub use options::{
 };
 pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use progress::{DatasetStatus, Event, ProgressFn};
+pub use recode::{ImageConversion, ImagePolicy};
 pub use records::{RecordAt, RecordReader};
 pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
-pub use schema::{FeatureSchema, Schema, SchemaBuilder};
+pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, ErrorPlace, Summary};

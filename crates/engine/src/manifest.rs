@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::layout::MANIFEST_NAME;
 use crate::options::Settings;
 use crate::output;
+use crate::recode::ImageConversion;
 use crate::schema::Schema;
 use crate::storage::{LocalFs, Storage};
 
@@ -35,6 +36,9 @@ pub struct Manifest {
     pub schema: Schema,
     /// What would trouble a reader of this dataset.
     pub warnings: Vec<String>,
+    /// What `--images` did to the images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_conversion: Option<ImageConversion>,
     /// How to open the dataset in OneFlow (tf2of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oneflow: Option<OneflowReader>,
@@ -110,6 +114,14 @@ pub struct OneflowReader {
     pub part_name_suffix_length: i64,
     /// The call, ready to paste.
     pub python: String,
+    /// How many ranks (processes) of a distributed run can read it: OneFlow aborts when
+    /// there are more ranks than parts (`parallel_num_ <= data_part_num_`).
+    #[serde(default)]
+    pub max_ranks: u64,
+    /// What a reader that leaves arguments at OneFlow's defaults, or a run on more ranks
+    /// than parts, would do with the dataset.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl OneflowReader {
@@ -124,12 +136,37 @@ impl OneflowReader {
             crate::schema::python_string(&ofrecord_dir),
             crate::schema::python_string(prefix),
         );
+        let mut notes = Vec::new();
+        if parts == 1 {
+            notes.push(
+                "one part: only a single rank can read it (OneFlow aborts when ranks outnumber \
+                 parts); convert with --parts N to train on N ranks"
+                    .to_owned(),
+            );
+        }
+        let defaults_open = if prefix != "part-" || part_name_suffix_length != -1 {
+            Some("part-0, which is not here: OneFlow aborts")
+        } else if parts > 1 {
+            Some("part-0 alone: one part of the dataset, silently")
+        } else {
+            None
+        };
+        if let Some(what) = defaults_open {
+            notes.push(format!(
+                "OFRecordReader's defaults (data_part_num=1, part_name_suffix_length=-1) open \
+                 {what}; pass the arguments above (or convert with --part-digits 0{} for \
+                 scripts that keep the defaults)",
+                if parts > 1 { " --parts 1" } else { "" }
+            ));
+        }
         OneflowReader {
             ofrecord_dir,
             data_part_num: parts,
             part_name_prefix: prefix.to_owned(),
             part_name_suffix_length,
             python,
+            max_ranks: parts,
+            notes,
         }
     }
 }
@@ -194,6 +231,7 @@ impl Manifest {
             skipped: SkippedRecords::default(),
             schema: Schema::default(),
             warnings: Vec::new(),
+            image_conversion: None,
             oneflow: None,
             tensorflow: None,
         }
@@ -239,5 +277,26 @@ impl Manifest {
                 .size(&dir.join(&part.name))
                 .is_ok_and(|size| size == Some(part.bytes))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_say_what_defaults_and_ranks_would_do() {
+        let padded = OneflowReader::new(Path::new("d"), 4, "part-", 5);
+        assert_eq!(padded.max_ranks, 4);
+        assert_eq!(padded.notes.len(), 1, "{:?}", padded.notes);
+        assert!(padded.notes[0].contains("not here: OneFlow aborts"));
+        assert!(padded.notes[0].contains("--part-digits 0 --parts 1"));
+
+        let unpadded = OneflowReader::new(Path::new("d"), 4, "part-", 0);
+        assert!(unpadded.notes[0].contains("open part-0 alone"));
+
+        let single = OneflowReader::new(Path::new("d"), 1, "part-", 0);
+        assert_eq!(single.notes.len(), 1, "{:?}", single.notes);
+        assert!(single.notes[0].contains("--parts N"));
     }
 }

@@ -7,6 +7,8 @@ use ofconvert_bridge::{ErrorKind as MappingErrorKind, MappingSpec};
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
+use crate::recode::ImagePolicy;
+
 use crate::layout;
 
 /// Which way a conversion goes.
@@ -113,6 +115,8 @@ pub struct Options {
     pub jobs: usize,
     /// Set from elsewhere (a signal handler) to stop the conversion early.
     pub interrupt: Interrupt,
+    /// What tf2of does with encoded images (of2tf leaves them as they are).
+    pub images: ImagePolicy,
 }
 
 /// A flag that stops a running conversion when set, from any thread or a signal handler:
@@ -163,6 +167,7 @@ impl Options {
             existing: ExistingOutput::default(),
             jobs: 0,
             interrupt: Interrupt::new(),
+            images: ImagePolicy::Keep,
         }
     }
 
@@ -208,6 +213,7 @@ impl Options {
             verify_checksums: self.verify_checksums,
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
+            images: self.images,
         }
     }
 }
@@ -259,4 +265,11 @@ pub struct Settings {
     pub on_corrupt: OnCorrupt,
     /// What happened to empty records.
     pub on_empty: OnEmpty,
+    /// Whether images are re-encoded or decoded.
+    #[serde(default, skip_serializing_if = "is_keep")]
+    pub images: ImagePolicy,
+}
+
+fn is_keep(policy: &ImagePolicy) -> bool {
+    *policy == ImagePolicy::Keep
 }

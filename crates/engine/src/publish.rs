@@ -16,6 +16,7 @@ use crate::options::{Direction, ExistingOutput, Options, Settings};
 use crate::output::clear_dataset;
 use crate::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
+use crate::recode::ImageConversion;
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
 use crate::summary::{slash_path, DatasetSummary};
@@ -107,7 +108,9 @@ impl Target<'_> {
         let mut skipped = SkippedRecords::default();
         let mut temps = Vec::new();
         let mut compressions = vec![None; self.dataset.inputs.len()];
+        let mut images = ImageConversion::default();
         for output in outputs {
+            images.add(&output.images);
             schema.merge(output.schema);
             skipped.add(output.skipped);
             temps.extend(output.parts);
@@ -167,6 +170,7 @@ impl Target<'_> {
         manifest.parts = parts;
         manifest.skipped = skipped;
         manifest.schema = schema;
+        manifest.image_conversion = (!images.is_empty()).then_some(images);
 
         // The manifest is complete and synced before the first part takes its final name: a
         // run killed while renaming leaves it staged beside the parts, and it appears last.

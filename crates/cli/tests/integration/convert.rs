@@ -8,8 +8,9 @@ use crate::util::*;
 use ofconvert_bridge::OfRecordExt;
 
 /// The sample tree's datasets: output directory, and its inputs in order.
-const SAMPLE_DATASETS: [(&str, &[&str]); 6] = [
+const SAMPLE_DATASETS: [(&str, &[&str]); 9] = [
     ("bert", &["bert/pretrain.tfrecord"]),
+    ("imagenet/mixed", &["imagenet/mixed/train-00000-of-00001"]),
     (
         "imagenet/train",
         &[
@@ -20,6 +21,17 @@ const SAMPLE_DATASETS: [(&str, &[&str]); 6] = [
     (
         "imagenet/validation",
         &["imagenet/validation/validation-00000-of-00001"],
+    ),
+    (
+        "tfds/cifar10/3.0.2/cifar10-test",
+        &["tfds/cifar10/3.0.2/cifar10-test.tfrecord-00000-of-00001"],
+    ),
+    (
+        "tfds/cifar10/3.0.2/cifar10-train",
+        &[
+            "tfds/cifar10/3.0.2/cifar10-train.tfrecord-00000-of-00002",
+            "tfds/cifar10/3.0.2/cifar10-train.tfrecord-00001-of-00002",
+        ],
     ),
     (
         "tfds/mnist/3.0.1/mnist-test",
@@ -637,7 +649,9 @@ fn json_summary_describes_every_dataset() {
         .ok();
     let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(summary["failed"], 0);
-    assert_eq!(summary["records"], 266);
+    // 266 in the TensorFlow-tutorial, BERT, JPEG ImageNet and MNIST sets, 15 in the mixed
+    // ImageNet shard, 48 in CIFAR-10.
+    assert_eq!(summary["records"], 329);
     let names: Vec<&str> = summary["datasets"]
         .as_array()
         .unwrap()

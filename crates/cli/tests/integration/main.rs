@@ -7,6 +7,7 @@ mod convert;
 mod damaged;
 #[cfg(unix)]
 mod faults;
+mod images;
 mod inspect;
 mod objects;
 mod resume;

@@ -25,7 +25,8 @@ fn every_command_passes_over_the_indexes_and_manifests_ofconvert_wrote() {
     let run = ofconvert().arg("tf2of").arg(&input).arg(&output).ok();
     assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("Converted 6 datasets"),
+        // Six, and CIFAR-10's two and the mixed ImageNet shard.
+        run.stdout.contains("Converted 9 datasets"),
         "{}",
         run.stdout
     );
@@ -674,21 +675,22 @@ fn schema_sample_reads_n_records_per_dataset() {
         .arg(&imagenet)
         .stdout();
     let all: serde_json::Value = serde_json::from_str(&all).unwrap();
-    assert_eq!(all["records"], 30);
-    // Two datasets (train: 2 files of 10, validation: 1 file of 10), 3 records each; the
-    // train sample is the first file's first three.
+    assert_eq!(all["records"], 45);
+    // Three datasets (mixed: 1 file of 15, train: 2 files of 10, validation: 1 file of 10),
+    // 3 records each; the train sample is the first file's first three.
     let sampled = ofconvert()
         .args(["schema", "--json", "--sample", "3"])
         .arg(&imagenet)
         .stdout();
     let sampled: serde_json::Value = serde_json::from_str(&sampled).unwrap();
-    assert_eq!(sampled["records"], 6);
+    assert_eq!(sampled["records"], 9);
     let across_files = ofconvert()
         .args(["schema", "--json", "--sample", "15"])
         .arg(&imagenet)
         .stdout();
     let across_files: serde_json::Value = serde_json::from_str(&across_files).unwrap();
-    assert_eq!(across_files["records"], 25);
+    // mixed 15, train 15 (10 + 5 of the second file), validation 10.
+    assert_eq!(across_files["records"], 40);
 }
 
 /// Runs the binary with ARGS on a pseudo-terminal (util-linux `script`), or `None` where
