@@ -511,17 +511,40 @@ impl Transcoder {
         output: &[u8],
         mut f: impl FnMut(&[u8], Option<FeatureKind>, usize),
     ) {
+        self.visit_output_lists(output, |name, kind, count, _| f(name, kind, count));
+    }
+
+    /// [`visit_output`](Transcoder::visit_output) that also passes each feature's
+    /// serialized value list as written (`BytesList`, `Int64List`, ... without its tag and
+    /// length; empty for a `Feature` with no kind), for callers that look at the values.
+    pub fn visit_output_lists(
+        &self,
+        output: &[u8],
+        mut f: impl FnMut(&[u8], Option<FeatureKind>, usize, &[u8]),
+    ) {
         let mut offset = self.output_base;
         for entry in &self.plan {
             let key_len = entry.key.len();
-            // An entry is: tag, length, key tag, key length, key, value...
+            // An entry is: tag, length, key tag, key length, key, value tag, value length,
+            // and in the value (a Feature) the list's tag, length and bytes.
             let key_start = offset
                 + 1
                 + wire::varint_len(entry.len as u64)
                 + 1
                 + wire::varint_len(key_len as u64);
-            if let Some(name) = output.get(key_start..key_start + key_len) {
-                f(name, entry.list.kind, entry.list.count);
+            let list_len = entry.list.bytes.len();
+            let list_start = key_start
+                + key_len
+                + 1
+                + wire::varint_len(wire::field_size(list_len) as u64)
+                + 1
+                + wire::varint_len(list_len as u64);
+            let list = match entry.list.field {
+                0 => Some(&[][..]),
+                _ => output.get(list_start..list_start + list_len),
+            };
+            if let (Some(name), Some(list)) = (output.get(key_start..key_start + key_len), list) {
+                f(name, entry.list.kind, entry.list.count, list);
             }
             offset += wire::field_size(entry.len);
         }

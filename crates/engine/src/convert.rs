@@ -19,7 +19,7 @@ use crate::progress::{DatasetStatus, Event, ProgressFn};
 use crate::publish::Target;
 use crate::recode::{ImagePolicy, Recoder};
 use crate::records::RecordReader;
-use crate::storage::{Durability, LockError, Storage};
+use crate::storage::{LockError, Storage};
 use crate::summary::{DatasetSummary, Summary};
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
@@ -337,14 +337,6 @@ fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
     });
 }
 
-fn durability(options: &Options) -> Durability {
-    if options.sync {
-        Durability::Synced
-    } else {
-        Durability::Unsynced
-    }
-}
-
 /// Converts one work item into one or more parts under temporary names.
 fn run_chunk(
     context: &Context<'_>,
@@ -359,7 +351,7 @@ fn run_chunk(
         Some(writer) => {
             output
                 .parts
-                .push(writer.finish(context.storage, durability(context.options))?);
+                .push(writer.finish(context.storage, context.options.durability())?);
             Ok(())
         }
         None => Ok(()),
@@ -469,14 +461,9 @@ fn convert_chunk(
                 // The transcoder's plan no longer describes the record: read it again.
                 let _ = output.schema.add_ofrecord(&worker.converted);
             } else {
-                output.schema.add_transcoded(
-                    &worker.transcoder,
-                    &worker.converted,
-                    match context.input_format {
-                        Format::Tf => Format::Of,
-                        Format::Of => Format::Tf,
-                    },
-                );
+                output
+                    .schema
+                    .add_transcoded(&worker.transcoder, &worker.converted);
             }
             let framed = frame_len(context.input_format, worker.converted.len());
             if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {
@@ -484,7 +471,7 @@ fn convert_chunk(
                     if let Some(full) = writer.take() {
                         output
                             .parts
-                            .push(full.finish(context.storage, durability(options))?);
+                            .push(full.finish(context.storage, options.durability())?);
                     }
                 }
             }

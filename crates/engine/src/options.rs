@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::recode::ImagePolicy;
 
 use crate::layout;
+use crate::storage::Durability;
 
 /// Which way a conversion goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +187,15 @@ impl Options {
                 Some(Skip::Corrupt)
             }
             _ => None,
+        }
+    }
+
+    /// How finished parts are made durable, as [`sync`](Options::sync) says.
+    pub fn durability(&self) -> Durability {
+        if self.sync {
+            Durability::Synced
+        } else {
+            Durability::Unsynced
         }
     }
 

@@ -1,0 +1,482 @@
+//! Feature schemas: which features the records of a dataset carry, of which kind and length,
+//! and how to read them in OneFlow or TensorFlow.
+
+use std::collections::HashMap;
+
+use ofconvert_bridge::{FeatureKind, TfRecordType, Transcoder};
+use serde::{Deserialize, Serialize};
+
+use crate::images::{ImageFacts, ImageTally};
+use crate::scan::{for_each_bytes, for_each_integer, scan_features, Dialect};
+
+mod render;
+
+pub(crate) use render::python_string;
+
+/// The features of a set of records.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    /// How many records were looked at.
+    pub records: u64,
+    /// The features, sorted by name.
+    pub features: Vec<FeatureSchema>,
+}
+
+/// One feature of a [`Schema`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FeatureSchema {
+    /// The feature's name (invalid UTF-8 replaced).
+    pub name: String,
+    /// The kinds it was found with, `None` for a `Feature` with no kind set; written as
+    /// `bytes_list`, `int64_list`, ... and `none`. More than one means trouble for readers.
+    #[serde(with = "kind_names")]
+    pub kinds: Vec<Option<FeatureKind>>,
+    /// The fewest values it held in a record that has it.
+    pub min_values: u64,
+    /// The most values it held in a record that has it.
+    pub max_values: u64,
+    /// How many records have it.
+    pub present: u64,
+    /// For a bytes feature holding encoded images: `jpeg`, `png`, `gif`, `bmp` or `webp`
+    /// when every value has that format, `mixed` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// For a bytes feature holding encoded images: what the header of every value says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageFacts>,
+    /// For an integer feature (int64 or int32) with values: the smallest and largest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integers: Option<IntegerRange>,
+    /// For an integer feature of at most four values per record (a shape, a label): the
+    /// values, when every record holds the same ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub same_values: Option<Vec<i64>>,
+    /// For such a feature whose values differ between records: the first record (counted
+    /// from 0) that differs from the first one holding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<u64>,
+}
+
+/// The smallest and largest value of an integer feature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntegerRange {
+    /// The smallest value.
+    pub min: i64,
+    /// The largest value.
+    pub max: i64,
+}
+
+impl IntegerRange {
+    /// Whether every value fits OneFlow's `flow.int32`.
+    pub fn fits_int32(&self) -> bool {
+        self.min >= i64::from(i32::MIN) && self.max <= i64::from(i32::MAX)
+    }
+
+    fn widen(range: &mut Option<IntegerRange>, other: Option<IntegerRange>) {
+        if let Some(other) = other {
+            *range = Some(match *range {
+                Some(mine) => IntegerRange {
+                    min: mine.min.min(other.min),
+                    max: mine.max.max(other.max),
+                },
+                None => other,
+            });
+        }
+    }
+}
+
+/// Kinds as the protobuf field names, `none` for a kind-less `Feature`.
+mod kind_names {
+    use ofconvert_bridge::FeatureKind;
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    const ALL: [FeatureKind; 5] = [
+        FeatureKind::Bytes,
+        FeatureKind::Float,
+        FeatureKind::Double,
+        FeatureKind::Int32,
+        FeatureKind::Int64,
+    ];
+
+    pub(super) fn name(kind: Option<FeatureKind>) -> &'static str {
+        kind.map_or("none", FeatureKind::list_name)
+    }
+
+    pub fn serialize<S: Serializer>(
+        kinds: &[Option<FeatureKind>],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(kinds.iter().map(|kind| name(*kind)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<Option<FeatureKind>>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .iter()
+            .map(|text| match text.as_str() {
+                "none" => Ok(None),
+                other => ALL
+                    .into_iter()
+                    .find(|kind| kind.list_name() == other)
+                    .map(Some)
+                    .ok_or_else(|| D::Error::custom(format!("unknown feature kind {other:?}"))),
+            })
+            .collect()
+    }
+}
+
+/// Bit of the kind-less `Feature` in [`Stats::kinds`], after the five list kinds.
+const KINDLESS: u8 = 1 << 5;
+
+const KIND_BITS: [(u8, Option<FeatureKind>); 6] = [
+    (1, Some(FeatureKind::Bytes)),
+    (1 << 1, Some(FeatureKind::Float)),
+    (1 << 2, Some(FeatureKind::Double)),
+    (1 << 3, Some(FeatureKind::Int32)),
+    (1 << 4, Some(FeatureKind::Int64)),
+    (KINDLESS, None),
+];
+
+fn kind_bit(kind: Option<FeatureKind>) -> u8 {
+    KIND_BITS
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map_or(KINDLESS, |(bit, _)| *bit)
+}
+
+#[derive(Clone, Debug)]
+struct Stats {
+    name: Vec<u8>,
+    kinds: u8,
+    min_values: u64,
+    max_values: u64,
+    present: u64,
+    /// The number of the last record (counted from 1) that had the feature, so that a key
+    /// repeated within one record counts once.
+    last_seen: u64,
+    /// Made at the first bytes value; kept in the schema only if some value is an image.
+    images: Option<Box<ImageTally>>,
+    integers: Option<IntegerRange>,
+    same: Same,
+}
+
+/// Whether an integer feature holds the same few values in every record.
+#[derive(Clone, Debug, Default)]
+enum Same {
+    /// No values seen yet.
+    #[default]
+    Unseen,
+    /// The values of every record so far, and the first record that held them.
+    Values(Vec<i64>, u64),
+    /// Values differ, first in this record; or a record held too many to keep.
+    Differ(Option<u64>),
+}
+
+/// The most values per record [`Same`] keeps.
+const SAME_MAX: usize = 4;
+
+impl Same {
+    fn observe(&mut self, values: &[i64], record: u64) {
+        match self {
+            Same::Unseen if values.len() <= SAME_MAX => {
+                *self = Same::Values(values.to_vec(), record)
+            }
+            Same::Unseen => *self = Same::Differ(None),
+            Same::Values(first, _) if first.as_slice() != values => {
+                *self = Same::Differ(Some(record))
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds what a later builder saw, `offset` records on.
+    fn merge(&mut self, other: &Same, offset: u64) {
+        match (&*self, other) {
+            (_, Same::Unseen) | (Same::Differ(_), _) => {}
+            (Same::Unseen, Same::Values(values, record)) => {
+                *self = Same::Values(values.clone(), record + offset)
+            }
+            (Same::Unseen, Same::Differ(record)) => {
+                *self = Same::Differ(record.map(|r| r + offset))
+            }
+            (Same::Values(mine, _), Same::Values(theirs, record)) if mine != theirs => {
+                *self = Same::Differ(Some(record + offset))
+            }
+            (Same::Values(..), Same::Values(..)) => {}
+            (Same::Values(..), Same::Differ(record)) => {
+                *self = Same::Differ(record.map(|r| r + offset))
+            }
+        }
+    }
+}
+
+impl Stats {
+    fn new(name: &[u8]) -> Stats {
+        Stats {
+            name: name.to_vec(),
+            kinds: 0,
+            min_values: u64::MAX,
+            max_values: 0,
+            present: 0,
+            last_seen: 0,
+            images: None,
+            integers: None,
+            same: Same::Unseen,
+        }
+    }
+
+    /// Takes in the values of one record's serialized value `list` of `kind`: the image
+    /// header of each bytes value, the range of the integers. `record` is the record's index.
+    fn observe_list(&mut self, kind: FeatureKind, list: &[u8], record: u64) {
+        match kind {
+            FeatureKind::Bytes => {
+                let tally = self.images.get_or_insert_with(Default::default);
+                for_each_bytes(list, |value| tally.add(value, record));
+            }
+            FeatureKind::Int64 | FeatureKind::Int32 => {
+                let mut range: Option<IntegerRange> = None;
+                let (mut few, mut count) = ([0i64; SAME_MAX + 1], 0);
+                for_each_integer(list, |value| {
+                    if count <= SAME_MAX {
+                        few[count] = value;
+                    }
+                    count += 1;
+                    IntegerRange::widen(
+                        &mut range,
+                        Some(IntegerRange {
+                            min: value,
+                            max: value,
+                        }),
+                    )
+                });
+                IntegerRange::widen(&mut self.integers, range);
+                self.same.observe(&few[..count.min(SAME_MAX + 1)], record);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Collects a [`Schema`] record by record, from the wire-level visitors of the bridge, and
+/// from a second walk over the values: every image header, every integer.
+///
+/// Records of one dataset usually list the same keys in the same order, so each lookup first
+/// tries the feature that followed the previous one; only a surprise costs a hash lookup.
+#[derive(Clone, Debug, Default)]
+pub struct SchemaBuilder {
+    records: u64,
+    features: Vec<Stats>,
+    by_name: HashMap<Vec<u8>, usize>,
+    cursor: usize,
+    /// The features of the record being added, in wire order, for the value walk.
+    order: Vec<usize>,
+}
+
+impl SchemaBuilder {
+    /// An empty builder.
+    pub fn new() -> SchemaBuilder {
+        SchemaBuilder::default()
+    }
+
+    /// How many records were added.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Adds a serialized OFRecord.
+    ///
+    /// # Errors
+    ///
+    /// When the record does not parse; the record is then counted but its features may be
+    /// counted in part.
+    pub fn add_ofrecord(&mut self, record: &[u8]) -> Result<(), ofconvert_bridge::Error> {
+        let result = ofconvert_bridge::visit_ofrecord(record, |name, kind, values| {
+            self.observe(name, kind, values);
+        });
+        if result.is_ok() {
+            self.observe_values(record, Dialect::OfRecord);
+        }
+        self.end_record();
+        result
+    }
+
+    /// Adds a serialized `tf.train.Example` or `SequenceExample` (whose feature lists count
+    /// as features holding all their steps' values).
+    ///
+    /// # Errors
+    ///
+    /// As [`add_ofrecord`](SchemaBuilder::add_ofrecord).
+    pub fn add_example(&mut self, example: &[u8]) -> Result<TfRecordType, ofconvert_bridge::Error> {
+        let result = ofconvert_bridge::visit_example(example, |name, kind, values| {
+            self.observe(name, kind, values);
+        });
+        if result.is_ok() {
+            self.observe_values(example, Dialect::Example);
+        }
+        self.end_record();
+        result
+    }
+
+    /// Adds the record `transcoder` just wrote into `output`, from what the transcoder
+    /// planned: the same features and values a parse of `output` finds, without parsing it
+    /// again.
+    pub fn add_transcoded(&mut self, transcoder: &Transcoder, output: &[u8]) {
+        let record = self.records;
+        transcoder.visit_output_lists(output, |name, kind, values, list| {
+            let index = self.observe(name, kind, values);
+            if let Some(kind) = kind {
+                self.features[index].observe_list(kind, list, record);
+            }
+        });
+        self.end_record();
+    }
+
+    fn observe(&mut self, name: &[u8], kind: Option<FeatureKind>, values: usize) -> usize {
+        let record = self.records + 1;
+        let index = self.index_of(name);
+        self.cursor = index + 1;
+        self.order.push(index);
+        let stats = &mut self.features[index];
+        let values = values as u64;
+        stats.kinds |= kind_bit(kind);
+        stats.min_values = stats.min_values.min(values);
+        stats.max_values = stats.max_values.max(values);
+        if stats.last_seen != record {
+            stats.last_seen = record;
+            stats.present += 1;
+        }
+        index
+    }
+
+    fn index_of(&mut self, name: &[u8]) -> usize {
+        match self.features.get(self.cursor) {
+            Some(stats) if stats.name == name => self.cursor,
+            _ => match self.by_name.get(name) {
+                Some(&index) => index,
+                None => {
+                    self.features.push(Stats::new(name));
+                    self.by_name.insert(name.to_vec(), self.features.len() - 1);
+                    self.features.len() - 1
+                }
+            },
+        }
+    }
+
+    /// Walks the values of the record just observed: image headers of bytes values, the
+    /// range of integers.
+    fn observe_values(&mut self, record: &[u8], dialect: Dialect) {
+        let index = self.records;
+        let mut position = 0;
+        let SchemaBuilder {
+            features,
+            by_name,
+            order,
+            ..
+        } = self;
+        scan_features(record, dialect, |name, kind, list| {
+            let slot = match order.get(position) {
+                Some(&slot) if features[slot].name == name => Some(slot),
+                _ => by_name.get(name).copied(),
+            };
+            position += 1;
+            if let Some(stats) = slot.and_then(|slot| features.get_mut(slot)) {
+                stats.observe_list(kind, list, index);
+            }
+        });
+    }
+
+    fn end_record(&mut self) {
+        self.records += 1;
+        self.cursor = 0;
+        self.order.clear();
+    }
+
+    /// Adds the records of another builder, as if they came after this one's.
+    pub fn merge(&mut self, other: SchemaBuilder) {
+        let offset = self.records;
+        self.records += other.records;
+        for stats in other.features {
+            match self.by_name.get(&stats.name) {
+                Some(&index) => {
+                    let mine = &mut self.features[index];
+                    mine.kinds |= stats.kinds;
+                    mine.min_values = mine.min_values.min(stats.min_values);
+                    mine.max_values = mine.max_values.max(stats.max_values);
+                    mine.present += stats.present;
+                    mine.last_seen = stats.last_seen + offset;
+                    if let Some(theirs) = &stats.images {
+                        mine.images
+                            .get_or_insert_with(Default::default)
+                            .merge(theirs, offset);
+                    }
+                    IntegerRange::widen(&mut mine.integers, stats.integers);
+                    mine.same.merge(&stats.same, offset);
+                }
+                None => {
+                    self.by_name.insert(stats.name.clone(), self.features.len());
+                    let images = stats.images.as_ref().map(|theirs| {
+                        let mut shifted = Box::<ImageTally>::default();
+                        shifted.merge(theirs, offset);
+                        shifted
+                    });
+                    let mut same = Same::Unseen;
+                    same.merge(&stats.same, offset);
+                    self.features.push(Stats {
+                        last_seen: stats.last_seen + offset,
+                        images,
+                        same,
+                        ..stats
+                    });
+                }
+            }
+        }
+        self.cursor = 0;
+    }
+
+    /// The schema, features sorted by name.
+    pub fn finish(self) -> Schema {
+        let mut features: Vec<FeatureSchema> = self
+            .features
+            .into_iter()
+            .map(|stats| {
+                let images = stats
+                    .images
+                    .filter(|tally| tally.has_images())
+                    .map(|tally| tally.facts());
+                FeatureSchema {
+                    name: String::from_utf8_lossy(&stats.name).into_owned(),
+                    kinds: KIND_BITS
+                        .iter()
+                        .filter(|(bit, _)| stats.kinds & bit != 0)
+                        .map(|(_, kind)| *kind)
+                        .collect(),
+                    min_values: stats.min_values,
+                    max_values: stats.max_values,
+                    present: stats.present,
+                    image: images
+                        .as_ref()
+                        .map(|facts| facts.single_format().to_owned()),
+                    images,
+                    integers: stats.integers,
+                    same_values: match &stats.same {
+                        Same::Values(values, _) => Some(values.clone()),
+                        _ => None,
+                    },
+                    first_difference: match stats.same {
+                        Same::Differ(record) => record,
+                        _ => None,
+                    },
+                }
+            })
+            .collect();
+        features.sort_by(|a, b| a.name.cmp(&b.name));
+        Schema {
+            records: self.records,
+            features,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
