@@ -23,7 +23,7 @@ use object_store::{
 use tokio::runtime::Runtime;
 
 use crate::storage::{
-    Durability, Listed, Listing, LocalFs, LockError, OutputFile, OutputLock, Storage,
+    Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
 
 /// Bytes asked for in one ranged read.
@@ -251,13 +251,16 @@ impl Storage for ObjectStorage {
         Ok(listing)
     }
 
-    fn open(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
+    fn open(&self, path: &Path, offset: u64) -> io::Result<Opened> {
         let key = self.key(path)?;
         let size = self
             .block_on(self.store.head(&key))
             .map_err(store_error)?
             .size;
-        Ok(Box::new(RangeReader::start(self, key, offset, size)))
+        Ok(Opened {
+            reader: Box::new(RangeReader::start(self, key, offset, size)),
+            size: Some(size),
+        })
     }
 
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {

@@ -343,7 +343,7 @@ fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> G
             if !record_by_name {
                 let sniffed = storage
                     .open(&found.path, 0)
-                    .and_then(detect::is_tfrecord_stream);
+                    .and_then(|opened| detect::is_tfrecord_stream(opened.reader));
                 match sniffed {
                     Ok(true) => {}
                     Ok(false) => {

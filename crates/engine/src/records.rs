@@ -97,19 +97,17 @@ impl<'a> RecordReader<'a> {
         progress: Option<ProgressFn<'a>>,
     ) -> Result<Self, Error> {
         let base = start.unwrap_or_default();
-        let file = storage
+        let opened = storage
             .open(path, base.offset)
             .map_err(|err| Error::io(path, err))?;
         let verify = checksums == Checksums::Verify;
-        // What follows the start, when the storage knows the size (a pipe has none, and a
-        // store that cannot tell costs nothing but this check): a length that runs past it is
-        // damage, found before any of it is read.
-        let stream_len = storage
-            .size(path)
-            .ok()
-            .flatten()
-            .map(|size| size.saturating_sub(base.offset));
-        let input = Counted { file, progress };
+        // What follows the start, when the file has a size (a pipe has none): a length that
+        // runs past it is damage, found before any of it is read.
+        let stream_len = opened.size.map(|size| size.saturating_sub(base.offset));
+        let input = Counted {
+            file: opened.reader,
+            progress,
+        };
         let (framed, compression) = match format {
             Format::Of => (
                 Framed::Of(match stream_len {

@@ -43,6 +43,14 @@ pub struct Listing {
     pub single_file: bool,
 }
 
+/// A file opened for reading.
+pub struct Opened {
+    /// Its bytes from the offset asked for.
+    pub reader: Box<dyn Read + Send>,
+    /// Its whole size, when it has one (a pipe has none).
+    pub size: Option<u64>,
+}
+
 /// How a finished output file is made durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
@@ -82,7 +90,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn list(&self, root: &Path) -> io::Result<Listing>;
 
     /// Opens `path` for reading from byte `offset`.
-    fn open(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>>;
+    fn open(&self, path: &Path, offset: u64) -> io::Result<Opened>;
 
     /// Reads a whole small file; `Ok(None)` when there is none.
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
@@ -258,12 +266,16 @@ impl Storage for LocalFs {
         Ok(listing)
     }
 
-    fn open(&self, path: &Path, offset: u64) -> io::Result<Box<dyn Read + Send>> {
+    fn open(&self, path: &Path, offset: u64) -> io::Result<Opened> {
         let mut file = File::open(path)?;
         if offset > 0 {
             file.seek(SeekFrom::Start(offset))?;
         }
-        Ok(Box::new(file))
+        let meta = file.metadata()?;
+        Ok(Opened {
+            size: meta.is_file().then_some(meta.len()),
+            reader: Box::new(file),
+        })
     }
 
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
@@ -284,13 +296,8 @@ impl Storage for LocalFs {
     }
 
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let entries = match fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(err),
-        };
         let mut names = Vec::new();
-        for entry in entries {
+        for entry in read_dir_if_any(dir)? {
             let entry = entry?;
             if entry.file_type()?.is_file() {
                 names.push(entry.file_name().to_string_lossy().into_owned());
@@ -300,12 +307,7 @@ impl Storage for LocalFs {
     }
 
     fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let entries = match fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(err),
-        };
-        let mut names = entries
+        let mut names = read_dir_if_any(dir)?
             .map(|entry| entry.map(|entry| entry.file_name().to_string_lossy().into_owned()))
             .collect::<io::Result<Vec<_>>>()?;
         names.sort();
@@ -391,6 +393,15 @@ impl Storage for LocalFs {
     }
 }
 
+/// The entries of `dir`, none when it does not exist.
+fn read_dir_if_any(dir: &Path) -> io::Result<impl Iterator<Item = io::Result<fs::DirEntry>>> {
+    match fs::read_dir(dir) {
+        Ok(entries) => Ok(Some(entries).into_iter().flatten()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None.into_iter().flatten()),
+        Err(err) => Err(err),
+    }
+}
+
 /// How often taking a lock is tried when its file keeps being replaced under it.
 const LOCK_ATTEMPTS: usize = 8;
 
@@ -449,12 +460,10 @@ mod tests {
         file.write_all(b"0123456789").unwrap();
         assert_eq!(file.finish(Durability::Synced).unwrap(), 10);
         let mut rest = String::new();
-        LocalFs
-            .open(&path, 4)
-            .unwrap()
-            .read_to_string(&mut rest)
-            .unwrap();
+        let mut opened = LocalFs.open(&path, 4).unwrap();
+        opened.reader.read_to_string(&mut rest).unwrap();
         assert_eq!(rest, "456789");
+        assert_eq!(opened.size, Some(10));
         assert_eq!(LocalFs.size(&path).unwrap(), Some(10));
         assert_eq!(LocalFs.size(&dir.path().join("none")).unwrap(), None);
         LocalFs.remove(&path).unwrap();
