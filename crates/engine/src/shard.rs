@@ -17,7 +17,7 @@ use std::time::Instant;
 use ofconvert_bridge::Transcoder;
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::{plan_chunks, Chunk, Segment};
+use crate::chunk::{plan_chunks, Chunk, ChunkOutput, Segment};
 use crate::convert::{run_chunk, Context, Job, Stop, Worker};
 use crate::detect::Format;
 use crate::error::{error_chain, Error, ErrorKind};
@@ -599,9 +599,12 @@ pub fn convert_shard(
         bytes: todo.iter().map(|chunk| chunk.bytes).sum(),
     });
 
-    let results = run_share(&context, &jobs, &todo, &transcoder, options)?;
-    for (chunk, result) in todo.iter().zip(results) {
+    let shared = Mutex::new(summary);
+    // Each receipt is written as soon as its part is finished: a worker killed later keeps
+    // what it finished.
+    let done = |chunk: &Chunk, result: Result<ChunkOutput, Stop>| {
         let dataset = &stored.datasets[chunk.dataset];
+        let failed = |err: &Error| format!("{}: {}", dataset.name, error_chain(err));
         match result {
             Ok(output_of_chunk) => {
                 let inputs = chunk
@@ -617,24 +620,36 @@ pub fn convert_shard(
                     output_of_chunk,
                     &crcs,
                 );
-                if let Some(part) = &receipt.part {
-                    summary.records += part.records;
-                    summary.output_bytes += part.bytes;
+                let written = write_receipt(&*storage, &output, chunk, &receipt);
+                let mut summary = lock(&shared);
+                match written {
+                    Ok(()) => {
+                        if let Some(part) = &receipt.part {
+                            summary.records += part.records;
+                            summary.output_bytes += part.bytes;
+                        }
+                        summary.converted += 1;
+                    }
+                    Err(err) => summary.failed.push(failed(&err)),
                 }
-                write_receipt(&*storage, &output, chunk, &receipt)?;
-                summary.converted += 1;
             }
-            Err(Stop::Failed(err)) => {
-                summary
-                    .failed
-                    .push(format!("{}: {}", dataset.name, error_chain(&err)));
-            }
-            Err(Stop::Interrupted) => summary.interrupted = true,
+            Err(Stop::Failed(err)) => lock(&shared).failed.push(failed(&err)),
+            Err(Stop::Interrupted) => lock(&shared).interrupted = true,
             Err(Stop::Cancelled) => {}
         }
-    }
+    };
+    run_share(&context, &jobs, &todo, &transcoder, options, &done)?;
+    let mut summary = shared
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Runs the work items `todo` on a pool of `options.jobs` threads.
@@ -644,7 +659,8 @@ fn run_share(
     todo: &[Chunk],
     transcoder: &Transcoder,
     options: &Options,
-) -> Result<Vec<Result<crate::chunk::ChunkOutput, Stop>>, Error> {
+    done: &(dyn Fn(&Chunk, Result<ChunkOutput, Stop>) + Sync),
+) -> Result<(), Error> {
     use rayon::prelude::*;
 
     let threads = match options.jobs {
@@ -655,28 +671,26 @@ fn run_share(
         .num_threads(threads)
         .build()
         .map_err(|err| Error::new(ErrorKind::Io(io::Error::other(err))))?;
-    Ok(pool.install(|| {
-        todo.par_iter()
-            .with_max_len(1)
-            .map_init(
-                || Worker::new(context, transcoder),
-                |worker, chunk| {
-                    let job = &jobs[chunk.dataset];
-                    if options.interrupt.is_set() {
-                        return Err(Stop::Interrupted);
-                    }
-                    if job.failed.load(Ordering::Relaxed) {
-                        return Err(Stop::Cancelled);
-                    }
-                    let result = run_chunk(context, job, chunk, worker);
-                    if result.is_err() {
-                        job.failed.store(true, Ordering::Relaxed);
-                    }
-                    result
-                },
-            )
-            .collect()
-    }))
+    pool.install(|| {
+        todo.par_iter().with_max_len(1).for_each_init(
+            || Worker::new(context, transcoder),
+            |worker, chunk| {
+                let job = &jobs[chunk.dataset];
+                let result = if options.interrupt.is_set() {
+                    Err(Stop::Interrupted)
+                } else if job.failed.load(Ordering::Relaxed) {
+                    Err(Stop::Cancelled)
+                } else {
+                    run_chunk(context, job, chunk, worker)
+                };
+                if result.is_err() {
+                    job.failed.store(true, Ordering::Relaxed);
+                }
+                done(chunk, result);
+            },
+        )
+    });
+    Ok(())
 }
 
 fn write_receipt(
