@@ -420,3 +420,95 @@ fn shard_numbers_and_flags_that_cannot_be_sharded_are_usage_errors() {
         nothing.stderr
     );
 }
+
+#[test]
+fn commit_waits_for_running_workers_and_workers_for_a_running_commit() {
+    let work = tempdir();
+    let datasets = testdata().join("datasets/tutorial");
+    let out = work.path().join("out");
+    for k in 0..2 {
+        ofconvert()
+            .arg("tf2of")
+            .args([&datasets, &out])
+            .args(["--parts", "2", "--shard", &format!("{k}/2")])
+            .ok();
+    }
+    // Worker 1 still running: it holds the lock of its directory.
+    let held = fs::File::create(out.join(".ofconvert/worker-1/.ofconvert-lock")).unwrap();
+    held.try_lock().unwrap();
+    let early = ofconvert().arg("commit").arg(&out).expect_code(2);
+    assert!(
+        early
+            .stderr
+            .contains("worker 1 of the sharded run is still running"),
+        "{}",
+        early.stderr
+    );
+    assert!(manifests(&out).is_empty());
+    drop(held);
+
+    // A commit running: it holds the output's lock, and no worker starts.
+    let commit_lock = fs::File::create(out.join(".ofconvert-lock")).unwrap();
+    commit_lock.try_lock().unwrap();
+    let late = ofconvert()
+        .arg("tf2of")
+        .args([&datasets, &out])
+        .args(["--parts", "2", "--shard", "0/2"])
+        .expect_code(2);
+    assert!(
+        late.stderr.contains("is writing into this directory"),
+        "{}",
+        late.stderr
+    );
+    drop(commit_lock);
+    fs::remove_file(out.join(".ofconvert-lock")).unwrap();
+
+    ofconvert().arg("commit").arg(&out).ok();
+    assert_eq!(manifests(&out), vec!["ofconvert-manifest.json".to_owned()]);
+}
+
+#[test]
+fn a_work_item_whose_records_are_all_skipped_leaves_no_gap_in_the_part_numbers() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    let no_features: [(&str, ofconvert_bridge::proto::tensorflow::Feature); 0] = [];
+    let mut empty_example = Vec::new();
+    ofconvert_bridge::encode_example(
+        &ofconvert_bridge::tf::example(no_features),
+        &mut empty_example,
+    );
+    write_tfrecord(&input.join("a.tfrecord"), &examples(0, 5, 10));
+    write_tfrecord(
+        &input.join("b.tfrecord"),
+        &[empty_example.clone(), empty_example],
+    );
+    write_tfrecord(&input.join("c.tfrecord"), &examples(5, 5, 10));
+    let single = work.path().join("single");
+    let sharded = work.path().join("sharded");
+    ofconvert()
+        .arg("tf2of")
+        .args([&input, &single])
+        .args(["--empty", "skip"])
+        .ok();
+    for k in 0..3 {
+        ofconvert()
+            .arg("tf2of")
+            .args([&input, &sharded])
+            .args(["--empty", "skip", "--shard", &format!("{k}/3")])
+            .ok();
+    }
+    ofconvert().arg("commit").arg(&sharded).ok();
+    assert_eq!(
+        files_starting(&sharded, "part-").len(),
+        2,
+        "{:?}",
+        tree(&sharded)
+    );
+    assert_same_output(
+        &single,
+        &single.display().to_string(),
+        &sharded,
+        &sharded.display().to_string(),
+    );
+}
