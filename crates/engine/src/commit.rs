@@ -18,8 +18,9 @@ use crate::plan::{DatasetPlan, InputFile};
 use crate::progress::DatasetStatus;
 use crate::publish::Target;
 use crate::receipt::Receipt;
-use crate::shard::{read_receipt, receipt_path, worker_dir, StoredPlan, CONTROL_DIR};
+use crate::shard::{read_receipt, receipt_path, worker_dir, CONTROL_DIR};
 use crate::storage::{LockError, Storage};
+use crate::stored::StoredPlan;
 use crate::summary::{DatasetSummary, Summary};
 
 /// Finishes the sharded run in `output` once all its workers are done: checks that every

@@ -59,6 +59,7 @@ mod scan;
 mod schema;
 mod shard;
 pub mod storage;
+mod stored;
 mod summary;
 
 pub use commit::commit;
