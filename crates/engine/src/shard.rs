@@ -406,3 +406,17 @@ fn lock_worker(
     }
     Ok(Some(lock))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Shard;
+
+    #[test]
+    fn shards_parse_as_k_of_n_counted_from_zero() {
+        assert_eq!("2/3".parse(), Ok(Shard { index: 2, count: 3 }));
+        assert_eq!("0/1".parse::<Shard>().unwrap().to_string(), "0/1");
+        for bad in ["3/3", "0/0", "a/b", "1", "-1/3", "1/3/4", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}

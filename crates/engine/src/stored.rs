@@ -351,3 +351,71 @@ fn assign(datasets: &mut [StoredDataset], workers: usize) {
         datasets[d].chunks[c].worker = least.unwrap_or(0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dataset(chunk_bytes: &[u64]) -> StoredDataset {
+        StoredDataset {
+            name: "d".to_owned(),
+            source: String::new(),
+            output: String::new(),
+            tf_stem: "d".to_owned(),
+            inputs: Vec::new(),
+            warnings: Vec::new(),
+            problem: None,
+            chunks: chunk_bytes
+                .iter()
+                .map(|&bytes| StoredChunk {
+                    worker: usize::MAX,
+                    bytes,
+                    segments: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn work_items_go_biggest_first_to_the_worker_with_the_fewest_bytes() {
+        let mut datasets = vec![dataset(&[3, 10, 2]), dataset(&[5, 7, 3])];
+        assign(&mut datasets, 2);
+        let workers = |d: &StoredDataset| d.chunks.iter().map(|c| c.worker).collect::<Vec<_>>();
+        // 10 to 0; 7 to 1; 5 to 1 (7 < 10); 3 (first in plan order) to 0 (10 < 12);
+        // the other 3 to 1 (12 < 13); 2 to 0 (13 < 15).
+        assert_eq!(workers(&datasets[0]), vec![0, 0, 0]);
+        assert_eq!(workers(&datasets[1]), vec![1, 1, 1]);
+        // More workers than work items: the rest get nothing.
+        let mut few = vec![dataset(&[1, 1])];
+        assign(&mut few, 4);
+        assert_eq!(workers(&few[0]), vec![0, 1]);
+    }
+
+    #[test]
+    fn an_input_that_grew_moved_or_went_is_named() {
+        let input = |path: &str, bytes: u64| StoredInput {
+            path: path.to_owned(),
+            bytes,
+            modified: Some(1),
+        };
+        let stored = vec![input("a", 10), input("b", 20)];
+        assert_eq!(
+            input_change(&stored, &[input("a", 10), input("b", 20)]),
+            None
+        );
+        assert_eq!(
+            input_change(&stored, &[input("a", 10), input("b", 21)]).as_deref(),
+            Some("b was 20 bytes, is 21")
+        );
+        assert_eq!(
+            input_change(&stored, &[input("a", 10)]).as_deref(),
+            Some("b is gone")
+        );
+        let mut touched = input("a", 10);
+        touched.modified = Some(2);
+        assert_eq!(
+            input_change(&stored[..1], &[touched]).as_deref(),
+            Some("a was modified")
+        );
+    }
+}
