@@ -245,6 +245,10 @@ impl Storage for Checksummed {
         self.inner.size(path)
     }
 
+    fn version(&self, path: &Path) -> io::Result<Option<String>> {
+        self.inner.version(path)
+    }
+
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
         self.inner.file_names(dir)
     }

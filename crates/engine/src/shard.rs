@@ -166,7 +166,7 @@ pub fn convert_shard(
     let (stored, planned) = match StoredPlan::read(&*storage, &output)? {
         Some(stored) => (stored, false),
         None => {
-            let built = StoredPlan::build(&plan, options, shard.count);
+            let built = StoredPlan::build(&plan, options, shard.count, &found);
             (built.store(&*storage, &output)?, true)
         }
     };

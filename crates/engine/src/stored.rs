@@ -31,7 +31,7 @@ pub(crate) struct StoredPlan {
     pub(crate) datasets: Vec<StoredDataset>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct StoredDataset {
     pub(crate) name: String,
     pub(crate) source: String,
@@ -47,23 +47,23 @@ pub(crate) struct StoredDataset {
 
 /// An input file as the plan saw it: a changed size or modification time is a changed
 /// input.
-#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct StoredInput {
     pub(crate) path: String,
     pub(crate) bytes: u64,
-    /// Nanoseconds since the epoch, for local files.
+    /// What changes when it is rewritten ([`Storage::version`]): modification time or ETag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) modified: Option<u128>,
+    pub(crate) version: Option<String>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct StoredChunk {
     pub(crate) worker: usize,
     pub(crate) bytes: u64,
     pub(crate) segments: Vec<StoredSegment>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct StoredSegment {
     input: usize,
     first: u64,
@@ -76,7 +76,13 @@ impl StoredPlan {
     /// The plan of a run of `workers` workers: `plan`'s datasets cut into work items as a
     /// single run cuts them, each work item given to a worker so that their input bytes are
     /// balanced.
-    pub(crate) fn build(plan: &Plan, options: &Options, workers: usize) -> StoredPlan {
+    /// `found` describes `plan`'s datasets ([`describe`]).
+    pub(crate) fn build(
+        plan: &Plan,
+        options: &Options,
+        workers: usize,
+        found: &[StoredDataset],
+    ) -> StoredPlan {
         use rayon::prelude::*;
 
         let input_format = match plan.direction {
@@ -93,12 +99,11 @@ impl StoredPlan {
                     .map_err(|err| error_chain(&err)),
             })
             .collect();
-        let mut datasets: Vec<StoredDataset> = plan
-            .datasets
+        let mut datasets: Vec<StoredDataset> = found
             .iter()
             .zip(cut)
-            .map(|(dataset, chunks)| {
-                let mut stored = describe(plan, dataset);
+            .map(|(described, chunks)| {
+                let mut stored = described.clone();
                 match chunks {
                     Ok(chunks) => stored.chunks = chunks.iter().map(StoredChunk::from).collect(),
                     Err(problem) => stored.problem = Some(problem),
@@ -265,8 +270,12 @@ impl From<&Chunk> for StoredChunk {
     }
 }
 
-/// A dataset as the plan stores it, without its work items.
+/// A dataset as the plan stores it, without its work items. Asks the input's storage for
+/// the version of every input (a request each in an object store, several at a time).
 pub(crate) fn describe(plan: &Plan, dataset: &DatasetPlan) -> StoredDataset {
+    use rayon::prelude::*;
+
+    let storage = &*plan.input_storage;
     let output = dataset
         .output_dir
         .strip_prefix(&plan.output)
@@ -279,26 +288,17 @@ pub(crate) fn describe(plan: &Plan, dataset: &DatasetPlan) -> StoredDataset {
         tf_stem: tf_file_stem(&plan.input, dataset),
         inputs: dataset
             .inputs
-            .iter()
+            .par_iter()
             .map(|input| StoredInput {
                 path: slash_path(&input.relative),
                 bytes: input.size,
-                modified: modified(&input.path),
+                version: storage.version(&input.path).ok().flatten(),
             })
             .collect(),
         warnings: dataset.warnings.clone(),
         problem: None,
         chunks: Vec::new(),
     }
-}
-
-/// When a local file was last modified; object stores are judged by size alone.
-fn modified(path: &Path) -> Option<u128> {
-    if crate::object::is_url(path) {
-        return None;
-    }
-    let time = std::fs::metadata(path).ok()?.modified().ok()?;
-    Some(time.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos())
 }
 
 /// The first difference between the inputs a plan saw and those found now.
@@ -313,7 +313,7 @@ fn input_change(stored: &[StoredInput], found: &[StoredInput]) -> Option<String>
                 was.path, was.bytes, is.bytes
             ));
         }
-        if was.modified != is.modified {
+        if was.version != is.version {
             return Some(format!("{} was modified", was.path));
         }
     }
@@ -396,7 +396,7 @@ mod tests {
         let input = |path: &str, bytes: u64| StoredInput {
             path: path.to_owned(),
             bytes,
-            modified: Some(1),
+            version: Some("1".to_owned()),
         };
         let stored = vec![input("a", 10), input("b", 20)];
         assert_eq!(
@@ -412,7 +412,7 @@ mod tests {
             Some("b is gone")
         );
         let mut touched = input("a", 10);
-        touched.modified = Some(2);
+        touched.version = Some("2".to_owned());
         assert_eq!(
             input_change(&stored[..1], &[touched]).as_deref(),
             Some("a was modified")

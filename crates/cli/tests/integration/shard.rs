@@ -512,3 +512,33 @@ fn a_work_item_whose_records_are_all_skipped_leaves_no_gap_in_the_part_numbers()
         &sharded.display().to_string(),
     );
 }
+
+#[test]
+fn an_object_rewritten_at_the_same_size_is_a_changed_input_by_its_etag() {
+    let s3 = S3Server::start(&["data"]);
+    let records = examples(0, 20, 100);
+    let object = s3.file("data", "in/train.tfrecord");
+    fs::create_dir_all(object.parent().unwrap()).unwrap();
+    write_tfrecord(&object, &records);
+    let worker = |k: usize| {
+        let mut command = s3.ofconvert();
+        command
+            .args(["tf2of", "s3://data/in", "s3://data/of"])
+            .args(["--parts", "2", "--shard", &format!("{k}/2")]);
+        command
+    };
+    worker(0).ok();
+    // Same size, other bytes: record 0 gets another id of the same varint length.
+    let mut rewritten = records.clone();
+    rewritten[0] = example(100, 100);
+    assert_eq!(rewritten[0].len(), records[0].len());
+    write_tfrecord(&object, &rewritten);
+    let late = worker(1).expect_code(1);
+    assert!(late.stderr.contains("the input changed"), "{}", late.stderr);
+    assert!(
+        late.stderr.contains("train.tfrecord was modified"),
+        "{}",
+        late.stderr
+    );
+    assert!(manifests(&s3.file("data", "of")).is_empty());
+}
