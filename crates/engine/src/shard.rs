@@ -384,7 +384,7 @@ fn lock_worker(
     storage: &dyn Storage,
     worker_dir: &Path,
     output: &Path,
-) -> Result<Option<Box<dyn OutputLock>>, Error> {
+) -> Result<Box<dyn OutputLock>, Error> {
     let lock = match storage.lock(worker_dir) {
         Ok(lock) => lock,
         Err(LockError::Busy { holder }) => {
@@ -404,7 +404,7 @@ fn lock_worker(
             }
         }
     }
-    Ok(Some(lock))
+    Ok(lock)
 }
 
 #[cfg(test)]
