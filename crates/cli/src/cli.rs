@@ -89,6 +89,15 @@ pub enum Command {
     )]
     Of2tf(Of2tfArgs),
 
+    /// Publish a conversion spread over many machines once all its workers are done.
+    ///
+    /// Checks that every part of the plan stored in OUT/.ofconvert/ has its receipt and is
+    /// there with the size the receipt says (--verify also reads each part back and compares
+    /// its CRC32C), writes each dataset's manifest as a single run does, then removes
+    /// OUT/.ofconvert/. Parts not finished: exit 1, naming each part and its worker, and
+    /// nothing is published. It converts nothing.
+    Commit(CommitArgs),
+
     /// Print records in protobuf text format (as Python's text_format.MessageToString) or
     /// as JSON lines.
     Cat(CatArgs),
@@ -114,6 +123,21 @@ pub enum Command {
     ///
     /// `ofconvert man > ofconvert.1 && man ./ofconvert.1`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CommitArgs {
+    /// The output the workers wrote into (a directory or a URL).
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Also read every part back and compare its CRC32C with its receipt's.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -181,6 +205,14 @@ pub struct ConvertArgs {
     /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).
     #[arg(long, value_name = "SIZE")]
     pub max_part_bytes: Option<ByteSize>,
+
+    /// Be worker K of N (counted from 0) of one conversion spread over many machines: every
+    /// worker plans alike, the first stores the plan in OUT/.ofconvert/, each converts its
+    /// share of the parts; `ofconvert commit OUT` publishes once all are done. Rerunning a
+    /// worker skips the parts it finished. Not with --max-part-bytes, --overwrite or
+    /// --resume.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<ofconvert_engine::Shard>,
 
     #[command(flatten)]
     pub mapping: MappingArgs,

@@ -117,7 +117,9 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Option
         CorruptPolicy::Fail => OnCorrupt::Fail,
         CorruptPolicy::Skip => OnCorrupt::Skip,
     };
-    options.existing = if args.resume {
+    options.existing = if args.shard.is_some() {
+        ExistingOutput::Shared
+    } else if args.resume {
         ExistingOutput::Resume
     } else if args.overwrite {
         ExistingOutput::Overwrite
@@ -126,6 +128,37 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Option
     };
     options.jobs = jobs.map_or(0, |jobs| jobs as usize);
     options
+}
+
+/// Flags a worker of a sharded run cannot take: parts cut by size end where a run's
+/// previous part ended, which another worker wrote; and workers share OUT, so none may
+/// clear it.
+fn check_shard(args: &ConvertArgs) -> Result<(), String> {
+    let Some(shard) = args.shard else {
+        return Ok(());
+    };
+    let refused = if args.max_part_bytes.is_some() {
+        Some(
+            "--max-part-bytes: its part boundaries depend on the parts before, which \
+              other workers write; use --parts N or --records-per-part N",
+        )
+    } else if args.overwrite {
+        Some(
+            "--overwrite: a worker cannot clear what the other workers write; remove OUT \
+              before starting them",
+        )
+    } else if args.resume {
+        Some(
+            "--resume: a rerun worker always keeps the parts it finished; run it again \
+              without --resume",
+        )
+    } else {
+        None
+    };
+    match refused {
+        Some(why) => Err(format!("--shard {shard} does not go with {why}")),
+        None => Ok(()),
+    }
 }
 
 /// Checks what clap cannot: a part prefix must be a plain file name prefix.
@@ -142,6 +175,7 @@ fn check_prefix(prefix: &str) -> Result<(), String> {
 /// The engine options for `tf2of`.
 pub fn tf2of_options(args: &Tf2ofArgs, jobs: Option<u64>) -> Result<Options, String> {
     check_prefix(&args.common.part_prefix)?;
+    check_shard(&args.common)?;
     let mut options = common(&args.common, Direction::TfToOf, jobs);
     options.part_digits = args.part_digits as usize;
     let mut description = Vec::new();
@@ -180,6 +214,7 @@ pub fn tf2of_options(args: &Tf2ofArgs, jobs: Option<u64>) -> Result<Options, Str
 /// The engine options for `of2tf`.
 pub fn of2tf_options(args: &Of2tfArgs, jobs: Option<u64>) -> Result<Options, String> {
     check_prefix(&args.common.part_prefix)?;
+    check_shard(&args.common)?;
     let mut options = common(&args.common, Direction::OfToTf, jobs);
     let mut description = Vec::new();
     let mut spec = mapping(&args.common.mapping, MappingSpec::new(), &mut description);

@@ -10,6 +10,7 @@ mod inputs;
 mod inspect;
 mod progress;
 mod report;
+mod shard;
 mod shown;
 mod style;
 mod values;
@@ -64,7 +65,7 @@ fn main() {
 /// SIGINT (Ctrl-C) and SIGTERM set `interrupt`: the conversion stops at the next record,
 /// removes its temporary files and reports what it finished. A second signal ends the
 /// process at once, with the status a shell gives a Ctrl-C.
-fn stop_on_signals(interrupt: &ofconvert_engine::Interrupt) -> io::Result<()> {
+pub(crate) fn stop_on_signals(interrupt: &ofconvert_engine::Interrupt) -> io::Result<()> {
     #[cfg(unix)]
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // The exit is registered first, so it sees the flag as the previous signal left it.
@@ -109,6 +110,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let rules = config::named_rules(&args.common.mapping, None);
             convert(options, &rules, &args.common, quiet)
         }
+        Command::Commit(args) => shard::run_commit(args, quiet),
         Command::Cat(args) => cat::run(args),
         Command::Count(args) => inspect::count(args, jobs, quiet),
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
@@ -144,6 +146,9 @@ fn convert(
     args: &ConvertArgs,
     quiet: bool,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(shard) = args.shard {
+        return shard::run_worker(options, rules, args, shard, quiet);
+    }
     stop_on_signals(&options.interrupt)?;
     let direction = options.direction;
     let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;

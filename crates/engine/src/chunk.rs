@@ -29,6 +29,9 @@ pub(crate) struct Chunk {
     /// How many work items the dataset has.
     pub(crate) of: usize,
     pub(crate) segments: Vec<Segment>,
+    /// The input bytes it reads, estimated from record counts when it reads part of a
+    /// file: what balances the work items of a sharded run across its workers.
+    pub(crate) bytes: u64,
 }
 
 /// The records `[first, end)` of one input file (`end` `None`: to the end of the file).
@@ -84,6 +87,7 @@ pub(crate) fn plan_chunks(
                     end: None,
                     start: None,
                 }],
+                bytes: inputs[input].size,
             })
             .collect());
     }
@@ -98,6 +102,7 @@ pub(crate) fn plan_chunks(
     for (index, range) in bounds.windows(2).enumerate() {
         let (from, to) = (range[0], range[1]);
         let mut segments = Vec::new();
+        let mut bytes = 0u64;
         let mut input_start = 0u64;
         for (input, count) in counts.iter().enumerate() {
             let input_end = input_start + count.records;
@@ -106,6 +111,9 @@ pub(crate) fn plan_chunks(
             if first < last {
                 let first_local = first - input_start;
                 let end_local = last - input_start;
+                let share = u128::from(inputs[input].size) * u128::from(end_local - first_local)
+                    / u128::from(count.records);
+                bytes += share as u64;
                 segments.push(Segment {
                     input,
                     first: first_local,
@@ -122,6 +130,7 @@ pub(crate) fn plan_chunks(
             index,
             of,
             segments,
+            bytes,
         });
     }
     Ok(chunks)

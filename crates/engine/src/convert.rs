@@ -33,15 +33,15 @@ enum DatasetRun<'p> {
 }
 
 /// A dataset being converted by work items that may run at the same time.
-struct Job<'p> {
-    target: Target<'p>,
+pub(crate) struct Job<'p> {
+    pub(crate) target: Target<'p>,
     /// Set when one work item failed, so that the others stop early.
-    failed: AtomicBool,
-    state: Mutex<JobState>,
+    pub(crate) failed: AtomicBool,
+    pub(crate) state: Mutex<JobState>,
 }
 
 #[derive(Default)]
-struct JobState {
+pub(crate) struct JobState {
     /// Each work item's output, by its index, once it is done.
     outputs: Vec<Option<ChunkOutput>>,
     /// Work items not done yet.
@@ -53,26 +53,41 @@ struct JobState {
 }
 
 /// What every worker shares.
-struct Context<'a> {
-    options: &'a Options,
+pub(crate) struct Context<'a> {
+    pub(crate) options: &'a Options,
     /// Where the inputs are read.
-    input_storage: &'a dyn Storage,
+    pub(crate) input_storage: &'a dyn Storage,
     /// Where the output is written.
-    storage: &'a dyn Storage,
-    progress: ProgressFn<'a>,
-    input_format: Format,
+    pub(crate) storage: &'a dyn Storage,
+    pub(crate) progress: ProgressFn<'a>,
+    pub(crate) input_format: Format,
 }
 
 /// Per-worker buffers, reused for every record.
-struct Worker {
+pub(crate) struct Worker {
     transcoder: Transcoder,
     recoder: Recoder,
     record: Vec<u8>,
     converted: Vec<u8>,
 }
 
+impl Worker {
+    /// Buffers for a worker converting from `input_format`.
+    pub(crate) fn new(context: &Context<'_>, transcoder: &Transcoder) -> Worker {
+        Worker {
+            transcoder: transcoder.clone(),
+            recoder: Recoder::new(match context.input_format {
+                Format::Tf => context.options.images,
+                Format::Of => ImagePolicy::Keep,
+            }),
+            record: Vec::new(),
+            converted: Vec::new(),
+        }
+    }
+}
+
 /// Why a work item stopped early.
-enum Stop {
+pub(crate) enum Stop {
     Failed(Error),
     /// Another work item of the same dataset failed.
     Cancelled,
@@ -294,15 +309,7 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
         }
     }
     chunks.par_iter().with_max_len(1).for_each_init(
-        || Worker {
-            transcoder: transcoder.clone(),
-            recoder: Recoder::new(match context.input_format {
-                Format::Tf => context.options.images,
-                Format::Of => ImagePolicy::Keep,
-            }),
-            record: Vec::new(),
-            converted: Vec::new(),
-        },
+        || Worker::new(context, transcoder),
         |worker, chunk| {
             let DatasetRun::Converting(job) = &runs[chunk.dataset] else {
                 return;
@@ -338,7 +345,7 @@ fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
 }
 
 /// Converts one work item into one or more parts under temporary names.
-fn run_chunk(
+pub(crate) fn run_chunk(
     context: &Context<'_>,
     job: &Job<'_>,
     chunk: &Chunk,

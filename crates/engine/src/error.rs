@@ -85,6 +85,34 @@ pub enum ErrorKind {
     Compressed,
     /// The file is neither a TFRecord nor an OFRecord file.
     UnknownFormat,
+    /// A worker of a sharded run was started with other flags, or another worker count,
+    /// than the run's stored plan.
+    ShardFlags {
+        /// What differs, both ways.
+        differs: String,
+    },
+    /// The input a sharded run's stored plan was made from changed under it.
+    InputChanged {
+        /// The first difference found.
+        what: String,
+    },
+    /// `commit` found no sharded run in the output.
+    NotSharded,
+    /// `commit` found parts not finished by their workers.
+    PartsMissing {
+        /// One line per missing part: its dataset, its number and its worker.
+        missing: Vec<String>,
+    },
+    /// A part does not match its receipt: changed or removed after its worker finished it.
+    ReceiptMismatch {
+        /// What differs.
+        what: String,
+    },
+    /// A worker of a sharded run is still running.
+    WorkerRunning {
+        /// Its number.
+        worker: usize,
+    },
     /// An image `--images` asked to re-encode or decode could not be.
     Image {
         /// The feature holding it.
@@ -178,6 +206,9 @@ impl Error {
                 | ErrorKind::Overlap { .. }
                 | ErrorKind::OutputNotDirectory
                 | ErrorKind::InvalidMapping(_)
+                | ErrorKind::ShardFlags { .. }
+                | ErrorKind::NotSharded
+                | ErrorKind::WorkerRunning { .. }
         )
     }
 }
@@ -258,6 +289,42 @@ impl fmt::Display for ErrorKind {
                 f,
                 "would be written to the same output directory as {}",
                 other.display()
+            ),
+            ErrorKind::ShardFlags { differs } => write!(
+                f,
+                "this worker does not belong to the sharded run stored here: {differs}; run \
+                 every worker with the same flags, or convert into another output"
+            ),
+            ErrorKind::InputChanged { what } => write!(
+                f,
+                "the input changed since this sharded run was planned: {what}; the parts \
+                 already written no longer match it, so convert into a new output"
+            ),
+            ErrorKind::NotSharded => {
+                f.write_str("no sharded run to commit here: run the workers with --shard K/N first")
+            }
+            ErrorKind::PartsMissing { missing } => {
+                write!(
+                    f,
+                    "{} part{} not finished, nothing published; rerun the worker{} named, then \
+                     commit again:",
+                    missing.len(),
+                    if missing.len() == 1 { " is" } else { "s are" },
+                    if missing.len() == 1 { "" } else { "s" },
+                )?;
+                for line in missing {
+                    write!(f, "\n  {line}")?;
+                }
+                Ok(())
+            }
+            ErrorKind::ReceiptMismatch { what } => write!(
+                f,
+                "{what}, nothing published; rerun its worker, then commit again"
+            ),
+            ErrorKind::WorkerRunning { worker } => write!(
+                f,
+                "worker {worker} of the sharded run is still running: commit once every worker \
+                 has ended"
             ),
             ErrorKind::Compressed => f.write_str(
                 "compressed file: index offsets must be offsets in the file, decompress it first",

@@ -4,7 +4,8 @@
 //!
 //! It knows nothing of command lines or terminals: a caller builds [`Options`], gets a
 //! [`Plan`] from [`plan`], runs it with [`convert`] and receives progress [`Event`]s through
-//! a callback. The inspection functions ([`count_file`], [`verify_file`], [`write_index`],
+//! a callback. [`convert_shard`] runs one worker's share of a conversion spread over many
+//! machines and [`commit()`] publishes it once all are done. The inspection functions ([`count_file`], [`verify_file`], [`write_index`],
 //! [`SchemaBuilder`]) serve the `count`, `verify`, `index` and `schema` subcommands.
 //!
 //! ```
@@ -36,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod chunk;
+mod commit;
 mod convert;
 mod detect;
 mod error;
@@ -49,14 +51,18 @@ mod output;
 mod plan;
 mod progress;
 mod publish;
+mod receipt;
 mod recode;
 mod records;
 mod rules;
 mod scan;
 mod schema;
+mod shard;
 pub mod storage;
+mod stored;
 mod summary;
 
+pub use commit::commit;
 pub use convert::convert;
 pub use detect::{
     detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
@@ -80,4 +86,5 @@ pub use recode::{ImageConversion, ImagePolicy};
 pub use records::{RecordAt, RecordReader};
 pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
+pub use shard::{convert_shard, Shard, ShardSummary, CONTROL_DIR};
 pub use summary::{DatasetSummary, ErrorPlace, Summary};

@@ -285,6 +285,12 @@ impl Storage for ObjectStorage {
         }
     }
 
+    fn version(&self, path: &Path) -> io::Result<Option<String>> {
+        let key = self.key(path)?;
+        let meta = self.block_on(self.store.head(&key)).map_err(store_error)?;
+        Ok(meta.e_tag.map(|tag| format!("etag:{tag}")))
+    }
+
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
         let key = self.key(dir)?;
         let listed = self

@@ -35,6 +35,9 @@ pub enum ExistingOutput {
     /// Keep the datasets whose manifest and parts are complete and were made from the same
     /// inputs with the same settings; redo the others from scratch.
     Resume,
+    /// One worker of a sharded run: the output may already hold what the other workers of
+    /// the same stored plan wrote, and nothing in it is removed.
+    Shared,
 }
 
 /// What to do with damaged input records.

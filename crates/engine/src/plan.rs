@@ -148,13 +148,30 @@ fn check_urls(
     if !input_found {
         return Err(Error::new(ErrorKind::InputMissing).in_file(input));
     }
-    if existing == ExistingOutput::Refuse {
-        let names = output_storage
-            .entries(output)
-            .map_err(|err| Error::io(output, err))?;
-        refuse_unless_empty(output, names)?;
+    match existing {
+        ExistingOutput::Refuse | ExistingOutput::Shared => {
+            let names = output_storage
+                .entries(output)
+                .map_err(|err| Error::io(output, err))?;
+            refuse_unless_empty(output, unshared(existing, names))?;
+        }
+        ExistingOutput::Overwrite | ExistingOutput::Resume => {}
     }
     Ok(())
+}
+
+/// The names found in an output that refuse it: all of them, or for a worker of a sharded
+/// run, none once the run's plan is there (the other workers' files are expected then).
+fn unshared(existing: ExistingOutput, names: Vec<String>) -> Vec<String> {
+    let shared = existing == ExistingOutput::Shared
+        && names.iter().any(|name| name == crate::shard::CONTROL_DIR);
+    if shared {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .filter(|name| existing != ExistingOutput::Shared || name != crate::layout::LOCK_NAME)
+        .collect()
 }
 
 /// [`ErrorKind::OutputNotEmpty`] naming some of `names` (sorted), if there are any.
@@ -184,11 +201,11 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
         Ok(meta) if !meta.is_dir() => {
             Err(Error::new(ErrorKind::OutputNotDirectory).in_file(output))
         }
-        Ok(_) if existing == ExistingOutput::Refuse => {
+        Ok(_) if matches!(existing, ExistingOutput::Refuse | ExistingOutput::Shared) => {
             let names = LocalFs
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
-            refuse_unless_empty(output, names)
+            refuse_unless_empty(output, unshared(existing, names))
         }
         Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),

@@ -55,7 +55,10 @@ impl Target<'_> {
         self.storage
             .create_dir_all(dir)
             .map_err(|err| Error::io(dir, err))?;
-        if self.options.existing != ExistingOutput::Refuse {
+        if matches!(
+            self.options.existing,
+            ExistingOutput::Overwrite | ExistingOutput::Resume
+        ) {
             self.clear().map_err(|err| Error::io(dir, err))?;
         }
         Ok(None)

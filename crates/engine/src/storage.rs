@@ -98,6 +98,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// The size of the file at `path`, `Ok(None)` when there is no such file.
     fn size(&self, path: &Path) -> io::Result<Option<u64>>;
 
+    /// What changes when the file at `path` is rewritten, even at the same size: its
+    /// modification time on a file system, its ETag in an object store. `Ok(None)` when the
+    /// storage keeps nothing of the kind.
+    fn version(&self, path: &Path) -> io::Result<Option<String>> {
+        let _ = path;
+        Ok(None)
+    }
+
     /// The names of the files directly in `dir` (none when `dir` does not exist).
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>>;
 
@@ -293,6 +301,14 @@ impl Storage for LocalFs {
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(err) => Err(err),
         }
+    }
+
+    fn version(&self, path: &Path) -> io::Result<Option<String>> {
+        let modified = fs::metadata(path)?.modified()?;
+        Ok(modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|since| format!("mtime:{}", since.as_nanos())))
     }
 
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {

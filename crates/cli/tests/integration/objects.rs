@@ -16,14 +16,14 @@ const SECRET_KEY: &str = "ofconvert-test-secret";
 
 /// An S3 server over a temporary directory: bucket `B` is the directory `root/B`. It stops
 /// when dropped.
-struct S3Server {
+pub(crate) struct S3Server {
     root: tempfile::TempDir,
-    endpoint: String,
+    pub(crate) endpoint: String,
     _runtime: tokio::runtime::Runtime,
 }
 
 impl S3Server {
-    fn start(buckets: &[&str]) -> S3Server {
+    pub(crate) fn start(buckets: &[&str]) -> S3Server {
         let root = tempdir();
         for bucket in buckets {
             fs::create_dir(root.path().join(bucket)).unwrap();
@@ -58,7 +58,7 @@ impl S3Server {
     }
 
     /// `ofconvert` with the environment that points the AWS client at this server.
-    fn ofconvert(&self) -> TestCommand {
+    pub(crate) fn ofconvert(&self) -> TestCommand {
         self.ofconvert_as(ACCESS_KEY, SECRET_KEY)
     }
 
@@ -74,14 +74,14 @@ impl S3Server {
     }
 
     /// Where the server keeps `s3://bucket/key`.
-    fn file(&self, bucket: &str, key: &str) -> PathBuf {
+    pub(crate) fn file(&self, bucket: &str, key: &str) -> PathBuf {
         self.root.path().join(bucket).join(key)
     }
 }
 
 /// The files under `dir` that a conversion writes, not counting manifests (which name
 /// their own location): relative path and bytes.
-fn written(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn written(dir: &Path) -> Vec<(String, Vec<u8>)> {
     tree(dir)
         .into_iter()
         .filter(|file| !file.split('/').any(|part| part.starts_with('.')))
@@ -93,7 +93,7 @@ fn written(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-fn manifests(dir: &Path) -> Vec<String> {
+pub(crate) fn manifests(dir: &Path) -> Vec<String> {
     tree(dir)
         .into_iter()
         .filter(|file| file.ends_with("ofconvert-manifest.json"))

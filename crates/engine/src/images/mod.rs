@@ -354,8 +354,8 @@ pub struct ImageFacts {
 }
 
 /// Collects [`ImageFacts`] value by value; counts are kept in fixed slots so that adding an
-/// image never allocates.
-#[derive(Clone, Debug, Default)]
+/// image never allocates. Serialized into the receipts of a sharded run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct ImageTally {
     formats: [u64; 6],
     jpeg_color: [u64; 4],

@@ -145,7 +145,7 @@ fn kind_bit(kind: Option<FeatureKind>) -> u8 {
         .map_or(KINDLESS, |(bit, _)| *bit)
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Stats {
     name: Vec<u8>,
     kinds: u8,
@@ -162,7 +162,7 @@ struct Stats {
 }
 
 /// Whether an integer feature holds the same few values in every record.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 enum Same {
     /// No values seen yet.
     #[default]
@@ -263,7 +263,11 @@ impl Stats {
 ///
 /// Records of one dataset usually list the same keys in the same order, so each lookup first
 /// tries the feature that followed the previous one; only a surprise costs a hash lookup.
-#[derive(Clone, Debug, Default)]
+///
+/// It serializes (as its records and features; the lookup table is rebuilt when read), so
+/// that the workers of a sharded run can hand what they saw to the run's commit.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(from = "SavedBuilder", into = "SavedBuilder")]
 pub struct SchemaBuilder {
     records: u64,
     features: Vec<Stats>,
@@ -271,6 +275,40 @@ pub struct SchemaBuilder {
     cursor: usize,
     /// The features of the record being added, in wire order, for the value walk.
     order: Vec<usize>,
+}
+
+/// What a [`SchemaBuilder`] is written as: the rest is rebuilt or belongs to one record.
+#[derive(Serialize, Deserialize)]
+struct SavedBuilder {
+    records: u64,
+    features: Vec<Stats>,
+}
+
+impl From<SchemaBuilder> for SavedBuilder {
+    fn from(builder: SchemaBuilder) -> SavedBuilder {
+        SavedBuilder {
+            records: builder.records,
+            features: builder.features,
+        }
+    }
+}
+
+impl From<SavedBuilder> for SchemaBuilder {
+    fn from(saved: SavedBuilder) -> SchemaBuilder {
+        let by_name = saved
+            .features
+            .iter()
+            .enumerate()
+            .map(|(index, stats)| (stats.name.clone(), index))
+            .collect();
+        SchemaBuilder {
+            records: saved.records,
+            features: saved.features,
+            by_name,
+            cursor: 0,
+            order: Vec::new(),
+        }
+    }
 }
 
 impl SchemaBuilder {

@@ -61,6 +61,35 @@ fn merging_equals_adding_in_order() {
 }
 
 #[test]
+fn a_builder_read_back_from_json_merges_as_the_original() {
+    let records = [
+        ofrecord(vec![
+            ("a", of::int64_feature([1, 2])),
+            ("b", of::bytes_feature([b"\xff\xd8\xff"])),
+        ]),
+        ofrecord(vec![("b", of::bytes_feature([b"y"]))]),
+        ofrecord(vec![("a", of::int64_feature([7]))]),
+    ];
+    let mut whole = SchemaBuilder::new();
+    let mut first = SchemaBuilder::new();
+    let mut rest = SchemaBuilder::new();
+    for (index, record) in records.iter().enumerate() {
+        whole.add_ofrecord(record).unwrap();
+        let part = if index == 0 { &mut first } else { &mut rest };
+        part.add_ofrecord(record).unwrap();
+    }
+    let read_back = |builder: &SchemaBuilder| -> SchemaBuilder {
+        serde_json::from_str(&serde_json::to_string(builder).unwrap()).unwrap()
+    };
+    let mut merged = read_back(&first);
+    merged.merge(read_back(&rest));
+    // A read-back builder goes on taking records and merges as itself.
+    merged.add_ofrecord(&records[2]).unwrap();
+    whole.add_ofrecord(&records[2]).unwrap();
+    assert_eq!(merged.finish(), whole.finish());
+}
+
+#[test]
 fn varying_kind_is_warned_about() {
     let mut builder = SchemaBuilder::new();
     builder

@@ -1,0 +1,113 @@
+//! `tf2of`/`of2tf --shard K/N` (one worker of a conversion spread over many machines) and
+//! `commit OUT` (publishing it once every worker is done).
+
+use std::io::{self, Write};
+use std::sync::mpsc;
+use std::thread;
+
+use anyhow::Context as _;
+use indicatif::HumanBytes;
+use ofconvert_engine::{Event, NamedRule, Options, Shard};
+
+use crate::cli::{CommitArgs, ConvertArgs};
+use crate::exit_codes::ExitCode;
+use crate::progress::{plural, Progress};
+use crate::style::{self, Style};
+use crate::{inputs, report};
+
+/// Runs worker `shard`'s share, drawing its progress, then says what it did and what is
+/// left to do.
+pub fn run_worker(
+    options: Options,
+    rules: &[NamedRule],
+    args: &ConvertArgs,
+    shard: Shard,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
+    crate::stop_on_signals(&options.interrupt)?;
+    let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;
+    ofconvert_engine::check_rules(&mut plan, rules);
+    let mut progress = Progress::new(quiet);
+    let (sender, receiver) = mpsc::channel::<Event>();
+    let outcome = thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let report = |event: Event| {
+                let _ = sender.send(event);
+            };
+            ofconvert_engine::convert_shard(plan, &options, shard, &report)
+        });
+        for event in receiver {
+            progress.handle(event);
+        }
+        worker.join()
+    });
+    progress.finish();
+    let summary = match outcome {
+        Ok(result) => result?,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let mut out = io::stdout().lock();
+    if args.json {
+        let _ = serde_json::to_writer_pretty(&mut out, &summary);
+        let _ = writeln!(out);
+    } else if !quiet {
+        let _ = writeln!(
+            out,
+            "Worker {shard}: converted {} part{} ({} records, {}){}{} into {}.",
+            summary.converted,
+            plural(summary.converted),
+            summary.records,
+            HumanBytes(summary.output_bytes),
+            if summary.kept > 0 {
+                format!(", kept {} finished before", summary.kept)
+            } else {
+                String::new()
+            },
+            if summary.planned {
+                "; stored the run's plan"
+            } else {
+                ""
+            },
+            summary.output,
+        );
+        let _ = writeln!(
+            out,
+            "Once all {} workers are done: ofconvert commit {}",
+            summary.workers, summary.output
+        );
+    }
+    let _ = out.flush();
+    for failure in &summary.failed {
+        style::error!("{failure}");
+    }
+    if summary.interrupted {
+        style::error!(
+            "interrupted: run worker {shard} again to finish its share (the parts it finished \
+             are kept)"
+        );
+        return Ok(ExitCode::Interrupted);
+    }
+    Ok(ExitCode::failure_if(!summary.failed.is_empty()))
+}
+
+/// Publishes the sharded run in `args.output`.
+pub fn run_commit(args: &CommitArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    let summary = ofconvert_engine::commit(&args.output, args.verify)
+        .with_context(|| format!("commit {}", args.output.display()))?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        let mut value = serde_json::to_value(&summary)?;
+        value["warnings"] = serde_json::json!(report::warnings(&summary));
+        let _ = serde_json::to_writer_pretty(&mut out, &value);
+        let _ = writeln!(out);
+    } else if !quiet {
+        let _ = report::write_report(&mut out, &summary);
+    }
+    let _ = out.flush();
+    let style = Style::stderr();
+    if !quiet {
+        let _ = report::write_warnings(&mut io::stderr().lock(), &summary, style);
+    }
+    let _ = report::write_failures(&mut io::stderr().lock(), &summary, style);
+    Ok(ExitCode::failure_if(summary.failed > 0))
+}

@@ -1,0 +1,246 @@
+//! The end of a sharded run: every part checked against its receipt, then each dataset
+//! published as a single run publishes it (parts under their final names in order, the
+//! manifest last), then the run's control directory removed.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use ofconvert_tfrecord::Compression;
+
+use crate::chunk::ChunkOutput;
+use crate::error::{Error, ErrorKind};
+use crate::manifest::Manifest;
+use crate::object;
+use crate::options::{Options, Settings};
+use crate::output::{self, remove_temps};
+use crate::plan::{DatasetPlan, InputFile};
+use crate::progress::DatasetStatus;
+use crate::publish::Target;
+use crate::receipt::Receipt;
+use crate::shard::{read_receipt, receipt_path, worker_dir, CONTROL_DIR};
+use crate::storage::{LockError, Storage};
+use crate::stored::StoredPlan;
+use crate::summary::{DatasetSummary, Summary};
+
+/// Finishes the sharded run in `output` once all its workers are done: checks that every
+/// part of the stored plan has its receipt and is there with the size the receipt says
+/// (and, with `verify_checksums`, reads it back and compares its CRC32C), writes every
+/// dataset's manifest, and removes `OUT/.ofconvert/`. It converts nothing.
+///
+/// # Errors
+///
+/// [`ErrorKind::NotSharded`] when there is no sharded run in `output`;
+/// [`ErrorKind::WorkerRunning`] or [`ErrorKind::OutputLocked`] while a worker or another
+/// run is at work on it (these are usage errors); [`ErrorKind::PartsMissing`] (naming each
+/// part and its worker) or [`ErrorKind::ReceiptMismatch`] when a worker has not finished or
+/// a part changed: then nothing is published. A dataset the plan found unconvertible is
+/// failed in the summary, as a single run fails it.
+pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
+    let started = Instant::now();
+    let (storage, output) = object::storage_for(output).map_err(|err| Error::io(output, err))?;
+    let storage = &*storage;
+    let output = output.as_path();
+    let Some(stored) = StoredPlan::read(storage, output)? else {
+        return Err(Error::new(ErrorKind::NotSharded).in_file(output));
+    };
+    let _lock = match storage.lock(output) {
+        Ok(lock) => lock,
+        Err(LockError::Busy { holder }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(output))
+        }
+        Err(LockError::Io(err)) => return Err(Error::io(output, err)),
+    };
+    for worker in 0..stored.workers {
+        let dir = worker_dir(output, worker);
+        if storage.renames_cheaply() && dir.is_dir() {
+            match storage.lock(&dir) {
+                Ok(_released) => {}
+                Err(LockError::Busy { .. }) => {
+                    return Err(Error::new(ErrorKind::WorkerRunning { worker }).in_file(output))
+                }
+                Err(LockError::Io(err)) => return Err(Error::io(&dir, err)),
+            }
+        }
+    }
+
+    let options = options_of(&stored.settings)?;
+    let datasets: Vec<DatasetPlan> = stored
+        .datasets
+        .iter()
+        .map(|dataset| DatasetPlan {
+            name: dataset.name.clone(),
+            source: PathBuf::from(&dataset.source),
+            output_dir: if dataset.output.is_empty() {
+                output.to_path_buf()
+            } else {
+                output.join(&dataset.output)
+            },
+            inputs: dataset
+                .inputs
+                .iter()
+                .map(|input| InputFile {
+                    path: PathBuf::from(&input.path),
+                    relative: PathBuf::from(&input.path),
+                    size: input.bytes,
+                })
+                .collect(),
+            warnings: dataset.warnings.clone(),
+            problem: None,
+        })
+        .collect();
+
+    // Every receipt of every dataset is read and checked before anything is published.
+    let mut missing = Vec::new();
+    let mut outputs: Vec<Option<Vec<ChunkOutput>>> = Vec::new();
+    for (d, (dataset, plan)) in stored.datasets.iter().zip(&datasets).enumerate() {
+        if dataset.problem.is_some() || already_published(storage, plan) {
+            outputs.push(None);
+            continue;
+        }
+        let mut found = Vec::new();
+        for (c, chunk) in dataset.chunks.iter().enumerate() {
+            match read_receipt(storage, &receipt_path(output, d, c))? {
+                Some(receipt) => {
+                    check(storage, &receipt, &plan.output_dir, verify_checksums)?;
+                    found.push(receipt.into_output(&plan.output_dir));
+                }
+                None => missing.push(format!(
+                    "{}: part {c} (worker {})",
+                    dataset.name, chunk.worker
+                )),
+            }
+        }
+        outputs.push(Some(found));
+    }
+    if !missing.is_empty() {
+        return Err(Error::new(ErrorKind::PartsMissing { missing }).in_file(output));
+    }
+
+    let settings = stored.settings.clone();
+    let mut summaries = Vec::new();
+    for ((dataset, plan), found) in stored.datasets.iter().zip(&datasets).zip(outputs) {
+        let target = Target {
+            storage,
+            options: &options,
+            settings: &settings,
+            dataset: plan,
+            tf_stem: dataset.tf_stem.clone(),
+        };
+        let summary = match (&dataset.problem, found) {
+            (Some(problem), _) => {
+                let err = Error::new(ErrorKind::Io(std::io::Error::other(problem.clone())));
+                DatasetSummary {
+                    error: Some(problem.clone()),
+                    ..DatasetSummary::failed(plan, &err)
+                }
+            }
+            (None, None) => match Manifest::read_from(storage, &plan.output_dir) {
+                Ok(Some(manifest)) => DatasetSummary::done(plan, DatasetStatus::Kept, manifest),
+                _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded)),
+            },
+            (None, Some(found)) => {
+                let manifest = target.publish(found)?;
+                DatasetSummary::done(plan, DatasetStatus::Converted, manifest)
+            }
+        };
+        if summary.status != DatasetStatus::Failed {
+            // What killed workers left: parts of theirs that no receipt names.
+            remove_temps(storage, &plan.output_dir)
+                .map_err(|err| Error::io(&plan.output_dir, err))?;
+        }
+        summaries.push(summary);
+    }
+    remove_control(storage, output);
+    Ok(summary_of(&stored, output, summaries, started))
+}
+
+/// Whether a dataset's manifest is there with all its parts: a commit that stopped after
+/// publishing it.
+fn already_published(storage: &dyn Storage, plan: &DatasetPlan) -> bool {
+    Manifest::read_from(storage, &plan.output_dir)
+        .ok()
+        .flatten()
+        .is_some_and(|manifest| manifest.parts_complete_in(storage, &plan.output_dir))
+}
+
+fn check(
+    storage: &dyn Storage,
+    receipt: &Receipt,
+    dir: &Path,
+    verify_checksums: bool,
+) -> Result<(), Error> {
+    let checked = receipt.check_part(storage, dir).and_then(|()| {
+        if verify_checksums {
+            receipt.check_checksum(storage, dir)
+        } else {
+            Ok(())
+        }
+    });
+    checked.map_err(|what| Error::new(ErrorKind::ReceiptMismatch { what }).in_file(dir))
+}
+
+/// The options a single run with `settings` would have had, for publishing.
+fn options_of(settings: &Settings) -> Result<Options, Error> {
+    let mut options = Options::new(settings.direction);
+    options.part_prefix = settings.part_prefix.clone();
+    options.part_digits = settings.part_digits;
+    options.sizing = settings.sizing;
+    options.compression = Compression::from_str(&settings.compression).map_err(|_| {
+        Error::new(ErrorKind::Io(std::io::Error::other(format!(
+            "unknown compression {:?} in the stored plan",
+            settings.compression
+        ))))
+    })?;
+    Ok(options)
+}
+
+/// Removes the plan, the receipts and the workers' lock directories.
+fn remove_control(storage: &dyn Storage, output: &Path) {
+    let control = output.join(CONTROL_DIR);
+    if storage.renames_cheaply() && !object::is_url(output) {
+        let _ = std::fs::remove_dir_all(&control);
+        return;
+    }
+    for dir in [control.join("receipts"), control.clone()] {
+        let names = storage.file_names(&dir).unwrap_or_default();
+        output::remove_all(storage, names.into_iter().map(|name| dir.join(name)));
+    }
+}
+
+fn summary_of(
+    stored: &StoredPlan,
+    output: &Path,
+    datasets: Vec<DatasetSummary>,
+    started: Instant,
+) -> Summary {
+    let published = || {
+        datasets
+            .iter()
+            .filter(|d| d.status != DatasetStatus::Failed)
+            .filter_map(|d| d.manifest.as_ref())
+    };
+    Summary {
+        direction: stored.settings.direction,
+        input: stored.input.clone(),
+        output: output.display().to_string(),
+        records: published().map(|m| m.records).sum(),
+        input_bytes: published()
+            .flat_map(|m| &m.inputs)
+            .map(|input| input.bytes)
+            .sum(),
+        output_bytes: published()
+            .flat_map(|m| &m.parts)
+            .map(|part| part.bytes)
+            .sum(),
+        failed: datasets
+            .iter()
+            .filter(|d| d.status == DatasetStatus::Failed)
+            .count(),
+        interrupted: false,
+        skipped_files: Vec::new(),
+        unreadable: Vec::new(),
+        datasets,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}

@@ -1,0 +1,422 @@
+//! One conversion spread over many machines: worker K of N converts its share of the parts
+//! of a plan that every worker derives alike and the first one stores in
+//! `OUT/.ofconvert/plan.json`; each finished part gets a receipt beside the plan, and
+//! [`commit`](crate::commit()) writes the manifests once every part has one.
+//!
+//! The plan is what a single-machine run would do, work item for work item, so the parts
+//! are the same bytes. Part numbers are global: work item `i` of a dataset is part `i`.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use ofconvert_bridge::Transcoder;
+use serde::Serialize;
+
+use crate::chunk::{Chunk, ChunkOutput};
+use crate::convert::{run_chunk, Context, Job, Stop, Worker};
+use crate::detect::Format;
+use crate::error::{error_chain, Error, ErrorKind};
+use crate::options::{Direction, Options};
+use crate::output::stage;
+use crate::plan::{tf_file_stem, Plan};
+use crate::progress::{Event, ProgressFn};
+use crate::publish::Target;
+use crate::receipt::{Checksummed, Checksums, Receipt};
+use crate::storage::{LockError, OutputLock, Storage};
+use crate::stored::{describe, StoredDataset, StoredPlan};
+
+/// The hidden directory of a sharded run in its output root: the plan, the receipts, the
+/// workers' locks. `commit` removes it.
+pub const CONTROL_DIR: &str = ".ofconvert";
+const RECEIPTS_DIR: &str = "receipts";
+
+/// Worker `index` of `count` (counted from 0), as `--shard K/N` gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This worker's number, below `count`.
+    pub index: usize,
+    /// How many workers share the run.
+    pub count: usize,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let usage = "expected K/N: worker K of N, counted from 0 (0/4, 1/4, 2/4, 3/4)";
+        let (index, count) = text
+            .split_once('/')
+            .ok_or_else(|| format!("{text:?}: {usage}"))?;
+        let number = |part: &str| {
+            part.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{text:?}: {part:?} is not a number; {usage}"))
+        };
+        let (index, count) = (number(index)?, number(count)?);
+        if count == 0 {
+            return Err(format!(
+                "{text:?}: there must be at least one worker; {usage}"
+            ));
+        }
+        if index >= count {
+            return Err(format!(
+                "{text:?}: workers are numbered from 0 to {}; {usage}",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Where work item `chunk` of dataset `dataset` leaves its receipt.
+pub(crate) fn receipt_path(output: &Path, dataset: usize, chunk: usize) -> PathBuf {
+    output
+        .join(CONTROL_DIR)
+        .join(RECEIPTS_DIR)
+        .join(format!("{dataset:05}-{chunk:06}.json"))
+}
+
+/// The receipt at `path`, if there is one.
+pub(crate) fn read_receipt(storage: &dyn Storage, path: &Path) -> Result<Option<Receipt>, Error> {
+    let Some(bytes) = storage.read(path).map_err(|err| Error::io(path, err))? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|err| Error::io(path, io::Error::new(io::ErrorKind::InvalidData, err)))
+}
+
+/// The directory whose lock a worker holds while it runs.
+pub(crate) fn worker_dir(output: &Path, worker: usize) -> PathBuf {
+    output.join(CONTROL_DIR).join(format!("worker-{worker}"))
+}
+
+/// What one worker of a sharded run did.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShardSummary {
+    /// This worker's number.
+    pub worker: usize,
+    /// How many workers share the run.
+    pub workers: usize,
+    /// The output root.
+    pub output: String,
+    /// Whether this worker stored the plan (it was the first).
+    pub planned: bool,
+    /// Parts (work items) this worker converted in this run.
+    pub converted: usize,
+    /// Parts it found finished by an earlier run of it, with their receipts.
+    pub kept: usize,
+    /// Records converted in this run.
+    pub records: u64,
+    /// Bytes written in this run.
+    pub output_bytes: u64,
+    /// Datasets whose share failed, with why: `name: error`.
+    pub failed: Vec<String>,
+    /// Whether the run was interrupted before its share was done.
+    pub interrupted: bool,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// Converts worker `shard`'s share of a sharded run of `plan`, storing the run's plan first
+/// if this worker is the first.
+///
+/// # Errors
+///
+/// What stops the worker: a stored plan made with other flags or for another number of
+/// workers ([`Error::is_usage`]), an input changed since the plan was stored, a `commit`
+/// running, an output that cannot be written. A failed work item is in the summary.
+pub fn convert_shard(
+    plan: Plan,
+    options: &Options,
+    shard: Shard,
+    progress: ProgressFn<'_>,
+) -> Result<ShardSummary, Error> {
+    let started = Instant::now();
+    let transcoder = Transcoder::new(options.mapping.clone())
+        .map_err(|err| Error::new(ErrorKind::InvalidMapping(err)))?;
+    let output = plan.output.clone();
+    let storage = Arc::clone(&plan.output_storage);
+    let receipts = output.join(CONTROL_DIR).join(RECEIPTS_DIR);
+    let worker_dir = worker_dir(&output, shard.index);
+    for dir in [&receipts, &worker_dir] {
+        storage
+            .create_dir_all(dir)
+            .map_err(|err| Error::io(dir, err))?;
+    }
+    let _lock = lock_worker(&*storage, &worker_dir, &output)?;
+
+    let settings = options.settings();
+    let found: Vec<StoredDataset> = plan
+        .datasets
+        .iter()
+        .map(|dataset| describe(&plan, dataset))
+        .collect();
+    let (stored, planned) = match StoredPlan::read(&*storage, &output)? {
+        Some(stored) => (stored, false),
+        None => {
+            let built = StoredPlan::build(&plan, options, shard.count, &found);
+            (built.store(&*storage, &output)?, true)
+        }
+    };
+    stored
+        .check(&settings, shard.count, &found)
+        .map_err(|kind| Error::new(kind).in_file(&output))?;
+
+    let crcs = Arc::new(Checksums::default());
+    let checksummed = Checksummed {
+        inner: Arc::clone(&storage),
+        crcs: Arc::clone(&crcs),
+    };
+    let context = Context {
+        options,
+        input_storage: &*plan.input_storage,
+        storage: &checksummed,
+        progress,
+        input_format: match plan.direction {
+            Direction::TfToOf => Format::Tf,
+            Direction::OfToTf => Format::Of,
+        },
+    };
+    let mut summary = ShardSummary {
+        worker: shard.index,
+        workers: shard.count,
+        output: output.display().to_string(),
+        planned,
+        converted: 0,
+        kept: 0,
+        records: 0,
+        output_bytes: 0,
+        failed: Vec::new(),
+        interrupted: false,
+        seconds: 0.0,
+    };
+    let jobs: Vec<Job> = plan
+        .datasets
+        .iter()
+        .map(|dataset| Job {
+            target: Target {
+                storage: &checksummed,
+                options,
+                settings: &settings,
+                dataset,
+                tf_stem: tf_file_stem(&plan.input, dataset),
+            },
+            failed: AtomicBool::new(false),
+            state: Mutex::default(),
+        })
+        .collect();
+    let mut todo = Vec::new();
+    for (d, dataset) in stored.datasets.iter().enumerate() {
+        if let Some(problem) = &dataset.problem {
+            // Every worker finds it; one says it.
+            if shard.index == 0 {
+                summary.failed.push(format!("{}: {problem}", dataset.name));
+            }
+            continue;
+        }
+        for (c, chunk) in dataset.chunks.iter().enumerate() {
+            if chunk.worker != shard.index {
+                continue;
+            }
+            let receipt = receipt_path(&output, d, c);
+            let done = read_receipt(&*storage, &receipt)
+                .ok()
+                .flatten()
+                .is_some_and(|found| {
+                    found
+                        .check_part(&*storage, &jobs[d].target.dataset.output_dir)
+                        .is_ok()
+                });
+            if done {
+                summary.kept += 1;
+            } else {
+                storage
+                    .remove(&receipt)
+                    .map_err(|err| Error::io(&receipt, err))?;
+                todo.push(stored.chunk(d, c));
+            }
+        }
+    }
+    for d in todo.iter().map(|chunk| chunk.dataset) {
+        let dir = &jobs[d].target.dataset.output_dir;
+        storage
+            .create_dir_all(dir)
+            .map_err(|err| Error::io(dir, err))?;
+    }
+    let mut datasets_todo: Vec<usize> = todo.iter().map(|chunk| chunk.dataset).collect();
+    datasets_todo.dedup();
+    progress(Event::Started {
+        datasets: datasets_todo.len(),
+        files: todo.iter().map(|chunk| chunk.segments.len()).sum(),
+        bytes: todo.iter().map(|chunk| chunk.bytes).sum(),
+    });
+
+    let shared = Mutex::new(summary);
+    // Each receipt is written as soon as its part is finished: a worker killed later keeps
+    // what it finished.
+    let done = |chunk: &Chunk, result: Result<ChunkOutput, Stop>| {
+        let dataset = &stored.datasets[chunk.dataset];
+        let failed = |err: &Error| format!("{}: {}", dataset.name, error_chain(err));
+        match result {
+            Ok(output_of_chunk) => {
+                let inputs = chunk
+                    .segments
+                    .iter()
+                    .map(|segment| dataset.inputs[segment.input].path.clone())
+                    .collect();
+                let receipt = Receipt::new(
+                    shard.index,
+                    &dataset.name,
+                    chunk.index,
+                    inputs,
+                    output_of_chunk,
+                    &crcs,
+                );
+                let written = write_receipt(&*storage, &output, chunk, &receipt);
+                let mut summary = lock(&shared);
+                match written {
+                    Ok(()) => {
+                        if let Some(part) = &receipt.part {
+                            summary.records += part.records;
+                            summary.output_bytes += part.bytes;
+                        }
+                        summary.converted += 1;
+                    }
+                    Err(err) => summary.failed.push(failed(&err)),
+                }
+            }
+            Err(Stop::Failed(err)) => lock(&shared).failed.push(failed(&err)),
+            Err(Stop::Interrupted) => lock(&shared).interrupted = true,
+            Err(Stop::Cancelled) => {}
+        }
+    };
+    run_share(&context, &jobs, &todo, &transcoder, options, &done)?;
+    let mut summary = shared
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs the work items `todo` on a pool of `options.jobs` threads.
+fn run_share(
+    context: &Context<'_>,
+    jobs: &[Job<'_>],
+    todo: &[Chunk],
+    transcoder: &Transcoder,
+    options: &Options,
+    done: &(dyn Fn(&Chunk, Result<ChunkOutput, Stop>) + Sync),
+) -> Result<(), Error> {
+    use rayon::prelude::*;
+
+    let threads = match options.jobs {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|err| Error::new(ErrorKind::Io(io::Error::other(err))))?;
+    pool.install(|| {
+        todo.par_iter().with_max_len(1).for_each_init(
+            || Worker::new(context, transcoder),
+            |worker, chunk| {
+                let job = &jobs[chunk.dataset];
+                let result = if options.interrupt.is_set() {
+                    Err(Stop::Interrupted)
+                } else if job.failed.load(Ordering::Relaxed) {
+                    Err(Stop::Cancelled)
+                } else {
+                    run_chunk(context, job, chunk, worker)
+                };
+                if result.is_err() {
+                    job.failed.store(true, Ordering::Relaxed);
+                }
+                done(chunk, result);
+            },
+        )
+    });
+    Ok(())
+}
+
+fn write_receipt(
+    storage: &dyn Storage,
+    output: &Path,
+    chunk: &Chunk,
+    receipt: &Receipt,
+) -> Result<(), Error> {
+    let path = receipt_path(output, chunk.dataset, chunk.index);
+    let dir = path.parent().unwrap_or(output);
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let bytes =
+        serde_json::to_vec(receipt).map_err(|err| Error::io(&path, io::Error::other(err)))?;
+    stage(storage, dir, &name, &bytes)
+        .and_then(|staged| staged.commit())
+        .map_err(|err| Error::io(&path, err))
+}
+
+/// Takes this worker's own lock (two runs of one worker would write the same parts), then
+/// makes sure no `commit` (or single run) holds the output's lock. Workers never take the
+/// output's lock, so that they do not block each other; `commit` takes it, then checks
+/// that no worker's lock is held, so one of the two always sees the other.
+fn lock_worker(
+    storage: &dyn Storage,
+    worker_dir: &Path,
+    output: &Path,
+) -> Result<Box<dyn OutputLock>, Error> {
+    let lock = match storage.lock(worker_dir) {
+        Ok(lock) => lock,
+        Err(LockError::Busy { holder }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(worker_dir))
+        }
+        Err(LockError::Io(err)) => return Err(Error::io(worker_dir, err)),
+    };
+    if storage.renames_cheaply() && !crate::object::is_url(output) {
+        let path = output.join(crate::layout::LOCK_NAME);
+        if let Ok(file) = std::fs::File::open(&path) {
+            if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
+                let holder = std::fs::read_to_string(&path)
+                    .ok()
+                    .map(|text| text.trim().to_owned())
+                    .filter(|text| !text.is_empty());
+                return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(output));
+            }
+        }
+    }
+    Ok(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shard;
+
+    #[test]
+    fn shards_parse_as_k_of_n_counted_from_zero() {
+        assert_eq!("2/3".parse(), Ok(Shard { index: 2, count: 3 }));
+        assert_eq!("0/1".parse::<Shard>().unwrap().to_string(), "0/1");
+        for bad in ["3/3", "0/0", "a/b", "1", "-1/3", "1/3/4", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! The plan of a sharded run as it is stored in `OUT/.ofconvert/plan.json`: the datasets,
+//! their inputs as the plan saw them (so that a late worker finds out if they changed),
+//! the settings, and every work item with the worker it is given to.
+
+use std::io;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::{plan_chunks, Chunk, Segment};
+use crate::detect::Format;
+use crate::error::{error_chain, Error, ErrorKind};
+use crate::options::{Direction, Options, Settings};
+use crate::plan::{tf_file_stem, DatasetPlan, Plan};
+use crate::records::RecordAt;
+use crate::shard::CONTROL_DIR;
+use crate::storage::Storage;
+use crate::summary::slash_path;
+
+const PLAN_NAME: &str = "plan.json";
+const PLAN_FORMAT: u32 = 1;
+
+/// The plan every worker of a sharded run follows.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct StoredPlan {
+    pub(crate) format: u32,
+    pub(crate) workers: usize,
+    /// The input root, as the first worker named it.
+    pub(crate) input: String,
+    pub(crate) settings: Settings,
+    pub(crate) datasets: Vec<StoredDataset>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct StoredDataset {
+    pub(crate) name: String,
+    pub(crate) source: String,
+    /// The output directory relative to the output root (empty: the root).
+    pub(crate) output: String,
+    pub(crate) tf_stem: String,
+    pub(crate) inputs: Vec<StoredInput>,
+    pub(crate) warnings: Vec<String>,
+    /// Why it cannot be converted, found while planning.
+    pub(crate) problem: Option<String>,
+    pub(crate) chunks: Vec<StoredChunk>,
+}
+
+/// An input file as the plan saw it: a changed size or modification time is a changed
+/// input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StoredInput {
+    pub(crate) path: String,
+    pub(crate) bytes: u64,
+    /// What changes when it is rewritten ([`Storage::version`]): modification time or ETag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) version: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct StoredChunk {
+    pub(crate) worker: usize,
+    pub(crate) bytes: u64,
+    pub(crate) segments: Vec<StoredSegment>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct StoredSegment {
+    input: usize,
+    first: u64,
+    end: Option<u64>,
+    /// Offset and index of a record boundary at or before `first`.
+    start: Option<(u64, u64)>,
+}
+
+impl StoredPlan {
+    /// The plan of a run of `workers` workers: `plan`'s datasets cut into work items as a
+    /// single run cuts them, each work item given to a worker so that their input bytes are
+    /// balanced.
+    /// `found` describes `plan`'s datasets ([`describe`]).
+    pub(crate) fn build(
+        plan: &Plan,
+        options: &Options,
+        workers: usize,
+        found: &[StoredDataset],
+    ) -> StoredPlan {
+        use rayon::prelude::*;
+
+        let input_format = match plan.direction {
+            Direction::TfToOf => Format::Tf,
+            Direction::OfToTf => Format::Of,
+        };
+        let cut: Vec<Result<Vec<Chunk>, String>> = plan
+            .datasets
+            .par_iter()
+            .enumerate()
+            .map(|(index, dataset)| match &dataset.problem {
+                Some(err) => Err(error_chain(err)),
+                None => plan_chunks(&*plan.input_storage, options, input_format, index, dataset)
+                    .map_err(|err| error_chain(&err)),
+            })
+            .collect();
+        let mut datasets: Vec<StoredDataset> = found
+            .iter()
+            .zip(cut)
+            .map(|(described, chunks)| {
+                let mut stored = described.clone();
+                match chunks {
+                    Ok(chunks) => stored.chunks = chunks.iter().map(StoredChunk::from).collect(),
+                    Err(problem) => stored.problem = Some(problem),
+                }
+                stored
+            })
+            .collect();
+        assign(&mut datasets, workers);
+        StoredPlan {
+            format: PLAN_FORMAT,
+            workers,
+            input: plan.input.display().to_string(),
+            settings: options.settings(),
+            datasets,
+        }
+    }
+
+    /// Whether a worker with these `settings`, of `workers`, that found `datasets` belongs
+    /// to this plan.
+    pub(crate) fn check(
+        &self,
+        settings: &Settings,
+        workers: usize,
+        datasets: &[StoredDataset],
+    ) -> Result<(), ErrorKind> {
+        if self.workers != workers {
+            return Err(ErrorKind::ShardFlags {
+                differs: format!(
+                    "it was planned for {} workers, this one is told there are {workers}",
+                    self.workers
+                ),
+            });
+        }
+        if &self.settings != settings {
+            let show = |settings: &Settings| serde_json::to_value(settings).unwrap_or_default();
+            let (stored, given) = (show(&self.settings), show(settings));
+            let differs: Vec<String> = stored
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(key, value)| given.get(key.as_str()) != Some(value))
+                .map(|(key, value)| {
+                    let given = given.get(key.as_str()).cloned().unwrap_or_default();
+                    format!("{key} was {value}, is {given}")
+                })
+                .collect();
+            return Err(ErrorKind::ShardFlags {
+                differs: format!("its flags differ ({})", differs.join("; ")),
+            });
+        }
+        let names = |list: &[StoredDataset]| list.iter().map(|d| d.name.clone()).collect();
+        let (stored_names, found_names): (Vec<String>, Vec<String>) =
+            (names(&self.datasets), names(datasets));
+        if stored_names != found_names {
+            return Err(ErrorKind::InputChanged {
+                what: format!("datasets were {stored_names:?}, are {found_names:?}"),
+            });
+        }
+        for (stored, found) in self.datasets.iter().zip(datasets) {
+            if let Some(what) = input_change(&stored.inputs, &found.inputs) {
+                return Err(ErrorKind::InputChanged {
+                    what: format!("dataset {}: {what}", stored.name),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Work item `index` of dataset `dataset` as [`run_chunk`] takes it.
+    pub(crate) fn chunk(&self, dataset: usize, index: usize) -> Chunk {
+        let chunks = &self.datasets[dataset].chunks;
+        let stored = &chunks[index];
+        Chunk {
+            dataset,
+            index,
+            of: chunks.len(),
+            segments: stored
+                .segments
+                .iter()
+                .map(|segment| Segment {
+                    input: segment.input,
+                    first: segment.first,
+                    end: segment.end,
+                    start: segment
+                        .start
+                        .map(|(offset, index)| RecordAt { offset, index }),
+                })
+                .collect(),
+            bytes: stored.bytes,
+        }
+    }
+
+    /// Reads the plan stored in `output`, if there is one.
+    pub(crate) fn read(storage: &dyn Storage, output: &Path) -> Result<Option<StoredPlan>, Error> {
+        let path = output.join(CONTROL_DIR).join(PLAN_NAME);
+        let Some(bytes) = storage.read(&path).map_err(|err| Error::io(&path, err))? else {
+            return Ok(None);
+        };
+        let plan: StoredPlan = serde_json::from_slice(&bytes)
+            .map_err(|err| Error::io(&path, io::Error::new(io::ErrorKind::InvalidData, err)))?;
+        if plan.format != PLAN_FORMAT {
+            let err = io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("plan format {} is not {PLAN_FORMAT}", plan.format),
+            );
+            return Err(Error::io(&path, err));
+        }
+        Ok(Some(plan))
+    }
+
+    /// Stores the plan in `output` unless one is there already; returns the one stored.
+    pub(crate) fn store(self, storage: &dyn Storage, output: &Path) -> Result<StoredPlan, Error> {
+        let control = output.join(CONTROL_DIR);
+        let path = control.join(PLAN_NAME);
+        let mut bytes = serde_json::to_vec_pretty(&self).map_err(io::Error::other);
+        if let Ok(bytes) = &mut bytes {
+            bytes.push(b'\n');
+        }
+        let written = bytes.and_then(|bytes| put_if_absent(storage, &control, &bytes));
+        match written {
+            Ok(()) => Ok(self),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                StoredPlan::read(storage, output)?
+                    .ok_or_else(|| Error::io(&path, io::Error::from(io::ErrorKind::NotFound)))
+            }
+            Err(err) => Err(Error::io(&path, err)),
+        }
+    }
+}
+
+/// Writes the plan whole where none is: through a hard link on a file system (a reader
+/// never sees half a plan), with the store's create-if-absent write elsewhere.
+fn put_if_absent(storage: &dyn Storage, control: &Path, bytes: &[u8]) -> io::Result<()> {
+    let path = control.join(PLAN_NAME);
+    if !storage.renames_cheaply() {
+        return storage.put_new(&path, bytes);
+    }
+    let temp = control.join(crate::layout::staged_name(PLAN_NAME));
+    std::fs::write(&temp, bytes)?;
+    let linked = std::fs::File::open(&temp)
+        .and_then(|file| file.sync_all())
+        .and_then(|()| std::fs::hard_link(&temp, &path));
+    let _ = std::fs::remove_file(&temp);
+    linked?;
+    storage.sync_dir(control)
+}
+
+impl From<&Chunk> for StoredChunk {
+    fn from(chunk: &Chunk) -> StoredChunk {
+        StoredChunk {
+            worker: 0,
+            bytes: chunk.bytes,
+            segments: chunk
+                .segments
+                .iter()
+                .map(|segment| StoredSegment {
+                    input: segment.input,
+                    first: segment.first,
+                    end: segment.end,
+                    start: segment.start.map(|at| (at.offset, at.index)),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A dataset as the plan stores it, without its work items. Asks the input's storage for
+/// the version of every input (a request each in an object store, several at a time).
+pub(crate) fn describe(plan: &Plan, dataset: &DatasetPlan) -> StoredDataset {
+    use rayon::prelude::*;
+
+    let storage = &*plan.input_storage;
+    let output = dataset
+        .output_dir
+        .strip_prefix(&plan.output)
+        .map(slash_path)
+        .unwrap_or_default();
+    StoredDataset {
+        name: dataset.name.clone(),
+        source: slash_path(&dataset.source),
+        output,
+        tf_stem: tf_file_stem(&plan.input, dataset),
+        inputs: dataset
+            .inputs
+            .par_iter()
+            .map(|input| StoredInput {
+                path: slash_path(&input.relative),
+                bytes: input.size,
+                version: storage.version(&input.path).ok().flatten(),
+            })
+            .collect(),
+        warnings: dataset.warnings.clone(),
+        problem: None,
+        chunks: Vec::new(),
+    }
+}
+
+/// The first difference between the inputs a plan saw and those found now.
+fn input_change(stored: &[StoredInput], found: &[StoredInput]) -> Option<String> {
+    for (was, is) in stored.iter().zip(found) {
+        if was.path != is.path {
+            return Some(format!("{} is now {}", was.path, is.path));
+        }
+        if was.bytes != is.bytes {
+            return Some(format!(
+                "{} was {} bytes, is {}",
+                was.path, was.bytes, is.bytes
+            ));
+        }
+        if was.version != is.version {
+            return Some(format!("{} was modified", was.path));
+        }
+    }
+    match stored.len().cmp(&found.len()) {
+        std::cmp::Ordering::Less => Some(format!("{} is new", found[stored.len()].path)),
+        std::cmp::Ordering::Greater => Some(format!("{} is gone", stored[found.len()].path)),
+        std::cmp::Ordering::Equal => None,
+    }
+}
+
+/// Gives every work item to a worker: the biggest first, each to the worker with the fewest
+/// bytes so far (the lowest number on a tie), so that every worker derives the same split.
+fn assign(datasets: &mut [StoredDataset], workers: usize) {
+    let mut items: Vec<(u64, usize, usize)> = datasets
+        .iter()
+        .enumerate()
+        .flat_map(|(d, dataset)| {
+            dataset
+                .chunks
+                .iter()
+                .enumerate()
+                .map(move |(c, chunk)| (chunk.bytes, d, c))
+        })
+        .collect();
+    items.sort_by(|a, b| b.0.cmp(&a.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+    let mut loads = vec![(0u64, 0usize); workers.max(1)];
+    for (worker, load) in loads.iter_mut().enumerate() {
+        load.1 = worker;
+    }
+    for (bytes, d, c) in items {
+        let least = loads.iter_mut().min().map(|load| {
+            load.0 += bytes.max(1);
+            load.1
+        });
+        datasets[d].chunks[c].worker = least.unwrap_or(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dataset(chunk_bytes: &[u64]) -> StoredDataset {
+        StoredDataset {
+            name: "d".to_owned(),
+            source: String::new(),
+            output: String::new(),
+            tf_stem: "d".to_owned(),
+            inputs: Vec::new(),
+            warnings: Vec::new(),
+            problem: None,
+            chunks: chunk_bytes
+                .iter()
+                .map(|&bytes| StoredChunk {
+                    worker: usize::MAX,
+                    bytes,
+                    segments: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn work_items_go_biggest_first_to_the_worker_with_the_fewest_bytes() {
+        let mut datasets = vec![dataset(&[3, 10, 2]), dataset(&[5, 7, 3])];
+        assign(&mut datasets, 2);
+        let workers = |d: &StoredDataset| d.chunks.iter().map(|c| c.worker).collect::<Vec<_>>();
+        // 10 to 0; 7 to 1; 5 to 1 (7 < 10); 3 (first in plan order) to 0 (10 < 12);
+        // the other 3 to 1 (12 < 13); 2 to 0 (13 < 15).
+        assert_eq!(workers(&datasets[0]), vec![0, 0, 0]);
+        assert_eq!(workers(&datasets[1]), vec![1, 1, 1]);
+        // More workers than work items: the rest get nothing.
+        let mut few = vec![dataset(&[1, 1])];
+        assign(&mut few, 4);
+        assert_eq!(workers(&few[0]), vec![0, 1]);
+    }
+
+    #[test]
+    fn an_input_that_grew_moved_or_went_is_named() {
+        let input = |path: &str, bytes: u64| StoredInput {
+            path: path.to_owned(),
+            bytes,
+            version: Some("1".to_owned()),
+        };
+        let stored = vec![input("a", 10), input("b", 20)];
+        assert_eq!(
+            input_change(&stored, &[input("a", 10), input("b", 20)]),
+            None
+        );
+        assert_eq!(
+            input_change(&stored, &[input("a", 10), input("b", 21)]).as_deref(),
+            Some("b was 20 bytes, is 21")
+        );
+        assert_eq!(
+            input_change(&stored, &[input("a", 10)]).as_deref(),
+            Some("b is gone")
+        );
+        let mut touched = input("a", 10);
+        touched.version = Some("2".to_owned());
+        assert_eq!(
+            input_change(&stored[..1], &[touched]).as_deref(),
+            Some("a was modified")
+        );
+    }
+}
