@@ -56,6 +56,7 @@ mod scan;
 mod schema;
 pub mod storage;
 mod summary;
+mod tfds;
 
 pub use convert::convert;
 pub use detect::{
@@ -81,3 +82,4 @@ pub use records::{RecordAt, RecordReader};
 pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use summary::{DatasetSummary, ErrorPlace, Summary};
+pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};
