@@ -12,4 +12,5 @@ mod inspect;
 mod objects;
 mod resume;
 mod salvage;
+mod tfds;
 mod usage;
