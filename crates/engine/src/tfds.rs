@@ -266,10 +266,20 @@ pub(crate) fn write_metadata(
             .and_then(|info| {
                 let mut files = vec![(DATASET_INFO, info)];
                 files.extend(first.features.clone().map(|text| (FEATURES, text)));
-                let staged = files
-                    .iter()
-                    .map(|(name, text)| output::stage(storage, &dir, name, text.as_bytes()))
-                    .collect::<std::io::Result<Vec<_>>>()?;
+                let mut staged = Vec::new();
+                for (name, text) in &files {
+                    let path = dir.join(name);
+                    let found = storage.read(&path)?;
+                    if found.as_deref() == Some(text.as_bytes()) {
+                        continue;
+                    }
+                    // Where a file is put only if absent, the old one must go first (a
+                    // resumed run that kept every split still has it).
+                    if found.is_some() && !storage.renames_cheaply() {
+                        storage.remove(&path)?;
+                    }
+                    staged.push(output::stage(storage, &dir, name, text.as_bytes())?);
+                }
                 // features.json first: dataset_info.json, last, says the folder is whole.
                 for staged in staged.into_iter().rev() {
                     staged.commit()?;

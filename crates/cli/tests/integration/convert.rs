@@ -778,10 +778,7 @@ fn unpadded_parts_are_read_in_numeric_order() {
             "1".as_ref(),
         ])
         .ok();
-    assert_eq!(
-        tf_records(&out.join("set.tfrecord")),
-        expected
-    );
+    assert_eq!(tf_records(&out.join("set.tfrecord")), expected);
 }
 
 #[test]
