@@ -350,3 +350,110 @@ fn a_failed_split_leaves_its_folder_without_dataset_info() {
     );
     assert!(back.join("cifar10/3.0.2/dataset_info.json").is_file());
 }
+
+/// A OneFlow tree from a TFDS dataset `big` without manifests: `big-test` (one 12 MB part)
+/// and `big-train` (two), with `dataset_info.json` beside them. Big enough that a debug
+/// build takes a while over each part.
+fn big_tfds_tree(root: &Path) -> PathBuf {
+    let input = root.join("of");
+    let mut id = 0;
+    for (split, parts) in [("test", 1), ("train", 2)] {
+        let dir = input.join(format!("big-{split}"));
+        fs::create_dir_all(&dir).unwrap();
+        for part in 0..parts {
+            let records: Vec<Vec<u8>> = (0..200)
+                .map(|_| {
+                    id += 1;
+                    example(id, 60_000)
+                })
+                .collect();
+            write_ofrecord(&dir.join(format!("part-{part:05}")), &to_of(&records));
+        }
+    }
+    let info = serde_json::json!({
+        "name": "big",
+        "splits": [
+            {"name": "test", "numBytes": "1", "shardLengths": ["200"]},
+            {"name": "train", "numBytes": "1", "shardLengths": ["200", "200"]},
+        ],
+        "version": "1.0.0",
+    });
+    fs::write(
+        input.join("dataset_info.json"),
+        serde_json::to_string_pretty(&info).unwrap(),
+    )
+    .unwrap();
+    input
+}
+
+#[test]
+fn killed_after_one_split_the_folder_has_no_dataset_info_and_resume_finishes_it() {
+    let work = tempdir();
+    let input = big_tfds_tree(work.path());
+    let output = work.path().join("back");
+    let mut child = ofconvert()
+        .args(["--jobs", "1", "of2tf"])
+        .args([&input, &output])
+        .spawn_quiet();
+    let test_manifest = output.join("big-test.ofconvert-manifest.json");
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the conversion ended ({status}) before it could be killed");
+        }
+        if test_manifest.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The test split is published; train is not, and nothing says the folder is whole.
+    let finished: Vec<String> = tree(&output)
+        .into_iter()
+        .filter(|file| !file.starts_with('.'))
+        .collect();
+    assert_eq!(
+        finished,
+        [
+            "big-test.ofconvert-manifest.json",
+            "big-test.tfrecord-00000-of-00001"
+        ]
+    );
+
+    let run = of2tf(&input, &output, &["--resume"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let statuses: Vec<&str> = summary["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|dataset| dataset["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["kept", "converted"]);
+
+    let clean = work.path().join("clean");
+    assert_eq!(of2tf(&input, &clean, &[]).code, 0);
+    assert_eq!(tree(&output), tree(&clean));
+    for file in tree(&clean) {
+        if !file.ends_with("ofconvert-manifest.json") {
+            assert!(
+                fs::read(output.join(&file)).unwrap() == fs::read(clean.join(&file)).unwrap(),
+                "{file} differs"
+            );
+        }
+    }
+    let info = json(&output.join("dataset_info.json"));
+    assert_eq!(
+        shard_lengths(&info),
+        [
+            ("test".to_owned(), serde_json::json!(["200"])),
+            ("train".to_owned(), serde_json::json!(["200", "200"]))
+        ]
+    );
+    // numBytes: the size of the split's shards.
+    let train_bytes: u64 = files_starting(&output, "big-train.tfrecord-")
+        .iter()
+        .map(|file| fs::metadata(file).unwrap().len())
+        .sum();
+    assert_eq!(info["splits"][1]["numBytes"], train_bytes.to_string());
+}
