@@ -227,6 +227,13 @@ impl Target<'_> {
         manifest.schema = schema;
         manifest.image_conversion = (!images.is_empty()).then_some(images);
         manifest.tfds = self.dataset.tfds.clone();
+        if self.tfds().is_some() && options.compression != Compression::None {
+            manifest.warnings.push(format!(
+                "{} shards: tfds.builder_from_directory reads only uncompressed TFRecord \
+                 files; convert without --compression to load the folder with TFDS",
+                options.compression.name()
+            ));
+        }
 
         // The manifest is complete and synced before the first part takes its final name: a
         // run killed while renaming leaves it staged beside the parts, and it appears last.

@@ -184,9 +184,12 @@ pub(crate) fn rewrite_info(
             .and_then(Value::as_array)
             .and_then(|lengths| lengths.first())
             .is_none_or(Value::is_string);
-        let number = |n: u64| match as_strings {
-            true => Value::String(n.to_string()),
-            false => Value::from(n),
+        let number = |n: u64| {
+            if as_strings {
+                Value::String(n.to_string())
+            } else {
+                Value::from(n)
+            }
         };
         let fields = split
             .as_object_mut()
@@ -196,9 +199,10 @@ pub(crate) fn rewrite_info(
             Value::Array(lengths.iter().map(|&n| number(n)).collect()),
         );
         if let Some(old) = fields.get("numBytes") {
-            let new = match old.is_string() {
-                true => Value::String(bytes.to_string()),
-                false => Value::from(*bytes),
+            let new = if old.is_string() {
+                Value::String(bytes.to_string())
+            } else {
+                Value::from(*bytes)
             };
             fields.insert("numBytes".to_owned(), new);
         }

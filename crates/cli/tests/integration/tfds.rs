@@ -457,3 +457,32 @@ fn killed_after_one_split_the_folder_has_no_dataset_info_and_resume_finishes_it(
         .sum();
     assert_eq!(info["splits"][1]["numBytes"], train_bytes.to_string());
 }
+
+#[test]
+fn compressed_tfds_shards_keep_the_names_and_warn_that_tfds_cannot_read_them() {
+    let work = tempdir();
+    let of = to_oneflow(work.path());
+    let back = work.path().join("back");
+    let run = of2tf(&of, &back, &["--compression", "gzip"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mnist = back.join("mnist/3.0.1");
+    assert_eq!(
+        files_starting(&mnist, "mnist-train.tfrecord-")
+            .iter()
+            .map(|file| file.file_name().unwrap().to_str().unwrap().to_owned())
+            .collect::<Vec<_>>(),
+        [
+            "mnist-train.tfrecord-00000-of-00002.gz",
+            "mnist-train.tfrecord-00001-of-00002.gz"
+        ]
+    );
+    assert_eq!(
+        split_records(&mnist, "mnist", "train"),
+        split_records(&tfds_samples().join("mnist/3.0.1"), "mnist", "train")
+    );
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    for dataset in summary["datasets"].as_array().unwrap() {
+        let warnings = dataset["manifest"]["warnings"].to_string();
+        assert!(warnings.contains("reads only uncompressed"), "{warnings}");
+    }
+}
