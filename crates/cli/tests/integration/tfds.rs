@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use crate::util::*;
 
-/// The TFDS samples: folder under `testdata/datasets/tfds`, dataset name, splits with
-/// their shard counts.
-const TFDS_SAMPLES: [(&str, &str, &[(&str, usize)]); 2] = [
+/// Splits with their shard counts.
+type Splits = &'static [(&'static str, usize)];
+
+/// The TFDS samples: folder under `testdata/datasets/tfds`, dataset name, splits.
+const TFDS_SAMPLES: [(&str, &str, Splits); 2] = [
     ("mnist/3.0.1", "mnist", &[("test", 1), ("train", 2)]),
     ("cifar10/3.0.2", "cifar10", &[("test", 1), ("train", 2)]),
 ];
