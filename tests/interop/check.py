@@ -7,7 +7,8 @@
                             parsed by tf.train.Example and tf.io.parse_single_example, equals
                             the OneFlow parts it came from (int32 widened, double narrowed)
 
-Datasets are found by their ofconvert-manifest.json, which names the inputs (relative to IN)
+Datasets are found by their ofconvert-manifest.json (name-split.ofconvert-manifest.json for
+the splits of a TFDS dataset given back in TFDS's layout), which names the inputs (relative to IN)
 and the parts in order. `record_pb2` must be importable (compile record.proto with
 grpc_tools.protoc first). Exits 1 on the first dataset that differs, naming the record.
 """
@@ -26,10 +27,13 @@ MANIFEST = "ofconvert-manifest.json"
 
 
 def manifests(root):
+    """Every manifest under root: MANIFEST, or name-split.MANIFEST for the splits of a TFDS
+    dataset, which share a folder."""
     for directory, _, files in sorted(os.walk(root)):
-        if MANIFEST in files:
-            with open(os.path.join(directory, MANIFEST)) as f:
-                yield directory, json.load(f)
+        for name in sorted(files):
+            if name == MANIFEST or name.endswith("." + MANIFEST):
+                with open(os.path.join(directory, name)) as f:
+                    yield directory, json.load(f)
 
 
 def f32_bits(value):

@@ -3,10 +3,12 @@
 #
 #   bash tests/interop/run.sh
 #
-# Creates a virtualenv in a temporary directory and installs tensorflow-cpu, protobuf and
-# grpcio-tools into it (set OFCONVERT_INTEROP_VENV to a virtualenv that has them to skip
-# that), builds the release binary, converts testdata/ both ways and runs check.py on every
-# output. Exits non-zero on any mismatch.
+# Creates a virtualenv in a temporary directory and installs tensorflow-cpu, protobuf,
+# grpcio-tools and tensorflow-datasets into it (set OFCONVERT_INTEROP_VENV to a virtualenv
+# that has them to skip that; tensorflow-datasets is added to it if missing), builds the
+# release binary, converts testdata/ both ways, runs check.py on every output and loads
+# the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py).
+# Exits non-zero on any mismatch.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,13 +22,17 @@ step() { printf '\n==> %s\n' "$*"; }
 if [ -n "${OFCONVERT_INTEROP_VENV:-}" ]; then
     venv="$OFCONVERT_INTEROP_VENV"
 else
-    step "virtualenv with tensorflow-cpu, protobuf, grpcio-tools"
+    step "virtualenv with tensorflow-cpu, protobuf, grpcio-tools, tensorflow-datasets"
     python3 -m venv "$work/venv"
     "$work/venv/bin/pip" install --quiet --upgrade pip
-    "$work/venv/bin/pip" install --quiet tensorflow-cpu protobuf grpcio-tools
+    "$work/venv/bin/pip" install --quiet tensorflow-cpu protobuf grpcio-tools tensorflow-datasets
     venv="$work/venv"
 fi
 python="$venv/bin/python"
+if ! "$python" -c "import tensorflow_datasets" 2>/dev/null; then
+    step "tensorflow-datasets into $venv"
+    "$venv/bin/pip" install --quiet tensorflow-datasets
+fi
 export TF_CPP_MIN_LOG_LEVEL=3
 
 step "build"
@@ -67,5 +73,21 @@ check of2tf "$testdata/ofdatasets" "$work/from-of"
 check of2tf "$testdata/ofrecord/no_double" "$work/no-double"
 "$ofconvert" --quiet of2tf "$testdata/ofrecord/all_kinds" "$work/all-kinds" --lossy
 check of2tf "$testdata/ofrecord/all_kinds" "$work/all-kinds" --lossy
+
+step "of2tf: TFDS folders come back in TFDS's layout and load with tfds.builder_from_directory"
+"$ofconvert" --quiet tf2of "$testdata/datasets/tfds" "$work/tfds-of"
+"$ofconvert" --quiet of2tf "$work/tfds-of" "$work/tfds-back"
+"$ofconvert" --quiet of2tf "$work/tfds-of" "$work/tfds-resharded" --parts 3
+check of2tf "$work/tfds-of" "$work/tfds-back"
+for folder in mnist/3.0.1 cifar10/3.0.2; do
+    for written in "$work/tfds-back/$folder" "$work/tfds-resharded/$folder"; do
+        # TensorFlow Datasets must find everything in the folders: no download, no cache.
+        empty="$(mktemp -d "$work/tfds-data.XXXXXX")"
+        resharded=()
+        [ "$written" = "$work/tfds-resharded/$folder" ] && resharded=(--resharded)
+        TFDS_DATA_DIR="$empty" "$python" "$here/tfds_check.py" \
+            "$testdata/datasets/tfds/$folder" "$written" "${resharded[@]}"
+    done
+done
 
 step "interop: all outputs read back as they should"

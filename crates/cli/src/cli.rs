@@ -69,7 +69,12 @@ pub enum Command {
     ///
     /// Each dataset directory becomes the same relative directory under OUT holding
     /// DIRNAME-NNNNN-of-MMMMM.tfrecord files (.gz or .zz with --compression), one per part
-    /// by default. Mapping rules must match, as for tf2of.
+    /// by default, or DIRNAME.tfrecord when there is one. A dataset that came from TFDS
+    /// (its manifest says so, or a dataset_info.json is in or above its directory) goes
+    /// back as TFDS lays it out: every split in one folder as
+    /// NAME-SPLIT.tfrecord-NNNNN-of-NNNNN, with dataset_info.json (shard lengths of the new
+    /// files) and features.json written last, for tfds.builder_from_directory. Mapping
+    /// rules must match, as for tf2of.
     #[command(
         name = "of2tf",
         mut_arg("no_verify", |arg| help(arg, "OFRecord parts carry no checksums: there is \

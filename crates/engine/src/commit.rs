@@ -10,7 +10,6 @@ use ofconvert_tfrecord::Compression;
 
 use crate::chunk::ChunkOutput;
 use crate::error::{Error, ErrorKind};
-use crate::manifest::Manifest;
 use crate::object;
 use crate::options::{Options, Settings};
 use crate::output::{self, remove_temps};
@@ -22,6 +21,7 @@ use crate::shard::{read_receipt, receipt_path, worker_dir, CONTROL_DIR};
 use crate::storage::{LockError, Storage};
 use crate::stored::StoredPlan;
 use crate::summary::{DatasetSummary, Summary};
+use crate::tfds;
 
 /// Finishes the sharded run in `output` once all its workers are done: checks that every
 /// part of the stored plan has its receipt and is there with the size the receipt says
@@ -87,14 +87,29 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
                 .collect(),
             warnings: dataset.warnings.clone(),
             problem: None,
+            tfds: dataset.tfds.clone(),
+        })
+        .collect();
+    let settings = stored.settings.clone();
+    let targets: Vec<Target> = stored
+        .datasets
+        .iter()
+        .zip(&datasets)
+        .map(|(dataset, plan)| Target {
+            storage,
+            options: &options,
+            settings: &settings,
+            dataset: plan,
+            tf_stem: dataset.tf_stem.clone(),
         })
         .collect();
 
     // Every receipt of every dataset is read and checked before anything is published.
     let mut missing = Vec::new();
     let mut outputs: Vec<Option<Vec<ChunkOutput>>> = Vec::new();
-    for (d, (dataset, plan)) in stored.datasets.iter().zip(&datasets).enumerate() {
-        if dataset.problem.is_some() || already_published(storage, plan) {
+    for (d, (dataset, target)) in stored.datasets.iter().zip(&targets).enumerate() {
+        let plan = target.dataset;
+        if dataset.problem.is_some() || already_published(target) {
             outputs.push(None);
             continue;
         }
@@ -117,16 +132,9 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
         return Err(Error::new(ErrorKind::PartsMissing { missing }).in_file(output));
     }
 
-    let settings = stored.settings.clone();
     let mut summaries = Vec::new();
-    for ((dataset, plan), found) in stored.datasets.iter().zip(&datasets).zip(outputs) {
-        let target = Target {
-            storage,
-            options: &options,
-            settings: &settings,
-            dataset: plan,
-            tf_stem: dataset.tf_stem.clone(),
-        };
+    for ((dataset, target), found) in stored.datasets.iter().zip(&targets).zip(outputs) {
+        let plan = target.dataset;
         let summary = match (&dataset.problem, found) {
             (Some(problem), _) => {
                 let err = Error::new(ErrorKind::Io(std::io::Error::other(problem.clone())));
@@ -135,7 +143,7 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
                     ..DatasetSummary::failed(plan, &err)
                 }
             }
-            (None, None) => match Manifest::read_from(storage, &plan.output_dir) {
+            (None, None) => match target.read_manifest() {
                 Ok(Some(manifest)) => DatasetSummary::done(plan, DatasetStatus::Kept, manifest),
                 _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded)),
             },
@@ -144,24 +152,38 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
                 DatasetSummary::done(plan, DatasetStatus::Converted, manifest)
             }
         };
-        if summary.status != DatasetStatus::Failed {
-            // What killed workers left: parts of theirs that no receipt names.
-            remove_temps(storage, &plan.output_dir)
-                .map_err(|err| Error::io(&plan.output_dir, err))?;
-        }
         summaries.push(summary);
     }
+    // What killed workers left: parts of theirs that no receipt names. Only once every
+    // dataset is published, as the splits of a TFDS dataset share a directory and each
+    // other's temporary files until then.
+    for (target, summary) in targets.iter().zip(&summaries) {
+        if summary.status != DatasetStatus::Failed {
+            let dir = &target.dataset.output_dir;
+            remove_temps(storage, dir).map_err(|err| Error::io(dir, err))?;
+        }
+    }
+    let tfds_metadata = tfds::write_metadata(settings.direction, storage, &mut summaries);
     remove_control(storage, output);
-    Ok(summary_of(&stored, output, summaries, started))
+    Ok(summary_of(
+        &stored,
+        output,
+        summaries,
+        tfds_metadata,
+        started,
+    ))
 }
 
 /// Whether a dataset's manifest is there with all its parts: a commit that stopped after
 /// publishing it.
-fn already_published(storage: &dyn Storage, plan: &DatasetPlan) -> bool {
-    Manifest::read_from(storage, &plan.output_dir)
+fn already_published(target: &Target) -> bool {
+    target
+        .read_manifest()
         .ok()
         .flatten()
-        .is_some_and(|manifest| manifest.parts_complete_in(storage, &plan.output_dir))
+        .is_some_and(|manifest| {
+            manifest.parts_complete_in(target.storage, &target.dataset.output_dir)
+        })
 }
 
 fn check(
@@ -212,6 +234,7 @@ fn summary_of(
     stored: &StoredPlan,
     output: &Path,
     datasets: Vec<DatasetSummary>,
+    tfds_metadata: Vec<String>,
     started: Instant,
 ) -> Summary {
     let published = || {
@@ -241,6 +264,7 @@ fn summary_of(
         skipped_files: Vec::new(),
         unreadable: Vec::new(),
         datasets,
+        tfds_metadata,
         seconds: started.elapsed().as_secs_f64(),
     }
 }

@@ -21,6 +21,7 @@ use crate::recode::{ImagePolicy, Recoder};
 use crate::records::RecordReader;
 use crate::storage::{LockError, Storage};
 use crate::summary::{DatasetSummary, Summary};
+use crate::tfds;
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 const REPORT_EVERY: u64 = 4096;
@@ -219,7 +220,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         .map_err(|err| Error::new(ErrorKind::Io(std::io::Error::other(err))))?;
     pool.install(|| run_jobs(&context, &runs, &transcoder));
 
-    let datasets: Vec<DatasetSummary> = runs
+    let mut datasets: Vec<DatasetSummary> = runs
         .into_iter()
         .map(|run| match run {
             DatasetRun::Settled(summary) => summary,
@@ -238,6 +239,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             }
         })
         .collect();
+    let tfds_metadata = tfds::write_metadata(direction, storage, &mut datasets);
     let converted = || {
         datasets
             .iter()
@@ -269,6 +271,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         skipped_files: skipped,
         unreadable,
         datasets,
+        tfds_metadata,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -558,7 +561,7 @@ fn temp_paths(outputs: &[ChunkOutput]) -> Vec<PathBuf> {
 fn fail_job(context: &Context<'_>, job: &Job<'_>, err: Error, outputs: Vec<ChunkOutput>) {
     job.failed.store(true, Ordering::Relaxed);
     output::remove_all(context.storage, temp_paths(&outputs));
-    let _ = job.target.clear();
+    let _ = job.target.clear_own();
     // Only succeeds when nothing else is in it: a directory this run created for nothing.
     context
         .storage

@@ -33,17 +33,25 @@ pub fn part_name(prefix: &str, digits: usize, index: usize) -> String {
     format!("{prefix}{index:0digits$}")
 }
 
-/// The name of TFRecord shard `index` of `count` written from a OneFlow dataset.
+/// The name of TFRecord shard `index` of `count` written from a OneFlow dataset:
+/// `stem-00001-of-00004.tfrecord`, and `stem.tfrecord` when it is the only one.
 pub fn tf_shard_name(stem: &str, index: usize, count: usize, compression: Compression) -> String {
-    format!(
-        "{stem}-{index:05}-of-{count:05}.tfrecord{}",
-        compression.file_suffix()
-    )
+    let suffix = compression.file_suffix();
+    if count == 1 {
+        format!("{stem}.tfrecord{suffix}")
+    } else {
+        format!("{stem}-{index:05}-of-{count:05}.tfrecord{suffix}")
+    }
 }
 
-/// The temporary name of output number `sub` of work item `chunk`, unique to this process.
-pub(crate) fn temp_part_name(chunk: usize, sub: usize) -> String {
-    format!("{TEMP_PREFIX}part-{chunk}-{sub}.tmp-{}", std::process::id())
+/// The temporary name of output number `sub` of work item `chunk`, unique to this process
+/// and, through `tag` (empty, or `name-split.` for a TFDS split), to the dataset among
+/// those sharing its directory.
+pub(crate) fn temp_part_name(tag: &str, chunk: usize, sub: usize) -> String {
+    format!(
+        "{TEMP_PREFIX}{tag}part-{chunk}-{sub}.tmp-{}",
+        std::process::id()
+    )
 }
 
 /// The temporary name under which `name` is written before it is renamed into place.
@@ -60,7 +68,16 @@ pub fn is_temporary(name: &str) -> bool {
 /// temporary file or the lock. Every command passes over them without a word: they are
 /// never records, and listing them as skipped would only be noise.
 pub fn is_own_file(name: &str) -> bool {
-    name.ends_with(INDEX_SUFFIX) || name == MANIFEST_NAME || is_temporary(name)
+    name.ends_with(INDEX_SUFFIX) || is_manifest(name) || is_temporary(name)
+}
+
+/// Whether `name` is a manifest: [`MANIFEST_NAME`], or `name-split.` before it for a split
+/// of a TFDS dataset, whose splits share a folder.
+pub fn is_manifest(name: &str) -> bool {
+    name == MANIFEST_NAME
+        || name
+            .strip_suffix(MANIFEST_NAME)
+            .is_some_and(|stem| stem.len() > 1 && stem.ends_with('.'))
 }
 
 /// The files a dataset's output directory holds besides its manifest.
@@ -68,21 +85,32 @@ pub fn is_own_file(name: &str) -> bool {
 pub(crate) enum DatasetFiles<'a> {
     /// OneFlow parts, `prefix` + digits (tf2of).
     Parts { prefix: &'a str },
-    /// TFRecord shards `stem-NNNNN-of-NNNNN.tfrecord*` (of2tf).
+    /// TFRecord shards `stem-NNNNN-of-NNNNN.tfrecord*`, `stem.tfrecord*` or TFDS's
+    /// `stem.tfrecord-NNNNN-of-NNNNN*` (of2tf).
     Shards { stem: &'a str },
 }
 
 /// Whether `name`, in an output directory, belongs to the dataset written there: its
-/// manifest, its `files` and temporary files. Nothing else in the directory is ours to
-/// remove.
-pub(crate) fn is_dataset_file(name: &str, files: DatasetFiles<'_>) -> bool {
-    name == MANIFEST_NAME
-        || (is_temporary(name) && name != LOCK_NAME)
+/// manifest (named `manifest`), its `files` and temporary files — those whose names
+/// start with `temps` (all of them for an empty `temps`). Nothing else in the directory is
+/// ours to remove.
+pub(crate) fn is_dataset_file(
+    name: &str,
+    manifest: &str,
+    files: DatasetFiles<'_>,
+    temps: &str,
+) -> bool {
+    name == manifest
+        || (is_temporary(name) && name != LOCK_NAME && name[TEMP_PREFIX.len()..].starts_with(temps))
         || match files {
             DatasetFiles::Parts { prefix } => part_number(name, prefix).is_some(),
             DatasetFiles::Shards { stem } => {
-                shard_name(name).is_some_and(|shard| shard.stem == stem)
-                    && name.contains(".tfrecord")
+                let single = name.strip_prefix(stem).is_some_and(|rest| {
+                    matches!(rest, ".tfrecord" | ".tfrecord.gz" | ".tfrecord.zz")
+                });
+                single
+                    || (shard_name(name).is_some_and(|shard| shard.stem == stem)
+                        && name.contains(".tfrecord"))
             }
         }
 }
@@ -99,18 +127,62 @@ mod tests {
             tf_shard_name("train", 1, 4, Compression::Gzip),
             "train-00001-of-00004.tfrecord.gz"
         );
+        assert_eq!(
+            tf_shard_name("train", 0, 1, Compression::None),
+            "train.tfrecord"
+        );
     }
 
     #[test]
     fn dataset_files_are_told_from_the_rest() {
-        let tf2of = |name: &str| is_dataset_file(name, DatasetFiles::Parts { prefix: "part-" });
+        let tf2of = |name: &str| {
+            is_dataset_file(
+                name,
+                MANIFEST_NAME,
+                DatasetFiles::Parts { prefix: "part-" },
+                "",
+            )
+        };
         assert!(tf2of("part-00000"));
         assert!(tf2of(MANIFEST_NAME));
-        assert!(tf2of(&temp_part_name(0, 0)));
+        assert!(tf2of(&temp_part_name("", 0, 0)));
         assert!(!tf2of(LOCK_NAME));
         assert!(!tf2of("README"));
-        let of2tf = |name: &str| is_dataset_file(name, DatasetFiles::Shards { stem: "train" });
+        let of2tf = |name: &str| {
+            is_dataset_file(
+                name,
+                MANIFEST_NAME,
+                DatasetFiles::Shards { stem: "train" },
+                "",
+            )
+        };
         assert!(of2tf("train-00000-of-00002.tfrecord"));
+        assert!(of2tf("train.tfrecord.gz"));
         assert!(!of2tf("test-00000-of-00002.tfrecord"));
+        assert!(!of2tf("train.tfrecord.idx"));
+    }
+
+    #[test]
+    fn splits_sharing_a_folder_keep_to_their_own_files() {
+        let manifest = "mnist-train.ofconvert-manifest.json";
+        assert!(is_manifest(manifest));
+        assert!(!is_manifest(".ofconvert-manifest.json"));
+        let train = |name: &str| {
+            is_dataset_file(
+                name,
+                manifest,
+                DatasetFiles::Shards {
+                    stem: "mnist-train",
+                },
+                "mnist-train.",
+            )
+        };
+        assert!(train("mnist-train.tfrecord-00001-of-00002"));
+        assert!(train(manifest));
+        assert!(train(&temp_part_name("mnist-train.", 3, 0)));
+        assert!(!train(&temp_part_name("mnist-test.", 3, 0)));
+        assert!(!train("mnist-test.tfrecord-00000-of-00001"));
+        assert!(!train("mnist-test.ofconvert-manifest.json"));
+        assert!(!train("dataset_info.json"));
     }
 }

@@ -61,6 +61,7 @@ mod shard;
 pub mod storage;
 mod stored;
 mod summary;
+mod tfds;
 
 pub use commit::commit;
 pub use convert::convert;
@@ -88,3 +89,4 @@ pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use shard::{convert_shard, Shard, ShardSummary, CONTROL_DIR};
 pub use summary::{DatasetSummary, ErrorPlace, Summary};
+pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

@@ -11,6 +11,7 @@ use crate::output;
 use crate::recode::ImageConversion;
 use crate::schema::Schema;
 use crate::storage::{LocalFs, Storage};
+use crate::tfds::TfdsOrigin;
 
 /// Written as `format` so that a reader can tell the file's version.
 const FORMAT: &str = "ofconvert-manifest/1";
@@ -45,6 +46,10 @@ pub struct Manifest {
     /// How to open the files in TensorFlow (of2tf).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensorflow: Option<TensorflowReader>,
+    /// The TFDS dataset and split the records came from, with TFDS's metadata as found:
+    /// of2tf gives them back in TFDS's layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tfds: Option<TfdsOrigin>,
 }
 
 /// One input file in a [`Manifest`].
@@ -234,6 +239,7 @@ impl Manifest {
             image_conversion: None,
             oneflow: None,
             tensorflow: None,
+            tfds: None,
         }
     }
 
@@ -245,7 +251,17 @@ impl Manifest {
 
     /// [`Manifest::read`] from `storage`.
     pub(crate) fn read_from(storage: &dyn Storage, dir: &Path) -> io::Result<Option<Manifest>> {
-        let Some(bytes) = storage.read(&dir.join(MANIFEST_NAME))? else {
+        Manifest::read_named(storage, dir, MANIFEST_NAME)
+    }
+
+    /// [`Manifest::read_from`] under the file name `name` (the splits of a TFDS dataset
+    /// share a folder, each with its own manifest).
+    pub(crate) fn read_named(
+        storage: &dyn Storage,
+        dir: &Path,
+        name: &str,
+    ) -> io::Result<Option<Manifest>> {
+        let Some(bytes) = storage.read(&dir.join(name))? else {
             return Ok(None);
         };
         Ok(serde_json::from_slice::<Manifest>(&bytes)
@@ -259,10 +275,11 @@ impl Manifest {
         &self,
         storage: &'s dyn Storage,
         dir: &Path,
+        name: &str,
     ) -> io::Result<output::Staged<'s>> {
         let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         bytes.push(b'\n');
-        output::stage(storage, dir, MANIFEST_NAME, &bytes)
+        output::stage(storage, dir, name, &bytes)
     }
 
     /// Whether every part the manifest lists is in `dir` with the size it lists.

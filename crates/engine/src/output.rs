@@ -225,15 +225,18 @@ pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Resu
     stage(&LocalFs, dir, name, bytes)?.commit()
 }
 
-/// Removes what an earlier run may have left of a dataset in `dir`: its manifest, its
-/// `files` and temporary files. Other files, and subdirectories, stay.
+/// Removes what an earlier run may have left of a dataset in `dir`: its manifest (named
+/// `manifest`), its `files` and temporary files (those named with `temps` after the
+/// temporary prefix; all for an empty `temps`). Other files, and subdirectories, stay.
 pub(crate) fn clear_dataset(
     storage: &dyn Storage,
     dir: &Path,
+    manifest: &str,
     files: DatasetFiles<'_>,
+    temps: &str,
 ) -> io::Result<()> {
     for name in storage.file_names(dir)? {
-        if layout::is_dataset_file(&name, files) {
+        if layout::is_dataset_file(&name, manifest, files, temps) {
             storage.remove(&dir.join(name))?;
         }
     }

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -13,7 +13,8 @@ use crate::error::{Error, ErrorKind};
 use crate::object;
 use crate::options::{Direction, ExistingOutput, Options};
 pub(crate) use crate::storage::is_symlink;
-use crate::storage::{Listed, LocalFs, NotListed, Storage};
+use crate::storage::{absolute_through_existing, Listed, LocalFs, NotListed, Storage};
+use crate::tfds::{self, TfdsOrigin};
 
 /// One input file of a dataset.
 #[derive(Clone, Debug)]
@@ -42,6 +43,8 @@ pub struct DatasetPlan {
     pub warnings: Vec<String>,
     /// Why this dataset cannot be converted as found, if it cannot.
     pub problem: Option<Error>,
+    /// The TFDS dataset and split the records came from, when they did.
+    pub tfds: Option<TfdsOrigin>,
 }
 
 /// A file of the input tree that is not converted, and why.
@@ -105,7 +108,7 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
     let walk = walk(&*input_storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
         Direction::TfToOf => group_tf(&*input_storage, input, output, walk),
-        Direction::OfToTf => group_of(input, output, walk, &options.part_prefix),
+        Direction::OfToTf => group_of(&*input_storage, input, output, walk, &options.part_prefix),
     };
     mark_clashes(&mut datasets);
     Ok(Plan {
@@ -213,40 +216,6 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
     }
 }
 
-/// The canonical form of `path`, which may not exist yet: its nearest existing ancestor is
-/// canonicalized and the rest appended (`..` in the rest is resolved lexically).
-fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
-    let absolute = std::path::absolute(path)?;
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    loop {
-        match fs::canonicalize(existing) {
-            Ok(mut resolved) => {
-                for component in rest.iter().rev() {
-                    match component {
-                        Component::ParentDir => {
-                            resolved.pop();
-                        }
-                        Component::Normal(name) => resolved.push(name),
-                        _ => {}
-                    }
-                }
-                return Ok(resolved);
-            }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                let Some(parent) = existing.parent() else {
-                    return Err(err);
-                };
-                if let Some(last) = existing.components().next_back() {
-                    rest.push(last);
-                }
-                existing = parent;
-            }
-            Err(err) => return Err(err),
-        }
-    }
-}
-
 /// A file found by the walk.
 type Found = Listed;
 
@@ -351,6 +320,10 @@ fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> G
     } = walk;
     let mut datasets = Vec::new();
     for (relative_dir, files) in directories {
+        let metadata = files
+            .iter()
+            .find(|found| found.name == tfds::DATASET_INFO)
+            .and_then(|found| tfds::Metadata::read(storage, found.path.parent()?));
         let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
         for found in files {
             if passed_over(&found.name) {
@@ -397,14 +370,19 @@ fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> G
                 (Some(stem), true) => relative_dir.join(stem),
                 (None, true) => relative_dir.join(directory_name(input, &relative_dir)),
             };
-            datasets.push(tf_dataset(
-                input,
-                output,
-                &relative_dir,
-                relative_out,
-                family,
-                single_file,
-            ));
+            let origin = metadata.as_ref().zip(family.stem.as_deref());
+            let tfds = origin.and_then(|(metadata, stem)| metadata.origin(stem));
+            datasets.push(DatasetPlan {
+                tfds,
+                ..tf_dataset(
+                    input,
+                    output,
+                    &relative_dir,
+                    relative_out,
+                    family,
+                    single_file,
+                )
+            });
         }
     }
     (datasets, skipped, unreadable)
@@ -444,6 +422,7 @@ fn tf_dataset(
             .collect(),
         warnings,
         problem: None,
+        tfds: None,
     }
 }
 
@@ -484,7 +463,13 @@ fn shard_warning(family: &Family) -> Option<String> {
     Some(message)
 }
 
-fn group_of(input: &Path, output: &Path, walk: Walk, prefix: &str) -> Grouped {
+fn group_of(
+    storage: &dyn Storage,
+    input: &Path,
+    output: &Path,
+    walk: Walk,
+    prefix: &str,
+) -> Grouped {
     let Walk {
         directories,
         mut skipped,
@@ -524,16 +509,26 @@ fn group_of(input: &Path, output: &Path, walk: Walk, prefix: &str) -> Grouped {
         });
         let problem =
             part_problem(&parts).map(|kind| Error::new(kind).in_file(&input.join(&relative_dir)));
+        let found = (!single_file).then(|| {
+            let name = directory_name(input, &relative_dir);
+            tfds::origin_of_oneflow(storage, &under(input, &relative_dir), &name)
+        });
+        let (origin, up) = found.flatten().unzip();
+        let output_relative = match (up, relative_dir.parent()) {
+            (Some(true), Some(parent)) => parent.to_path_buf(),
+            _ => relative_dir.clone(),
+        };
         datasets.push(DatasetPlan {
             name: display_name(&relative_dir),
             source: relative_dir.clone(),
-            output_dir: under(output, &relative_dir),
+            output_dir: under(output, &output_relative),
             inputs: parts
                 .into_iter()
                 .map(|(_, found)| input_file(input, found, single_file))
                 .collect(),
             warnings: Vec::new(),
             problem,
+            tfds: origin,
         });
     }
     (datasets, skipped, unreadable)
@@ -556,14 +551,19 @@ fn part_problem(parts: &[(u64, Found)]) -> Option<ErrorKind> {
 }
 
 /// Two datasets bound for one output directory would overwrite each other: both fail.
+/// Only the splits of one TFDS dataset share a folder, as TFDS keeps them.
 fn mark_clashes(datasets: &mut [DatasetPlan]) {
-    let mut by_output: HashMap<PathBuf, usize> = HashMap::new();
+    let mut by_output: HashMap<PathBuf, Vec<usize>> = HashMap::new();
     let mut clashes = Vec::new();
     for (index, dataset) in datasets.iter().enumerate() {
-        if let Some(&other) = by_output.get(&dataset.output_dir) {
+        let sharing = by_output.entry(dataset.output_dir.clone()).or_default();
+        if let Some(&other) = sharing
+            .iter()
+            .find(|&&other| !tfds::splits_of_one(&dataset.tfds, &datasets[other].tfds))
+        {
             clashes.push((index, other));
         } else {
-            by_output.insert(dataset.output_dir.clone(), index);
+            sharing.push(index);
         }
     }
     for (a, b) in clashes {

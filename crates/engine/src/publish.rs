@@ -20,6 +20,7 @@ use crate::recode::ImageConversion;
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
 use crate::summary::{slash_path, DatasetSummary};
+use crate::tfds::TfdsOrigin;
 
 /// What a dataset's output directory is written with.
 pub(crate) struct Target<'a> {
@@ -27,7 +28,7 @@ pub(crate) struct Target<'a> {
     pub(crate) options: &'a Options,
     pub(crate) settings: &'a Settings,
     pub(crate) dataset: &'a DatasetPlan,
-    /// The name of the TFRecord files written by of2tf.
+    /// The name of the TFRecord files written by of2tf, unless they are a TFDS split's.
     pub(crate) tf_stem: String,
 }
 
@@ -37,7 +38,7 @@ impl Target<'_> {
     pub(crate) fn prepare(&self) -> Result<Option<DatasetSummary>, Error> {
         let dir = &self.dataset.output_dir;
         if self.options.existing == ExistingOutput::Resume {
-            if let Ok(Some(manifest)) = Manifest::read_from(self.storage, dir) {
+            if let Ok(Some(manifest)) = self.read_manifest() {
                 if &manifest.settings == self.settings
                     && same_inputs(&manifest, self.dataset)
                     && manifest.parts_complete_in(self.storage, dir)
@@ -59,32 +60,91 @@ impl Target<'_> {
             self.options.existing,
             ExistingOutput::Overwrite | ExistingOutput::Resume
         ) {
-            self.clear().map_err(|err| Error::io(dir, err))?;
+            // Nothing runs yet: every temporary file in the directory is a leftover.
+            self.clear("").map_err(|err| Error::io(dir, err))?;
         }
         Ok(None)
     }
 
-    /// Removes the dataset's manifest, parts and temporary files from its directory.
-    pub(crate) fn clear(&self) -> std::io::Result<()> {
+    /// Removes the dataset's manifest, parts and temporary files (those named with `temps`
+    /// after the temporary prefix) from its directory; for a TFDS split, the folder's
+    /// metadata too, which no longer describes the files there.
+    pub(crate) fn clear(&self, temps: &str) -> std::io::Result<()> {
+        let dir = &self.dataset.output_dir;
         let files = match self.settings.direction {
             Direction::TfToOf => DatasetFiles::Parts {
                 prefix: &self.options.part_prefix,
             },
-            Direction::OfToTf => DatasetFiles::Shards {
-                stem: &self.tf_stem,
-            },
+            Direction::OfToTf => DatasetFiles::Shards { stem: &self.stem() },
         };
-        clear_dataset(self.storage, &self.dataset.output_dir, files)
+        clear_dataset(self.storage, dir, &self.manifest_name(), files, temps)?;
+        if self.tfds().is_some() {
+            for name in [crate::tfds::DATASET_INFO, crate::tfds::FEATURES] {
+                if self.storage.size(&dir.join(name))?.is_some() {
+                    self.storage.remove(&dir.join(name))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes what [`Target::clear`] removes, leaving the temporary files of the other
+    /// datasets sharing the directory (the splits of a TFDS dataset) alone.
+    pub(crate) fn clear_own(&self) -> std::io::Result<()> {
+        self.clear(&self.temp_tag())
+    }
+
+    /// The TFDS dataset and split given back in TFDS's layout (of2tf).
+    fn tfds(&self) -> Option<&TfdsOrigin> {
+        match self.settings.direction {
+            Direction::TfToOf => None,
+            Direction::OfToTf => self.dataset.tfds.as_ref(),
+        }
+    }
+
+    /// What the TFRecord files' names start with (of2tf).
+    fn stem(&self) -> String {
+        match self.tfds() {
+            Some(origin) => origin.stem(),
+            None => self.tf_stem.clone(),
+        }
+    }
+
+    /// The dataset's manifest, if one is there.
+    pub(crate) fn read_manifest(&self) -> std::io::Result<Option<Manifest>> {
+        Manifest::read_named(
+            self.storage,
+            &self.dataset.output_dir,
+            &self.manifest_name(),
+        )
+    }
+
+    /// The manifest's file name: each split of a TFDS dataset has its own.
+    pub(crate) fn manifest_name(&self) -> String {
+        match self.tfds() {
+            Some(origin) => origin.manifest_name(),
+            None => layout::MANIFEST_NAME.to_owned(),
+        }
+    }
+
+    /// What this dataset's temporary file names carry after the temporary prefix.
+    fn temp_tag(&self) -> String {
+        self.tfds()
+            .map(|origin| format!("{}.", origin.stem()))
+            .unwrap_or_default()
     }
 
     /// The name of part `index` of `count`.
     pub(crate) fn part_name(&self, index: usize, count: usize) -> String {
         let options = self.options;
-        match self.settings.direction {
-            Direction::TfToOf => {
+        match (self.settings.direction, self.tfds()) {
+            (Direction::TfToOf, _) => {
                 layout::part_name(&options.part_prefix, options.part_digits, index)
             }
-            Direction::OfToTf => {
+            (Direction::OfToTf, Some(origin)) => {
+                origin.shard_name(index, count, options.compression)
+            }
+            (Direction::OfToTf, None) => {
                 layout::tf_shard_name(&self.tf_stem, index, count, options.compression)
             }
         }
@@ -97,7 +157,7 @@ impl Target<'_> {
     pub(crate) fn part_path(&self, index: usize, count: usize, sub: usize) -> PathBuf {
         let dir = &self.dataset.output_dir;
         if self.storage.renames_cheaply() || self.options.sizing.max_part_bytes.is_some() {
-            dir.join(layout::temp_part_name(index, sub))
+            dir.join(layout::temp_part_name(&self.temp_tag(), index, sub))
         } else {
             dir.join(self.part_name(index, count))
         }
@@ -174,11 +234,19 @@ impl Target<'_> {
         manifest.skipped = skipped;
         manifest.schema = schema;
         manifest.image_conversion = (!images.is_empty()).then_some(images);
+        manifest.tfds = self.dataset.tfds.clone();
+        if self.tfds().is_some() && options.compression != Compression::None {
+            manifest.warnings.push(format!(
+                "{} shards: tfds.builder_from_directory reads only uncompressed TFRecord \
+                 files; convert without --compression to load the folder with TFDS",
+                options.compression.name()
+            ));
+        }
 
         // The manifest is complete and synced before the first part takes its final name: a
         // run killed while renaming leaves it staged beside the parts, and it appears last.
         let staged = manifest
-            .stage(self.storage, dir)
+            .stage(self.storage, dir, &self.manifest_name())
             .map_err(|err| Error::io(dir, err))?;
         let renamed = temps
             .iter()

@@ -435,6 +435,40 @@ fn same_file(_file: &File, path: &Path) -> bool {
     path.exists()
 }
 
+/// The canonical form of `path`, which may not exist yet: its nearest existing ancestor is
+/// canonicalized and the rest appended (`..` in the rest is resolved lexically).
+pub(crate) fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        match fs::canonicalize(existing) {
+            Ok(mut resolved) => {
+                for component in rest.iter().rev() {
+                    match component {
+                        std::path::Component::ParentDir => {
+                            resolved.pop();
+                        }
+                        std::path::Component::Normal(name) => resolved.push(name),
+                        _ => {}
+                    }
+                }
+                return Ok(resolved);
+            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                let Some(parent) = existing.parent() else {
+                    return Err(err);
+                };
+                if let Some(last) = existing.components().next_back() {
+                    rest.push(last);
+                }
+                existing = parent;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
 /// Whether a path the walk could not follow is a symbolic link: one that leads nowhere or to
 /// itself holds no records and is only skipped, while anything else that cannot be read (a
 /// directory without permission, one removed while the walk read it) may hold records.

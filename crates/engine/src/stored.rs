@@ -16,6 +16,7 @@ use crate::records::RecordAt;
 use crate::shard::CONTROL_DIR;
 use crate::storage::Storage;
 use crate::summary::slash_path;
+use crate::tfds::TfdsOrigin;
 
 const PLAN_NAME: &str = "plan.json";
 const PLAN_FORMAT: u32 = 1;
@@ -38,6 +39,9 @@ pub(crate) struct StoredDataset {
     /// The output directory relative to the output root (empty: the root).
     pub(crate) output: String,
     pub(crate) tf_stem: String,
+    /// The TFDS dataset and split the records came from, if they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tfds: Option<TfdsOrigin>,
     pub(crate) inputs: Vec<StoredInput>,
     pub(crate) warnings: Vec<String>,
     /// Why it cannot be converted, found while planning.
@@ -286,6 +290,7 @@ pub(crate) fn describe(plan: &Plan, dataset: &DatasetPlan) -> StoredDataset {
         source: slash_path(&dataset.source),
         output,
         tf_stem: tf_file_stem(&plan.input, dataset),
+        tfds: dataset.tfds.clone(),
         inputs: dataset
             .inputs
             .par_iter()
@@ -362,6 +367,7 @@ mod tests {
             source: String::new(),
             output: String::new(),
             tf_stem: "d".to_owned(),
+            tfds: None,
             inputs: Vec::new(),
             warnings: Vec::new(),
             problem: None,

@@ -36,6 +36,10 @@ pub struct Summary {
     pub failed: usize,
     /// Whether the run was interrupted: some datasets may not have been converted.
     pub interrupted: bool,
+    /// The TFDS metadata files (`dataset_info.json`, `features.json`) written beside the
+    /// splits of TFDS datasets (of2tf).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tfds_metadata: Vec<String>,
     /// Wall time of the conversion.
     pub seconds: f64,
 }
@@ -61,6 +65,10 @@ pub struct DatasetSummary {
     /// The manifest written (or found, when kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Manifest>,
+    /// Whether the dataset goes back to a TFDS folder, which gets its metadata once all its
+    /// splits are done.
+    #[serde(skip)]
+    pub(crate) tfds: bool,
 }
 
 /// The file and position an error names, each when known.
@@ -115,6 +123,7 @@ impl DatasetSummary {
             error: None,
             error_at: None,
             manifest: None,
+            tfds: dataset.tfds.is_some(),
         }
     }
 }

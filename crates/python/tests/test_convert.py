@@ -49,7 +49,11 @@ def test_tf2of_then_of2tf_gives_the_records_back(tmp_path):
     returned = list(ofconvert.read(tmp_path / "back"))
     key = lambda record: sorted((k, repr(v)) for k, v in record.items())
     assert sorted(map(key, original)) == sorted(map(key, returned))
-    assert all(p.name.endswith(".tfrecord.gz") for p in (tmp_path / "back").rglob("*-of-*"))
+    # Compressed shards carry the suffix: DIR-NNNNN-of-NNNNN.tfrecord.gz, and TFDS's
+    # name-split.tfrecord-NNNNN-of-NNNNN.gz for the TFDS samples.
+    shards = list((tmp_path / "back").rglob("*-of-*"))
+    assert shards and all(p.name.endswith(".gz") and ".tfrecord" in p.name for p in shards)
+    assert (tmp_path / "back" / "tfds" / "mnist" / "3.0.1" / "mnist-train.tfrecord-00001-of-00002.gz").is_file()
 
 
 def test_imagenet_preset_and_mapping_options(tmp_path):

@@ -1140,11 +1140,11 @@ fn names_with_spaces_and_newlines_convert_both_ways() {
     let back = work.path().join("tf");
     invoke(args([os("of2tf"), output.as_os_str(), back.as_os_str()])).ok();
     assert_eq!(
-        tf_records(&back.join("my data/my data-00000-of-00001.tfrecord")),
+        tf_records(&back.join("my data/my data.tfrecord")),
         to_tf(&to_of(&first))
     );
     assert_eq!(
-        tf_records(&back.join("new\nline set/new\nline set-00000-of-00001.tfrecord")),
+        tf_records(&back.join("new\nline set/new\nline set.tfrecord")),
         to_tf(&to_of(&second))
     );
     let verified = invoke(args([os("verify"), file.as_os_str()])).ok();

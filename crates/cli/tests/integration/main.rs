@@ -13,4 +13,5 @@ mod objects;
 mod resume;
 mod salvage;
 mod shard;
+mod tfds;
 mod usage;

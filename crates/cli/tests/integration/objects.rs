@@ -354,3 +354,56 @@ fn reads_cut_mid_transfer_resume_and_give_the_same_bytes() {
     assert_eq!(cut.load(std::sync::atomic::Ordering::SeqCst), 3);
     assert_eq!(written(&through_proxy), written(&local));
 }
+
+#[test]
+fn a_tfds_folder_in_a_bucket_resumes_with_its_metadata_rewritten_in_place() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    let of = work.path().join("of");
+    ofconvert()
+        .arg("tf2of")
+        .args([&testdata().join("datasets/tfds"), &of])
+        .ok();
+    s3.ofconvert()
+        .arg("of2tf")
+        .arg(&of)
+        .arg("s3://data/tf")
+        .ok();
+    let info = s3.file("data", "tf/mnist/3.0.1/dataset_info.json");
+    let original = testdata().join("datasets/tfds/mnist/3.0.1/dataset_info.json");
+    assert_eq!(fs::read(&info).unwrap(), fs::read(&original).unwrap());
+
+    // Every split kept: the metadata, already there, is written again without a clash.
+    let run = s3
+        .ofconvert()
+        .arg("of2tf")
+        .arg(&of)
+        .args(["s3://data/tf", "--resume", "--json"])
+        .ok();
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(summary["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|dataset| dataset["status"] == "kept"));
+    assert_eq!(summary["tfds_metadata"].as_array().unwrap().len(), 4);
+
+    // One split redone with new shards: the metadata follows.
+    fs::remove_file(s3.file("data", "tf/mnist/3.0.1/mnist-train.ofconvert-manifest.json")).unwrap();
+    s3.ofconvert()
+        .arg("of2tf")
+        .arg(&of)
+        .args(["s3://data/tf", "--resume", "--records-per-part", "50"])
+        .ok();
+    let info: serde_json::Value = serde_json::from_slice(&fs::read(&info).unwrap()).unwrap();
+    let lengths: Vec<&serde_json::Value> = info["splits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|split| &split["shardLengths"])
+        .collect();
+    assert_eq!(
+        lengths,
+        [&serde_json::json!(["40"]), &serde_json::json!(["50", "30"])]
+    );
+}
