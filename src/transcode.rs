@@ -92,6 +92,8 @@ pub struct Transcoder {
     order: Vec<usize>,
     /// Where the first entry starts in the output: after the Example's own tag and length.
     output_base: usize,
+    /// Values of the last record that rounding changed.
+    rounded: u64,
 }
 
 impl Transcoder {
@@ -107,6 +109,7 @@ impl Transcoder {
             lists: Vec::new(),
             order: Vec::new(),
             output_base: 0,
+            rounded: 0,
         })
     }
 
@@ -146,7 +149,8 @@ impl Transcoder {
 
     /// Turns a serialized `OFRecord` into a serialized `tf.train.Example`, replacing the
     /// contents of `out`. int32 lists widen to int64; double lists narrow to float when
-    /// every value fits exactly (else [`ErrorKind::InexactDouble`], unless the spec is lossy).
+    /// every value fits exactly (else [`ErrorKind::InexactDouble`], unless the spec is lossy;
+    /// a finite double beyond float's range is [`ErrorKind::FloatOverflow`] either way).
     pub fn of_to_tf(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
         self.reset(out);
         if record.is_empty() {
@@ -177,10 +181,18 @@ impl Transcoder {
         Ok(())
     }
 
+    /// How many values the last successful [`tf_to_of`](Transcoder::tf_to_of) or
+    /// [`of_to_tf`](Transcoder::of_to_tf) call changed by rounding them to the nearest float,
+    /// as a [lossy](MappingSpec::lossy) spec allows; 0 under any other spec.
+    pub fn rounded(&self) -> u64 {
+        self.rounded
+    }
+
     fn reset(&mut self, out: &mut Vec<u8>) {
         out.clear();
         self.plan.clear();
         self.scratch.clear();
+        self.rounded = 0;
     }
 
     fn plan_example(&mut self, input: &[u8]) -> Result<(), Error> {
@@ -302,7 +314,10 @@ impl Transcoder {
             });
         }
         numeric::decode_numbers(list, kind, &mut self.numbers)?;
-        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.rounding)?;
+        let transformed =
+            numeric::transform(&mut self.numbers, kind, rule, to, self.spec.rounding)?;
+        self.rounded += transformed.rounded as u64;
+        let target = transformed.kind;
         let encoded = numeric::encode_numbers(target, &self.numbers, &mut self.scratch);
         Ok(Planned {
             field: output_field(to, target)?,
@@ -389,13 +404,15 @@ impl Transcoder {
                     count: lengths.ints.iter().sum::<i64>() as usize,
                 }
             } else {
-                let target = numeric::transform(
+                let transformed = numeric::transform(
                     &mut self.sequence_numbers,
                     kind,
                     rule,
                     Dialect::Of,
                     self.spec.rounding,
                 )?;
+                self.rounded += transformed.rounded as u64;
+                let target = transformed.kind;
                 let encoded =
                     numeric::encode_numbers(target, &self.sequence_numbers, &mut self.scratch);
                 Planned {

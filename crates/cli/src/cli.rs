@@ -265,8 +265,9 @@ pub struct Of2tfArgs {
     #[arg(long, value_enum, default_value_t = CompressionArg::None, value_name = "KIND")]
     pub compression: CompressionArg,
 
-    /// Round doubles to the nearest float; without it, a double that float cannot hold
-    /// exactly fails its dataset.
+    /// Round doubles (and integers cast to a float type) to the nearest float, counting the
+    /// values changed in the summary and manifest; without it, a double that float cannot
+    /// hold exactly fails its dataset. A finite double beyond float's range fails either way.
     #[arg(long)]
     pub lossy: bool,
 }
