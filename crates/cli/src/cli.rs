@@ -244,8 +244,9 @@ pub struct Tf2ofArgs {
 
     /// What to do with encoded images: keep their bytes; re-encode as RGB JPEG the ones
     /// OneFlow 0.9's OFRecordImageDecoder cannot decode (PNG, GIF, BMP, WebP, grayscale and
-    /// CMYK JPEG; image/format or format then says JPEG); or decode every image to its
-    /// uint8 pixels (height x width x channels) with NAME/shape beside it.
+    /// CMYK JPEG; image/format, image/colorspace and image/channels, or format, colorspace
+    /// and channels, then say JPEG, RGB and 3 where the record has them); or decode every
+    /// image to its uint8 pixels (height x width x channels) with NAME/shape beside it.
     #[arg(long, value_enum, default_value_t = ImagesArg::Keep, value_name = "MODE")]
     pub images: ImagesArg,
 
