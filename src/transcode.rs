@@ -12,8 +12,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::message::{
-    collect_entries, feature_name, map_entry, next_top_level_field, parse_entry, parse_feature,
-    validate_feature_list, RawEntry,
+    collect_entries, feature_name, map_entry, mark_losers, next_top_level_field, parse_entry,
+    parse_feature, validate_feature_list, RawEntry,
 };
 use crate::numeric::{self, Dialect, Numbers};
 use crate::spec::{CompiledSpec, Disposition, Rule};
@@ -576,34 +576,4 @@ fn output_field(to: Dialect, kind: FeatureKind) -> Result<u32, Error> {
             kind.list_name()
         )))
     })
-}
-
-/// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
-fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
-    if entries.len() < 2 {
-        return;
-    }
-    // Most records have a handful of features: comparing pairs beats sorting them.
-    if entries.len() <= 16 {
-        for i in 0..entries.len() {
-            let key = &input[entries[i].key.clone()];
-            let overridden = entries[i + 1..]
-                .iter()
-                .any(|later| input[later.key.clone()] == *key);
-            entries[i].loses = overridden;
-        }
-        return;
-    }
-    order.clear();
-    order.extend(0..entries.len());
-    order.sort_by(|&a, &b| {
-        input[entries[a].key.clone()]
-            .cmp(&input[entries[b].key.clone()])
-            .then(a.cmp(&b))
-    });
-    for pair in order.windows(2) {
-        if input[entries[pair[0]].key.clone()] == input[entries[pair[1]].key.clone()] {
-            entries[pair[0]].loses = true;
-        }
-    }
 }
