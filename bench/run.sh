@@ -15,17 +15,20 @@ Usage: bench/run.sh [OPTIONS]
 
 Times `cp -r`, `ofconvert tf2of`, `of2tf`, `count` and `verify` (at each --jobs value) and
 the single-threaded wire and typed converters on the benchmark corpora, and prints a
-Markdown table: median wall time, MB/s, records/s, ratio to the copy, peak RSS.
+Markdown table: median wall time, MB/s, records/s, ratio to the copy, peak RSS. On the png
+corpus it times `tf2of --no-sync` as is, with `--images jpeg` and with `--images raw`, and
+prints a second table: images/s and the ratio to the plain tf2of.
 
 Options:
   --dir DIR       where the corpus and the outputs go (default: a temporary directory,
                   removed at the end). A corpus already in DIR with the same seed, scale
                   and corpora is reused.
   --scale F       corpus size factor (default 1: ~200 MB of large records in 16 shards,
-                  400,000 small records in 8 shards)
+                  400,000 small records in 8 shards, 2,000 32x32 RGB PNGs in 4 shards)
   --runs N        timed runs per command (default 5), after one warm-up run
   --jobs LIST     --jobs values to measure, space- or comma-separated (default "1 2")
-  --corpus LIST   large,small, one of them, or none (with --big) (default large,small)
+  --corpus LIST   large,small,png, some of them, or none (with --big)
+                  (default large,small,png)
   --big [SIZE]    also convert one big TFRecord file (default 4G; suffixes K, M, G) both
                   ways and report its peak RSS; needs about 3 x SIZE of free disk
   --big-runs N    timed runs per command on the big file (default 3)
@@ -51,7 +54,7 @@ DIR=""
 SCALE=1
 RUNS=5
 JOBS="1 2"
-CORPORA="large,small"
+CORPORA="large,small,png"
 BIG=""
 BIG_RUNS=3
 SEED=42
@@ -94,9 +97,9 @@ done
 CORPUS_LIST=()
 for c in ${CORPORA//,/ }; do
     case $c in
-    large | small) CORPUS_LIST+=("$c") ;;
+    large | small | png) CORPUS_LIST+=("$c") ;;
     none) ;;
-    *) die "unknown corpus '$c' (expected large, small or none)" ;;
+    *) die "unknown corpus '$c' (expected large, small, png or none)" ;;
     esac
 done
 ((${#CORPUS_LIST[@]} > 0 || ${#BIG} > 0)) || die "nothing to measure: no corpus and no --big"
@@ -252,8 +255,19 @@ for corpus in "${CORPUS_LIST[@]}"; do
     tf=${TREE_DIR[$corpus/tfrecord]}
     of=${TREE_DIR[$corpus/ofrecord]}
     measure "$corpus" "cp -r tfrecord tree" "" "$corpus/tfrecord" "" "$RUNS" -- cp -r "$tf" "$OUT"
-    measure "$corpus" "cp -r ofrecord tree" "" "$corpus/ofrecord" "" "$RUNS" -- cp -r "$of" "$OUT"
     cp_tf="$corpus|cp -r tfrecord tree"
+    if [[ $corpus == png ]]; then
+        # What --images costs next to the plain conversion of the same PNGs (one a record).
+        for j in $JOBS; do
+            for images in "" jpeg raw; do
+                measure "$corpus" "ofconvert tf2of --no-sync${images:+ --images $images}" "$j" \
+                    "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+                    "$OFCONVERT" --jobs "$j" --quiet tf2of --no-sync ${images:+--images "$images"} "$tf" "$OUT"
+            done
+        done
+        continue
+    fi
+    measure "$corpus" "cp -r ofrecord tree" "" "$corpus/ofrecord" "" "$RUNS" -- cp -r "$of" "$OUT"
     cp_of="$corpus|cp -r ofrecord tree"
     # ofconvert fsyncs each part before renaming it into place; this row shows what that
     # durability costs a plain copy. The single quotes are for the inner shell.
@@ -359,6 +373,24 @@ while IFS='|' read -r corpus label jobs median min max cpu peak tree baseline; d
                 peak * 1024 / 1e6, min, max, cpu
         }'
 done <"$RESULTS"
+if grep -q '^png|ofconvert tf2of' "$RESULTS"; then
+    echo
+    echo "| png corpus | jobs | median wall s | images/s | ratio to plain tf2of | peak RSS MB | CPU s |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    awk -F'|' -v images="${TREE_RECORDS[png/tfrecord]}" '
+        $1 == "png" && $2 ~ /^ofconvert tf2of/ && $4 != "failed" {
+            if ($2 == "ofconvert tf2of --no-sync") plain[$3] = $4
+            row[++n] = $0
+        }
+        END {
+            for (i = 1; i <= n; i++) {
+                split(row[i], f, "|")
+                ratio = (plain[f[3]] > 0) ? sprintf("%.2f", f[4] / plain[f[3]]) : "–"
+                printf "| %s | %s | %.3f | %.0f | %s | %.1f | %.2f |\n",
+                    f[2], f[3], f[4], images / f[4], ratio, f[8] * 1024 / 1e6, f[7]
+            }
+        }' "$RESULTS"
+fi
 echo
 echo "Median of $RUNS timed runs${BIG:+ (big file: $BIG_RUNS)} after one warm-up run, files in page cache,"
 echo "output removed and \`sync\` before each run. MB = 10^6 bytes of input. Ratio = wall time /"
@@ -366,4 +398,6 @@ echo "wall time of \`cp -r\` of the same input tree (below 1 is faster than the 
 echo "from GNU time (%M). CPU s = median user + system time (GNU time, 10 ms ticks), which a"
 echo "loaded machine disturbs less than wall time. bench-convert is single-threaded: wire ="
 echo "the Transcoder, typed = decode into prost messages + map + encode, same framing code."
+echo "png corpus: one image a record, so images/s = records/s; ratio = wall time / wall time of"
+echo "the plain \`tf2of --no-sync\` at the same --jobs."
 exit "$FAILED"

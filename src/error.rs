@@ -44,6 +44,12 @@ pub enum ErrorKind {
         /// The value.
         value: f64,
     },
+    /// A finite double beyond the range of `float`: narrowing would make it an infinity,
+    /// which is not rounding, so `lossy` does not allow it either.
+    FloatOverflow {
+        /// The value.
+        value: f64,
+    },
     /// A value that does not fit the requested type after a cast or offset.
     OutOfRange {
         /// The value, as text.
@@ -157,6 +163,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::InexactDouble { value } => write!(
                 f,
                 "double {value:?} is not exactly representable as float (allow lossy narrowing to round it)"
+            ),
+            ErrorKind::FloatOverflow { value } => write!(
+                f,
+                "double {value:?} is beyond the range of float (narrowing would make it an \
+                 infinity, which no rounding allows)"
             ),
             ErrorKind::OutOfRange { value, to } => {
                 write!(f, "value {value} does not fit {}", to.name())

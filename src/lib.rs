@@ -12,8 +12,9 @@
 //!
 //! The default mapping is lossless both ways: bytes, float and int64 stay as they are; OneFlow's
 //! int32 widens to int64; its double narrows to float only where every value fits exactly (else
-//! an error, unless [`MappingSpec::lossy`]). A [`MappingSpec`] renames, casts, offsets, keeps or
-//! drops features, flattens `SequenceExample`s and wraps non-Example records.
+//! an error, unless [`MappingSpec::lossy`] rounds it; a finite double beyond float's range is an
+//! error either way). A [`MappingSpec`] renames, casts, offsets, keeps or drops features,
+//! flattens `SequenceExample`s and wraps non-Example records.
 //!
 //! ```
 //! use ofconvert_bridge::{tf, encode_example, decode_ofrecord, MappingSpec, NumericType,

@@ -165,3 +165,33 @@ pub(crate) fn next_top_level_field(
     }
     Ok(None)
 }
+
+/// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
+pub(crate) fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
+    if entries.len() < 2 {
+        return;
+    }
+    // Most records have a handful of features: comparing pairs beats sorting them.
+    if entries.len() <= 16 {
+        for i in 0..entries.len() {
+            let key = &input[entries[i].key.clone()];
+            let overridden = entries[i + 1..]
+                .iter()
+                .any(|later| input[later.key.clone()] == *key);
+            entries[i].loses = overridden;
+        }
+        return;
+    }
+    order.clear();
+    order.extend(0..entries.len());
+    order.sort_by(|&a, &b| {
+        input[entries[a].key.clone()]
+            .cmp(&input[entries[b].key.clone()])
+            .then(a.cmp(&b))
+    });
+    for pair in order.windows(2) {
+        if input[entries[pair[0]].key.clone()] == input[entries[pair[1]].key.clone()] {
+            entries[pair[0]].loses = true;
+        }
+    }
+}

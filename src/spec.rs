@@ -169,10 +169,18 @@ impl MappingSpec {
         self
     }
 
-    /// Allows inexact float conversions (double→float rounds to nearest).
+    /// Allows inexact float conversions (double→float rounds to nearest, and so does an
+    /// integer cast to a float type). A finite double beyond float's range is still an error
+    /// ([`ErrorKind::FloatOverflow`]): it would become an infinity, which is not rounding.
+    /// [`Transcoder::rounded`](crate::Transcoder::rounded) counts the values rounded.
     pub fn lossy(mut self, lossy: bool) -> Self {
         self.lossy = lossy;
         self
+    }
+
+    /// Whether inexact float conversions are allowed ([`lossy`](MappingSpec::lossy)).
+    pub fn is_lossy(&self) -> bool {
+        self.lossy
     }
 
     /// From the keys of TensorFlow's inception `build_imagenet_data.py` to those of

@@ -12,8 +12,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::message::{
-    collect_entries, feature_name, map_entry, next_top_level_field, parse_entry, parse_feature,
-    validate_feature_list, RawEntry,
+    collect_entries, feature_name, map_entry, mark_losers, next_top_level_field, parse_entry,
+    parse_feature, validate_feature_list, RawEntry,
 };
 use crate::numeric::{self, Dialect, Numbers};
 use crate::spec::{CompiledSpec, Disposition, Rule};
@@ -92,6 +92,8 @@ pub struct Transcoder {
     order: Vec<usize>,
     /// Where the first entry starts in the output: after the Example's own tag and length.
     output_base: usize,
+    /// Values of the last record that rounding changed.
+    rounded: u64,
 }
 
 impl Transcoder {
@@ -107,6 +109,7 @@ impl Transcoder {
             lists: Vec::new(),
             order: Vec::new(),
             output_base: 0,
+            rounded: 0,
         })
     }
 
@@ -146,7 +149,8 @@ impl Transcoder {
 
     /// Turns a serialized `OFRecord` into a serialized `tf.train.Example`, replacing the
     /// contents of `out`. int32 lists widen to int64; double lists narrow to float when
-    /// every value fits exactly (else [`ErrorKind::InexactDouble`], unless the spec is lossy).
+    /// every value fits exactly (else [`ErrorKind::InexactDouble`], unless the spec is lossy;
+    /// a finite double beyond float's range is [`ErrorKind::FloatOverflow`] either way).
     pub fn of_to_tf(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
         self.reset(out);
         if record.is_empty() {
@@ -177,10 +181,18 @@ impl Transcoder {
         Ok(())
     }
 
+    /// How many values the last successful [`tf_to_of`](Transcoder::tf_to_of) or
+    /// [`of_to_tf`](Transcoder::of_to_tf) call changed by rounding them to the nearest float,
+    /// as a [lossy](MappingSpec::lossy) spec allows; 0 under any other spec.
+    pub fn rounded(&self) -> u64 {
+        self.rounded
+    }
+
     fn reset(&mut self, out: &mut Vec<u8>) {
         out.clear();
         self.plan.clear();
         self.scratch.clear();
+        self.rounded = 0;
     }
 
     fn plan_example(&mut self, input: &[u8]) -> Result<(), Error> {
@@ -302,7 +314,10 @@ impl Transcoder {
             });
         }
         numeric::decode_numbers(list, kind, &mut self.numbers)?;
-        let target = numeric::transform(&mut self.numbers, kind, rule, to, self.spec.rounding)?;
+        let transformed =
+            numeric::transform(&mut self.numbers, kind, rule, to, self.spec.rounding)?;
+        self.rounded += transformed.rounded as u64;
+        let target = transformed.kind;
         let encoded = numeric::encode_numbers(target, &self.numbers, &mut self.scratch);
         Ok(Planned {
             field: output_field(to, target)?,
@@ -389,13 +404,15 @@ impl Transcoder {
                     count: lengths.ints.iter().sum::<i64>() as usize,
                 }
             } else {
-                let target = numeric::transform(
+                let transformed = numeric::transform(
                     &mut self.sequence_numbers,
                     kind,
                     rule,
                     Dialect::Of,
                     self.spec.rounding,
                 )?;
+                self.rounded += transformed.rounded as u64;
+                let target = transformed.kind;
                 let encoded =
                     numeric::encode_numbers(target, &self.sequence_numbers, &mut self.scratch);
                 Planned {
@@ -559,34 +576,4 @@ fn output_field(to: Dialect, kind: FeatureKind) -> Result<u32, Error> {
             kind.list_name()
         )))
     })
-}
-
-/// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
-fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
-    if entries.len() < 2 {
-        return;
-    }
-    // Most records have a handful of features: comparing pairs beats sorting them.
-    if entries.len() <= 16 {
-        for i in 0..entries.len() {
-            let key = &input[entries[i].key.clone()];
-            let overridden = entries[i + 1..]
-                .iter()
-                .any(|later| input[later.key.clone()] == *key);
-            entries[i].loses = overridden;
-        }
-        return;
-    }
-    order.clear();
-    order.extend(0..entries.len());
-    order.sort_by(|&a, &b| {
-        input[entries[a].key.clone()]
-            .cmp(&input[entries[b].key.clone()])
-            .then(a.cmp(&b))
-    });
-    for pair in order.windows(2) {
-        if input[entries[pair[0]].key.clone()] == input[entries[pair[1]].key.clone()] {
-            entries[pair[0]].loses = true;
-        }
-    }
 }

@@ -159,8 +159,8 @@ fn apply(
             Ok(Values::Bytes(bytes))
         }
         Values::Numbers(kind, mut numbers) => {
-            let kind = numeric::transform(&mut numbers, kind, rule, to, rounding)?;
-            Ok(Values::Numbers(kind, numbers))
+            let transformed = numeric::transform(&mut numbers, kind, rule, to, rounding)?;
+            Ok(Values::Numbers(transformed.kind, numbers))
         }
     }
 }

@@ -143,12 +143,25 @@ fn of_list(with_narrow_kinds: bool) -> BoxedStrategy<(u32, List)> {
     }
     prop_oneof![
         common,
-        // Doubles: half of them exactly representable as f32.
+        // Doubles: any bits (mostly beyond float's range), floats exactly, floats nudged so
+        // that they round, and doubles around the point where narrowing would overflow.
         (
             prop::collection::vec(
                 prop_oneof![
                     any::<u64>(),
-                    any::<u32>().prop_map(|b| f64::from(f32::from_bits(b)).to_bits())
+                    any::<u32>().prop_map(|b| f64::from(f32::from_bits(b)).to_bits()),
+                    (any::<u32>(), 1u64..1 << 28).prop_map(|(b, nudge)| f64::from(f32::from_bits(
+                        b
+                    ))
+                    .to_bits()
+                        ^ nudge),
+                    (any::<bool>(), -4i64..4).prop_map(|(negative, step)| {
+                        // Halfway between f32::MAX and the next power of two: at or above
+                        // it, a double narrows to infinity.
+                        let halfway = f64::from(f32::MAX) + 2f64.powi(103);
+                        let bits = halfway.to_bits().wrapping_add_signed(step);
+                        bits | u64::from(negative) << 63
+                    }),
                 ],
                 0..4
             ),
@@ -208,8 +221,18 @@ fn unique(entries: Vec<(String, u32, List)>) -> Vec<(String, u32, List)> {
     out
 }
 
-fn same_variant(a: &ErrorKind, b: &ErrorKind) -> bool {
-    std::mem::discriminant(a) == std::mem::discriminant(b)
+/// Whether two errors of the paths agree. The paths visit features in different orders, so
+/// they may name different ones; then a record with both an inexact double and one beyond
+/// float's range may fail for either.
+fn same_failure(a: &ofconvert_bridge::Error, b: &ofconvert_bridge::Error) -> bool {
+    let narrowing = |e: &ErrorKind| {
+        matches!(
+            e,
+            ErrorKind::InexactDouble { .. } | ErrorKind::FloatOverflow { .. }
+        )
+    };
+    std::mem::discriminant(a.kind()) == std::mem::discriminant(b.kind())
+        || (narrowing(a.kind()) && narrowing(b.kind()) && a.feature() != b.feature())
 }
 
 fn join(entries: &[(String, u32, List)]) -> Vec<u8> {
@@ -286,7 +309,7 @@ proptest! {
         match (wire, typed) {
             (Ok(()), Ok(typed)) => prop_assert_eq!(canonical_of(&decode_ofrecord(&out).unwrap()), canonical_of(&typed)),
             // The paths visit features in different orders, so they may name different ones.
-            (Err(w), Err(t)) => prop_assert!(same_variant(w.kind(), t.kind()), "{:?} vs {:?}", w, t),
+            (Err(w), Err(t)) => prop_assert!(same_failure(&w, &t), "{:?} vs {:?}", w, t),
             (w, t) => prop_assert!(false, "wire {:?} vs typed {:?}", w, t),
         }
     }
@@ -320,13 +343,28 @@ proptest! {
     fn of_to_tf_wire_matches_typed(entries in non_empty_entries(of_list(true)), lossy in any::<bool>()) {
         let input = join(&entries);
         let spec = MappingSpec::new().lossy(lossy);
-        let typed = ofrecord_to_example(&decode_ofrecord(&input).unwrap(), &spec);
+        let record = decode_ofrecord(&input).unwrap();
+        let typed = ofrecord_to_example(&record, &spec);
         let mut out = Vec::new();
-        let wire = Transcoder::new(spec).unwrap().of_to_tf(&input, &mut out);
+        let mut transcoder = Transcoder::new(spec).unwrap();
+        let wire = transcoder.of_to_tf(&input, &mut out);
         match (wire, typed) {
-            (Ok(()), Ok(typed)) => prop_assert_eq!(canonical_tf(&decode_example(&out).unwrap()), canonical_tf(&typed)),
+            (Ok(()), Ok(typed)) => {
+                prop_assert_eq!(canonical_tf(&decode_example(&out).unwrap()), canonical_tf(&typed));
+                let changed = record
+                    .feature
+                    .values()
+                    .filter_map(|feature| match &feature.kind {
+                        Some(of_pb::feature::Kind::DoubleList(list)) => Some(&list.value),
+                        _ => None,
+                    })
+                    .flatten()
+                    .filter(|&&v| f64::from(v as f32) != v && !v.is_nan())
+                    .count();
+                prop_assert_eq!(transcoder.rounded(), changed as u64);
+            }
             // The paths visit features in different orders, so they may name different ones.
-            (Err(w), Err(t)) => prop_assert!(same_variant(w.kind(), t.kind()), "{:?} vs {:?}", w, t),
+            (Err(w), Err(t)) => prop_assert!(same_failure(&w, &t), "{:?} vs {:?}", w, t),
             (w, t) => prop_assert!(false, "wire {:?} vs typed {:?}", w, t),
         }
     }
@@ -642,6 +680,25 @@ fn inexact_doubles_fail_unless_lossy() {
         decode_example(&out).unwrap().float_values("p"),
         Some(&[0.1f32][..])
     );
+}
+
+#[test]
+fn doubles_beyond_float_range_fail_on_both_paths_even_when_lossy() {
+    let typed = of::record([("p", of::double_feature([0.5, -1e300]))]);
+    let record = canonical_of(&typed);
+    for lossy in [false, true] {
+        let spec = MappingSpec::new().lossy(lossy);
+        let mut out = Vec::new();
+        let err = Transcoder::new(spec.clone())
+            .unwrap()
+            .of_to_tf(&record, &mut out)
+            .unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::FloatOverflow { value: -1e300 });
+        assert_eq!(err.feature(), Some("p"));
+        let err = ofrecord_to_example(&typed, &spec).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::FloatOverflow { value: -1e300 });
+        assert_eq!(err.feature(), Some("p"));
+    }
 }
 
 #[test]

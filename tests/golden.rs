@@ -946,40 +946,59 @@ fn oneflow_written_records_convert_to_tensorflow_and_back() {
         assert!(back == record, "of -> tf -> of changed the bytes");
     }
 
-    // All five kinds: int32 widens, doubles narrow only when exact.
+    // All five kinds: int32 widens, doubles narrow only when exact, or rounded under lossy,
+    // but never to an infinity.
     let mut lossy = Transcoder::new(MappingSpec::new().lossy(true)).unwrap();
-    let mut inexact = 0;
+    let (mut inexact, mut overflowing) = (0, 0);
     for record in check_ofrecord_dataset("all_kinds") {
         let typed = ofconvert_bridge::decode_ofrecord(&record).unwrap();
-        lossy.of_to_tf(&record, &mut example).unwrap();
-        let converted = ofconvert_bridge::decode_example(&example).unwrap();
-        for (name, feature) in &typed.feature {
-            use ofconvert_bridge::ExampleExt;
-            use oneflow::feature::Kind;
-            match &feature.kind {
-                Some(Kind::Int32List(l)) => {
-                    let widened: Vec<i64> = l.value.iter().map(|&v| i64::from(v)).collect();
-                    assert_eq!(converted.int64_values(name), Some(&widened[..]), "{name}");
+        let beyond_float = typed
+            .double_values("double")
+            .unwrap_or_default()
+            .iter()
+            .any(|v| v.is_finite() && (*v as f32).is_infinite());
+        if beyond_float {
+            let err = lossy.of_to_tf(&record, &mut example).unwrap_err();
+            assert!(
+                matches!(err.kind(), BridgeError::FloatOverflow { value } if *value == 1e300),
+                "{err}"
+            );
+            assert_eq!(err.feature(), Some("double"));
+            overflowing += 1;
+        } else {
+            lossy.of_to_tf(&record, &mut example).unwrap();
+            let converted = ofconvert_bridge::decode_example(&example).unwrap();
+            for (name, feature) in &typed.feature {
+                use ofconvert_bridge::ExampleExt;
+                use oneflow::feature::Kind;
+                match &feature.kind {
+                    Some(Kind::Int32List(l)) => {
+                        let widened: Vec<i64> = l.value.iter().map(|&v| i64::from(v)).collect();
+                        assert_eq!(converted.int64_values(name), Some(&widened[..]), "{name}");
+                    }
+                    Some(Kind::DoubleList(l)) => {
+                        let narrowed: Vec<u32> =
+                            l.value.iter().map(|&v| (v as f32).to_bits()).collect();
+                        let got: Vec<u32> = converted
+                            .float_values(name)
+                            .unwrap()
+                            .iter()
+                            .map(|v| v.to_bits())
+                            .collect();
+                        assert_eq!(got, narrowed, "{name}");
+                    }
+                    _ => {}
                 }
-                Some(Kind::DoubleList(l)) => {
-                    let narrowed: Vec<u32> =
-                        l.value.iter().map(|&v| (v as f32).to_bits()).collect();
-                    let got: Vec<u32> = converted
-                        .float_values(name)
-                        .unwrap()
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .collect();
-                    assert_eq!(got, narrowed, "{name}");
-                }
-                _ => {}
             }
         }
         match transcoder.of_to_tf(&record, &mut example) {
             Ok(()) => {}
             Err(err) => {
                 assert!(
-                    matches!(err.kind(), BridgeError::InexactDouble { .. }),
+                    matches!(
+                        err.kind(),
+                        BridgeError::InexactDouble { .. } | BridgeError::FloatOverflow { .. }
+                    ),
                     "{err}"
                 );
                 let name = err.feature().expect("the error names the feature");
@@ -991,8 +1010,10 @@ fn oneflow_written_records_convert_to_tensorflow_and_back() {
             }
         }
     }
-    assert!(
-        inexact > 0,
+    // Records 1, 3 and 5 hold 1e300 (after exact values, before any that only round).
+    assert_eq!(
+        (inexact, overflowing),
+        (3, 3),
         "the all_kinds dataset holds doubles float cannot represent"
     );
 }

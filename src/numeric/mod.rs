@@ -284,16 +284,27 @@ pub(crate) fn check_bytes_rule(rule: Option<&Rule>) -> Result<(), ErrorKind> {
     }
 }
 
-/// Applies a feature's offset and cast, then the dialect's default mapping; returns the kind
-/// the values now have. `numbers` holds the values of a list of kind `from`.
+/// What [`transform`] made of a list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Transformed {
+    /// The kind the values now have.
+    pub(crate) kind: FeatureKind,
+    /// How many values rounding changed, which only [`Rounding::Allow`] lets happen. A value
+    /// counts once, however many steps rounded it.
+    pub(crate) rounded: usize,
+}
+
+/// Applies a feature's offset and cast, then the dialect's default mapping. `numbers` holds
+/// the values of a list of kind `from`.
 pub(crate) fn transform(
     numbers: &mut Numbers,
     from: FeatureKind,
     rule: Option<&Rule>,
     target: Dialect,
     rounding: Rounding,
-) -> Result<FeatureKind, ErrorKind> {
+) -> Result<Transformed, ErrorKind> {
     let mut kind = from;
+    let mut rounded = 0;
     if let Some(delta) = rule.and_then(|r| r.offset) {
         if !kind.is_integer() {
             return Err(ErrorKind::InvalidOffset { kind });
@@ -310,25 +321,68 @@ pub(crate) fn transform(
         if kind == FeatureKind::Bytes {
             return Err(ErrorKind::InvalidCast { from: kind, to });
         }
-        convert(numbers, kind, to.kind(), rounding)?;
-        kind = to.kind();
+        let cast = to.kind();
+        let narrowed_next = target.default_target(cast) != cast;
+        if kind.is_integer() && narrowed_next && rounding == Rounding::Allow {
+            // Cast to double, then narrowed to float: both steps may round one value, which
+            // still counts once.
+            rounded += round_ints_through_double(numbers);
+            kind = FeatureKind::Float;
+        } else {
+            rounded += convert(numbers, kind, cast, rounding)?;
+            kind = cast;
+        }
     }
     let to = target.default_target(kind);
-    convert(numbers, kind, to, rounding)?;
-    Ok(to)
+    rounded += convert(numbers, kind, to, rounding)?;
+    Ok(Transformed { kind: to, rounded })
+}
+
+/// Integers to double to float, as a lossy cast to double in a direction that narrows
+/// doubles does it; returns how many values changed. No integer overflows a float.
+fn round_ints_through_double(numbers: &mut Numbers) -> usize {
+    let mut rounded = 0;
+    numbers.f32s.clear();
+    for &v in &numbers.ints {
+        let narrow = v as f64 as f32;
+        if narrow as i128 != i128::from(v) {
+            rounded += 1;
+        }
+        numbers.f32s.push(narrow);
+    }
+    numbers.ints.clear();
+    rounded
+}
+
+/// Narrows one double to float; returns the float and whether it differs from `value`.
+///
+/// A finite double beyond float's range would become an infinity: that is not rounding, so
+/// it fails even when `lossy`. A value that only loses precision, or underflows to a
+/// subnormal or zero, fails unless `lossy`. NaN and the infinities are kept as they are.
+fn narrow_double(value: f64, lossy: bool) -> Result<(f32, bool), ErrorKind> {
+    let narrow = value as f32;
+    if narrow.is_infinite() && value.is_finite() {
+        return Err(ErrorKind::FloatOverflow { value });
+    }
+    // A NaN never equals itself, yet narrowing keeps it a NaN.
+    let changed = f64::from(narrow) != value && !value.is_nan();
+    if changed && !lossy {
+        return Err(ErrorKind::InexactDouble { value });
+    }
+    Ok((narrow, changed))
 }
 
 /// Converts values of kind `from` to kind `to`, failing on any value that changes, except
-/// float rounding when allowed.
+/// float rounding when allowed; returns how many values rounding changed.
 fn convert(
     numbers: &mut Numbers,
     from: FeatureKind,
     to: FeatureKind,
     rounding: Rounding,
-) -> Result<(), ErrorKind> {
+) -> Result<usize, ErrorKind> {
     let lossy = rounding == Rounding::Allow;
     let Some(to_type) = to.numeric_type() else {
-        return Ok(());
+        return Ok(0);
     };
     let out_of_range = |value: String| ErrorKind::OutOfRange { value, to: to_type };
     if from == to || (from.is_integer() && to.is_integer()) {
@@ -337,15 +391,19 @@ fn convert(
                 return Err(out_of_range(v.to_string()));
             }
         }
-        return Ok(());
+        return Ok(0);
     }
+    let mut rounded = 0;
     match (from, to) {
         (FeatureKind::Int32 | FeatureKind::Int64, FeatureKind::Float) => {
             numbers.f32s.clear();
             for &v in &numbers.ints {
                 let f = v as f32;
-                if f as i128 != i128::from(v) && !lossy {
-                    return Err(out_of_range(v.to_string()));
+                if f as i128 != i128::from(v) {
+                    if !lossy {
+                        return Err(out_of_range(v.to_string()));
+                    }
+                    rounded += 1;
                 }
                 numbers.f32s.push(f);
             }
@@ -355,8 +413,11 @@ fn convert(
             numbers.f64s.clear();
             for &v in &numbers.ints {
                 let f = v as f64;
-                if f as i128 != i128::from(v) && !lossy {
-                    return Err(out_of_range(v.to_string()));
+                if f as i128 != i128::from(v) {
+                    if !lossy {
+                        return Err(out_of_range(v.to_string()));
+                    }
+                    rounded += 1;
                 }
                 numbers.f64s.push(f);
             }
@@ -372,10 +433,8 @@ fn convert(
         (FeatureKind::Double, FeatureKind::Float) => {
             numbers.f32s.clear();
             for &v in &numbers.f64s {
-                let narrow = v as f32;
-                if f64::from(narrow) != v && !v.is_nan() && !lossy {
-                    return Err(ErrorKind::InexactDouble { value: v });
-                }
+                let (narrow, changed) = narrow_double(v, lossy)?;
+                rounded += usize::from(changed);
                 numbers.f32s.push(narrow);
             }
             numbers.f64s.clear();
@@ -404,7 +463,7 @@ fn convert(
         }
     }
     debug_assert_eq!(numbers.len(), numbers.kind_len(to));
-    Ok(())
+    Ok(rounded)
 }
 
 #[cfg(test)]

@@ -67,16 +67,29 @@ def ofrecord_features(record, lossy):
         if kind == "int32_list":
             kind = "int64_list"
         elif kind == "double_list":
-            # Rounding a huge double to float overflows to infinity, as intended.
             with np.errstate(over="ignore"):
                 narrowed = [float(np.float32(v)) for v in values]
             for wide, narrow in zip(values, narrowed):
+                # Narrowing would make it an infinity: not rounding, refused even when lossy.
+                if math.isfinite(wide) and math.isinf(narrow):
+                    raise AssertionError(f"{name}: double {wide!r} is beyond float's range")
                 exact = wide == narrow or (math.isnan(wide) and math.isnan(narrow))
                 if not exact and not lossy:
                     raise AssertionError(f"{name}: double {wide!r} is not a float")
             kind, values = "float_list", narrowed
         features[name] = canonical(kind, values)
     return features
+
+
+def rounded_values(record):
+    """How many doubles of an OFRecord narrowing to float changes."""
+    changed = 0
+    for feature in record.feature.values():
+        if feature.WhichOneof("kind") == "double_list":
+            for wide in feature.double_list.value:
+                narrow = float(np.float32(wide))
+                changed += not (wide == narrow or math.isnan(wide))
+    return changed
 
 
 def ofrecord_as_is(record):
@@ -166,6 +179,10 @@ def check_of2tf(input_root, output_root, lossy):
         ]
         if len(records) != len(originals):
             fail(f"{directory}: TensorFlow read {len(records)} records, the parts hold {len(originals)}")
+        if lossy:
+            want = sum(rounded_values(original) for original in originals)
+            if manifest.get("rounded_values") != want:
+                fail(f"{directory}: manifest counts {manifest.get('rounded_values')} rounded values, not {want}")
         for index, (serialized, original) in enumerate(zip(records, originals)):
             example = tf.train.Example.FromString(serialized)
             expected = ofrecord_features(original, lossy)

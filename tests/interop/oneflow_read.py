@@ -23,7 +23,9 @@ must have TensorFlow's shape and pixels within IMAGE_TOLERANCE (two JPEG decoder
 rounding in their IDCT and upsampling), images `--images jpeg` re-encoded too (one more
 lossy step, at quality 100, stays within it). Under `--images raw`, pixels of a
 PNG equal TensorFlow's decode exactly, of a JPEG within IMAGE_TOLERANCE, and `NAME/shape`
-is TensorFlow's shape; under `--images jpeg`, `format` / `image/format` say JPEG.
+is TensorFlow's shape; under `--images jpeg`, where every image ends up a 3-channel RGB JPEG,
+`format` / `image/format` say JPEG, `colorspace` / `image/colorspace` RGB and `channels` /
+`image/channels` 3.
 """
 
 import glob
@@ -172,6 +174,8 @@ def check_dataset(directory, key, code, tf_dir):
                     shape = raw_shape(rest)
                     dtype = NUMPY_DTYPES[re.search(r"dtype=(flow\.\w+)", rest).group(1)]
                     want = numeric(kind, stored)
+                    if jpeg_mode and name in ("channels", "image/channels"):
+                        want = np.full_like(want, 3)
                     if "truncate=True" in rest:
                         padded = np.zeros(int(np.prod(shape)), dtype=want.dtype)
                         padded[: min(len(want), padded.size)] = want[: padded.size]
@@ -186,6 +190,8 @@ def check_dataset(directory, key, code, tf_dir):
                     want = bytes.fromhex(stored[0])
                     if jpeg_mode and name in ("format", "image/format"):
                         want = b"JPEG"
+                    if jpeg_mode and name in ("colorspace", "image/colorspace"):
+                        want = b"RGB"
                     if bytes(got.tobytes()) != want:
                         fail("%s: bytes differ" % where)
                 elif decoder == "OFRecordImageDecoder":

@@ -34,6 +34,7 @@ fn records(corpus: Corpus) -> Vec<Vec<u8>> {
     let count = match corpus {
         Corpus::Large => 32,
         Corpus::Small => 40_000,
+        Corpus::Png => 1_000,
     };
     sample_records(corpus, SEED, count)
 }

@@ -24,6 +24,7 @@ fn batch(corpus: Corpus) -> Batch {
     let count = match corpus {
         Corpus::Large => 16,
         Corpus::Small => 1024,
+        Corpus::Png => 256,
     };
     let examples = sample_records(corpus, SEED, count);
     let mut transcoder = Transcoder::new(MappingSpec::new()).expect("the identity spec compiles");
@@ -46,7 +47,7 @@ fn batch(corpus: Corpus) -> Batch {
 fn throughput(corpus: Corpus, records: &[Vec<u8>]) -> Throughput {
     match corpus {
         Corpus::Large => Throughput::Bytes(records.iter().map(|r| r.len() as u64).sum()),
-        Corpus::Small => Throughput::Elements(records.len() as u64),
+        Corpus::Small | Corpus::Png => Throughput::Elements(records.len() as u64),
     }
 }
 

@@ -1,14 +1,17 @@
 //! Deterministic corpora for benchmarking ofconvert, and the record generators that the
 //! criterion benches share with the corpus writer.
 //!
-//! Two corpora, each written as a TFRecord tree with TFDS shard names and as the OFRecord tree
-//! that `ofconvert tf2of` makes of it (`part-NNNNN`):
+//! Three corpora, each written as a TFRecord tree with TFDS shard names and as the OFRecord
+//! tree that `ofconvert tf2of` makes of it (`part-NNNNN`):
 //!
 //! * [`Corpus::Large`]: ImageNet-like records in the layout of TensorFlow's inception
 //!   scripts, one 60–160 KiB `image/encoded` value plus a few int64, float and short bytes
 //!   features; about 200 MB in 16 shards at scale 1.
 //! * [`Corpus::Small`]: the four features of TensorFlow's "TFRecord and tf.train.Example"
 //!   tutorial, about 90 bytes a record; 400,000 records in 8 shards at scale 1.
+//! * [`Corpus::Png`]: CIFAR-like records as TFDS writes them, a real 32×32 RGB PNG in
+//!   `image` and an int64 `label`; 2,000 records in 4 shards at scale 1. What
+//!   `tf2of --images jpeg|raw` costs is measured on it.
 //!
 //! The same seed gives the same bytes, on every machine and in every run:
 //!
@@ -38,29 +41,34 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use image::codecs::png::PngEncoder;
+use image::{ExtendedColorType, ImageEncoder};
 use ofconvert_bridge::proto::tensorflow::Example;
 use ofconvert_bridge::{encode_example, tf, MappingSpec, Transcoder};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, RngExt, SeedableRng};
 
-/// The two benchmark corpora.
+/// The benchmark corpora.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Corpus {
     /// ImageNet-like records of about 110 KiB.
     Large,
     /// The TF tutorial's four-feature records of about 90 bytes.
     Small,
+    /// CIFAR-like records: a 32×32 RGB PNG and a label.
+    Png,
 }
 
 impl Corpus {
-    /// Both corpora, large first.
-    pub const ALL: [Corpus; 2] = [Corpus::Large, Corpus::Small];
+    /// Every corpus: large, small, png.
+    pub const ALL: [Corpus; 3] = [Corpus::Large, Corpus::Small, Corpus::Png];
 
-    /// `"large"` or `"small"`: the directory and the name on the command line.
+    /// `"large"`, `"small"` or `"png"`: the directory and the name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Corpus::Large => "large",
             Corpus::Small => "small",
+            Corpus::Png => "png",
         }
     }
 
@@ -69,6 +77,7 @@ impl Corpus {
         match self {
             Corpus::Large => "imagenet_like",
             Corpus::Small => "tutorial",
+            Corpus::Png => "cifar_like",
         }
     }
 
@@ -77,15 +86,18 @@ impl Corpus {
         match self {
             Corpus::Large => 16,
             Corpus::Small => 8,
+            Corpus::Png => 4,
         }
     }
 
     /// Records per shard at `scale` (at least one). At scale 1 the large corpus averages
-    /// 110 KiB × 1,792 records ≈ 202 MB and the small one holds 400,000 records.
+    /// 110 KiB × 1,792 records ≈ 202 MB, the small one holds 400,000 records and the png
+    /// one 2,000 images.
     pub fn records_per_shard(self, scale: f64) -> u64 {
         let base = match self {
             Corpus::Large => 112.0,
             Corpus::Small => 50_000.0,
+            Corpus::Png => 500.0,
         };
         // A float-to-int `as` saturates, and the scale is checked to be positive and finite.
         (base * scale).round().max(1.0) as u64
@@ -97,6 +109,7 @@ impl Corpus {
         match self {
             Corpus::Large => 1 << 32,
             Corpus::Small => 2 << 32,
+            Corpus::Png => 3 << 32,
         }
     }
 }
@@ -113,7 +126,11 @@ pub struct UnknownCorpus(String);
 
 impl fmt::Display for UnknownCorpus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown corpus {:?} (expected large or small)", self.0)
+        write!(
+            f,
+            "unknown corpus {:?} (expected large, small or png)",
+            self.0
+        )
     }
 }
 
@@ -183,6 +200,7 @@ impl Generator {
         match self.corpus {
             Corpus::Large => self.imagenet_like(),
             Corpus::Small => self.tutorial(),
+            Corpus::Png => self.cifar_like(),
         }
     }
 
@@ -245,6 +263,45 @@ impl Generator {
         ])
     }
 }
+
+impl Generator {
+    /// TFDS's CIFAR-10 record: a 32×32 RGB PNG and a label. The picture is a smooth colour
+    /// gradient with noise on it, so that it compresses the way photographs of that size do
+    /// rather than to nothing (flat) or not at all (pure noise).
+    fn cifar_like(&mut self) -> Example {
+        let rng = &mut self.rng;
+        let label = rng.random_range(0..10_i64);
+        let base: [f32; 3] = [rng.random(), rng.random(), rng.random()];
+        let slope: [f32; 3] = [rng.random(), rng.random(), rng.random()];
+        let mut pixels = Vec::with_capacity(CIFAR_SIDE * CIFAR_SIDE * 3);
+        for y in 0..CIFAR_SIDE {
+            for x in 0..CIFAR_SIDE {
+                let along = (x + y) as f32 / (2 * CIFAR_SIDE) as f32;
+                for c in 0..3 {
+                    let smooth = 255.0 * (base[c] * 0.6 + slope[c] * along * 0.4);
+                    let noise = rng.random_range(-12.0..12.0_f32);
+                    pixels.push((smooth + noise).clamp(0.0, 255.0) as u8);
+                }
+            }
+        }
+        let mut png = Vec::new();
+        PngEncoder::new(&mut png)
+            .write_image(
+                &pixels,
+                CIFAR_SIDE as u32,
+                CIFAR_SIDE as u32,
+                ExtendedColorType::Rgb8,
+            )
+            .expect("a PNG encodes into memory");
+        tf::example([
+            ("image", tf::bytes_feature([png])),
+            ("label", tf::int64_feature([label])),
+        ])
+    }
+}
+
+/// Height and width of the png corpus's images.
+const CIFAR_SIDE: usize = 32;
 
 /// The first `count` serialized records of shard 0 of `corpus` under `seed`.
 pub fn sample_records(corpus: Corpus, seed: u64, count: usize) -> Vec<Vec<u8>> {

@@ -190,6 +190,26 @@ fn small_records_are_the_tutorials_four_features() {
 }
 
 #[test]
+fn png_records_are_tfds_cifar_records_with_real_pngs() {
+    let records = sample_records(Corpus::Png, 3, 50);
+    let mut labels = std::collections::BTreeSet::new();
+    for bytes in &records {
+        let example = decode_example(bytes).unwrap();
+        labels.insert(example.int64_values("label").unwrap()[0]);
+        let png = &example.bytes_values("image").unwrap()[0];
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+        let image = image::load_from_memory_with_format(png, image::ImageFormat::Png).unwrap();
+        assert_eq!((image.width(), image.height()), (32, 32));
+        assert_eq!(image.color(), image::ColorType::Rgb8);
+        // Neither flat nor noise: compressed, but not to nothing.
+        assert!((1_000..3_072).contains(&png.len()), "{}", png.len());
+        assert_eq!(example.features.unwrap().feature.len(), 2);
+    }
+    assert!(labels.iter().all(|label| (0..10).contains(label)));
+    assert!(labels.len() > 5, "{labels:?}");
+}
+
+#[test]
 fn the_big_file_stops_at_the_first_record_past_the_size() {
     let root = tempfile::tempdir().unwrap();
     let min_bytes = 1 << 20;
@@ -224,6 +244,6 @@ fn corpus_names_parse_back() {
     let err = "medium".parse::<Corpus>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown corpus \"medium\" (expected large or small)"
+        "unknown corpus \"medium\" (expected large, small or png)"
     );
 }

@@ -281,8 +281,9 @@ pub struct Tf2ofArgs {
 
     /// What to do with encoded images: keep their bytes; re-encode as RGB JPEG the ones
     /// OneFlow 0.9's OFRecordImageDecoder cannot decode (PNG, GIF, BMP, WebP, grayscale and
-    /// CMYK JPEG; image/format or format then says JPEG); or decode every image to its
-    /// uint8 pixels (height x width x channels) with NAME/shape beside it.
+    /// CMYK JPEG; image/format, image/colorspace and image/channels, or format, colorspace
+    /// and channels, then say JPEG, RGB and 3 where the record has them); or decode every
+    /// image to its uint8 pixels (height x width x channels) with NAME/shape beside it.
     #[arg(long, value_enum, default_value_t = ImagesArg::Keep, value_name = "MODE")]
     pub images: ImagesArg,
 
@@ -302,8 +303,9 @@ pub struct Of2tfArgs {
     #[arg(long, value_enum, default_value_t = CompressionArg::None, value_name = "KIND")]
     pub compression: CompressionArg,
 
-    /// Round doubles to the nearest float; without it, a double that float cannot hold
-    /// exactly fails its dataset.
+    /// Round doubles (and integers cast to a float type) to the nearest float, counting the
+    /// values changed in the summary and manifest; without it, a double that float cannot
+    /// hold exactly fails its dataset. A finite double beyond float's range fails either way.
     #[arg(long)]
     pub lossy: bool,
 }

@@ -133,6 +133,13 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         {
             writeln!(out, "      {described}")?;
         }
+        if let Some(rounded) = manifest.rounded_values {
+            writeln!(
+                out,
+                "      --lossy rounded {rounded} value{} to the nearest float",
+                plural_u64(rounded)
+            )?;
+        }
         let skipped = &manifest.skipped;
         if skipped.empty > 0 {
             writeln!(

@@ -53,6 +53,8 @@ pub(crate) struct ChunkOutput {
     pub(crate) compressions: Vec<(usize, Compression)>,
     /// What `--images` did.
     pub(crate) images: ImageConversion,
+    /// Values the mapping rounded to the nearest float, as `--lossy` allows.
+    pub(crate) rounded: u64,
 }
 
 /// Cuts dataset number `dataset_index` into work items: one per non-empty input file, or,

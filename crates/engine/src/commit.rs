@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
 
+use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
 use crate::chunk::ChunkOutput;
 use crate::error::{Error, ErrorKind};
 use crate::object;
-use crate::options::{Options, Settings};
+use crate::options::Options;
 use crate::output::{self, remove_temps};
 use crate::plan::{DatasetPlan, InputFile};
 use crate::progress::DatasetStatus;
@@ -64,7 +65,7 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
         }
     }
 
-    let options = options_of(&stored.settings)?;
+    let options = options_of(&stored)?;
     let datasets: Vec<DatasetPlan> = stored
         .datasets
         .iter()
@@ -202,9 +203,12 @@ fn check(
     checked.map_err(|what| Error::new(ErrorKind::ReceiptMismatch { what }).in_file(dir))
 }
 
-/// The options a single run with `settings` would have had, for publishing.
-fn options_of(settings: &Settings) -> Result<Options, Error> {
+/// The options a single run with the stored plan's settings would have had, for
+/// publishing.
+fn options_of(stored: &StoredPlan) -> Result<Options, Error> {
+    let settings = &stored.settings;
     let mut options = Options::new(settings.direction);
+    options.mapping = MappingSpec::new().lossy(stored.lossy);
     options.part_prefix = settings.part_prefix.clone();
     options.part_digits = settings.part_digits;
     options.sizing = settings.sizing;

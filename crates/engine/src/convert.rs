@@ -456,6 +456,7 @@ fn convert_chunk(
                 }
                 continue;
             }
+            output.rounded += worker.transcoder.rounded();
             let rewritten = worker
                 .recoder
                 .rewrite(&mut worker.converted, &mut output.images)

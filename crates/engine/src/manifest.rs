@@ -40,6 +40,10 @@ pub struct Manifest {
     /// What `--images` did to the images.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_conversion: Option<ImageConversion>,
+    /// Under `--lossy`: how many values were rounded to the nearest float (a double narrowed
+    /// to float, an integer cast to a float type).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounded_values: Option<u64>,
     /// How to open the dataset in OneFlow (tf2of).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oneflow: Option<OneflowReader>,
@@ -237,6 +241,7 @@ impl Manifest {
             schema: Schema::default(),
             warnings: Vec::new(),
             image_conversion: None,
+            rounded_values: None,
             oneflow: None,
             tensorflow: None,
             tfds: None,

@@ -172,8 +172,10 @@ impl Target<'_> {
         let mut temps = Vec::new();
         let mut compressions = vec![None; self.dataset.inputs.len()];
         let mut images = ImageConversion::default();
+        let mut rounded = 0;
         for output in outputs {
             images.add(&output.images);
+            rounded += output.rounded;
             schema.merge(output.schema);
             skipped.add(output.skipped);
             temps.extend(output.parts);
@@ -242,6 +244,7 @@ impl Target<'_> {
                 options.compression.name()
             ));
         }
+        manifest.rounded_values = options.mapping.is_lossy().then_some(rounded);
 
         // The manifest is complete and synced before the first part takes its final name: a
         // run killed while renaming leaves it staged beside the parts, and it appears last.

@@ -38,6 +38,9 @@ pub(crate) struct Receipt {
     pub(crate) compressions: Vec<(usize, String)>,
     pub(crate) images: ImageConversion,
     pub(crate) schema: SchemaBuilder,
+    /// Values the mapping rounded to the nearest float (`--lossy`).
+    #[serde(default)]
+    pub(crate) rounded: u64,
 }
 
 /// The part a work item wrote.
@@ -86,6 +89,7 @@ impl Receipt {
                 .collect(),
             images: output.images,
             schema: output.schema,
+            rounded: output.rounded,
         }
     }
 
@@ -109,6 +113,7 @@ impl Receipt {
                 .filter_map(|(input, name)| Some((input, Compression::from_str(&name).ok()?)))
                 .collect(),
             images: self.images,
+            rounded: self.rounded,
         }
     }
 

@@ -102,6 +102,32 @@ pub(crate) struct Recoder {
     rgb: Vec<u8>,
 }
 
+/// Makes the features that describe a record's image (inception's `image/...` keys, or the
+/// same without the prefix under `--preset imagenet`) say what it is after re-encoding: a
+/// 3-channel RGB JPEG. Only features the record has, of the kind they have, change.
+fn describe_rgb_jpeg(features: &mut BTreeMap<String, Feature>) {
+    for (key, value) in [
+        ("image/format", &b"JPEG"[..]),
+        ("format", b"JPEG"),
+        ("image/colorspace", b"RGB"),
+        ("colorspace", b"RGB"),
+    ] {
+        if let Some(Feature {
+            kind: Some(Kind::BytesList(list)),
+        }) = features.get_mut(key)
+        {
+            list.value = vec![value.to_vec()];
+        }
+    }
+    for key in ["image/channels", "channels"] {
+        match features.get_mut(key).and_then(|f| f.kind.as_mut()) {
+            Some(Kind::Int64List(list)) => list.value = vec![3],
+            Some(Kind::Int32List(list)) => list.value = vec![3],
+            _ => {}
+        }
+    }
+}
+
 /// What each image of a record needs, found without decoding anything.
 fn needs_work(policy: ImagePolicy, value: &[u8]) -> bool {
     match policy {
@@ -196,14 +222,7 @@ impl Recoder {
             }
         }
         if reencoded {
-            for key in ["image/format", "format"] {
-                if let Some(Feature {
-                    kind: Some(Kind::BytesList(list)),
-                }) = parsed.feature.get_mut(key)
-                {
-                    list.value = vec![b"JPEG".to_vec()];
-                }
-            }
+            describe_rgb_jpeg(&mut parsed.feature);
         }
         for (name, [h, w, c]) in shapes {
             parsed.feature.insert(

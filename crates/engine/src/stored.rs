@@ -29,6 +29,10 @@ pub(crate) struct StoredPlan {
     /// The input root, as the first worker named it.
     pub(crate) input: String,
     pub(crate) settings: Settings,
+    /// Whether the mapping may round floats: commit's manifests then count what it rounded,
+    /// as a single run's do.
+    #[serde(default)]
+    pub(crate) lossy: bool,
     pub(crate) datasets: Vec<StoredDataset>,
 }
 
@@ -121,6 +125,7 @@ impl StoredPlan {
             workers,
             input: plan.input.display().to_string(),
             settings: options.settings(),
+            lossy: options.mapping.is_lossy(),
             datasets,
         }
     }

@@ -169,12 +169,28 @@ def test_damaged_input_fails_its_dataset_with_the_place(tmp_path):
 
 
 def test_doubles_that_float_cannot_hold_need_lossy(tmp_path):
-    src = TESTDATA / "ofrecord" / "all_kinds"
+    src = tmp_path / "doubles"
+    src.mkdir()
+    with ofconvert.OFRecordWriter(src / "part-00000") as writer:
+        writer.write({"x": np.float64([0.1, 0.5, 1e-300])})
+        writer.write({"x": np.float64([1.0 / 3.0, float("nan")])})
     with pytest.raises(ofconvert.ConversionError) as raised:
         ofconvert.of2tf(src, tmp_path / "tf", sync=False)
-    assert raised.value.path is not None and raised.value.record is not None
-    ofconvert.of2tf(src, tmp_path / "lossy", lossy=True, sync=False)
-    assert len(list(ofconvert.read(tmp_path / "lossy"))) == 7
+    assert raised.value.path is not None and raised.value.record == 0
+    summary = ofconvert.of2tf(src, tmp_path / "lossy", lossy=True, sync=False)
+    assert summary["datasets"][0]["manifest"]["rounded_values"] == 3
+    assert len(list(ofconvert.read(tmp_path / "lossy"))) == 2
+
+
+def test_lossy_refuses_doubles_beyond_float_range(tmp_path):
+    # all_kinds holds 1e300, which would become an infinity: not rounding.
+    src = TESTDATA / "ofrecord" / "all_kinds"
+    for lossy in (False, True):
+        with pytest.raises(ofconvert.ConversionError) as raised:
+            ofconvert.of2tf(src, tmp_path / f"tf{lossy}", lossy=lossy, jobs=1, sync=False)
+        assert raised.value.record == 1
+        assert "beyond the range of float" in str(raised.value)
+        assert not (tmp_path / f"tf{lossy}").exists() or not any((tmp_path / f"tf{lossy}").iterdir())
 
 
 def test_empty_examples_skip(tmp_path):

@@ -43,7 +43,8 @@ enum Direction {
 
 /// One of the two routes through the bridge, each turning one serialized record into another.
 enum Route {
-    Wire(Transcoder),
+    // Boxed: the transcoder's scratch state dwarfs a spec, and one route is made per run.
+    Wire(Box<Transcoder>),
     Typed(MappingSpec),
 }
 
@@ -78,7 +79,7 @@ fn main() -> Result<()> {
     let mut route = if args.typed {
         Route::Typed(MappingSpec::new())
     } else {
-        Route::Wire(Transcoder::new(MappingSpec::new())?)
+        Route::Wire(Box::new(Transcoder::new(MappingSpec::new())?))
     };
     let mut inputs = Vec::new();
     for entry in fs::read_dir(&args.input)

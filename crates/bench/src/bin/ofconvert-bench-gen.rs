@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use ofconvert_bench::{write_big_file, write_corpus, Corpus, Options, Tree};
 
-/// Write deterministic benchmark corpora: DIR/{large,small}/{tfrecord,ofrecord}/ and, with
-/// `--corpus big`, one big TFRecord file in DIR/big/tfrecord/.
+/// Write deterministic benchmark corpora: DIR/{large,small,png}/{tfrecord,ofrecord}/ and,
+/// with `--corpus big`, one big TFRecord file in DIR/big/tfrecord/.
 #[derive(Debug, Parser)]
 #[command(name = "ofconvert-bench-gen")]
 struct Args {
@@ -19,7 +19,7 @@ struct Args {
     #[arg(value_name = "DIR")]
     dir: PathBuf,
 
-    /// Multiplies the number of records per shard (the shard counts stay 16 and 8).
+    /// Multiplies the number of records per shard (the shard counts stay 16, 8 and 4).
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
 
@@ -40,6 +40,7 @@ struct Args {
 enum Which {
     Large,
     Small,
+    Png,
     Big,
 }
 
@@ -71,11 +72,11 @@ fn main() -> Result<()> {
     for which in dedup(&args.corpus) {
         let started = Instant::now();
         let (name, trees) = match which {
-            Which::Large | Which::Small => {
-                let corpus = if which == Which::Large {
-                    Corpus::Large
-                } else {
-                    Corpus::Small
+            Which::Large | Which::Small | Which::Png => {
+                let corpus = match which {
+                    Which::Large => Corpus::Large,
+                    Which::Small => Corpus::Small,
+                    _ => Corpus::Png,
                 };
                 let trees = write_corpus(&args.dir, corpus, &options)
                     .with_context(|| format!("writing the {corpus} corpus"))?;

@@ -310,3 +310,52 @@ fn help_says_what_preset_imagenet_does_to_box_labels() {
         run.stdout
     );
 }
+
+#[test]
+fn images_jpeg_makes_colorspace_and_channels_fit_the_reencoded_images() {
+    let work = tempdir();
+    let mixed = testdata().join("datasets/imagenet/mixed");
+    // Without the preset the inception keys stay, channels int64; with it they lose their
+    // prefix and channels is int32.
+    for (preset, prefix) in [(false, "image/"), (true, "")] {
+        let out = work.path().join(format!("of-{preset}"));
+        let mut command = ofconvert();
+        command
+            .arg("tf2of")
+            .arg(&mixed)
+            .arg(&out)
+            .args(["--images", "jpeg", "--no-sync"]);
+        if preset {
+            command.args(["--preset", "imagenet"]);
+        }
+        command.ok();
+        let records = of_records(&out.join("part-00000"));
+        assert_eq!(records.len(), 15);
+        for (index, record) in records.iter().enumerate() {
+            let record = ofconvert_bridge::decode_ofrecord(record).unwrap();
+            let image = &record.bytes_values(&format!("{prefix}encoded")).unwrap()[0];
+            let header = ofconvert_engine::ImageHeader::parse(image).unwrap();
+            assert_eq!(header.format, ofconvert_engine::ImageFormat::Jpeg);
+            let colorspace = match header.jpeg_color {
+                Some(ofconvert_engine::JpegColor::Rgb) => &b"RGB"[..],
+                Some(ofconvert_engine::JpegColor::Grayscale) => b"Grayscale",
+                other => panic!("record {index}: {other:?}"),
+            };
+            assert_eq!(
+                record.bytes_values(&format!("{prefix}colorspace")).unwrap()[0],
+                colorspace,
+                "record {index}"
+            );
+            let channels = &format!("{prefix}channels");
+            let written = if preset {
+                assert!(record.int64_values(channels).is_none());
+                i64::from(record.int32_values(channels).unwrap()[0])
+            } else {
+                record.int64_values(channels).unwrap()[0]
+            };
+            assert_eq!(written, i64::from(header.channels), "record {index}");
+            // Everything OneFlow could not decode became a 3-channel RGB JPEG.
+            assert_eq!(header.channels, 3, "record {index}");
+        }
+    }
+}

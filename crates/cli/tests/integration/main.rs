@@ -9,6 +9,7 @@ mod damaged;
 mod faults;
 mod images;
 mod inspect;
+mod lossy;
 mod objects;
 mod resume;
 mod salvage;

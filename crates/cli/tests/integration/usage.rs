@@ -483,17 +483,6 @@ fn warnings_and_errors_are_coloured_on_request_and_never_under_no_color() {
 }
 
 #[test]
-fn the_failure_that_lossy_fixes_names_lossy() {
-    let work = tempdir();
-    let run = ofconvert()
-        .arg("of2tf")
-        .arg(testdata().join("ofrecord/all_kinds"))
-        .arg(work.path().join("out"))
-        .expect_code(1);
-    assert!(run.stderr.contains("pass --lossy"), "{}", run.stderr);
-}
-
-#[test]
 fn an_invalid_mapping_says_so_once() {
     let work = tempdir();
     let run = ofconvert()

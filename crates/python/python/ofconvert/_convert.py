@@ -142,7 +142,9 @@ def of2tf(
 
     ``compression="gzip"`` or ``"zlib"`` compresses the files as TensorFlow does;
     ``lossy=True`` rounds doubles to float (without it a double that float cannot hold
-    exactly fails its dataset). The other keyword arguments are those of :func:`tf2of`.
+    exactly fails its dataset) and counts the values it changed in each dataset's
+    ``manifest["rounded_values"]``; a finite double beyond float's range fails its dataset
+    either way. The other keyword arguments are those of :func:`tf2of`.
     """
     return _run("of2tf", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
