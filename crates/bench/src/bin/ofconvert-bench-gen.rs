@@ -71,18 +71,19 @@ fn main() -> Result<()> {
     let mut written = Vec::new();
     for which in dedup(&args.corpus) {
         let started = Instant::now();
-        let (name, trees) = match which {
-            Which::Large | Which::Small | Which::Png => {
-                let corpus = match which {
-                    Which::Large => Corpus::Large,
-                    Which::Small => Corpus::Small,
-                    _ => Corpus::Png,
-                };
+        let corpus = match which {
+            Which::Large => Some(Corpus::Large),
+            Which::Small => Some(Corpus::Small),
+            Which::Png => Some(Corpus::Png),
+            Which::Big => None,
+        };
+        let (name, trees) = match corpus {
+            Some(corpus) => {
                 let trees = write_corpus(&args.dir, corpus, &options)
                     .with_context(|| format!("writing the {corpus} corpus"))?;
                 (corpus.name(), trees.to_vec())
             }
-            Which::Big => {
+            None => {
                 let tree = write_big_file(&args.dir, args.big_size, args.seed)
                     .context("writing the big file")?;
                 ("big", vec![tree])
