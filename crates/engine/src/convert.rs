@@ -119,8 +119,8 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
     // needs no lock (and each dataset then fails for what it cannot write).
     let _lock = match storage.lock(&output) {
         Ok(lock) => Some(lock),
-        Err(LockError::Busy { holder }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(&output))
+        Err(LockError::Busy { holder, stale }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(&output))
         }
         Err(LockError::Io(err))
             if matches!(

@@ -11,7 +11,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
@@ -22,6 +22,7 @@ use object_store::{
 };
 use tokio::runtime::Runtime;
 
+use crate::layout::LOCK_NAME;
 use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
@@ -61,14 +62,44 @@ pub fn local_path(path: &Path) -> PathBuf {
 
 /// The storage of `path`: an object store for a URL (`s3://...`), the local file system for
 /// a plain path or a `file://` URL. Returns the path as that storage names it.
+///
+/// One store (a bucket, say) is built once per process and shared: inspecting a thousand
+/// objects of one bucket uses one client and one pool of connections.
 pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
-    if is_url(path) {
-        let url = path.to_str().unwrap_or_default();
-        let storage = ObjectStorage::for_url(url)?;
-        Ok((Arc::new(storage), path.to_path_buf()))
-    } else {
-        Ok((Arc::new(LocalFs), local_path(path)))
+    if !is_url(path) {
+        return Ok((Arc::new(LocalFs), local_path(path)));
     }
+    static STORES: OnceLock<Mutex<BTreeMap<String, Arc<ObjectStorage>>>> = OnceLock::new();
+    let url = path.to_str().unwrap_or_default();
+    let root = store_root(url)?;
+    let mut stores = STORES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let storage = match stores.get(&root) {
+        Some(storage) => Arc::clone(storage),
+        None => {
+            let storage = Arc::new(ObjectStorage::for_url(url)?);
+            stores.insert(root, Arc::clone(&storage));
+            storage
+        }
+    };
+    Ok((storage, path.to_path_buf()))
+}
+
+/// The URL of the store that holds `url`, `s3://bucket` for `s3://bucket/a/b`.
+fn store_root(url: &str) -> io::Result<String> {
+    let parsed = url::Url::parse(url)
+        .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
+    let root = format!(
+        "{}://{}",
+        parsed.scheme(),
+        parsed.host_str().unwrap_or_default()
+    );
+    Ok(match parsed.port() {
+        Some(port) => format!("{root}:{port}"),
+        None => root,
+    })
 }
 
 /// One object store (a bucket, a container, an HTTP server), reached through URLs that
@@ -95,17 +126,9 @@ impl ObjectStorage {
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
     /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...).
     pub fn for_url(url: &str) -> io::Result<ObjectStorage> {
+        let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
-        let root = format!(
-            "{}://{}",
-            parsed.scheme(),
-            parsed.host_str().unwrap_or_default()
-        );
-        let root = match parsed.port() {
-            Some(port) => format!("{root}:{port}"),
-            None => root,
-        };
         let store: Arc<dyn ObjectStore> = match parsed.scheme() {
             "s3" | "s3a" => Arc::new(
                 object_store::aws::AmazonS3Builder::from_env()
@@ -382,17 +405,90 @@ impl Storage for ObjectStorage {
         // An empty prefix does not exist.
     }
 
-    fn lock(&self, _dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
-        // Object stores have no advisory locks: the manifest's create-if-absent write is
-        // what keeps two runs from both publishing a dataset.
-        Ok(Box::new(NoLock))
+    fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
+        let path = dir.join(LOCK_NAME);
+        let key = self.key(&path).map_err(LockError::Io)?;
+        let holder = format!("{} on {}", std::process::id(), host_name());
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let put = self.store.put_opts(&key, PutPayload::from(holder), options);
+        match self.block_on(put) {
+            Ok(_) => Ok(Box::new(ObjectLock {
+                store: Arc::clone(&self.store),
+                runtime: Arc::clone(&self.runtime),
+                key,
+            })),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Err(LockError::Busy {
+                holder: self.lock_holder(&key),
+                stale: Some(path),
+            }),
+            // A store without conditional writes cannot lock: the manifest's write is all
+            // there is to keep two runs apart.
+            Err(object_store::Error::NotImplemented { .. })
+            | Err(object_store::Error::NotSupported { .. }) => Ok(Box::new(NoLock)),
+            Err(err) => Err(LockError::Io(store_error(err))),
+        }
     }
+}
+
+impl ObjectStorage {
+    /// Who holds the lock object `key` and since when, as far as it can be read.
+    fn lock_holder(&self, key: &ObjectPath) -> Option<String> {
+        let fetched = self.block_on(async {
+            let result = self.store.get(key).await?;
+            let since = result.meta.last_modified;
+            Ok::<_, object_store::Error>((result.bytes().await?, since))
+        });
+        let (bytes, since) = fetched.ok()?;
+        let who = String::from_utf8_lossy(&bytes).trim().to_owned();
+        Some(format!(
+            "{who}, since {}",
+            since.format("%Y-%m-%d %H:%M:%S UTC")
+        ))
+    }
+}
+
+/// This machine's name, for a lock's holder.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "an unknown host".to_owned())
 }
 
 #[derive(Debug)]
 struct NoLock;
 
 impl OutputLock for NoLock {}
+
+/// The lock object of an output: created only if absent, deleted when the run ends. A run
+/// killed hard leaves it behind; deleting it by hand clears it.
+struct ObjectLock {
+    store: Arc<dyn ObjectStore>,
+    runtime: Arc<Runtime>,
+    key: ObjectPath,
+}
+
+impl fmt::Debug for ObjectLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectLock")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl OutputLock for ObjectLock {}
+
+impl Drop for ObjectLock {
+    fn drop(&mut self) {
+        let _ = self.runtime.block_on(self.store.delete(&self.key));
+    }
+}
 
 /// A multipart upload written through `Write`; aborted unless finished.
 struct Upload {

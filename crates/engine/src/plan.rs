@@ -12,7 +12,6 @@ use crate::detect::{self, part_number, shard_name};
 use crate::error::{Error, ErrorKind};
 use crate::object;
 use crate::options::{Direction, ExistingOutput, Options};
-pub(crate) use crate::storage::is_symlink;
 use crate::storage::{Listed, LocalFs, NotListed, Storage};
 
 /// One input file of a dataset.
@@ -149,9 +148,11 @@ fn check_urls(
         return Err(Error::new(ErrorKind::InputMissing).in_file(input));
     }
     if existing == ExistingOutput::Refuse {
-        let names = output_storage
+        let mut names = output_storage
             .entries(output)
             .map_err(|err| Error::io(output, err))?;
+        // Another run's lock is for the lock to report, naming its holder.
+        names.retain(|name| name != crate::layout::LOCK_NAME);
         refuse_unless_empty(output, names)?;
     }
     Ok(())
