@@ -652,3 +652,59 @@ async fn fetch_range(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths_and_name_their_store() {
+        for url in ["s3://b/k", "gs://b/k", "az://c/k", "https://h/f", "s3a://b"] {
+            assert!(is_url(Path::new(url)), "{url}");
+        }
+        for path in [
+            "file:///tmp/x",
+            "data/in",
+            "/abs",
+            "a:b",
+            "://x",
+            "weird name://x",
+        ] {
+            assert!(!is_url(Path::new(path)), "{path}");
+        }
+        assert_eq!(local_path(Path::new("file:///tmp/x")), Path::new("/tmp/x"));
+        assert_eq!(local_path(Path::new("rel/x")), Path::new("rel/x"));
+        assert_eq!(store_root("gs://bucket/a/b").unwrap(), "gs://bucket");
+        assert_eq!(
+            store_root("http://127.0.0.1:9000/a").unwrap(),
+            "http://127.0.0.1:9000"
+        );
+        assert!(store_root("not a url").is_err());
+    }
+
+    #[test]
+    fn a_gcs_url_builds_a_store_whose_keys_are_the_path_in_the_bucket() {
+        // Credentials are looked for when a request is made, not when the store is built.
+        let storage = ObjectStorage::for_url("gs://tfds-data/datasets/mnist").unwrap();
+        assert_eq!(storage.root, "gs://tfds-data");
+        assert!(storage.lists);
+        let key = storage
+            .key(Path::new("gs://tfds-data/datasets/mnist/3.0.1/x.tfrecord"))
+            .unwrap();
+        assert_eq!(key.as_ref(), "datasets/mnist/3.0.1/x.tfrecord");
+        assert_eq!(
+            storage.url_of(&key),
+            Path::new("gs://tfds-data/datasets/mnist/3.0.1/x.tfrecord")
+        );
+        assert!(storage.key(Path::new("gs://other/x")).is_err());
+    }
+
+    #[test]
+    fn unknown_schemes_and_plain_http_say_what_they_are() {
+        let err = ObjectStorage::for_url("ftp://host/x").unwrap_err();
+        assert!(err.to_string().contains("unknown scheme ftp://"), "{err}");
+        let http = ObjectStorage::for_url("https://example.com/data/x.tfrecord").unwrap();
+        assert!(!http.lists);
+        assert_eq!(http.root, "https://example.com");
+    }
+}
