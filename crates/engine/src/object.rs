@@ -507,6 +507,8 @@ impl Write for Upload {
         self.runtime
             .block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT))
             .map_err(store_error)?;
+        // A full part starts its upload as a task of the runtime.
+        let _runtime = self.runtime.enter();
         upload.write(buf);
         self.written += buf.len() as u64;
         Ok(buf.len())
