@@ -3,8 +3,9 @@
 //! message names the object as the user wrote it.
 //!
 //! Reads stream in bounded ranges, a few in flight, each resumed from its last byte when a
-//! connection drops. Writes are multipart uploads: an object appears only once complete,
-//! and an upload that does not complete is aborted.
+//! connection drops. Writes are multipart uploads (one request for an object no bigger than
+//! a part): an object appears only once complete, and an upload that does not complete is
+//! aborted.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,8 +34,9 @@ const RANGE_BYTES: u64 = 8 << 20;
 const RANGES_IN_FLIGHT: usize = 2;
 /// How often a range is asked for again after its connection broke.
 const READ_ATTEMPTS: usize = 5;
-/// Size of a multipart upload's parts (S3's minimum is 5 MiB).
-const UPLOAD_PART_BYTES: usize = 8 << 20;
+/// Size of a multipart upload's parts (S3's minimum is 5 MiB); an object no bigger goes up
+/// in one request.
+const UPLOAD_PART_BYTES: usize = 16 << 20;
 /// Parts of one upload in flight.
 const UPLOADS_IN_FLIGHT: usize = 2;
 
@@ -345,16 +347,12 @@ impl Storage for ObjectStorage {
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
-        let key = self.key(path)?;
-        let upload = self
-            .block_on(self.store.put_multipart(&key))
-            .map_err(store_error)?;
         Ok(Box::new(Upload {
+            store: Arc::clone(&self.store),
+            key: self.key(path)?,
             runtime: Arc::clone(&self.runtime),
-            upload: Some(WriteMultipart::new_with_chunk_size(
-                upload,
-                UPLOAD_PART_BYTES,
-            )),
+            first: Some(Vec::new()),
+            upload: None,
             written: 0,
         }))
     }
@@ -490,15 +488,47 @@ impl Drop for ObjectLock {
     }
 }
 
-/// A multipart upload written through `Write`; aborted unless finished.
+/// An object written through `Write`: held in memory until it outgrows one upload part,
+/// then a multipart upload, aborted unless finished. An object that never outgrows a part
+/// goes up in one request when finished. Either way it appears whole or not at all.
 struct Upload {
+    store: Arc<dyn ObjectStore>,
+    key: ObjectPath,
     runtime: Arc<Runtime>,
+    /// The bytes written so far, while they fit in one part.
+    first: Option<Vec<u8>>,
     upload: Option<WriteMultipart>,
     written: u64,
 }
 
+impl Upload {
+    /// Starts the multipart upload with the bytes held so far.
+    fn start_multipart(&mut self) -> io::Result<()> {
+        let held = self.first.take().unwrap_or_default();
+        let upload = self
+            .runtime
+            .block_on(self.store.put_multipart(&self.key))
+            .map_err(store_error)?;
+        let mut upload = WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
+        let _runtime = self.runtime.enter();
+        upload.write(&held);
+        self.upload = Some(upload);
+        Ok(())
+    }
+}
+
 impl Write for Upload {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(first) = &mut self.first {
+            if first.len() + buf.len() <= UPLOAD_PART_BYTES {
+                // Reserved once, so that growing never holds twice the bytes.
+                first.reserve_exact(UPLOAD_PART_BYTES - first.len());
+                first.extend_from_slice(buf);
+                self.written += buf.len() as u64;
+                return Ok(buf.len());
+            }
+            self.start_multipart()?;
+        }
         let upload = self
             .upload
             .as_mut()
@@ -521,6 +551,13 @@ impl Write for Upload {
 
 impl OutputFile for Upload {
     fn finish(mut self: Box<Self>, _durability: Durability) -> io::Result<u64> {
+        if let Some(first) = self.first.take() {
+            let payload = PutPayload::from(Bytes::from(first));
+            self.runtime
+                .block_on(self.store.put(&self.key, payload))
+                .map_err(store_error)?;
+            return Ok(self.written);
+        }
         let upload = self
             .upload
             .take()

@@ -593,10 +593,10 @@ fn parts_in_a_bucket_without_their_manifest_are_reported_as_not_published() {
 fn a_part_larger_than_one_upload_part_goes_up_in_several_and_arrives_whole() {
     let s3 = S3Server::start(&["data"]);
     let work = tempdir();
-    // One 12 MB shard into one part: more than one 8 MiB part of a multipart upload.
+    // One 19 MB shard into one part: more than one 16 MiB part of a multipart upload.
     let input = work.path().join("in");
     fs::create_dir(&input).unwrap();
-    let records: Vec<Vec<u8>> = (0..200).map(|id| example(id, 60_000)).collect();
+    let records: Vec<Vec<u8>> = (0..320).map(|id| example(id, 60_000)).collect();
     write_tfrecord(&input.join("big.tfrecord"), &records);
     // Named as in the bucket: of2tf names its shards after the dataset's directory.
     let local = work.path().join("of");
@@ -607,7 +607,7 @@ fn a_part_larger_than_one_upload_part_goes_up_in_several_and_arrives_whole() {
         .arg("s3://data/of")
         .ok();
     let parts = written(&s3.file("data", "of"));
-    assert!(parts.iter().any(|(_, bytes)| bytes.len() > 8 << 20));
+    assert!(parts.iter().any(|(_, bytes)| bytes.len() > 16 << 20));
     assert!(
         parts == written(&local),
         "the parts differ from a local run's"
