@@ -56,6 +56,7 @@ mod scan;
 mod schema;
 pub mod storage;
 mod summary;
+mod transfer;
 
 pub use convert::convert;
 pub use detect::{

@@ -9,36 +9,21 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{self, Read, Write};
-use std::ops::Range;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bytes::{Bytes, BytesMut};
-use futures::{StreamExt, TryStreamExt};
+use bytes::Bytes;
+use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{
-    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
-    WriteMultipart,
-};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
 use crate::layout::LOCK_NAME;
 use crate::storage::{
-    Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
+    Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
-
-/// Bytes asked for in one ranged read.
-const RANGE_BYTES: u64 = 8 << 20;
-/// Ranged reads in flight per open object.
-const RANGES_IN_FLIGHT: usize = 2;
-/// How often a range is asked for again after its connection broke.
-const READ_ATTEMPTS: usize = 5;
-/// Size of a multipart upload's parts (S3's minimum is 5 MiB); an object no bigger goes up
-/// in one request.
-const UPLOAD_PART_BYTES: usize = 16 << 20;
-/// Parts of one upload in flight.
-const UPLOADS_IN_FLIGHT: usize = 2;
+use crate::transfer::{RangeReader, Upload};
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
 /// rather than a local path. `file://` URLs are local.
@@ -203,7 +188,7 @@ impl ObjectStorage {
 
 /// The `io::Error` of a store error: not-found stays not-found (so that "absent" can be
 /// told from "failed"), denied access stays permission-denied, the store's own words kept.
-fn store_error(err: object_store::Error) -> io::Error {
+pub(crate) fn store_error(err: object_store::Error) -> io::Error {
     let kind =
         match &err {
             object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
@@ -283,7 +268,13 @@ impl Storage for ObjectStorage {
             .map_err(store_error)?
             .size;
         Ok(Opened {
-            reader: Box::new(RangeReader::start(self, key, offset, size)),
+            reader: Box::new(RangeReader::start(
+                Arc::clone(&self.store),
+                &self.runtime,
+                key,
+                offset,
+                size,
+            )),
             size: Some(size),
         })
     }
@@ -347,14 +338,12 @@ impl Storage for ObjectStorage {
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
-        Ok(Box::new(Upload {
-            store: Arc::clone(&self.store),
-            key: self.key(path)?,
-            runtime: Arc::clone(&self.runtime),
-            first: Some(Vec::new()),
-            upload: None,
-            written: 0,
-        }))
+        let key = self.key(path)?;
+        Ok(Box::new(Upload::new(
+            Arc::clone(&self.store),
+            key,
+            Arc::clone(&self.runtime),
+        )))
     }
 
     fn renames_cheaply(&self) -> bool {
@@ -485,210 +474,6 @@ impl OutputLock for ObjectLock {}
 impl Drop for ObjectLock {
     fn drop(&mut self) {
         let _ = self.runtime.block_on(self.store.delete(&self.key));
-    }
-}
-
-/// An object written through `Write`: held in memory until it outgrows one upload part,
-/// then a multipart upload, aborted unless finished. An object that never outgrows a part
-/// goes up in one request when finished. Either way it appears whole or not at all.
-struct Upload {
-    store: Arc<dyn ObjectStore>,
-    key: ObjectPath,
-    runtime: Arc<Runtime>,
-    /// The bytes written so far, while they fit in one part.
-    first: Option<Vec<u8>>,
-    upload: Option<WriteMultipart>,
-    written: u64,
-}
-
-impl Upload {
-    /// Starts the multipart upload with the bytes held so far.
-    fn start_multipart(&mut self) -> io::Result<()> {
-        let held = self.first.take().unwrap_or_default();
-        let upload = self
-            .runtime
-            .block_on(self.store.put_multipart(&self.key))
-            .map_err(store_error)?;
-        let mut upload = WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
-        let _runtime = self.runtime.enter();
-        upload.write(&held);
-        self.upload = Some(upload);
-        Ok(())
-    }
-}
-
-impl Write for Upload {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(first) = &mut self.first {
-            if first.len() + buf.len() <= UPLOAD_PART_BYTES {
-                // Reserved once, so that growing never holds twice the bytes.
-                first.reserve_exact(UPLOAD_PART_BYTES - first.len());
-                first.extend_from_slice(buf);
-                self.written += buf.len() as u64;
-                return Ok(buf.len());
-            }
-            self.start_multipart()?;
-        }
-        let upload = self
-            .upload
-            .as_mut()
-            .ok_or_else(|| io::Error::other("the upload is finished"))?;
-        // Bounds memory: at most this many parts buffered or in flight.
-        self.runtime
-            .block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT))
-            .map_err(store_error)?;
-        // A full part starts its upload as a task of the runtime.
-        let _runtime = self.runtime.enter();
-        upload.write(buf);
-        self.written += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl OutputFile for Upload {
-    fn finish(mut self: Box<Self>, _durability: Durability) -> io::Result<u64> {
-        if let Some(first) = self.first.take() {
-            let payload = PutPayload::from(Bytes::from(first));
-            self.runtime
-                .block_on(self.store.put(&self.key, payload))
-                .map_err(store_error)?;
-            return Ok(self.written);
-        }
-        let upload = self
-            .upload
-            .take()
-            .ok_or_else(|| io::Error::other("the upload is finished"))?;
-        self.runtime
-            .block_on(upload.finish())
-            .map_err(store_error)?;
-        Ok(self.written)
-    }
-}
-
-impl Drop for Upload {
-    fn drop(&mut self) {
-        if let Some(upload) = self.upload.take() {
-            // Nothing of an unfinished upload may stay behind in the bucket.
-            let _ = self.runtime.block_on(upload.abort());
-        }
-    }
-}
-
-/// Reads an object from an offset through ranged requests, a few in flight ahead of the
-/// reader.
-struct RangeReader {
-    chunks: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
-    current: Bytes,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl RangeReader {
-    fn start(storage: &ObjectStorage, key: ObjectPath, offset: u64, size: u64) -> RangeReader {
-        let (sender, chunks) = tokio::sync::mpsc::channel(1);
-        let store = Arc::clone(&storage.store);
-        let ranges: Vec<Range<u64>> = (offset..size)
-            .step_by(RANGE_BYTES as usize)
-            .map(|start| start..(start + RANGE_BYTES).min(size))
-            .collect();
-        let task = storage.runtime.spawn(async move {
-            let mut fetched = futures::stream::iter(ranges)
-                .map(|range| fetch_range(Arc::clone(&store), key.clone(), range))
-                .buffered(RANGES_IN_FLIGHT);
-            while let Some(chunk) = fetched.next().await {
-                let failed = chunk.is_err();
-                if sender.send(chunk).await.is_err() || failed {
-                    return;
-                }
-            }
-        });
-        RangeReader {
-            chunks,
-            current: Bytes::new(),
-            task,
-        }
-    }
-}
-
-impl Read for RangeReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.current.is_empty() {
-            match self.chunks.blocking_recv() {
-                Some(chunk) => self.current = chunk?,
-                None => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.current.len());
-        buf[..n].copy_from_slice(&self.current.split_to(n));
-        Ok(n)
-    }
-}
-
-impl Drop for RangeReader {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// One range of an object, asked for again from the last byte received when the transfer
-/// breaks (the store's own retries cover requests that fail before any byte arrives).
-async fn fetch_range(
-    store: Arc<dyn ObjectStore>,
-    key: ObjectPath,
-    range: Range<u64>,
-) -> io::Result<Bytes> {
-    let want = (range.end - range.start) as usize;
-    let mut received = BytesMut::with_capacity(want);
-    let mut attempts = 0;
-    loop {
-        let from = range.start + received.len() as u64;
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(from..range.end)),
-            ..GetOptions::default()
-        };
-        let broke = match store.get_opts(&key, options).await {
-            Ok(result) => {
-                let mut stream = result.into_stream();
-                let mut broke = None;
-                while let Some(piece) = stream.next().await {
-                    match piece {
-                        Ok(piece) => received.extend_from_slice(&piece),
-                        Err(err) => {
-                            broke = Some(err);
-                            break;
-                        }
-                    }
-                }
-                broke
-            }
-            Err(err) => Some(err),
-        };
-        match broke {
-            None if received.len() >= want => {
-                received.truncate(want);
-                return Ok(received.freeze());
-            }
-            None => {
-                // The body ended early without an error: ask for the rest.
-                attempts += 1;
-                if attempts >= READ_ATTEMPTS {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("{key}: the store sent {} of {want} bytes", received.len()),
-                    ));
-                }
-            }
-            Some(err @ object_store::Error::NotFound { .. }) => return Err(store_error(err)),
-            Some(err) => {
-                attempts += 1;
-                if attempts >= READ_ATTEMPTS {
-                    return Err(store_error(err));
-                }
-            }
-        }
     }
 }
 
