@@ -8,6 +8,8 @@
         multipart upload is left open in BUCKET
     objects.py s3-get ENDPOINT BUCKET PREFIX DIR
         downloads the objects under PREFIX into DIR, keeping their relative keys
+    objects.py s3-put ENDPOINT BUCKET KEY TEXT
+        writes TEXT to the object KEY
     objects.py az-container CONNECTION CONTAINER
         creates CONTAINER in the Azure Blob service (azure-storage-blob)
     objects.py az-check CONNECTION CONTAINER PREFIX LOCAL
@@ -124,6 +126,8 @@ def main(argv):
         s3_check(*args)
     elif command == "s3-get":
         s3_get(*args)
+    elif command == "s3-put":
+        s3(args[0]).put_object(Bucket=args[1], Key=args[2], Body=args[3].encode())
     elif command == "az-container":
         azure(args[0], args[1]).create_container()
     elif command == "az-check":

@@ -8,7 +8,8 @@
 # S3 (moto): tf2of from the sample tree into a bucket, of2tf from it into the bucket again;
 # boto3 checks that the objects are the files of the same conversions on disk (keys, sizes,
 # bytes) and that no multipart upload was left open; TensorFlow reads the of2tf output
-# downloaded from the bucket (check.py). Azure (Azurite): the same round trip through a
+# downloaded from the bucket (check.py); the lock object (created only if absent) keeps a
+# second run out. Azure (Azurite): the same round trip through a
 # container, identical bytes checked with azure-storage-blob.
 #
 # Keeps a virtualenv (tensorflow-cpu, protobuf, grpcio-tools, moto[server], boto3,
@@ -108,6 +109,14 @@ objects s3-check "$AWS_ENDPOINT_URL" data tf "$work/tf"
 step "S3: TensorFlow reads the of2tf output downloaded from the bucket"
 objects s3-get "$AWS_ENDPOINT_URL" data tf "$work/tf-from-s3"
 "$python" "$here/check.py" of2tf "$work/of" "$work/tf-from-s3"
+step "S3: a run into an output another run holds fails at once, naming it (exit 2)"
+objects s3-put "$AWS_ENDPOINT_URL" data locked/.ofconvert-lock "4242 on elsewhere"
+code=0
+"$ofconvert" --quiet tf2of "$testdata/datasets/tutorial" s3://data/locked 2>"$work/locked.err" || code=$?
+cat "$work/locked.err"
+[ "$code" = 2 ] || die "exit $code, not 2, into a locked output"
+grep -q "4242 on elsewhere" "$work/locked.err" || die "the holder is not named"
+
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION AWS_ENDPOINT_URL AWS_ALLOW_HTTP
 
 step "Azure: azurite-blob on 127.0.0.1"
