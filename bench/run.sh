@@ -17,7 +17,9 @@ Times `cp -r`, `ofconvert tf2of`, `of2tf`, `count` and `verify` (at each --jobs 
 the single-threaded wire and typed converters on the benchmark corpora, and prints a
 Markdown table: median wall time, MB/s, records/s, ratio to the copy, peak RSS. On the png
 corpus it times `tf2of --no-sync` as is, with `--images jpeg` and with `--images raw`, and
-prints a second table: images/s and the ratio to the plain tf2of.
+prints a second table: images/s and the ratio to the plain tf2of. On the large corpus, also
+`tf2of` from one bucket to another through a local S3 server (ofconvert-bench-s3) against
+`rclone copy` of the same objects through the same server.
 
 Options:
   --dir DIR       where the corpus and the outputs go (default: a temporary directory,
@@ -33,6 +35,8 @@ Options:
                   ways and report its peak RSS; needs about 3 x SIZE of free disk
   --big-runs N    timed runs per command on the big file (default 3)
   --seed N        corpus seed (default 42)
+  --no-s3         leave out the bucket-to-bucket rows (they need rclone: installed with
+                  apt-get when missing and running as root)
   --no-build      use the release binaries already built
   --baseline BIN  also time another ofconvert binary (an earlier commit's release build)
                   on the same tf2of/of2tf commands, each right after this build's run of
@@ -40,7 +44,7 @@ Options:
   --keep          keep the temporary directory
   -h, --help      this text
 
-Needs bash 5, cargo, GNU time (/usr/bin/time; installed with apt-get when missing and
+Needs bash 5, cargo, rclone (unless --no-s3), GNU time (/usr/bin/time; installed with apt-get when missing and
 running as root), coreutils and awk.
 EOF
 }
@@ -61,6 +65,7 @@ SEED=42
 BUILD=1
 KEEP=0
 BASELINE_BIN=""
+S3=1
 
 while (($#)); do
     case $1 in
@@ -79,6 +84,7 @@ while (($#)); do
     --big-runs) BIG_RUNS=${2:?--big-runs needs a number}; shift 2 ;;
     --seed) SEED=${2:?--seed needs a number}; shift 2 ;;
     --no-build) BUILD=0; shift ;;
+    --no-s3) S3=0; shift ;;
     --baseline) BASELINE_BIN=${2:?--baseline needs a binary}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -119,6 +125,15 @@ if ! /usr/bin/time -f '%e %M' true >/dev/null 2>&1; then
         die "GNU time is missing at /usr/bin/time: install the 'time' package (apt-get install time)"
 fi
 
+[[ " ${CORPUS_LIST[*]} " == *" large "* ]] || S3=0
+if ((S3)) && ! command -v rclone >/dev/null; then
+    if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+        echo "run.sh: installing rclone" >&2
+        apt-get update -qq >&2 && apt-get install -y -qq rclone >&2
+    fi
+    command -v rclone >/dev/null || die "rclone is missing: install it (apt-get install rclone) or pass --no-s3"
+fi
+
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if ((BUILD)); then
     command -v cargo >/dev/null || die "cargo is missing"
@@ -134,20 +149,31 @@ fi
 OFCONVERT=$TARGET/release/ofconvert
 GEN=$TARGET/release/ofconvert-bench-gen
 CONVERT=$TARGET/release/ofconvert-bench-convert
-for bin in "$OFCONVERT" "$GEN" "$CONVERT"; do
+S3_SERVER=$TARGET/release/ofconvert-bench-s3
+for bin in "$OFCONVERT" "$GEN" "$CONVERT" "$S3_SERVER"; do
     [[ -x $bin ]] || die "$bin is not built (run without --no-build)"
 done
 [[ -z $BASELINE_BIN || -x $BASELINE_BIN ]] || die "--baseline: $BASELINE_BIN is not an executable"
 
 # --- corpus -----------------------------------------------------------------------------
 
+S3_PID=""
+REMOVE_AT_EXIT=()
+cleanup() {
+    if [[ -n $S3_PID ]]; then
+        kill "$S3_PID" 2>/dev/null || true
+        wait "$S3_PID" 2>/dev/null || true
+    fi
+    rm -rf "${REMOVE_AT_EXIT[@]}"
+}
+trap cleanup EXIT
 if [[ -z $DIR ]]; then
     DIR=$(mktemp -d "${TMPDIR:-/tmp}/ofconvert-bench.XXXXXX")
-    ((KEEP)) || trap 'rm -rf "$DIR"' EXIT
+    ((KEEP)) || REMOVE_AT_EXIT=("$DIR")
 else
     mkdir -p "$DIR"
     DIR=$(cd "$DIR" && pwd)
-    trap 'rm -rf "$DIR/out" "$DIR/big-of"' EXIT
+    REMOVE_AT_EXIT=("$DIR/out" "$DIR/big-of" "$DIR/s3")
 fi
 CORPUS_DIR=$DIR/corpus
 OUT=$DIR/out
@@ -188,6 +214,8 @@ done
 # --- measuring --------------------------------------------------------------------------
 
 FAILED=0
+# Also removed before each run: the bucket-to-bucket rows' output.
+EXTRA_OUT=""
 WALL=""
 CPU=""
 RSS_KB=""
@@ -195,7 +223,7 @@ RSS_KB=""
 # Runs the command once on a clean output directory; sets WALL (s), CPU (user + system s)
 # and RSS_KB.
 run_once() {
-    rm -rf "$OUT"
+    rm -rf "$OUT" ${EXTRA_OUT:+"$EXTRA_OUT"}
     sync
     local started=$EPOCHREALTIME
     if ! /usr/bin/time -f '%e %M %U %S' -o "$TIME_FILE" "$@" >"$LOG_FILE" 2>&1; then
@@ -327,6 +355,52 @@ if [[ -n $BIG ]]; then
     rm -rf "$big_of"
 fi
 
+# Bucket to bucket through one local S3 server (s3s-fs over $DIR/s3): ofconvert tf2of
+# against rclone copying the same objects. rclone sees two remotes, so that it downloads and
+# uploads every byte as ofconvert does rather than asking the server to copy.
+if ((S3)); then
+    S3_ROOT=$DIR/s3
+    rm -rf "$S3_ROOT"
+    mkdir -p "$S3_ROOT/src" "$S3_ROOT/dst"
+    mkfifo "$DIR/s3.stdin"
+    "$S3_SERVER" "$S3_ROOT" <"$DIR/s3.stdin" >"$DIR/s3.endpoint" 2>"$DIR/s3.log" &
+    S3_PID=$!
+    exec {S3_STDIN}>"$DIR/s3.stdin"
+    rm -f "$DIR/s3.stdin"
+    for ((tries = 0; tries < 100; tries++)); do
+        [[ -s $DIR/s3.endpoint ]] && break
+        sleep 0.1
+    done
+    S3_ENDPOINT=$(head -n 1 "$DIR/s3.endpoint")
+    [[ $S3_ENDPOINT == http://127.0.0.1:* ]] || die "the S3 server did not start: $(cat "$DIR/s3.log")"
+    echo "run.sh: S3 server at $S3_ENDPOINT" >&2
+    export AWS_ACCESS_KEY_ID=ofconvert-bench AWS_SECRET_ACCESS_KEY=ofconvert-bench-secret
+    export AWS_REGION=us-east-1 AWS_ENDPOINT_URL=$S3_ENDPOINT AWS_ALLOW_HTTP=true
+    for remote in BENCHSRC BENCHDST; do
+        export "RCLONE_CONFIG_${remote}_TYPE=s3" "RCLONE_CONFIG_${remote}_PROVIDER=Other"
+        export "RCLONE_CONFIG_${remote}_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID"
+        export "RCLONE_CONFIG_${remote}_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY"
+        export "RCLONE_CONFIG_${remote}_ENDPOINT=$S3_ENDPOINT" "RCLONE_CONFIG_${remote}_REGION=us-east-1"
+    done
+    # Uploaded through the server, which stores each object's ETag then; a file copied
+    # into its directory would have its MD5 computed again on every HEAD and GET.
+    echo "run.sh: uploading the large corpus to s3://src/large" >&2
+    env -u AWS_CA_BUNDLE rclone copy --config /dev/null "${TREE_DIR[large/tfrecord]}/" BENCHSRC:src/large/
+    EXTRA_OUT=$S3_ROOT/dst/out
+    rclone_row="large|rclone copy bucket to bucket"
+    # The trailing slashes spare rclone a HEAD of the prefix, which s3s-fs answers with 500
+    # (a directory is no object) and rclone retries with backoff. rclone's own transport
+    # refuses AWS_CA_BUNDLE (the endpoint is plain http anyway).
+    measure large "rclone copy bucket to bucket" "" large/tfrecord "" "$RUNS" -- \
+        env -u AWS_CA_BUNDLE rclone copy --config /dev/null BENCHSRC:src/large/ BENCHDST:dst/out/
+    for j in $JOBS; do
+        measure large "ofconvert tf2of bucket to bucket" "$j" large/tfrecord "$rclone_row" "$RUNS" -- \
+            "$OFCONVERT" --jobs "$j" --quiet tf2of s3://src/large s3://dst/out
+    done
+    EXTRA_OUT=""
+    exec {S3_STDIN}>&-
+fi
+
 LOAD_AFTER=$(uptime)
 
 # --- report -----------------------------------------------------------------------------
@@ -354,7 +428,7 @@ echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 declare -A BASELINE_WALL
 while IFS='|' read -r corpus label jobs median _ _ _ _ _ _; do
-    if [[ $label == "cp -r "*" tree" && $median != failed ]]; then
+    if [[ ($label == "cp -r "*" tree" || $label == "rclone copy"*) && $median != failed ]]; then
         BASELINE_WALL["$corpus|$label"]=$median
     fi
 done <"$RESULTS"
@@ -400,4 +474,8 @@ echo "loaded machine disturbs less than wall time. bench-convert is single-threa
 echo "the Transcoder, typed = decode into prost messages + map + encode, same framing code."
 echo "png corpus: one image a record, so images/s = records/s; ratio = wall time / wall time of"
 echo "the plain \`tf2of --no-sync\` at the same --jobs."
+if ((S3)); then
+    echo "Bucket-to-bucket rows go through one S3 server on 127.0.0.1 (ofconvert-bench-s3: s3s-fs"
+    echo "over a local directory); their ratio is to \`rclone copy\` of the same objects through it."
+fi
 exit "$FAILED"

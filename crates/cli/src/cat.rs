@@ -1,13 +1,12 @@
 //! `cat`: records as protobuf text format (what Python's `text_format.MessageToString`
 //! prints) or JSON lines.
 
-use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use ofconvert_bridge::text;
 use ofconvert_bridge::TfRecordType;
-use ofconvert_engine::{error_chain, Checksums, Format, RecordReader};
+use ofconvert_engine::{error_chain, Checksums, ErrorKind, Format, RecordReader};
 
 use crate::cli::{CatArgs, FormatArg};
 use crate::exit_codes::ExitCode;
@@ -80,11 +79,26 @@ fn files_of(
 ) -> (Vec<PathBuf>, bool, bool) {
     let (mut files, mut failed, mut missing) = (Vec::new(), false, false);
     for path in paths {
-        if !path.exists() {
-            error!("{}: no such file or directory", path.display());
-            (failed, missing) = (true, true);
-        } else if path.is_dir() && !message {
-            let found = ofconvert_engine::expand_paths(std::slice::from_ref(path), format);
+        let found = ofconvert_engine::expand_paths(std::slice::from_ref(path), format);
+        if found.directories.is_empty() {
+            // A file named: what it holds, or why it cannot be read, is said as it is printed.
+            match found.errors.first().map(|err| err.kind()) {
+                Some(ErrorKind::InputMissing) => {
+                    error!("{}: no such file or directory", path.display());
+                    (failed, missing) = (true, true);
+                }
+                // It cannot be reached: a bucket that is not there, credentials refused.
+                Some(ErrorKind::Io(_)) => {
+                    for err in &found.errors {
+                        error!("{}", error_chain(err));
+                    }
+                    failed = true;
+                }
+                _ => files.push(path.clone()),
+            }
+        } else if message {
+            files.push(path.clone());
+        } else {
             for err in &found.errors {
                 error!("{}", error_chain(err));
                 failed = true;
@@ -94,8 +108,6 @@ fn files_of(
                 failed = true;
             }
             files.extend(found.files.into_iter().map(|(file, _)| file));
-        } else {
-            files.push(path.clone());
         }
     }
     (files, failed, missing)
@@ -179,7 +191,12 @@ fn print_message(
     args: &CatArgs,
 ) -> Result<bool, Stop> {
     let json = args.json;
-    let bytes = fs::read(path).map_err(|err| Stop::Input(format!("{}: {err}", path.display())))?;
+    let failed = |err: io::Error| Stop::Input(format!("{}: {err}", path.display()));
+    let (storage, at) = ofconvert_engine::storage_for(path).map_err(failed)?;
+    let bytes = storage
+        .read(&at)
+        .map_err(failed)?
+        .ok_or_else(|| failed(io::Error::from(io::ErrorKind::NotFound)))?;
     let format = match format {
         Some(format) => format,
         None if render(&bytes, Format::Tf, args, &mut String::new()).is_ok() => Format::Tf,

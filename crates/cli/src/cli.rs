@@ -312,7 +312,9 @@ pub struct Of2tfArgs {
 
 #[derive(Debug, Args)]
 pub struct CatArgs {
-    /// Record files, or directories to search for them (as count does).
+    /// Record files, or directories to search for them (as count does). Each may be a
+    /// URL: s3://bucket/prefix, gs://..., az://container/prefix, file:///path, https://... (one
+    /// file).
     #[arg(required = true, value_name = "PATH")]
     pub files: Vec<PathBuf>,
 
@@ -346,7 +348,9 @@ pub struct CatArgs {
 
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Record files, or directories to search for them.
+    /// Record files, or directories to search for them. Each may be a
+    /// URL: s3://bucket/prefix, gs://..., az://container/prefix, file:///path, https://... (one
+    /// file).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -365,7 +369,9 @@ pub struct CountArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Record files, or directories to search for them.
+    /// Record files, or directories to search for them. Each may be a
+    /// URL: s3://bucket/prefix, gs://..., az://container/prefix, file:///path, https://... (one
+    /// file).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -381,6 +387,8 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Record files, or directories to search for them; their records are taken together.
+    /// Each may be a URL: s3://bucket/prefix, gs://..., az://container/prefix, file:///path,
+    /// https://... (one file).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -408,11 +416,13 @@ pub struct SchemaArgs {
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
-    /// Uncompressed TFRecord files, or directories to search for them.
+    /// Uncompressed TFRecord files, or directories to search for them. Each may be a
+    /// URL: s3://bucket/prefix, gs://..., az://container/prefix, file:///path, https://... (one
+    /// file).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Write the .idx files here instead of beside each input.
+    /// Write the .idx files here instead of beside each input (a directory or a URL).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 }

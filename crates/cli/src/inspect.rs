@@ -9,6 +9,7 @@ use std::thread;
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
 use ofconvert_engine::{
     error_chain, Checksums, ErrorKind, Event, Expanded, Format, OneflowReader, ProgressFn, Schema,
+    MANIFEST_NAME,
 };
 use serde_json::json;
 
@@ -60,14 +61,26 @@ fn expand(paths: &[PathBuf], format: Option<Format>) -> (Expanded, Outcome) {
     for skipped in &expanded.skipped {
         warning!("skipped {}: {}", skipped.path, skipped.reason);
     }
-    outcome.failed |= report_empty_directories(paths, &expanded.files);
+    for unpublished in &expanded.unpublished {
+        let why = if unpublished.interrupted {
+            "an ofconvert run writing it was killed or has not finished (`--resume` finishes it)"
+        } else {
+            "a run that did not finish (`--resume` finishes it), or parts ofconvert did not write"
+        };
+        warning!(
+            "{}: OneFlow parts without {MANIFEST_NAME}: not a published dataset: {why}",
+            unpublished.dir.display()
+        );
+    }
+    outcome.failed |= report_empty_directories(&expanded.directories, &expanded.files);
     (expanded, outcome)
 }
 
-/// Names each directory of `paths` under which none of `files` lies; true if there is one.
-fn report_empty_directories(paths: &[PathBuf], files: &[(PathBuf, Format)]) -> bool {
+/// Names each directory of `directories` under which none of `files` lies; true if there is
+/// one.
+fn report_empty_directories(directories: &[PathBuf], files: &[(PathBuf, Format)]) -> bool {
     let mut any = false;
-    for dir in paths.iter().filter(|path| path.is_dir()) {
+    for dir in directories {
         if !files.iter().any(|(file, _)| file.starts_with(dir)) {
             error!("no record files found under {}", dir.display());
             any = true;
@@ -79,20 +92,15 @@ fn report_empty_directories(paths: &[PathBuf], files: &[(PathBuf, Format)]) -> b
 /// Runs `work` on a worker thread while this thread draws the bytes it reads: a bar on a
 /// terminal, as the converters draw, and nothing elsewhere.
 fn with_progress<T: Send>(
-    files: &[(PathBuf, Format)],
+    expanded: &Expanded,
     quiet: bool,
     work: impl FnOnce(ProgressFn<'_>) -> T + Send,
 ) -> T {
     let mut progress = Progress::bar_only(quiet);
-    let bytes = files
-        .iter()
-        .filter_map(|(path, _)| std::fs::metadata(path).ok())
-        .map(|meta| meta.len())
-        .sum();
     progress.handle(Event::Started {
         datasets: 0,
-        files: files.len(),
-        bytes,
+        files: expanded.files.len(),
+        bytes: expanded.sizes.iter().sum(),
     });
     let (sender, receiver) = mpsc::channel::<Event>();
     let result = thread::scope(|scope| {
@@ -126,7 +134,7 @@ fn finish_output(result: io::Result<()>) -> io::Result<()> {
 pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
     let files = &expanded.files;
-    let results = with_progress(files, quiet, |progress| {
+    let results = with_progress(&expanded, quiet, |progress| {
         ofconvert_engine::count_files(
             files,
             if args.no_verify {
@@ -173,8 +181,10 @@ pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result
 
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
+    // Parts a run was still writing, or left when it was killed, are no sound dataset.
+    outcome.failed |= expanded.unpublished.iter().any(|dir| dir.interrupted);
     let files = &expanded.files;
-    let results = with_progress(files, quiet, |progress| {
+    let results = with_progress(&expanded, quiet, |progress| {
         ofconvert_engine::verify_files(files, jobs_of(jobs), progress)
     });
     let problems: usize = results.iter().map(|r| r.problems.len()).sum();
@@ -246,7 +256,7 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
     let format = format_of(args.format);
     let (expanded, mut outcome) = expand(&args.paths, format);
     let files = &expanded.files;
-    let (schema, errors) = with_progress(files, quiet, |progress| {
+    let (schema, errors) = with_progress(&expanded, quiet, |progress| {
         ofconvert_engine::collect_schema(files, jobs_of(jobs), args.sample, progress)
     });
     for err in &errors {
@@ -287,9 +297,9 @@ fn oneflow_reader(paths: &[PathBuf], expanded: &Expanded) -> String {
         }
     }
     let parts = expanded
-        .files
+        .sizes
         .iter()
-        .filter(|(path, _)| std::fs::metadata(path).is_ok_and(|meta| meta.len() > 0))
+        .filter(|size| **size > 0)
         .count()
         .max(1);
     OneflowReader::new(
@@ -387,7 +397,6 @@ fn index_path(file: &Path, roots: &[PathBuf], output_dir: Option<&Path>) -> Path
     };
     let relative = roots
         .iter()
-        .filter(|root| root.is_dir())
         .find_map(|root| file.strip_prefix(root).ok())
         .and_then(Path::parent)
         .unwrap_or(Path::new(""));
@@ -407,10 +416,13 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     // OneFlow parts met in a directory are no TFRecord files to index: passed over. One
     // named on the command line is a mistake worth a word.
-    let mut files = Vec::new();
-    for (path, format) in found.files {
+    let (mut files, mut sizes) = (Vec::new(), Vec::new());
+    for ((path, format), size) in found.files.into_iter().zip(found.sizes) {
         match format {
-            Format::Tf => files.push((path, format)),
+            Format::Tf => {
+                files.push((path, format));
+                sizes.push(size);
+            }
             Format::Of if args.paths.contains(&path) => {
                 error!(
                     "{}: an OFRecord file: index writes indexes of TFRecord files",
@@ -421,9 +433,15 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             Format::Of => {}
         }
     }
-    outcome.failed |= report_empty_directories(&args.paths, &files);
-    let results = with_progress(&files, quiet, |progress| {
-        write_indexes(&files, args, progress)
+    outcome.failed |= report_empty_directories(&found.directories, &files);
+    let found = Expanded {
+        files,
+        sizes,
+        directories: found.directories,
+        ..Expanded::default()
+    };
+    let results = with_progress(&found, quiet, |progress| {
+        write_indexes(&found, args, progress)
     });
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -452,14 +470,14 @@ pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
 /// Writes the index of each file; for each, where it went and its records, or what went
 /// wrong.
 fn write_indexes(
-    files: &[(PathBuf, Format)],
+    found: &Expanded,
     args: &IndexArgs,
     progress: ProgressFn<'_>,
 ) -> Vec<Result<(PathBuf, u64), String>> {
     let mut results = Vec::new();
     let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
-    for (path, _) in files {
-        let index = index_path(path, &args.paths, args.output_dir.as_deref());
+    for (path, _) in &found.files {
+        let index = index_path(path, &found.directories, args.output_dir.as_deref());
         match sources.get(&index) {
             Some(source) if source == path => continue,
             Some(source) => {
@@ -472,13 +490,6 @@ fn write_indexes(
             }
             None => {
                 sources.insert(index.clone(), path.clone());
-            }
-        }
-        if let Some(dir) = index.parent() {
-            if let Err(err) = std::fs::create_dir_all(dir) {
-                let err = ofconvert_engine::Error::io(dir, err);
-                results.push(Err(error_chain(&err)));
-                continue;
             }
         }
         results.push(

@@ -47,8 +47,8 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
     };
     let _lock = match storage.lock(output) {
         Ok(lock) => lock,
-        Err(LockError::Busy { holder }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(output))
+        Err(LockError::Busy { holder, stale }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(output))
         }
         Err(LockError::Io(err)) => return Err(Error::io(output, err)),
     };
@@ -166,13 +166,16 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
     }
     let tfds_metadata = tfds::write_metadata(settings.direction, storage, &mut summaries);
     remove_control(storage, output);
-    Ok(summary_of(
-        &stored,
-        output,
-        summaries,
+    Ok(Summary {
         tfds_metadata,
-        started,
-    ))
+        ..Summary::new(
+            stored.settings.direction,
+            stored.input.clone(),
+            output.display().to_string(),
+            summaries,
+            started,
+        )
+    })
 }
 
 /// Whether a dataset's manifest is there with all its parts: a commit that stopped after
@@ -231,44 +234,5 @@ fn remove_control(storage: &dyn Storage, output: &Path) {
     for dir in [control.join("receipts"), control.clone()] {
         let names = storage.file_names(&dir).unwrap_or_default();
         output::remove_all(storage, names.into_iter().map(|name| dir.join(name)));
-    }
-}
-
-fn summary_of(
-    stored: &StoredPlan,
-    output: &Path,
-    datasets: Vec<DatasetSummary>,
-    tfds_metadata: Vec<String>,
-    started: Instant,
-) -> Summary {
-    let published = || {
-        datasets
-            .iter()
-            .filter(|d| d.status != DatasetStatus::Failed)
-            .filter_map(|d| d.manifest.as_ref())
-    };
-    Summary {
-        direction: stored.settings.direction,
-        input: stored.input.clone(),
-        output: output.display().to_string(),
-        records: published().map(|m| m.records).sum(),
-        input_bytes: published()
-            .flat_map(|m| &m.inputs)
-            .map(|input| input.bytes)
-            .sum(),
-        output_bytes: published()
-            .flat_map(|m| &m.parts)
-            .map(|part| part.bytes)
-            .sum(),
-        failed: datasets
-            .iter()
-            .filter(|d| d.status == DatasetStatus::Failed)
-            .count(),
-        interrupted: false,
-        skipped_files: Vec::new(),
-        unreadable: Vec::new(),
-        datasets,
-        tfds_metadata,
-        seconds: started.elapsed().as_secs_f64(),
     }
 }

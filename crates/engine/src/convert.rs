@@ -135,8 +135,8 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
     // needs no lock (and each dataset then fails for what it cannot write).
     let _lock = match storage.lock(&output) {
         Ok(lock) => Some(lock),
-        Err(LockError::Busy { holder }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(&output))
+        Err(LockError::Busy { holder, stale }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(&output))
         }
         Err(LockError::Io(err))
             if matches!(
@@ -240,39 +240,18 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         })
         .collect();
     let tfds_metadata = tfds::write_metadata(direction, storage, &mut datasets);
-    let converted = || {
-        datasets
-            .iter()
-            .filter(|d| d.status == DatasetStatus::Converted)
-            .filter_map(|d| d.manifest.as_ref())
-    };
     Ok(Summary {
-        direction,
-        input: input.display().to_string(),
-        output: output.display().to_string(),
-        records: datasets
-            .iter()
-            .filter_map(|d| d.manifest.as_ref())
-            .map(|m| m.records)
-            .sum(),
-        input_bytes: converted()
-            .flat_map(|m| &m.inputs)
-            .map(|input| input.bytes)
-            .sum(),
-        output_bytes: converted()
-            .flat_map(|m| &m.parts)
-            .map(|part| part.bytes)
-            .sum(),
-        failed: datasets
-            .iter()
-            .filter(|d| d.status == DatasetStatus::Failed)
-            .count(),
         interrupted: options.interrupt.is_set(),
         skipped_files: skipped,
         unreadable,
-        datasets,
         tfds_metadata,
-        seconds: started.elapsed().as_secs_f64(),
+        ..Summary::new(
+            direction,
+            input.display().to_string(),
+            output.display().to_string(),
+            datasets,
+            started,
+        )
     })
 }
 

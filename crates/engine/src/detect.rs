@@ -1,11 +1,13 @@
 //! What a file is: a TFRecord file by name or by content, an OFRecord file, a shard of a
 //! family, or none of these.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
 use ofconvert_tfrecord::{ErrorKind as TfErrorKind, Reader, ReaderOptions};
+
+use crate::object::storage_for;
+use crate::storage::Storage;
 
 /// The two record formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -108,14 +110,14 @@ pub fn is_known_metadata(name: &str) -> bool {
     matches!(name, "dataset_info.json" | "features.json")
 }
 
-/// Whether the content of `path` is a TFRecord stream: its first record's length checksum
-/// holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream that decodes to
-/// nothing, is not (there is no record to tell by).
-pub fn looks_like_tfrecord(path: &Path) -> io::Result<bool> {
-    is_tfrecord_stream(File::open(path)?)
+/// Whether the content of `path` in `storage` is a TFRecord stream: its first record's
+/// length checksum holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream
+/// that decodes to nothing, is not (there is no record to tell by).
+pub(crate) fn looks_like_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::Result<bool> {
+    is_tfrecord_stream(storage.open(path, 0)?.reader)
 }
 
-/// [`looks_like_tfrecord`] of a stream read from its start.
+/// [`looks_like_tfrecord_in`] of a stream read from its start.
 pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
     let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
     Ok(match reader.skip_record() {
@@ -125,13 +127,14 @@ pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
     })
 }
 
-/// Whether the content of `path` looks like an OFRecord stream: a positive first length
-/// that fits the file, followed by a payload that parses as an OFRecord.
-pub fn looks_like_ofrecord(path: &Path) -> io::Result<bool> {
+/// Whether the content of `path` in `storage` looks like an OFRecord stream: a positive
+/// first length that fits the file, followed by a payload that parses as an OFRecord.
+pub(crate) fn looks_like_ofrecord_in(storage: &dyn Storage, path: &Path) -> io::Result<bool> {
     /// Enough to judge a first record; bigger ones are judged by their length alone.
     const PROBE: u64 = 1 << 20;
-    let mut file = File::open(path)?;
-    let size = file.metadata()?.len();
+    let opened = storage.open(path, 0)?;
+    let size = opened.size.unwrap_or(u64::MAX);
+    let mut file = opened.reader;
     let mut header = [0u8; 8];
     if size < 9 || file.read_exact(&mut header).is_err() {
         return Ok(false);
@@ -151,17 +154,36 @@ pub fn looks_like_ofrecord(path: &Path) -> io::Result<bool> {
     Ok(ofconvert_bridge::visit_ofrecord(&payload, |_, _, _| {}).is_ok())
 }
 
-/// Tells the format of a record file: TFRecord when its name says so ([`has_record_name`])
-/// or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord when its
-/// first record looks like one. An empty file counts as TFRecord with no records.
+/// Tells the format of a record file (a local path or a URL): TFRecord when its name says
+/// so ([`has_record_name`]) or its first length checksum holds (after GZIP/ZLIB sniffing),
+/// else OFRecord when its first record looks like one. An empty file counts as TFRecord
+/// with no records.
 pub fn detect_format(path: &Path) -> io::Result<Option<Format>> {
+    let (storage, path) = storage_for(path)?;
+    let size = match storage.size(&path)? {
+        Some(size) => size,
+        // Opening says why there is no file to size, in the system's or the store's words.
+        None => {
+            storage.open(&path, 0)?;
+            return Err(io::Error::other("not a file"));
+        }
+    };
+    detect_format_in(&*storage, &path, size)
+}
+
+/// [`detect_format`] of a file of `size` bytes in `storage`.
+pub(crate) fn detect_format_in(
+    storage: &dyn Storage,
+    path: &Path,
+    size: u64,
+) -> io::Result<Option<Format>> {
     let named = path
         .file_name()
         .is_some_and(|name| has_record_name(&name.to_string_lossy()));
-    if named || std::fs::metadata(path)?.len() == 0 || looks_like_tfrecord(path)? {
+    if named || size == 0 || looks_like_tfrecord_in(storage, path)? {
         return Ok(Some(Format::Tf));
     }
-    if looks_like_ofrecord(path)? {
+    if looks_like_ofrecord_in(storage, path)? {
         return Ok(Some(Format::Of));
     }
     Ok(None)

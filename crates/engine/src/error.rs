@@ -54,6 +54,9 @@ pub enum ErrorKind {
     OutputLocked {
         /// What the other run wrote into the lock: its process id.
         holder: Option<String>,
+        /// The lock to delete by hand if that run was killed: a lock object in a store
+        /// outlives its process.
+        stale: Option<PathBuf>,
     },
     /// The output directory is inside the input tree, or the input inside the output: the
     /// run would read its own output or write over its input.
@@ -262,12 +265,20 @@ impl fmt::Display for ErrorKind {
                      the datasets this run writes",
                 )
             }
-            ErrorKind::OutputLocked { holder } => {
+            ErrorKind::OutputLocked { holder, stale } => {
                 f.write_str("another ofconvert run")?;
                 if let Some(holder) = holder {
                     write!(f, " (process {holder})")?;
                 }
-                f.write_str(" is writing into this directory: wait for it to end")
+                f.write_str(" is writing into this directory: wait for it to end")?;
+                if let Some(stale) = stale {
+                    write!(
+                        f,
+                        "; if it was killed, delete {} and run again",
+                        stale.display()
+                    )?;
+                }
+                Ok(())
             }
             ErrorKind::Overlap { other } => write!(
                 f,

@@ -1,8 +1,7 @@
 //! Looking at record files without converting them: counting, verifying, indexing,
 //! collecting schemas.
 
-use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use ofconvert_tfrecord::Compression;
@@ -12,94 +11,140 @@ use serde::Serialize;
 use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
 use crate::layout::{self, DEFAULT_PART_PREFIX};
-use crate::manifest::OneflowReader;
+use crate::manifest::{OneflowReader, MANIFEST_NAME};
+use crate::object;
 use crate::options::Checksums;
 use crate::output;
-use crate::plan::{is_symlink, SkippedFile};
+use crate::plan::SkippedFile;
 use crate::progress::ProgressFn;
 use crate::records::RecordReader;
 use crate::schema::{Schema, SchemaBuilder};
-use crate::storage::LocalFs;
+use crate::storage::{Durability, Listed, Storage};
 
 /// The record files named by some paths.
 #[derive(Debug, Default)]
 pub struct Expanded {
     /// Record files and their formats, in the order given (directories walked in name order).
     pub files: Vec<(PathBuf, Format)>,
+    /// The sizes of `files`, in the same order.
+    pub sizes: Vec<u64>,
+    /// The paths given that are directories (or prefixes in an object store).
+    pub directories: Vec<PathBuf>,
     /// Symbolic links inside the directories given that lead nowhere or in a loop. Files
     /// that are not record files are left out silently.
     pub skipped: Vec<SkippedFile>,
+    /// OneFlow datasets whose parts are there without the manifest that publishes them.
+    pub unpublished: Vec<Unpublished>,
     /// Paths that do not exist, named files whose format cannot be told, and files or
     /// directories inside the directories given that cannot be read.
     pub errors: Vec<Error>,
 }
 
-/// Turns files and directories into record files: a named file must be a record file (its
-/// format forced by `format` or told by its content); in a directory, the files that are
-/// record files by name or content are taken and the others left out.
+/// A directory of OneFlow parts without `ofconvert-manifest.json`.
+#[derive(Clone, Debug)]
+pub struct Unpublished {
+    /// The dataset's directory.
+    pub dir: PathBuf,
+    /// Whether the temporary files of an ofconvert run lie beside the parts: a run that was
+    /// killed or is still writing, for sure. Without them (in an object store, where parts
+    /// go straight to their names) the parts may as well come from another tool.
+    pub interrupted: bool,
+}
+
+/// Turns files and directories (local paths or URLs) into record files: a named file must
+/// be a record file (its format forced by `format` or told by its content); in a directory,
+/// the files that are record files by name or content are taken and the others left out.
 pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
     let mut expanded = Expanded::default();
     for path in paths {
-        let meta = match fs::metadata(path) {
-            Ok(meta) => meta,
-            Err(_) => {
+        let listed = object::storage_for(path).and_then(|(storage, root)| {
+            let listing = storage.list(&root)?;
+            Ok((storage, root, listing))
+        });
+        let (storage, root, listing) = match listed {
+            Ok(listed) => listed,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 expanded
                     .errors
                     .push(Error::new(ErrorKind::InputMissing).in_file(path));
                 continue;
             }
+            Err(err) => {
+                expanded.errors.push(Error::io(path, err));
+                continue;
+            }
         };
-        if !meta.is_dir() {
-            match format.map(Ok).unwrap_or_else(|| tell_format(path)) {
-                Ok(format) => expanded.files.push((path.clone(), format)),
-                Err(err) => expanded.errors.push(err),
+        let storage = &*storage;
+        if listing.single_file {
+            if let Some(file) = listing.directories.values().flatten().next() {
+                match format
+                    .map(Ok)
+                    .unwrap_or_else(|| tell_format(storage, file, path))
+                {
+                    Ok(format) => {
+                        expanded.files.push((path.clone(), format));
+                        expanded.sizes.push(file.size);
+                    }
+                    Err(err) => expanded.errors.push(err),
+                }
             }
             continue;
         }
-        let walker = walkdir::WalkDir::new(path)
-            .follow_links(true)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|entry| {
-                entry.depth() == 0 || entry.file_name().as_encoded_bytes().first() != Some(&b'.')
-            });
-        for entry in walker {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(err) => {
-                    let at = err.path().unwrap_or(path).to_path_buf();
-                    let reason = match (err.loop_ancestor(), err.io_error()) {
-                        (Some(ancestor), _) => {
-                            format!("symbolic link loop to {}", ancestor.display())
-                        }
-                        (None, Some(io)) => format!("broken symbolic link: {io}"),
-                        (None, None) => err.to_string(),
-                    };
-                    match err.into_io_error() {
-                        Some(io) if !is_symlink(&at) => expanded.errors.push(Error::io(&at, io)),
-                        _ => expanded.skipped.push(SkippedFile {
-                            path: at.display().to_string(),
-                            reason,
-                        }),
+        expanded.directories.push(root);
+        expanded
+            .skipped
+            .extend(listing.skipped.iter().map(|skipped| SkippedFile {
+                path: skipped.path.display().to_string(),
+                reason: skipped.reason.clone(),
+            }));
+        for unreadable in &listing.unreadable {
+            // Reported as the walk's error itself, as for a file that cannot be read.
+            let reason = unreadable.reason.trim_start_matches("cannot read: ");
+            let err = io::Error::other(reason.to_owned());
+            expanded.errors.push(Error::io(&unreadable.path, err));
+        }
+        for files in listing.directories.values() {
+            let mut parts = false;
+            for file in files {
+                match judge(storage, file, format) {
+                    Ok(Some(format)) => {
+                        parts |= format == Format::Of
+                            && part_number(&file.name, DEFAULT_PART_PREFIX).is_some();
+                        expanded.files.push((file.path.clone(), format));
+                        expanded.sizes.push(file.size);
                     }
-                    continue;
+                    Ok(None) => {}
+                    Err(err) => expanded.errors.push(Error::io(&file.path, err)),
                 }
-            };
-            if !entry.file_type().is_file() {
-                continue;
             }
-            match judge(entry.path(), format) {
-                Ok(Some(format)) => expanded.files.push((entry.path().to_path_buf(), format)),
-                Ok(None) => {}
-                Err(err) => expanded.errors.push(Error::io(entry.path(), err)),
+            if parts && !files.iter().any(|file| file.name == MANIFEST_NAME) {
+                if let Some(dir) = files.first().and_then(|file| file.path.parent()) {
+                    expanded.unpublished.extend(unpublished(storage, dir));
+                }
             }
         }
     }
     expanded
 }
 
-fn tell_format(path: &Path) -> Result<Format, Error> {
-    detect::detect_format(path)
+/// What a directory of parts without a manifest is: `None` when it is an ordinary OneFlow
+/// dataset on a file system (OneFlow writes none); in an object store, where ofconvert
+/// writes parts under their own names, parts alone are no published dataset.
+fn unpublished(storage: &dyn Storage, dir: &Path) -> Option<Unpublished> {
+    let interrupted = storage.file_names(dir).is_ok_and(|names| {
+        names
+            .iter()
+            .any(|name| layout::is_temporary(name) && name != layout::LOCK_NAME)
+    });
+    (interrupted || !storage.renames_cheaply()).then(|| Unpublished {
+        dir: dir.to_path_buf(),
+        interrupted,
+    })
+}
+
+/// The format of `file`, named `path` on the command line.
+fn tell_format(storage: &dyn Storage, file: &Listed, path: &Path) -> Result<Format, Error> {
+    detect::detect_format_in(storage, &file.path, file.size)
         .map_err(|err| Error::io(path, err))?
         .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))
 }
@@ -109,27 +154,29 @@ fn tell_format(path: &Path) -> Result<Format, Error> {
 /// # Errors
 ///
 /// When its content must be read to tell and cannot be: it may be a record file.
-fn judge(path: &Path, format: Option<Format>) -> std::io::Result<Option<Format>> {
-    let Some(name) = path.file_name() else {
-        return Ok(None);
-    };
-    let name = name.to_string_lossy();
-    if layout::is_own_file(&name) || detect::is_known_metadata(&name) {
+fn judge(
+    storage: &dyn Storage,
+    file: &Listed,
+    format: Option<Format>,
+) -> io::Result<Option<Format>> {
+    let name = &file.name;
+    if layout::is_own_file(name) || detect::is_known_metadata(name) {
         return Ok(None);
     }
-    let tf_by_name = detect::has_record_name(&name);
-    let of_by_name = part_number(&name, DEFAULT_PART_PREFIX).is_some();
+    let path = &file.path;
+    let tf_by_name = detect::has_record_name(name);
+    let of_by_name = part_number(name, DEFAULT_PART_PREFIX).is_some();
     Ok(match format {
         Some(Format::Tf) => {
-            (tf_by_name || detect::looks_like_tfrecord(path)?).then_some(Format::Tf)
+            (tf_by_name || detect::looks_like_tfrecord_in(storage, path)?).then_some(Format::Tf)
         }
         Some(Format::Of) => {
-            (of_by_name || detect::looks_like_ofrecord(path)?).then_some(Format::Of)
+            (of_by_name || detect::looks_like_ofrecord_in(storage, path)?).then_some(Format::Of)
         }
         None if tf_by_name => Some(Format::Tf),
-        None => match detect::detect_format(path)? {
+        None => match detect::detect_format_in(storage, path, file.size)? {
             // An empty file with an unremarkable name is no record file.
-            Some(Format::Tf) if fs::metadata(path)?.len() == 0 => of_by_name.then_some(Format::Of),
+            Some(Format::Tf) if file.size == 0 => of_by_name.then_some(Format::Of),
             found => found,
         },
     })
@@ -189,7 +236,8 @@ fn open_reporting<'a>(
     checksums: Checksums,
     progress: ProgressFn<'a>,
 ) -> Result<RecordReader<'a>, Error> {
-    RecordReader::open_at(&LocalFs, path, format, checksums, None, Some(progress))
+    let (storage, at) = object::storage_for(path).map_err(|err| Error::io(path, err))?;
+    RecordReader::open_at(&*storage, &at, format, checksums, None, Some(progress))
 }
 
 fn count_file_reporting(
@@ -200,9 +248,11 @@ fn count_file_reporting(
 ) -> Result<FileCount, Error> {
     let mut reader = open_reporting(path, format, checksums, progress)?;
     while reader.skip()?.is_some() {}
-    let bytes = fs::metadata(path)
+    let (storage, at) = object::storage_for(path).map_err(|err| Error::io(path, err))?;
+    let bytes = storage
+        .size(&at)
         .map_err(|err| Error::io(path, err))?
-        .len();
+        .unwrap_or_default();
     Ok(FileCount {
         path: path.display().to_string(),
         format,
@@ -315,16 +365,30 @@ pub fn write_index(path: &Path, index: &Path, progress: ProgressFn<'_>) -> Resul
         // Writing into a Vec cannot fail.
         let _ = writeln!(text, "{} {length}", at.offset);
     }
-    let dir = match index.parent() {
+    put_whole(index, &text).map_err(|err| Error::io(index, err))?;
+    Ok(reader.position().index)
+}
+
+/// Writes `bytes` to `path` (a local path or a URL), creating the directories it needs,
+/// whole or not at all, replacing what is there.
+fn put_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (storage, path) = object::storage_for(path)?;
+    let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let name = index
+    storage.create_dir_all(dir)?;
+    let name = path
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
-        .ok_or_else(|| Error::io(index, std::io::Error::other("not a file name")))?;
-    output::write_atomically(dir, &name, &text).map_err(|err| Error::io(index, err))?;
-    Ok(reader.position().index)
+        .ok_or_else(|| io::Error::other("not a file name"))?;
+    if storage.renames_cheaply() {
+        return output::stage(&*storage, dir, &name, bytes)?.commit();
+    }
+    // An upload appears whole when it completes.
+    let mut file = storage.create(&path)?;
+    file.write_all(bytes)?;
+    file.finish(Durability::Synced).map(|_| ())
 }
 
 /// Collects the schema of the records of `files`, in parallel; a file that cannot be read
@@ -438,10 +502,12 @@ fn schema_of_file(
 /// `prefix`-numbered parts from 0 without a gap. Zero-padded numbers of one width give
 /// `part_name_suffix_length`; unpadded ones give -1.
 pub fn oneflow_reader_for(dir: &Path, prefix: &str) -> Option<OneflowReader> {
-    let mut parts: Vec<(u64, usize)> = fs::read_dir(dir)
+    let (storage, at) = object::storage_for(dir).ok()?;
+    let mut parts: Vec<(u64, usize)> = storage
+        .file_names(&at)
         .ok()?
-        .filter_map(|entry| {
-            let name = entry.ok()?.file_name().to_string_lossy().into_owned();
+        .into_iter()
+        .filter_map(|name| {
             let number = part_number(&name, prefix)?;
             Some((number, name.len() - prefix.len()))
         })

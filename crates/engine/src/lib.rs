@@ -62,6 +62,7 @@ pub mod storage;
 mod stored;
 mod summary;
 mod tfds;
+mod transfer;
 
 pub use commit::commit;
 pub use convert::convert;
@@ -72,12 +73,13 @@ pub use error::{error_chain, Error, ErrorKind};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
-    verify_files, write_index, Expanded, FileCount, Verification,
+    verify_files, write_index, Expanded, FileCount, Unpublished, Verification,
 };
 pub use manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
     MANIFEST_NAME,
 };
+pub use object::{is_url, storage_for};
 pub use options::{
     Checksums, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings, Sizing,
 };

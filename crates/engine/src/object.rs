@@ -3,39 +3,27 @@
 //! message names the object as the user wrote it.
 //!
 //! Reads stream in bounded ranges, a few in flight, each resumed from its last byte when a
-//! connection drops. Writes are multipart uploads: an object appears only once complete,
-//! and an upload that does not complete is aborted.
+//! connection drops. Writes are multipart uploads (one request for an object no bigger than
+//! a part): an object appears only once complete, and an upload that does not complete is
+//! aborted.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{self, Read, Write};
-use std::ops::Range;
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use bytes::{Bytes, BytesMut};
-use futures::{StreamExt, TryStreamExt};
+use bytes::Bytes;
+use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{
-    GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
-    WriteMultipart,
-};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
+use crate::layout::LOCK_NAME;
 use crate::storage::{
-    Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
+    Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
-
-/// Bytes asked for in one ranged read.
-const RANGE_BYTES: u64 = 8 << 20;
-/// Ranged reads in flight per open object.
-const RANGES_IN_FLIGHT: usize = 2;
-/// How often a range is asked for again after its connection broke.
-const READ_ATTEMPTS: usize = 5;
-/// Size of a multipart upload's parts (S3's minimum is 5 MiB).
-const UPLOAD_PART_BYTES: usize = 8 << 20;
-/// Parts of one upload in flight.
-const UPLOADS_IN_FLIGHT: usize = 2;
+use crate::transfer::{RangeReader, Upload};
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
 /// rather than a local path. `file://` URLs are local.
@@ -61,14 +49,44 @@ pub fn local_path(path: &Path) -> PathBuf {
 
 /// The storage of `path`: an object store for a URL (`s3://...`), the local file system for
 /// a plain path or a `file://` URL. Returns the path as that storage names it.
+///
+/// One store (a bucket, say) is built once per process and shared: inspecting a thousand
+/// objects of one bucket uses one client and one pool of connections.
 pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
-    if is_url(path) {
-        let url = path.to_str().unwrap_or_default();
-        let storage = ObjectStorage::for_url(url)?;
-        Ok((Arc::new(storage), path.to_path_buf()))
-    } else {
-        Ok((Arc::new(LocalFs), local_path(path)))
+    if !is_url(path) {
+        return Ok((Arc::new(LocalFs), local_path(path)));
     }
+    static STORES: OnceLock<Mutex<BTreeMap<String, Arc<ObjectStorage>>>> = OnceLock::new();
+    let url = path.to_str().unwrap_or_default();
+    let root = store_root(url)?;
+    let mut stores = STORES
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let storage = match stores.get(&root) {
+        Some(storage) => Arc::clone(storage),
+        None => {
+            let storage = Arc::new(ObjectStorage::for_url(url)?);
+            stores.insert(root, Arc::clone(&storage));
+            storage
+        }
+    };
+    Ok((storage, path.to_path_buf()))
+}
+
+/// The URL of the store that holds `url`, `s3://bucket` for `s3://bucket/a/b`.
+fn store_root(url: &str) -> io::Result<String> {
+    let parsed = url::Url::parse(url)
+        .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
+    let root = format!(
+        "{}://{}",
+        parsed.scheme(),
+        parsed.host_str().unwrap_or_default()
+    );
+    Ok(match parsed.port() {
+        Some(port) => format!("{root}:{port}"),
+        None => root,
+    })
 }
 
 /// One object store (a bucket, a container, an HTTP server), reached through URLs that
@@ -95,17 +113,9 @@ impl ObjectStorage {
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
     /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...).
     pub fn for_url(url: &str) -> io::Result<ObjectStorage> {
+        let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
-        let root = format!(
-            "{}://{}",
-            parsed.scheme(),
-            parsed.host_str().unwrap_or_default()
-        );
-        let root = match parsed.port() {
-            Some(port) => format!("{root}:{port}"),
-            None => root,
-        };
         let store: Arc<dyn ObjectStore> = match parsed.scheme() {
             "s3" | "s3a" => Arc::new(
                 object_store::aws::AmazonS3Builder::from_env()
@@ -178,7 +188,7 @@ impl ObjectStorage {
 
 /// The `io::Error` of a store error: not-found stays not-found (so that "absent" can be
 /// told from "failed"), denied access stays permission-denied, the store's own words kept.
-fn store_error(err: object_store::Error) -> io::Error {
+pub(crate) fn store_error(err: object_store::Error) -> io::Error {
     let kind =
         match &err {
             object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
@@ -258,7 +268,13 @@ impl Storage for ObjectStorage {
             .map_err(store_error)?
             .size;
         Ok(Opened {
-            reader: Box::new(RangeReader::start(self, key, offset, size)),
+            reader: Box::new(RangeReader::start(
+                Arc::clone(&self.store),
+                &self.runtime,
+                key,
+                offset,
+                size,
+            )),
             size: Some(size),
         })
     }
@@ -329,17 +345,11 @@ impl Storage for ObjectStorage {
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
         let key = self.key(path)?;
-        let upload = self
-            .block_on(self.store.put_multipart(&key))
-            .map_err(store_error)?;
-        Ok(Box::new(Upload {
-            runtime: Arc::clone(&self.runtime),
-            upload: Some(WriteMultipart::new_with_chunk_size(
-                upload,
-                UPLOAD_PART_BYTES,
-            )),
-            written: 0,
-        }))
+        Ok(Box::new(Upload::new(
+            Arc::clone(&self.store),
+            key,
+            Arc::clone(&self.runtime),
+        )))
     }
 
     fn renames_cheaply(&self) -> bool {
@@ -388,11 +398,60 @@ impl Storage for ObjectStorage {
         // An empty prefix does not exist.
     }
 
-    fn lock(&self, _dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
-        // Object stores have no advisory locks: the manifest's create-if-absent write is
-        // what keeps two runs from both publishing a dataset.
-        Ok(Box::new(NoLock))
+    fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
+        let path = dir.join(LOCK_NAME);
+        let key = self.key(&path).map_err(LockError::Io)?;
+        let holder = format!("{} on {}", std::process::id(), host_name());
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let put = self.store.put_opts(&key, PutPayload::from(holder), options);
+        match self.block_on(put) {
+            Ok(_) => Ok(Box::new(ObjectLock {
+                store: Arc::clone(&self.store),
+                runtime: Arc::clone(&self.runtime),
+                key,
+            })),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Err(LockError::Busy {
+                holder: self.lock_holder(&key),
+                stale: Some(path),
+            }),
+            // A store without conditional writes cannot lock: the manifest's write is all
+            // there is to keep two runs apart.
+            Err(object_store::Error::NotImplemented { .. })
+            | Err(object_store::Error::NotSupported { .. }) => Ok(Box::new(NoLock)),
+            Err(err) => Err(LockError::Io(store_error(err))),
+        }
     }
+}
+
+impl ObjectStorage {
+    /// Who holds the lock object `key` and since when, as far as it can be read.
+    fn lock_holder(&self, key: &ObjectPath) -> Option<String> {
+        let fetched = self.block_on(async {
+            let result = self.store.get(key).await?;
+            let since = result.meta.last_modified;
+            Ok::<_, object_store::Error>((result.bytes().await?, since))
+        });
+        let (bytes, since) = fetched.ok()?;
+        let who = String::from_utf8_lossy(&bytes).trim().to_owned();
+        Some(format!(
+            "{who}, since {}",
+            since.format("%Y-%m-%d %H:%M:%S UTC")
+        ))
+    }
+}
+
+/// This machine's name, for a lock's holder.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "an unknown host".to_owned())
 }
 
 #[derive(Debug)]
@@ -400,165 +459,82 @@ struct NoLock;
 
 impl OutputLock for NoLock {}
 
-/// A multipart upload written through `Write`; aborted unless finished.
-struct Upload {
-    runtime: Arc<Runtime>,
-    upload: Option<WriteMultipart>,
-    written: u64,
-}
-
-impl Write for Upload {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let upload = self
-            .upload
-            .as_mut()
-            .ok_or_else(|| io::Error::other("the upload is finished"))?;
-        // Bounds memory: at most this many parts buffered or in flight.
-        self.runtime
-            .block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT))
-            .map_err(store_error)?;
-        upload.write(buf);
-        self.written += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl OutputFile for Upload {
-    fn finish(mut self: Box<Self>, _durability: Durability) -> io::Result<u64> {
-        let upload = self
-            .upload
-            .take()
-            .ok_or_else(|| io::Error::other("the upload is finished"))?;
-        self.runtime
-            .block_on(upload.finish())
-            .map_err(store_error)?;
-        Ok(self.written)
-    }
-}
-
-impl Drop for Upload {
-    fn drop(&mut self) {
-        if let Some(upload) = self.upload.take() {
-            // Nothing of an unfinished upload may stay behind in the bucket.
-            let _ = self.runtime.block_on(upload.abort());
-        }
-    }
-}
-
-/// Reads an object from an offset through ranged requests, a few in flight ahead of the
-/// reader.
-struct RangeReader {
-    chunks: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
-    current: Bytes,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl RangeReader {
-    fn start(storage: &ObjectStorage, key: ObjectPath, offset: u64, size: u64) -> RangeReader {
-        let (sender, chunks) = tokio::sync::mpsc::channel(1);
-        let store = Arc::clone(&storage.store);
-        let ranges: Vec<Range<u64>> = (offset..size)
-            .step_by(RANGE_BYTES as usize)
-            .map(|start| start..(start + RANGE_BYTES).min(size))
-            .collect();
-        let task = storage.runtime.spawn(async move {
-            let mut fetched = futures::stream::iter(ranges)
-                .map(|range| fetch_range(Arc::clone(&store), key.clone(), range))
-                .buffered(RANGES_IN_FLIGHT);
-            while let Some(chunk) = fetched.next().await {
-                let failed = chunk.is_err();
-                if sender.send(chunk).await.is_err() || failed {
-                    return;
-                }
-            }
-        });
-        RangeReader {
-            chunks,
-            current: Bytes::new(),
-            task,
-        }
-    }
-}
-
-impl Read for RangeReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.current.is_empty() {
-            match self.chunks.blocking_recv() {
-                Some(chunk) => self.current = chunk?,
-                None => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.current.len());
-        buf[..n].copy_from_slice(&self.current.split_to(n));
-        Ok(n)
-    }
-}
-
-impl Drop for RangeReader {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// One range of an object, asked for again from the last byte received when the transfer
-/// breaks (the store's own retries cover requests that fail before any byte arrives).
-async fn fetch_range(
+/// The lock object of an output: created only if absent, deleted when the run ends. A run
+/// killed hard leaves it behind; deleting it by hand clears it.
+struct ObjectLock {
     store: Arc<dyn ObjectStore>,
+    runtime: Arc<Runtime>,
     key: ObjectPath,
-    range: Range<u64>,
-) -> io::Result<Bytes> {
-    let want = (range.end - range.start) as usize;
-    let mut received = BytesMut::with_capacity(want);
-    let mut attempts = 0;
-    loop {
-        let from = range.start + received.len() as u64;
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(from..range.end)),
-            ..GetOptions::default()
-        };
-        let broke = match store.get_opts(&key, options).await {
-            Ok(result) => {
-                let mut stream = result.into_stream();
-                let mut broke = None;
-                while let Some(piece) = stream.next().await {
-                    match piece {
-                        Ok(piece) => received.extend_from_slice(&piece),
-                        Err(err) => {
-                            broke = Some(err);
-                            break;
-                        }
-                    }
-                }
-                broke
-            }
-            Err(err) => Some(err),
-        };
-        match broke {
-            None if received.len() >= want => {
-                received.truncate(want);
-                return Ok(received.freeze());
-            }
-            None => {
-                // The body ended early without an error: ask for the rest.
-                attempts += 1;
-                if attempts >= READ_ATTEMPTS {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("{key}: the store sent {} of {want} bytes", received.len()),
-                    ));
-                }
-            }
-            Some(err @ object_store::Error::NotFound { .. }) => return Err(store_error(err)),
-            Some(err) => {
-                attempts += 1;
-                if attempts >= READ_ATTEMPTS {
-                    return Err(store_error(err));
-                }
-            }
+}
+
+impl fmt::Debug for ObjectLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectLock")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl OutputLock for ObjectLock {}
+
+impl Drop for ObjectLock {
+    fn drop(&mut self) {
+        let _ = self.runtime.block_on(self.store.delete(&self.key));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths_and_name_their_store() {
+        for url in ["s3://b/k", "gs://b/k", "az://c/k", "https://h/f", "s3a://b"] {
+            assert!(is_url(Path::new(url)), "{url}");
         }
+        for path in [
+            "file:///tmp/x",
+            "data/in",
+            "/abs",
+            "a:b",
+            "://x",
+            "weird name://x",
+        ] {
+            assert!(!is_url(Path::new(path)), "{path}");
+        }
+        assert_eq!(local_path(Path::new("file:///tmp/x")), Path::new("/tmp/x"));
+        assert_eq!(local_path(Path::new("rel/x")), Path::new("rel/x"));
+        assert_eq!(store_root("gs://bucket/a/b").unwrap(), "gs://bucket");
+        assert_eq!(
+            store_root("http://127.0.0.1:9000/a").unwrap(),
+            "http://127.0.0.1:9000"
+        );
+        assert!(store_root("not a url").is_err());
+    }
+
+    #[test]
+    fn a_gcs_url_builds_a_store_whose_keys_are_the_path_in_the_bucket() {
+        // Credentials are looked for when a request is made, not when the store is built.
+        let storage = ObjectStorage::for_url("gs://tfds-data/datasets/mnist").unwrap();
+        assert_eq!(storage.root, "gs://tfds-data");
+        assert!(storage.lists);
+        let key = storage
+            .key(Path::new("gs://tfds-data/datasets/mnist/3.0.1/x.tfrecord"))
+            .unwrap();
+        assert_eq!(key.as_ref(), "datasets/mnist/3.0.1/x.tfrecord");
+        assert_eq!(
+            storage.url_of(&key),
+            Path::new("gs://tfds-data/datasets/mnist/3.0.1/x.tfrecord")
+        );
+        assert!(storage.key(Path::new("gs://other/x")).is_err());
+    }
+
+    #[test]
+    fn unknown_schemes_and_plain_http_say_what_they_are() {
+        let err = ObjectStorage::for_url("ftp://host/x").unwrap_err();
+        assert!(err.to_string().contains("unknown scheme ftp://"), "{err}");
+        let http = ObjectStorage::for_url("https://example.com/data/x.tfrecord").unwrap();
+        assert!(!http.lists);
+        assert_eq!(http.root, "https://example.com");
     }
 }

@@ -10,7 +10,7 @@ use ofconvert_tfrecord::{self as tfrecord, Compression};
 use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
 use crate::layout::{self, DatasetFiles};
-use crate::storage::{Durability, LocalFs, OutputFile, Storage};
+use crate::storage::{Durability, OutputFile, Storage};
 
 /// A part written under its temporary name.
 pub(crate) struct TempPart {
@@ -217,12 +217,6 @@ impl Staged<'_> {
             let _ = self.storage.remove(temp);
         }
     }
-}
-
-/// Writes `bytes` to `dir/name` on the local file system through a temporary file that is
-/// synced and renamed.
-pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    stage(&LocalFs, dir, name, bytes)?.commit()
 }
 
 /// Removes what an earlier run may have left of a dataset in `dir`: its manifest (named

@@ -12,7 +12,6 @@ use crate::detect::{self, part_number, shard_name};
 use crate::error::{Error, ErrorKind};
 use crate::object;
 use crate::options::{Direction, ExistingOutput, Options};
-pub(crate) use crate::storage::is_symlink;
 use crate::storage::{absolute_through_existing, Listed, LocalFs, NotListed, Storage};
 use crate::tfds::{self, TfdsOrigin};
 
@@ -153,9 +152,11 @@ fn check_urls(
     }
     match existing {
         ExistingOutput::Refuse | ExistingOutput::Shared => {
-            let names = output_storage
+            let mut names = output_storage
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
+            // Another run's lock is for the lock to report, naming its holder.
+            names.retain(|name| name != crate::layout::LOCK_NAME);
             refuse_unless_empty(output, unshared(existing, names))?;
         }
         ExistingOutput::Overwrite | ExistingOutput::Resume => {}

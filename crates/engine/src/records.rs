@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::manifest::SkippedRecords;
 use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
-use crate::storage::{LocalFs, Storage};
+use crate::storage::Storage;
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
 /// for compressed TFRecords) and its 0-based index. The one position type of both framing
@@ -81,7 +81,8 @@ impl RecordReader<'static> {
                 .map_err(|err| Error::io(path, err))?
                 .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))?,
         };
-        RecordReader::open_at(&LocalFs, path, format, checksums, None, None)
+        let (storage, at) = crate::object::storage_for(path).map_err(|err| Error::io(path, err))?;
+        RecordReader::open_at(&*storage, &at, format, checksums, None, None)
     }
 }
 

@@ -376,35 +376,43 @@ fn write_receipt(
         .map_err(|err| Error::io(&path, err))
 }
 
-/// Takes this worker's own lock (two runs of one worker would write the same parts), then
-/// makes sure no `commit` (or single run) holds the output's lock. Workers never take the
-/// output's lock, so that they do not block each other; `commit` takes it, then checks
-/// that no worker's lock is held, so one of the two always sees the other.
+/// On a file system, takes this worker's own lock (two runs of one worker would write the
+/// same parts), then makes sure no `commit` (or single run) holds the output's lock.
+/// Workers never take the output's lock, so that they do not block each other; `commit`
+/// takes it, then checks that no worker's lock is held, so one of the two always sees the
+/// other. In an object store a lock is an object that outlives a killed holder, and
+/// rerunning a killed worker (as a Kubernetes Job does by itself) must not wait for someone
+/// to delete it: workers there take none.
 fn lock_worker(
     storage: &dyn Storage,
     worker_dir: &Path,
     output: &Path,
-) -> Result<Box<dyn OutputLock>, Error> {
+) -> Result<Option<Box<dyn OutputLock>>, Error> {
+    if !storage.renames_cheaply() || crate::object::is_url(output) {
+        return Ok(None);
+    }
     let lock = match storage.lock(worker_dir) {
         Ok(lock) => lock,
-        Err(LockError::Busy { holder }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(worker_dir))
+        Err(LockError::Busy { holder, stale }) => {
+            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(worker_dir))
         }
         Err(LockError::Io(err)) => return Err(Error::io(worker_dir, err)),
     };
-    if storage.renames_cheaply() && !crate::object::is_url(output) {
-        let path = output.join(crate::layout::LOCK_NAME);
-        if let Ok(file) = std::fs::File::open(&path) {
-            if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
-                let holder = std::fs::read_to_string(&path)
-                    .ok()
-                    .map(|text| text.trim().to_owned())
-                    .filter(|text| !text.is_empty());
-                return Err(Error::new(ErrorKind::OutputLocked { holder }).in_file(output));
-            }
+    let path = output.join(crate::layout::LOCK_NAME);
+    if let Ok(file) = std::fs::File::open(&path) {
+        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
+            let holder = std::fs::read_to_string(&path)
+                .ok()
+                .map(|text| text.trim().to_owned())
+                .filter(|text| !text.is_empty());
+            return Err(Error::new(ErrorKind::OutputLocked {
+                holder,
+                stale: None,
+            })
+            .in_file(output));
         }
     }
-    Ok(lock)
+    Ok(Some(lock))
 }
 
 #[cfg(test)]

@@ -77,6 +77,9 @@ pub enum LockError {
     Busy {
         /// What the other run wrote into the lock (its process id), when readable.
         holder: Option<String>,
+        /// The lock to remove by hand if its holder was killed, where a lock outlives the
+        /// process that took it (an object in a store); `None` where it dies with it.
+        stale: Option<PathBuf>,
     },
     /// The lock could not be taken for another reason.
     Io(io::Error),
@@ -392,7 +395,10 @@ impl Storage for LocalFs {
                     let mut holder = String::new();
                     let _ = file.read_to_string(&mut holder);
                     let holder = Some(holder.trim().to_owned()).filter(|h| !h.is_empty());
-                    return Err(LockError::Busy { holder });
+                    return Err(LockError::Busy {
+                        holder,
+                        stale: None,
+                    });
                 }
                 Err(fs::TryLockError::Error(err)) => return Err(LockError::Io(err)),
             }
@@ -405,7 +411,10 @@ impl Storage for LocalFs {
             written.map_err(LockError::Io)?;
             return Ok(Box::new(LocalLock { path, _file: file }));
         }
-        Err(LockError::Busy { holder: None })
+        Err(LockError::Busy {
+            holder: None,
+            stale: None,
+        })
     }
 }
 
@@ -491,7 +500,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = LocalFs.lock(dir.path()).unwrap();
         match LocalFs.lock(dir.path()) {
-            Err(LockError::Busy { holder }) => {
+            Err(LockError::Busy { holder, stale }) => {
+                assert_eq!(stale, None);
                 assert_eq!(holder, Some(std::process::id().to_string()))
             }
             other => panic!("expected Busy, got {other:?}"),

@@ -44,6 +44,55 @@ pub struct Summary {
     pub seconds: f64,
 }
 
+impl Summary {
+    /// The summary of a run that ended with `datasets`, started at `started`: records of
+    /// every dataset converted or kept, bytes of those converted by this run. Nothing
+    /// skipped or unreadable, not interrupted, no TFDS metadata: the caller adds those.
+    pub(crate) fn new(
+        direction: Direction,
+        input: String,
+        output: String,
+        datasets: Vec<DatasetSummary>,
+        started: std::time::Instant,
+    ) -> Summary {
+        let converted = || {
+            datasets
+                .iter()
+                .filter(|d| d.status == DatasetStatus::Converted)
+                .filter_map(|d| d.manifest.as_ref())
+        };
+        Summary {
+            direction,
+            input,
+            output,
+            records: datasets
+                .iter()
+                .filter(|d| d.status != DatasetStatus::Failed)
+                .filter_map(|d| d.manifest.as_ref())
+                .map(|m| m.records)
+                .sum(),
+            input_bytes: converted()
+                .flat_map(|m| &m.inputs)
+                .map(|input| input.bytes)
+                .sum(),
+            output_bytes: converted()
+                .flat_map(|m| &m.parts)
+                .map(|part| part.bytes)
+                .sum(),
+            failed: datasets
+                .iter()
+                .filter(|d| d.status == DatasetStatus::Failed)
+                .count(),
+            interrupted: false,
+            skipped_files: Vec::new(),
+            unreadable: Vec::new(),
+            datasets,
+            tfds_metadata: Vec::new(),
+            seconds: started.elapsed().as_secs_f64(),
+        }
+    }
+}
+
 /// What happened to one dataset.
 #[derive(Debug, Serialize)]
 pub struct DatasetSummary {

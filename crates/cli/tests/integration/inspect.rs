@@ -429,3 +429,31 @@ fn index_refuses_compressed_files() {
     assert!(run.stderr.contains("compressed"), "{}", run.stderr);
     assert_eq!(tree(work.path()), ["tutorial.tfrecord.gz"]);
 }
+
+#[test]
+fn parts_left_by_a_run_that_did_not_finish_are_reported_as_not_published() {
+    let dir = tempdir();
+    let out = dir.path().join("of");
+    ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg(&out)
+        .ok();
+    // A OneFlow dataset without a manifest, as OneFlow itself writes them: nothing to say.
+    fs::remove_file(out.join("ofconvert-manifest.json")).unwrap();
+    let plain = ofconvert().args(["verify"]).arg(&out).ok();
+    assert!(!plain.stderr.contains("published"), "{}", plain.stderr);
+    // With the temporary part of a run beside them, the parts are a run that did not end.
+    fs::write(out.join(".ofconvert-part-1-0.tmp-4242"), b"half").unwrap();
+    let expected = format!(
+        "{}: OneFlow parts without ofconvert-manifest.json: not a published dataset",
+        out.display()
+    );
+    for command in ["count", "schema"] {
+        let run = ofconvert().arg(command).arg(&out).ok();
+        assert!(run.stderr.contains(&expected), "{command}: {}", run.stderr);
+    }
+    let run = ofconvert().arg("verify").arg(&out).expect_code(1);
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+    assert!(run.stderr.contains("--resume"), "{}", run.stderr);
+}

@@ -407,3 +407,273 @@ fn a_tfds_folder_in_a_bucket_resumes_with_its_metadata_rewritten_in_place() {
         [&serde_json::json!(["40"]), &serde_json::json!(["50", "30"])]
     );
 }
+
+/// Copies the tree `from` into the bucket's `key` prefix (the server keeps objects as
+/// files).
+fn upload(s3: &S3Server, from: &Path, bucket: &str, key: &str) {
+    for file in tree(from) {
+        let to = s3.file(bucket, &format!("{key}/{file}"));
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(from.join(&file), to).unwrap();
+    }
+}
+
+#[test]
+fn inspection_commands_read_a_bucket_as_they_read_the_local_copy() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    let local_tf = work.path().join("tf");
+    copy_tree(&testdata().join("datasets"), &local_tf);
+    let local_of = work.path().join("of");
+    ofconvert().arg("tf2of").args([&local_tf, &local_of]).ok();
+    upload(&s3, &local_tf, "data", "tf");
+    upload(&s3, &local_of, "data", "of");
+
+    let runs: [&[&str]; 7] = [
+        &["count"],
+        &["count", "--json"],
+        &["verify"],
+        &["schema"],
+        &["schema", "--oneflow"],
+        &["cat", "-n", "2", "--max-bytes", "16"],
+        &["cat", "--json", "-n", "1"],
+    ];
+    for (local, url) in [(&local_tf, "s3://data/tf"), (&local_of, "s3://data/of")] {
+        for args in runs {
+            let on_disk = ofconvert().args(args).arg(local).ok();
+            let in_bucket = s3.ofconvert().args(args).arg(url).ok();
+            assert_eq!(
+                in_bucket.stdout,
+                on_disk.stdout.replace(&*local.to_string_lossy(), url),
+                "{args:?} {url}"
+            );
+            assert_eq!(
+                in_bucket.stderr,
+                on_disk.stderr.replace(&*local.to_string_lossy(), url),
+                "{args:?} {url}"
+            );
+        }
+    }
+    // A single object, and one named with a file:// URL, as the plain path.
+    let object = "s3://data/tf/tutorial/tutorial.tfrecord";
+    let on_disk = ofconvert()
+        .arg("count")
+        .arg(local_tf.join("tutorial/tutorial.tfrecord"))
+        .ok();
+    let in_bucket = s3.ofconvert().args(["count", object]).ok();
+    assert_eq!(
+        in_bucket.stdout,
+        on_disk
+            .stdout
+            .replace(&*local_tf.to_string_lossy(), "s3://data/tf")
+    );
+    let file_url = format!("file://{}", local_tf.join("tutorial").display());
+    let by_url = ofconvert().args(["count", &file_url]).ok();
+    assert!(
+        by_url.stdout.contains("tutorial.tfrecord"),
+        "{}",
+        by_url.stdout
+    );
+}
+
+/// Copies the directory tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for file in tree(from) {
+        let target = to.join(&file);
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::copy(from.join(&file), target).unwrap();
+    }
+}
+
+#[test]
+fn indexes_of_a_bucket_go_beside_the_objects_or_under_an_output_url() {
+    let s3 = S3Server::start(&["data", "idx"]);
+    let work = tempdir();
+    let local = work.path().join("tf");
+    copy_tree(&testdata().join("datasets/imagenet"), &local);
+    upload(&s3, &local, "data", "tf");
+    let on_disk = ofconvert().arg("index").arg(&local).ok();
+    let indexes: Vec<String> = tree(&local)
+        .into_iter()
+        .filter(|file| file.ends_with(".idx"))
+        .collect();
+    assert_eq!(indexes.len(), 4, "{indexes:?}");
+
+    let beside = s3.ofconvert().args(["index", "s3://data/tf"]).ok();
+    assert_eq!(
+        beside.stdout,
+        on_disk
+            .stdout
+            .replace(&*local.to_string_lossy(), "s3://data/tf")
+    );
+    for index in &indexes {
+        let in_bucket = fs::read(s3.file("data", &format!("tf/{index}"))).unwrap();
+        assert_eq!(in_bucket, fs::read(local.join(index)).unwrap(), "{index}");
+    }
+    // Into another bucket, keeping the tree; and from a bucket to a local directory.
+    s3.ofconvert()
+        .args(["index", "s3://data/tf", "--output-dir", "s3://idx/imagenet"])
+        .ok();
+    let local_out = work.path().join("idx");
+    s3.ofconvert()
+        .args(["index", "s3://data/tf", "--output-dir"])
+        .arg(&local_out)
+        .ok();
+    for index in &indexes {
+        let expected = fs::read(local.join(index)).unwrap();
+        let in_bucket = fs::read(s3.file("idx", &format!("imagenet/{index}"))).unwrap();
+        assert_eq!(in_bucket, expected, "{index}");
+        assert_eq!(
+            fs::read(local_out.join(index)).unwrap(),
+            expected,
+            "{index}"
+        );
+    }
+}
+
+#[test]
+fn inspecting_a_missing_bucket_or_with_wrong_credentials_names_the_url_and_what_the_store_said() {
+    let s3 = S3Server::start(&["data"]);
+    upload(&s3, &testdata().join("datasets/tutorial"), "data", "tf");
+    s3.ofconvert().args(["count", "s3://data/tf"]).ok();
+    for command in ["count", "verify", "schema", "cat", "index"] {
+        let run = s3
+            .ofconvert_as(ACCESS_KEY, "not-the-secret")
+            .args([command, "s3://data/tf"])
+            .expect_code(1);
+        assert!(
+            run.stderr.contains("s3://data/tf"),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("403 Forbidden"),
+            "{command}: {}",
+            run.stderr
+        );
+
+        let run = s3
+            .ofconvert()
+            .args([command, "s3://no-such-bucket/tf"])
+            .expect_code(1);
+        assert!(
+            run.stderr.contains("s3://no-such-bucket/tf"),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("NoSuchBucket"),
+            "{command}: {}",
+            run.stderr
+        );
+    }
+    // A key that is not there is a path that does not exist, as on disk.
+    let run = s3
+        .ofconvert()
+        .args(["count", "s3://data/nothing"])
+        .expect_code(2);
+    assert!(
+        run.stderr
+            .contains("s3://data/nothing: no such file or directory"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_second_run_into_a_locked_bucket_output_fails_naming_the_holder_until_the_lock_is_deleted() {
+    let s3 = S3Server::start(&["data"]);
+    let input = testdata().join("datasets/tutorial");
+    // What a run killed with SIGKILL leaves: its lock object.
+    let lock = s3.file("data", "of/.ofconvert-lock");
+    fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    fs::write(&lock, "4242 on worker-7").unwrap();
+    let run = s3
+        .ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .expect_code(2);
+    assert!(run.stderr.contains("4242 on worker-7"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("if it was killed, delete s3://data/of/.ofconvert-lock"),
+        "{}",
+        run.stderr
+    );
+    assert!(written(&s3.file("data", "of")).is_empty());
+
+    fs::remove_file(&lock).unwrap();
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .ok();
+    assert!(!written(&s3.file("data", "of")).is_empty());
+    // Released at the end of the run.
+    assert!(!lock.exists());
+}
+
+#[test]
+fn parts_in_a_bucket_without_their_manifest_are_reported_as_not_published() {
+    let s3 = S3Server::start(&["data"]);
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg("s3://data/of")
+        .ok();
+    let published = s3.ofconvert().args(["count", "s3://data/of"]).ok();
+    assert!(
+        !published.stderr.contains("published"),
+        "{}",
+        published.stderr
+    );
+    // As a killed run leaves them: the parts uploaded, the manifest not yet.
+    fs::remove_file(s3.file("data", "of/ofconvert-manifest.json")).unwrap();
+    for command in ["count", "verify", "schema"] {
+        let run = s3.ofconvert().args([command, "s3://data/of"]).ok();
+        assert!(
+            run.stderr.contains(
+                "s3://data/of: OneFlow parts without ofconvert-manifest.json: not a published dataset"
+            ),
+            "{command}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_part_larger_than_one_upload_part_goes_up_in_several_and_arrives_whole() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    // One 19 MB shard into one part: more than one 16 MiB part of a multipart upload.
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    let records: Vec<Vec<u8>> = (0..320).map(|id| example(id, 60_000)).collect();
+    write_tfrecord(&input.join("big.tfrecord"), &records);
+    // Named as in the bucket: of2tf names its shards after the dataset's directory.
+    let local = work.path().join("of");
+    ofconvert().arg("tf2of").args([&input, &local]).ok();
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .ok();
+    let parts = written(&s3.file("data", "of"));
+    assert!(parts.iter().any(|(_, bytes)| bytes.len() > 16 << 20));
+    assert!(
+        parts == written(&local),
+        "the parts differ from a local run's"
+    );
+    s3.ofconvert()
+        .args(["of2tf", "s3://data/of", "s3://data/tf"])
+        .ok();
+    let back = work.path().join("back");
+    ofconvert().arg("of2tf").args([&local, &back]).ok();
+    let (in_bucket, on_disk) = (written(&s3.file("data", "tf")), written(&back));
+    let names = |files: &[(String, Vec<u8>)]| -> Vec<String> {
+        files.iter().map(|(name, _)| name.clone()).collect()
+    };
+    assert_eq!(names(&in_bucket), names(&on_disk));
+    assert!(in_bucket == on_disk, "the shards differ from a local run's");
+}

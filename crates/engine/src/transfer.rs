@@ -1,0 +1,255 @@
+//! Moving one object's bytes: reading it in ranged requests, a few in flight, each resumed
+//! from its last byte when a connection drops; writing it in one request, or as a multipart
+//! upload once it outgrows a part, so that it appears whole or not at all.
+
+use std::io::{self, Read, Write};
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+use tokio::runtime::Runtime;
+
+use crate::object::store_error;
+use crate::storage::{Durability, OutputFile};
+
+/// Bytes asked for in one ranged read.
+const RANGE_BYTES: u64 = 8 << 20;
+/// Ranged reads in flight per open object.
+const RANGES_IN_FLIGHT: usize = 2;
+/// How often a range is asked for again after its connection broke.
+const READ_ATTEMPTS: usize = 5;
+/// Size of a multipart upload's parts (S3's minimum is 5 MiB); an object no bigger goes up
+/// in one request.
+const UPLOAD_PART_BYTES: usize = 16 << 20;
+/// Parts of one upload in flight.
+const UPLOADS_IN_FLIGHT: usize = 2;
+
+/// An object written through `Write`: held in memory until it outgrows one upload part,
+/// then a multipart upload, aborted unless finished. An object that never outgrows a part
+/// goes up in one request when finished. Either way it appears whole or not at all.
+pub(crate) struct Upload {
+    store: Arc<dyn ObjectStore>,
+    key: ObjectPath,
+    runtime: Arc<Runtime>,
+    /// The bytes written so far, while they fit in one part.
+    first: Option<Vec<u8>>,
+    upload: Option<WriteMultipart>,
+    written: u64,
+}
+
+impl Upload {
+    /// An upload of `key` to `store`, nothing sent until there is a part's worth or it is
+    /// finished.
+    pub(crate) fn new(
+        store: Arc<dyn ObjectStore>,
+        key: ObjectPath,
+        runtime: Arc<Runtime>,
+    ) -> Upload {
+        Upload {
+            store,
+            key,
+            runtime,
+            first: Some(Vec::new()),
+            upload: None,
+            written: 0,
+        }
+    }
+
+    /// Starts the multipart upload with the bytes held so far.
+    fn start_multipart(&mut self) -> io::Result<()> {
+        let held = self.first.take().unwrap_or_default();
+        let upload = self
+            .runtime
+            .block_on(self.store.put_multipart(&self.key))
+            .map_err(store_error)?;
+        let mut upload = WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
+        let _runtime = self.runtime.enter();
+        upload.write(&held);
+        self.upload = Some(upload);
+        Ok(())
+    }
+}
+
+impl Write for Upload {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(first) = &mut self.first {
+            if first.len() + buf.len() <= UPLOAD_PART_BYTES {
+                // Reserved once, so that growing never holds twice the bytes.
+                first.reserve_exact(UPLOAD_PART_BYTES - first.len());
+                first.extend_from_slice(buf);
+                self.written += buf.len() as u64;
+                return Ok(buf.len());
+            }
+            self.start_multipart()?;
+        }
+        let upload = self
+            .upload
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the upload is finished"))?;
+        // Bounds memory: at most this many parts buffered or in flight.
+        self.runtime
+            .block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT))
+            .map_err(store_error)?;
+        // A full part starts its upload as a task of the runtime.
+        let _runtime = self.runtime.enter();
+        upload.write(buf);
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl OutputFile for Upload {
+    fn finish(mut self: Box<Self>, _durability: Durability) -> io::Result<u64> {
+        if let Some(first) = self.first.take() {
+            let payload = PutPayload::from(Bytes::from(first));
+            self.runtime
+                .block_on(self.store.put(&self.key, payload))
+                .map_err(store_error)?;
+            return Ok(self.written);
+        }
+        let upload = self
+            .upload
+            .take()
+            .ok_or_else(|| io::Error::other("the upload is finished"))?;
+        self.runtime
+            .block_on(upload.finish())
+            .map_err(store_error)?;
+        Ok(self.written)
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if let Some(upload) = self.upload.take() {
+            // Nothing of an unfinished upload may stay behind in the bucket.
+            let _ = self.runtime.block_on(upload.abort());
+        }
+    }
+}
+
+/// Reads an object from an offset through ranged requests, a few in flight ahead of the
+/// reader.
+pub(crate) struct RangeReader {
+    chunks: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
+    current: Bytes,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RangeReader {
+    /// Starts reading `key`, `size` bytes long, from `offset`.
+    pub(crate) fn start(
+        store: Arc<dyn ObjectStore>,
+        runtime: &Runtime,
+        key: ObjectPath,
+        offset: u64,
+        size: u64,
+    ) -> RangeReader {
+        let (sender, chunks) = tokio::sync::mpsc::channel(1);
+        let ranges: Vec<Range<u64>> = (offset..size)
+            .step_by(RANGE_BYTES as usize)
+            .map(|start| start..(start + RANGE_BYTES).min(size))
+            .collect();
+        let task = runtime.spawn(async move {
+            let mut fetched = futures::stream::iter(ranges)
+                .map(|range| fetch_range(Arc::clone(&store), key.clone(), range))
+                .buffered(RANGES_IN_FLIGHT);
+            while let Some(chunk) = fetched.next().await {
+                let failed = chunk.is_err();
+                if sender.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        RangeReader {
+            chunks,
+            current: Bytes::new(),
+            task,
+        }
+    }
+}
+
+impl Read for RangeReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.blocking_recv() {
+                Some(chunk) => self.current = chunk?,
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
+    }
+}
+
+impl Drop for RangeReader {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One range of an object, asked for again from the last byte received when the transfer
+/// breaks (the store's own retries cover requests that fail before any byte arrives).
+async fn fetch_range(
+    store: Arc<dyn ObjectStore>,
+    key: ObjectPath,
+    range: Range<u64>,
+) -> io::Result<Bytes> {
+    let want = (range.end - range.start) as usize;
+    let mut received = BytesMut::with_capacity(want);
+    let mut attempts = 0;
+    loop {
+        let from = range.start + received.len() as u64;
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(from..range.end)),
+            ..GetOptions::default()
+        };
+        let broke = match store.get_opts(&key, options).await {
+            Ok(result) => {
+                let mut stream = result.into_stream();
+                let mut broke = None;
+                while let Some(piece) = stream.next().await {
+                    match piece {
+                        Ok(piece) => received.extend_from_slice(&piece),
+                        Err(err) => {
+                            broke = Some(err);
+                            break;
+                        }
+                    }
+                }
+                broke
+            }
+            Err(err) => Some(err),
+        };
+        match broke {
+            None if received.len() >= want => {
+                received.truncate(want);
+                return Ok(received.freeze());
+            }
+            None => {
+                // The body ended early without an error: ask for the rest.
+                attempts += 1;
+                if attempts >= READ_ATTEMPTS {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("{key}: the store sent {} of {want} bytes", received.len()),
+                    ));
+                }
+            }
+            Some(err @ object_store::Error::NotFound { .. }) => return Err(store_error(err)),
+            Some(err) => {
+                attempts += 1;
+                if attempts >= READ_ATTEMPTS {
+                    return Err(store_error(err));
+                }
+            }
+        }
+    }
+}
