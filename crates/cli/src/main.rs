@@ -27,7 +27,6 @@ use ofconvert_engine::{Event, NamedRule, Options};
 use crate::cli::{Cli, Command, ConvertArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::Progress;
-use crate::style::Style;
 
 /// A mistake in how the tool was called, found after clap's own checks.
 #[derive(Debug)]
@@ -180,23 +179,7 @@ fn convert(
         // something is not removed).
         let _ = std::fs::remove_dir(&args.output);
     }
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    // A closed stdout (`| head`) must not hide the exit status: write errors are ignored.
-    if args.json {
-        let mut value = serde_json::to_value(&summary)?;
-        value["warnings"] = serde_json::json!(report::warnings(&summary));
-        let _ = serde_json::to_writer_pretty(&mut out, &value);
-        let _ = writeln!(out);
-    } else if !quiet {
-        let _ = report::write_report(&mut out, &summary);
-    }
-    let _ = out.flush();
-    let style = Style::stderr();
-    if !quiet {
-        let _ = report::write_warnings(&mut io::stderr().lock(), &summary, style);
-    }
-    let _ = report::write_failures(&mut io::stderr().lock(), &summary, style);
+    report::print_summary(&summary, args.json, quiet)?;
     if summary.datasets.is_empty() && !args.json && quiet {
         style::error!("nothing to convert in {}", summary.input);
     }

@@ -40,6 +40,28 @@ pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<
     )
 }
 
+/// Prints a conversion's end: the `--json` summary (with its warnings) or the report on
+/// stdout, then the warnings (unless `quiet`) and the failures on stderr. A closed stdout
+/// (`| head`) must not hide the exit status: write errors are ignored.
+pub fn print_summary(summary: &Summary, json: bool, quiet: bool) -> serde_json::Result<()> {
+    let mut out = io::stdout().lock();
+    if json {
+        let mut value = serde_json::to_value(summary)?;
+        value["warnings"] = serde_json::json!(warnings(summary));
+        let _ = serde_json::to_writer_pretty(&mut out, &value);
+        let _ = writeln!(out);
+    } else if !quiet {
+        let _ = write_report(&mut out, summary);
+    }
+    let _ = out.flush();
+    let style = Style::stderr();
+    if !quiet {
+        let _ = write_warnings(&mut io::stderr().lock(), summary, style);
+    }
+    let _ = write_failures(&mut io::stderr().lock(), summary, style);
+    Ok(())
+}
+
 /// Writes the report of what was converted (or kept) and how to open it.
 pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     let good: Vec<&DatasetSummary> = summary

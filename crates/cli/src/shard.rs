@@ -12,7 +12,7 @@ use ofconvert_engine::{Event, NamedRule, Options, Shard};
 use crate::cli::{CommitArgs, ConvertArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::{plural, Progress};
-use crate::style::{self, Style};
+use crate::style;
 use crate::{inputs, report};
 
 /// Runs worker `shard`'s share, drawing its progress, then says what it did and what is
@@ -94,20 +94,6 @@ pub fn run_worker(
 pub fn run_commit(args: &CommitArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let summary = ofconvert_engine::commit(&args.output, args.verify)
         .with_context(|| format!("commit {}", args.output.display()))?;
-    let mut out = io::stdout().lock();
-    if args.json {
-        let mut value = serde_json::to_value(&summary)?;
-        value["warnings"] = serde_json::json!(report::warnings(&summary));
-        let _ = serde_json::to_writer_pretty(&mut out, &value);
-        let _ = writeln!(out);
-    } else if !quiet {
-        let _ = report::write_report(&mut out, &summary);
-    }
-    let _ = out.flush();
-    let style = Style::stderr();
-    if !quiet {
-        let _ = report::write_warnings(&mut io::stderr().lock(), &summary, style);
-    }
-    let _ = report::write_failures(&mut io::stderr().lock(), &summary, style);
+    report::print_summary(&summary, args.json, quiet)?;
     Ok(ExitCode::failure_if(summary.failed > 0))
 }

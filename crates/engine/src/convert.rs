@@ -210,15 +210,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             .sum(),
     });
 
-    let threads = match options.jobs {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|err| Error::new(ErrorKind::Io(std::io::Error::other(err))))?;
-    pool.install(|| run_jobs(&context, &runs, &transcoder));
+    thread_pool(options)?.install(|| run_jobs(&context, &runs, &transcoder));
 
     let mut datasets: Vec<DatasetSummary> = runs
         .into_iter()
@@ -253,6 +245,18 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             started,
         )
     })
+}
+
+/// The pool of `options.jobs` workers (0: one per core).
+pub(crate) fn thread_pool(options: &Options) -> Result<rayon::ThreadPool, Error> {
+    let threads = match options.jobs {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|err| Error::new(ErrorKind::Io(std::io::Error::other(err))))
 }
 
 /// Cuts every dataset being converted into work items and runs them on the current pool.

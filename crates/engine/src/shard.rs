@@ -327,15 +327,7 @@ fn run_share(
 ) -> Result<(), Error> {
     use rayon::prelude::*;
 
-    let threads = match options.jobs {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        n => n,
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|err| Error::new(ErrorKind::Io(io::Error::other(err))))?;
-    pool.install(|| {
+    crate::convert::thread_pool(options)?.install(|| {
         todo.par_iter().with_max_len(1).for_each_init(
             || Worker::new(context, transcoder),
             |worker, chunk| {
