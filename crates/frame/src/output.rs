@@ -8,11 +8,18 @@ use std::io::{self, BufWriter, IoSlice, Write};
 /// would cost more than the one extra write call it saves.
 pub const DIRECT_WRITE_MIN: usize = 64 * 1024;
 
+/// The most pieces one record is written from (header, data, footer, and one to spare).
+pub const MAX_PARTS: usize = 4;
+
 /// Writes the pieces of one framed record to `out`, in order: into its buffer when they are
 /// small, else straight to the inner writer with vectored writes (after what is buffered).
 ///
 /// Before a large record the whole `BufWriter` is flushed, the inner writer included: use
 /// this over a file or an upload, not over a compressor, whose flush changes its output.
+///
+/// # Panics
+///
+/// When given more than [`MAX_PARTS`] pieces.
 ///
 /// ```
 /// use std::io::BufWriter;
@@ -27,6 +34,10 @@ pub const DIRECT_WRITE_MIN: usize = 64 * 1024;
 /// assert!(written.starts_with(b"head") && written.ends_with(b"footsmall"));
 /// ```
 pub fn write_record<W: Write>(out: &mut BufWriter<W>, parts: &[&[u8]]) -> io::Result<()> {
+    assert!(
+        parts.len() <= MAX_PARTS,
+        "a record has at most {MAX_PARTS} pieces"
+    );
     let total: usize = parts.iter().map(|part| part.len()).sum();
     if total < DIRECT_WRITE_MIN {
         return parts.iter().try_for_each(|part| out.write_all(part));
@@ -37,8 +48,12 @@ pub fn write_record<W: Write>(out: &mut BufWriter<W>, parts: &[&[u8]]) -> io::Re
 
 /// Writes every byte of `parts` with as few vectored writes as the writer allows.
 fn write_all_vectored<W: Write>(out: &mut W, parts: &[&[u8]]) -> io::Result<()> {
-    let mut slices: Vec<IoSlice<'_>> = parts.iter().map(|part| IoSlice::new(part)).collect();
-    let mut slices = &mut slices[..];
+    // On the stack: no allocation per record.
+    let mut storage = [IoSlice::new(&[]); MAX_PARTS];
+    for (slot, part) in storage.iter_mut().zip(parts) {
+        *slot = IoSlice::new(part);
+    }
+    let mut slices = &mut storage[..parts.len()];
     while !slices.is_empty() {
         match out.write_vectored(slices) {
             Ok(0) => {
