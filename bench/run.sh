@@ -5,7 +5,7 @@
 # page cache, then times each command several times after one untimed warm-up run, removing
 # the output and running `sync` before every run so that no run pays for the last one's
 # writeback. Wall time comes from bash's EPOCHREALTIME around the command, peak RSS from GNU
-# time's %M. Prints a Markdown table on stdout; progress goes to stderr.
+# time's %M. Prints Markdown tables on stdout; progress goes to stderr.
 set -euo pipefail
 export LC_ALL=C
 
@@ -14,12 +14,14 @@ usage() {
 Usage: bench/run.sh [OPTIONS]
 
 Times `cp -r`, `ofconvert tf2of`, `of2tf`, `count` and `verify` (at each --jobs value) and
-the single-threaded wire and typed converters on the benchmark corpora, and prints a
-Markdown table: median wall time, MB/s, records/s, ratio to the copy, peak RSS. On the png
-corpus it times `tf2of --no-sync` as is, with `--images jpeg` and with `--images raw`, and
-prints a second table: images/s and the ratio to the plain tf2of. On the large corpus, also
-`tf2of` from one bucket to another through a local S3 server (ofconvert-bench-s3) against
-`rclone copy` of the same objects through the same server.
+the single-threaded wire and typed converters on the benchmark corpora, and prints two
+Markdown tables: every command (median wall time, MB/s, records/s, ratio to the copy, peak
+RSS, CPU time and CPU ns per record), then the conversions' targets (ratio to the
+like-for-like copy at the first and last --jobs value, CPU ns per record, jobs speed-up).
+On the png corpus it times `tf2of --no-sync` as is, with `--images jpeg` and with
+`--images raw`, and prints a third table: images/s and the ratio to the plain tf2of. On the
+large corpus, also `tf2of` from one bucket to another through a local S3 server
+(ofconvert-bench-s3) against `rclone copy` of the same objects through the same server.
 
 Options:
   --dir DIR       where the corpus and the outputs go (default: a temporary directory,
@@ -302,16 +304,22 @@ for corpus in "${CORPUS_LIST[@]}"; do
     # shellcheck disable=SC2016
     measure "$corpus" "cp -r tfrecord tree, fsync each file" "" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
         sh -c 'cp -r "$1" "$2" && sync -- "$2"/* "$2"' sh "$tf" "$OUT"
+    # shellcheck disable=SC2016
+    measure "$corpus" "cp -r ofrecord tree, fsync each file" "" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+        sh -c 'cp -r "$1" "$2" && sync -- "$2"/* "$2"' sh "$of" "$OUT"
     for j in $JOBS; do
-        # Without the fsync of every part (--no-sync): what the conversion itself costs next
-        # to cp. With --baseline, each row is followed by the same command of the baseline.
+        # Like with like: a run that fsyncs every part is compared with the copy that fsyncs
+        # every file, a --no-sync run with the plain copy. With --baseline, each row is
+        # followed by the same command of the baseline.
         for sync in "" --no-sync; do
+            base_tf="$cp_tf, fsync each file" base_of="$cp_of, fsync each file"
+            [[ -z $sync ]] || base_tf=$cp_tf base_of=$cp_of
             for bin in "$OFCONVERT" ${BASELINE_BIN:+"$BASELINE_BIN"}; do
                 who=ofconvert
                 [[ $bin == "$OFCONVERT" ]] || who=baseline
-                measure "$corpus" "$who tf2of${sync:+ $sync}" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+                measure "$corpus" "$who tf2of${sync:+ $sync}" "$j" "$corpus/tfrecord" "$base_tf" "$RUNS" -- \
                     "$bin" --jobs "$j" --quiet tf2of ${sync:+"$sync"} "$tf" "$OUT"
-                measure "$corpus" "$who of2tf${sync:+ $sync}" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+                measure "$corpus" "$who of2tf${sync:+ $sync}" "$j" "$corpus/ofrecord" "$base_of" "$RUNS" -- \
                     "$bin" --jobs "$j" --quiet of2tf ${sync:+"$sync"} "$of" "$OUT"
             done
         done
@@ -424,17 +432,17 @@ if [[ -n $BIG ]]; then
         "$(awk -v b="${TREE_BYTES[big/ofrecord]}" 'BEGIN { print b / 1e6 }')"
 fi
 echo
-echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp | peak RSS MB | min–max s | CPU s |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp | peak RSS MB | min–max s | CPU s | CPU ns/record |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 declare -A BASELINE_WALL
 while IFS='|' read -r corpus label jobs median _ _ _ _ _ _; do
-    if [[ ($label == "cp -r "*" tree" || $label == "rclone copy"*) && $median != failed ]]; then
+    if [[ ($label == "cp -r "* || $label == "rclone copy"*) && $median != failed ]]; then
         BASELINE_WALL["$corpus|$label"]=$median
     fi
 done <"$RESULTS"
 while IFS='|' read -r corpus label jobs median min max cpu peak tree baseline; do
     if [[ $median == failed ]]; then
-        echo "| $corpus | $label | ${jobs:-–} | failed | | | | | | |"
+        echo "| $corpus | $label | ${jobs:-–} | failed | | | | | | | |"
         continue
     fi
     base=${BASELINE_WALL[${baseline:-$corpus|$label}]:-}
@@ -442,9 +450,9 @@ while IFS='|' read -r corpus label jobs median min max cpu peak tree baseline; d
         -v min="$min" -v max="$max" -v cpu="$cpu" -v peak="$peak" -v bytes="${TREE_BYTES[$tree]}" \
         -v records="${TREE_RECORDS[$tree]}" -v base="$base" 'BEGIN {
             ratio = (base > 0) ? sprintf("%.2f", median / base) : "–"
-            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f | %.2f |\n",
+            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f | %.2f | %.0f |\n",
                 corpus, label, jobs, median, bytes / median / 1e6, records / median, ratio,
-                peak * 1024 / 1e6, min, max, cpu
+                peak * 1024 / 1e6, min, max, cpu, cpu * 1e9 / records
         }'
 done <"$RESULTS"
 if grep -q '^png|ofconvert tf2of' "$RESULTS"; then
@@ -466,12 +474,49 @@ if grep -q '^png|ofconvert tf2of' "$RESULTS"; then
         }' "$RESULTS"
 fi
 echo
+# The targets' table: each conversion's ratio to its like-for-like copy, the CPU it spent
+# per record, and how much a second job speeds it up.
+echo "| corpus | command | baseline | ratio, --jobs ${JOBS%% *} | ratio, --jobs ${JOBS##* } | CPU ns/record, --jobs ${JOBS%% *} | wall --jobs ${JOBS%% *} / --jobs ${JOBS##* } |"
+echo "|---|---|---|---:|---:|---:|---:|"
+awk -F'|' -v first="${JOBS%% *}" -v last="${JOBS##* }" -v records_list="$(
+    for key in "${!TREE_RECORDS[@]}"; do printf '%s=%s\n' "$key" "${TREE_RECORDS[$key]}"; done
+)" '
+    BEGIN {
+        n = split(records_list, pairs, "\n")
+        for (i = 1; i <= n; i++) if (split(pairs[i], kv, "=") == 2) records[kv[1]] = kv[2]
+    }
+    $4 == "failed" { next }
+    $2 ~ /^(cp -r |rclone copy)/ { wall[$1 "|" $2] = $4; next }
+    $2 ~ /^ofconvert (tf2of|of2tf)/ || $2 ~ /^baseline (tf2of|of2tf)/ {
+        key = $1 "|" $2
+        # The key of the baseline row, corpus|label, spans fields 10 and 11.
+        if (!(key in seen)) { seen[key] = 1; order[++rows] = key; base[key] = $10 "|" $11; tree[key] = $9 }
+        median[key "|" $3] = $4
+        cpu[key "|" $3] = $7
+    }
+    END {
+        for (r = 1; r <= rows; r++) {
+            key = order[r]
+            split(key, part, "|")
+            b = wall[base[key]]
+            sub(/^[^|]*\|/, "", base[key])
+            a = median[key "|" first]; z = median[key "|" last]
+            printf "| %s | %s | %s | %s | %s | %s | %s |\n", part[1], part[2], base[key],
+                (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "–",
+                (z > 0 && b > 0) ? sprintf("%.2f", z / b) : "–",
+                (records[tree[key]] > 0 && (key "|" first) in cpu) ? sprintf("%.0f", cpu[key "|" first] * 1e9 / records[tree[key]]) : "–",
+                (a > 0 && z > 0 && first != last) ? sprintf("%.2f", a / z) : "–"
+        }
+    }' "$RESULTS"
+echo
 echo "Median of $RUNS timed runs${BIG:+ (big file: $BIG_RUNS)} after one warm-up run, files in page cache,"
 echo "output removed and \`sync\` before each run. MB = 10^6 bytes of input. Ratio = wall time /"
-echo "wall time of \`cp -r\` of the same input tree (below 1 is faster than the copy). Peak RSS"
+echo "wall time of its like-for-like copy of the same input tree: \`cp -r\` for --no-sync,"
+echo "\`cp -r\` + fsync of each file for a run that fsyncs its parts (below 1 is faster). Peak RSS"
 echo "from GNU time (%M). CPU s = median user + system time (GNU time, 10 ms ticks), which a"
-echo "loaded machine disturbs less than wall time. bench-convert is single-threaded: wire ="
-echo "the Transcoder, typed = decode into prost messages + map + encode, same framing code."
+echo "loaded machine disturbs less than wall time; CPU ns/record = CPU s / records of input."
+echo "bench-convert is single-threaded: wire = the Transcoder, typed = decode into prost"
+echo "messages + map + encode, same framing code."
 echo "png corpus: one image a record, so images/s = records/s; ratio = wall time / wall time of"
 echo "the plain \`tf2of --no-sync\` at the same --jobs."
 if ((S3)); then

@@ -1,6 +1,7 @@
 //! What the two record framings, TFRecord (`ofconvert-tfrecord`) and OFRecord
 //! (`ofconvert-ofrecord`), have in common: the [`Position`] of a record in a stream, the
-//! buffered [`input`] their readers read through, what a reader may do after an error
+//! buffered [`input`] their readers read through, the buffered [`output`] their writers
+//! write through, what a reader may do after an error
 //! ([`ReaderState`]), and the report of a [`Resync`] after damage.
 //!
 //! Both framing crates re-export what their users need, so depending on this crate directly
@@ -21,6 +22,7 @@
 use std::ops::Range;
 
 pub mod input;
+pub mod output;
 mod state;
 
 pub use state::{ReaderState, Stop};

@@ -1,5 +1,7 @@
 use std::io::{self, BufWriter, Write};
 
+use ofconvert_frame::output;
+
 use crate::frame::{self, HEADER_LEN};
 use crate::{Error, ErrorKind, Position};
 
@@ -46,11 +48,7 @@ impl<W: Write> Writer<W> {
         // non-negative i64.
         let mut header = [0; HEADER_LEN];
         frame::encode_header(data.len() as u64, &mut header);
-        let written = self
-            .inner
-            .write_all(&header)
-            .and_then(|()| self.inner.write_all(data));
-        if let Err(e) = written {
+        if let Err(e) = output::write_record(&mut self.inner, &[&header, data]) {
             return Err(self.fail(e));
         }
         self.records_written += 1;

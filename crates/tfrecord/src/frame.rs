@@ -27,7 +27,7 @@ pub const FOOTER_LEN: usize = 4;
 pub fn encode_header(length: u64, out: &mut [u8; HEADER_LEN]) {
     let length = length.to_le_bytes();
     out[..8].copy_from_slice(&length);
-    out[8..].copy_from_slice(&crc::masked_crc32c(&length).to_le_bytes());
+    out[8..].copy_from_slice(&crc::masked_crc32c_u64(length).to_le_bytes());
 }
 
 /// The footer that follows `data`: its masked CRC.
@@ -54,7 +54,7 @@ pub fn encode_record(data: &[u8], out: &mut Vec<u8>) {
 pub fn decode_header(bytes: &[u8]) -> Result<u64, ErrorKind> {
     let length = decode_length(bytes)?;
     let expected = u32::from_le_bytes(to_array(&bytes[8..HEADER_LEN]));
-    let actual = crc::masked_crc32c(&bytes[..8]);
+    let actual = crc::masked_crc32c_u64(to_array(&bytes[..8]));
     if expected != actual {
         return Err(ErrorKind::LengthCrcMismatch { expected, actual });
     }

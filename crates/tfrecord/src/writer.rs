@@ -3,6 +3,7 @@
 use std::io::{self, BufWriter, Write};
 
 use flate2::write::{GzEncoder, ZlibEncoder};
+use ofconvert_frame::output;
 
 use crate::error::{Error, ErrorKind};
 use crate::frame::{self, HEADER_LEN};
@@ -76,7 +77,7 @@ impl<W: Write> Writer<W> {
         frame::encode_header(data.len() as u64, &mut header);
         let footer = frame::encode_footer(data);
         let result = match &mut self.sink {
-            Sink::Plain(out) => write_framed(out, &header, data, &footer),
+            Sink::Plain(out) => output::write_record(out, &[&header, data, &footer]),
             Sink::Gzip(out) => write_framed(out, &header, data, &footer),
             Sink::Zlib(out) => write_framed(out, &header, data, &footer),
         };
