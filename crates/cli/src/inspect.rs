@@ -3,8 +3,6 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::thread;
 
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
 use ofconvert_engine::{
@@ -102,25 +100,7 @@ fn with_progress<T: Send>(
         files: expanded.files.len(),
         bytes: expanded.sizes.iter().sum(),
     });
-    let (sender, receiver) = mpsc::channel::<Event>();
-    let result = thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let report = |event: Event| {
-                // The receiver lives until this thread ends.
-                let _ = sender.send(event);
-            };
-            work(&report)
-        });
-        for event in receiver {
-            progress.handle(event);
-        }
-        worker.join()
-    });
-    progress.finish();
-    match result {
-        Ok(value) => value,
-        Err(panic) => std::panic::resume_unwind(panic),
-    }
+    progress.drive(work)
 }
 
 /// Ends quietly when stdout is closed (`| head`): that is not a failure.

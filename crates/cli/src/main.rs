@@ -17,12 +17,10 @@ mod values;
 
 use std::fmt;
 use std::io::{self, Write};
-use std::sync::mpsc;
-use std::thread;
 
 use anyhow::Context as _;
 use clap::{CommandFactory, Parser};
-use ofconvert_engine::{Event, NamedRule, Options};
+use ofconvert_engine::{NamedRule, Options};
 
 use crate::cli::{Cli, Command, ConvertArgs};
 use crate::exit_codes::ExitCode;
@@ -154,26 +152,9 @@ fn convert(
     ofconvert_engine::check_rules(&mut plan, rules);
     let plan_input = plan.input.clone();
     let output_existed = args.output.exists();
-    let mut progress = Progress::new(quiet);
-    let (sender, receiver) = mpsc::channel::<Event>();
-    let outcome = thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let report = |event: Event| {
-                // The receiver lives until this thread ends; a failed send cannot happen.
-                let _ = sender.send(event);
-            };
-            ofconvert_engine::convert(plan, &options, &report)
-        });
-        for event in receiver {
-            progress.handle(event);
-        }
-        worker.join()
-    });
-    progress.finish();
-    let summary = match outcome {
-        Ok(result) => result.context("the conversion could not start")?,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
+    let summary = Progress::new(quiet)
+        .drive(|report| ofconvert_engine::convert(plan, &options, report))
+        .context("the conversion could not start")?;
     if !output_existed {
         // A run that wrote nothing leaves no empty directory behind (one that holds
         // something is not removed).

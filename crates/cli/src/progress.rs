@@ -2,10 +2,12 @@
 //! main thread calls this; the engine's workers send their events over a channel.
 
 use std::io::IsTerminal;
+use std::sync::mpsc;
+use std::thread;
 use std::time::Duration;
 
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ofconvert_engine::{DatasetStatus, Event};
+use ofconvert_engine::{DatasetStatus, Event, ProgressFn};
 
 pub struct Progress {
     mode: Mode,
@@ -149,6 +151,31 @@ impl Progress {
     pub fn finish(&mut self) {
         if let Mode::Bar(Some(bar)) = &self.mode {
             bar.finish_and_clear();
+        }
+    }
+
+    /// Runs `work` on a worker thread, handing it the function that reports its events,
+    /// while this thread draws them (only the main thread talks to the terminal); removes
+    /// the bar and returns what `work` returned. A panic in `work` goes on here.
+    pub fn drive<T: Send>(mut self, work: impl FnOnce(ProgressFn<'_>) -> T + Send) -> T {
+        let (sender, receiver) = mpsc::channel::<Event>();
+        let result = thread::scope(|scope| {
+            let worker = scope.spawn(move || {
+                let report = |event: Event| {
+                    // The receiver lives until this thread ends; a failed send cannot happen.
+                    let _ = sender.send(event);
+                };
+                work(&report)
+            });
+            for event in receiver {
+                self.handle(event);
+            }
+            worker.join()
+        });
+        self.finish();
+        match result {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
         }
     }
 }

@@ -2,12 +2,10 @@
 //! `commit OUT` (publishing it once every worker is done).
 
 use std::io::{self, Write};
-use std::sync::mpsc;
-use std::thread;
 
 use anyhow::Context as _;
 use indicatif::HumanBytes;
-use ofconvert_engine::{Event, NamedRule, Options, Shard};
+use ofconvert_engine::{NamedRule, Options, Shard};
 
 use crate::cli::{CommitArgs, ConvertArgs};
 use crate::exit_codes::ExitCode;
@@ -27,25 +25,8 @@ pub fn run_worker(
     crate::stop_on_signals(&options.interrupt)?;
     let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;
     ofconvert_engine::check_rules(&mut plan, rules);
-    let mut progress = Progress::new(quiet);
-    let (sender, receiver) = mpsc::channel::<Event>();
-    let outcome = thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let report = |event: Event| {
-                let _ = sender.send(event);
-            };
-            ofconvert_engine::convert_shard(plan, &options, shard, &report)
-        });
-        for event in receiver {
-            progress.handle(event);
-        }
-        worker.join()
-    });
-    progress.finish();
-    let summary = match outcome {
-        Ok(result) => result?,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
+    let summary = Progress::new(quiet)
+        .drive(|report| ofconvert_engine::convert_shard(plan, &options, shard, report))?;
     let mut out = io::stdout().lock();
     if args.json {
         let _ = serde_json::to_writer_pretty(&mut out, &summary);
