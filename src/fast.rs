@@ -114,10 +114,16 @@ fn rewrite_entries(
             return None;
         }
         let list = pos..list_end;
-        let info = numeric::scan_list(Cursor::new(buf).sub(list.clone()), kind).ok()?;
-        if kind == FeatureKind::Int32 && !info.int32_canonical {
-            return None;
-        }
+        let count = match packed_count(&buf[list.clone()], kind) {
+            Some(count) => count,
+            None => {
+                let info = numeric::scan_list(Cursor::new(buf).sub(list.clone()), kind).ok()?;
+                if kind == FeatureKind::Int32 && !info.int32_canonical {
+                    return None;
+                }
+                info.count
+            }
+        };
         buf[tag_at] = to_tag;
         written.push(Written {
             key,
@@ -126,12 +132,66 @@ fn rewrite_entries(
             } else {
                 kind
             }),
-            count: info.count,
+            count,
             list,
         });
         pos = list_end;
     }
     Some(())
+}
+
+/// The number of values of a list in the form TensorFlow writes it (bytes values one field
+/// each; numbers packed in one field, or none), once its every byte is checked; `None` for any
+/// other form, valid or not, and for int32 lists, which [`numeric::scan_list`] checks.
+#[inline]
+fn packed_count(list: &[u8], kind: FeatureKind) -> Option<usize> {
+    match kind {
+        FeatureKind::Bytes => {
+            let (mut at, mut count) = (0, 0);
+            while at < list.len() {
+                at = field(list, &mut at, len_tag(1), list.len())?;
+                count += 1;
+            }
+            Some(count)
+        }
+        FeatureKind::Float | FeatureKind::Int64 => {
+            if list.is_empty() {
+                return Some(0);
+            }
+            let mut at = 0;
+            if field(list, &mut at, len_tag(1), list.len())? != list.len() {
+                return None;
+            }
+            let values = &list[at..];
+            if kind == FeatureKind::Float {
+                return (values.len() % 4 == 0).then_some(values.len() / 4);
+            }
+            varint_count(values)
+        }
+        FeatureKind::Double | FeatureKind::Int32 => None,
+    }
+}
+
+/// How many varints `packed` holds, when it is nothing but whole varints that fit 64 bits.
+#[inline]
+fn varint_count(packed: &[u8]) -> Option<usize> {
+    let (mut count, mut run) = (0, 0);
+    for &byte in packed {
+        if byte < 0x80 {
+            // The tenth byte of a varint holds bit 63 alone.
+            if run == 9 && byte > 1 {
+                return None;
+            }
+            count += 1;
+            run = 0;
+        } else {
+            run += 1;
+            if run == 10 {
+                return None;
+            }
+        }
+    }
+    (run == 0).then_some(count)
 }
 
 /// The kind a list tag of `from` holds and the tag the other dialect gives it, for the kinds
@@ -151,7 +211,7 @@ fn convert_kind(from: Dialect, tag: u8) -> Option<(FeatureKind, u8)> {
 
 /// Reads the one-byte `tag` at `*pos` and the shortest-form length after it, leaving `*pos`
 /// at the field's first byte; returns where the field ends, which must be within `end`.
-#[inline]
+#[inline(always)]
 fn field(buf: &[u8], pos: &mut usize, tag: u8, end: usize) -> Option<usize> {
     if *pos >= end || *buf.get(*pos)? != tag {
         return None;
@@ -167,7 +227,7 @@ fn field(buf: &[u8], pos: &mut usize, tag: u8, end: usize) -> Option<usize> {
 }
 
 /// A length varint in its shortest form (no trailing zero byte), of at most five bytes.
-#[inline]
+#[inline(always)]
 fn length(buf: &[u8], at: &mut usize, end: usize) -> Option<usize> {
     let mut value = 0usize;
     for i in 0..5 {
@@ -296,5 +356,36 @@ mod tests {
         let (out, written) = run(&entry(b"i", &minus_one), Dialect::Of).unwrap();
         assert_eq!(out[2 + 3 + 2], 0x1a);
         assert_eq!(written[0].kind, Some(FeatureKind::Int64));
+    }
+
+    #[test]
+    fn packed_varints_are_counted_only_when_whole_and_within_64_bits() {
+        let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(varint_count(&max), Some(1));
+        assert_eq!(
+            varint_count(&[max.as_slice(), &[0, 0x7f]].concat()),
+            Some(3)
+        );
+        let mut overflow = max;
+        overflow[9] = 0x02;
+        assert_eq!(varint_count(&overflow), None);
+        assert_eq!(varint_count(&[0xff; 10]), None);
+        assert_eq!(varint_count(&[0x05, 0x80]), None);
+        assert_eq!(
+            packed_count(&[0x0a, 3, 1, 0x80, 1], FeatureKind::Int64),
+            Some(2)
+        );
+        assert_eq!(
+            packed_count(&[0x0a, 5, 0, 0, 0x80, 0x3f, 0], FeatureKind::Float),
+            None
+        );
+        assert_eq!(
+            packed_count(&[0x0d, 0, 0, 0x80, 0x3f], FeatureKind::Float),
+            None
+        );
+        assert_eq!(
+            packed_count(&[0x0a, 0, 0x0a, 1, b'x'], FeatureKind::Bytes),
+            Some(2)
+        );
     }
 }
