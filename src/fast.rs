@@ -210,35 +210,44 @@ fn convert_kind(from: Dialect, tag: u8) -> Option<(FeatureKind, u8)> {
 }
 
 /// Reads the one-byte `tag` at `*pos` and the shortest-form length after it, leaving `*pos`
-/// at the field's first byte; returns where the field ends, which must be within `end`.
+/// at the field's first byte; returns where the field ends, which must be within `end`
+/// (itself within `buf`).
 #[inline(always)]
 fn field(buf: &[u8], pos: &mut usize, tag: u8, end: usize) -> Option<usize> {
-    if *pos >= end || *buf.get(*pos)? != tag {
+    let at = *pos;
+    // A tag and at least one byte of length.
+    if at + 1 >= end || buf[at] != tag {
         return None;
     }
-    let mut at = *pos + 1;
-    let len = length(buf, &mut at, end)?;
-    let field_end = at.checked_add(len)?;
+    let first = buf[at + 1];
+    let (len, start) = if first < 0x80 {
+        (usize::from(first), at + 2)
+    } else {
+        long_length(buf, at + 1, end)?
+    };
+    let field_end = start + len;
     if field_end > end {
         return None;
     }
-    *pos = at;
+    *pos = start;
     Some(field_end)
 }
 
-/// A length varint in its shortest form (no trailing zero byte), of at most five bytes.
-#[inline(always)]
-fn length(buf: &[u8], at: &mut usize, end: usize) -> Option<usize> {
+/// A length of two to five bytes at `at`, in its shortest form (no trailing zero byte), and
+/// where the bytes after it start.
+#[cold]
+#[inline(never)]
+fn long_length(buf: &[u8], mut at: usize, end: usize) -> Option<(usize, usize)> {
     let mut value = 0usize;
     for i in 0..5 {
-        if *at >= end {
+        if at >= end {
             return None;
         }
-        let byte = buf[*at];
-        *at += 1;
+        let byte = buf[at];
+        at += 1;
         value |= usize::from(byte & 0x7f) << (7 * i);
         if byte < 0x80 {
-            return (i == 0 || byte != 0).then_some(value);
+            return (i == 0 || byte != 0).then_some((value, at));
         }
     }
     None
@@ -387,5 +396,23 @@ mod tests {
             packed_count(&[0x0a, 0, 0x0a, 1, b'x'], FeatureKind::Bytes),
             Some(2)
         );
+    }
+
+    #[test]
+    fn lengths_of_more_than_one_byte_are_read() {
+        let value = vec![b'v'; 300];
+        // BytesList { value } as a Feature, then the entry around it.
+        let mut list = vec![0x0a, 0xac, 0x02];
+        list.extend_from_slice(&value);
+        let mut feature = vec![0x0a, 0xaf, 0x02];
+        feature.extend_from_slice(&list);
+        let mut body = vec![KEY, 1, b'k', VALUE, 0xb2, 0x02];
+        body.extend_from_slice(&feature);
+        let mut map = vec![ENTRY, 0xb8, 0x02];
+        map.extend_from_slice(&body);
+        let (out, written) = run(&map, Dialect::Tf).unwrap();
+        assert_eq!(out, map);
+        assert_eq!(written[0].count, 1);
+        assert_eq!(&out[written[0].list.clone()], &list[..]);
     }
 }
