@@ -164,7 +164,7 @@ fn packed_count(list: &[u8], kind: FeatureKind) -> Option<usize> {
             }
             let values = &list[at..];
             if kind == FeatureKind::Float {
-                return (values.len() % 4 == 0).then_some(values.len() / 4);
+                return values.len().is_multiple_of(4).then_some(values.len() / 4);
             }
             varint_count(values)
         }
