@@ -180,6 +180,7 @@ fi
 CORPUS_DIR=$DIR/corpus
 OUT=$DIR/out
 TIME_FILE=$DIR/time.txt
+CPU_FILE=$DIR/cpu.txt
 LOG_FILE=$DIR/last-command.log
 RESULTS=$DIR/results.txt
 : >"$RESULTS"
@@ -228,7 +229,10 @@ run_once() {
     rm -rf "$OUT" ${EXTRA_OUT:+"$EXTRA_OUT"}
     sync
     local started=$EPOCHREALTIME
-    if ! /usr/bin/time -f '%e %M %U %S' -o "$TIME_FILE" "$@" >"$LOG_FILE" 2>&1; then
+    # CPU time from bash's `time` (milliseconds; GNU time's own start adds about one),
+    # as GNU time prints it in 10 ms ticks, too coarse for the small corpus.
+    local TIMEFORMAT='%3U %3S'
+    if ! { time /usr/bin/time -f '%e %M' -o "$TIME_FILE" "$@" >"$LOG_FILE" 2>&1; } 2>"$CPU_FILE"; then
         echo "run.sh: FAILED: $*" >&2
         tail -n 5 "$LOG_FILE" >&2
         return 1
@@ -236,7 +240,7 @@ run_once() {
     local ended=$EPOCHREALTIME
     WALL=$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.4f", b - a }')
     RSS_KB=$(awk 'END { print $2 }' "$TIME_FILE")
-    CPU=$(awk 'END { printf "%.2f", $3 + $4 }' "$TIME_FILE")
+    CPU=$(awk 'END { printf "%.3f", $1 + $2 }' "$CPU_FILE")
 }
 
 # measure CORPUS COMMAND JOBS TREE BASELINE RUNS -- command...
@@ -268,7 +272,7 @@ measure() {
     local stats cpu
     cpu=$(printf '%s\n' "${cpus[@]}" | sort -g | awk '
         { v[NR] = $1 }
-        END { printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+        END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
     stats=$(printf '%s\n' "${walls[@]}" | sort -g | awk '
         { v[NR] = $1 }
         END {
@@ -450,7 +454,7 @@ while IFS='|' read -r corpus label jobs median min max cpu peak tree baseline; d
         -v min="$min" -v max="$max" -v cpu="$cpu" -v peak="$peak" -v bytes="${TREE_BYTES[$tree]}" \
         -v records="${TREE_RECORDS[$tree]}" -v base="$base" 'BEGIN {
             ratio = (base > 0) ? sprintf("%.2f", median / base) : "–"
-            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f | %.2f | %.0f |\n",
+            printf "| %s | %s | %s | %.3f | %.0f | %.0f | %s | %.1f | %.3f–%.3f | %.3f | %.0f |\n",
                 corpus, label, jobs, median, bytes / median / 1e6, records / median, ratio,
                 peak * 1024 / 1e6, min, max, cpu, cpu * 1e9 / records
         }'
@@ -513,7 +517,7 @@ echo "Median of $RUNS timed runs${BIG:+ (big file: $BIG_RUNS)} after one warm-up
 echo "output removed and \`sync\` before each run. MB = 10^6 bytes of input. Ratio = wall time /"
 echo "wall time of its like-for-like copy of the same input tree: \`cp -r\` for --no-sync,"
 echo "\`cp -r\` + fsync of each file for a run that fsyncs its parts (below 1 is faster). Peak RSS"
-echo "from GNU time (%M). CPU s = median user + system time (GNU time, 10 ms ticks), which a"
+echo "from GNU time (%M). CPU s = median user + system time (bash's time, in ms), which a"
 echo "loaded machine disturbs less than wall time; CPU ns/record = CPU s / records of input."
 echo "bench-convert is single-threaded: wire = the Transcoder, typed = decode into prost"
 echo "messages + map + encode, same framing code."

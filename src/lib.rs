@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod fast;
 mod message;
 mod numeric;
 mod spec;

@@ -374,6 +374,11 @@ pub(crate) enum Disposition<'a> {
 }
 
 impl CompiledSpec {
+    /// True when every feature keeps its name and the direction's default mapping.
+    pub(crate) fn keeps_everything(&self) -> bool {
+        self.keep.is_none() && self.rules.is_empty()
+    }
+
     pub(crate) fn lookup(&self, name: &[u8]) -> Disposition<'_> {
         if let Some(keep) = &self.keep {
             if !keep.contains(name) {

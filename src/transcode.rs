@@ -6,11 +6,14 @@
 //! case copies each map entry's bytes and rewrites one tag. Each record is done in two steps:
 //! a *plan* (validate every entry and decide, per entry, the output name and where its list
 //! bytes come from: the input untouched, or re-encoded into a scratch buffer), then a *write*
-//! whose sizes are all known up front, so no length needs patching afterwards.
+//! whose sizes are all known up front, so no length needs patching afterwards. Under the
+//! default mapping, a record laid out as the writers of both formats lay it out goes through
+//! the single pass of [`fast`] instead, which gives the same bytes.
 
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::fast::{self, Written};
 use crate::message::{
     collect_entries, feature_name, map_entry, mark_losers, next_top_level_field, parse_entry,
     parse_feature, validate_feature_list, RawEntry,
@@ -94,6 +97,9 @@ pub struct Transcoder {
     output_base: usize,
     /// Values of the last record that rounding changed.
     rounded: u64,
+    /// The features of the last record when the single pass of [`fast`] converted it (and
+    /// `plan` is empty), else empty.
+    written: Vec<Written>,
 }
 
 impl Transcoder {
@@ -110,6 +116,7 @@ impl Transcoder {
             order: Vec::new(),
             output_base: 0,
             rounded: 0,
+            written: Vec::new(),
         })
     }
 
@@ -120,6 +127,9 @@ impl Transcoder {
     /// zero-length OFRecord, which OneFlow cannot read.
     pub fn tf_to_of(&mut self, example: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
         self.reset(out);
+        if self.spec.keeps_everything() && fast::tf_to_of(example, out, &mut self.written) {
+            return Ok(());
+        }
         if let Err(err) = self.plan_example(example) {
             let wrappable = matches!(
                 err.kind(),
@@ -156,6 +166,9 @@ impl Transcoder {
         if record.is_empty() {
             return Err(ErrorKind::EmptyRecord.into());
         }
+        if self.spec.keeps_everything() && fast::of_to_tf(record, out, &mut self.written) {
+            return Ok(());
+        }
         let mut entries = std::mem::take(&mut self.entries);
         entries.clear();
         let planned = collect_entries(
@@ -190,6 +203,7 @@ impl Transcoder {
 
     fn reset(&mut self, out: &mut Vec<u8>) {
         out.clear();
+        self.written.clear();
         self.plan.clear();
         self.scratch.clear();
         self.rounded = 0;
@@ -539,6 +553,12 @@ impl Transcoder {
         output: &[u8],
         mut f: impl FnMut(&[u8], Option<FeatureKind>, usize, &[u8]),
     ) {
+        for feature in &self.written {
+            let name = output.get(feature.key.clone());
+            if let (Some(name), Some(list)) = (name, output.get(feature.list.clone())) {
+                f(name, feature.kind, feature.count, list);
+            }
+        }
         let mut offset = self.output_base;
         for entry in &self.plan {
             let key_len = entry.key.len();

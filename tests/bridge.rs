@@ -369,6 +369,49 @@ proptest! {
         }
     }
 
+    /// The default mapping's single pass gives the bytes, the features and the errors the
+    /// general path gives (a spec whose one rule names an absent feature takes the general
+    /// path), on records as written and with one byte changed.
+    #[test]
+    fn default_mapping_single_pass_matches_the_general_path(
+        tf in entries(tf_list().boxed()),
+        of in entries(of_list(true)),
+        damage in prop::option::of((any::<prop::sample::Index>(), 1..=255u8)),
+    ) {
+        let spec = MappingSpec::new();
+        let general = spec.clone().rename("\u{1}absent", "\u{1}renamed");
+        let mut inputs = [(example_bytes(&join(&tf)), true), (join(&of), false)];
+        if let Some((at, flip)) = damage {
+            for (input, _) in &mut inputs {
+                if !input.is_empty() {
+                    let at = at.index(input.len());
+                    input[at] ^= flip;
+                }
+            }
+        }
+        for (input, forward) in inputs {
+            let run = |spec: &MappingSpec| {
+                let mut transcoder = Transcoder::new(spec.clone()).unwrap();
+                let mut out = Vec::new();
+                let result = match forward {
+                    true => transcoder.tf_to_of(&input, &mut out),
+                    false => transcoder.of_to_tf(&input, &mut out),
+                };
+                let mut features = Vec::new();
+                transcoder.visit_output_lists(&out, |name, kind, count, list| {
+                    features.push((name.to_vec(), kind, count, list.to_vec()));
+                });
+                (result.map_err(|e| e.to_string()), out, features)
+            };
+            let (fast, slow) = (run(&spec), run(&general));
+            prop_assert_eq!(fast.0.clone(), slow.0, "{:?}", input);
+            if fast.0.is_ok() {
+                prop_assert_eq!(fast.1, slow.1);
+                prop_assert_eq!(fast.2, slow.2);
+            }
+        }
+    }
+
     /// Any mapping spec: the wire path and the typed path accept the same records and
     /// produce the same features.
     #[test]

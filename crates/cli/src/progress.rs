@@ -1,8 +1,10 @@
 //! Drawing a conversion's progress: a bar on a terminal, plain lines otherwise. Only the
-//! main thread calls this; the engine's workers send their events over a channel.
+//! main thread calls this; the engine's workers send their events over a channel, and add
+//! up their progress for it to draw.
 
 use std::io::IsTerminal;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
@@ -158,17 +160,41 @@ impl Progress {
     /// while this thread draws them (only the main thread talks to the terminal); removes
     /// the bar and returns what `work` returned. A panic in `work` goes on here.
     pub fn drive<T: Send>(mut self, work: impl FnOnce(ProgressFn<'_>) -> T + Send) -> T {
+        // Progress comes often (each buffer read, every few thousand records): it is added
+        // up where it happens and drawn a few times a second, so that no worker wakes this
+        // thread for it. The other events come through the channel, in order.
+        let (bytes, records) = (AtomicU64::new(0), AtomicU64::new(0));
         let (sender, receiver) = mpsc::channel::<Event>();
         let result = thread::scope(|scope| {
+            let (bytes, records) = (&bytes, &records);
             let worker = scope.spawn(move || {
-                let report = |event: Event| {
+                let report = |event: Event| match event {
+                    Event::Progress {
+                        bytes: read,
+                        records: converted,
+                    } => {
+                        bytes.fetch_add(read, Ordering::Relaxed);
+                        records.fetch_add(converted, Ordering::Relaxed);
+                    }
                     // The receiver lives until this thread ends; a failed send cannot happen.
-                    let _ = sender.send(event);
+                    event => drop(sender.send(event)),
                 };
                 work(&report)
             });
-            for event in receiver {
-                self.handle(event);
+            loop {
+                let next = receiver.recv_timeout(DRAW_EVERY);
+                let (bytes, records) = (
+                    bytes.swap(0, Ordering::Relaxed),
+                    records.swap(0, Ordering::Relaxed),
+                );
+                if bytes > 0 || records > 0 {
+                    self.handle(Event::Progress { bytes, records });
+                }
+                match next {
+                    Ok(event) => self.handle(event),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
             }
             worker.join()
         });
@@ -179,6 +205,9 @@ impl Progress {
         }
     }
 }
+
+/// How often progress that came without another event is drawn.
+const DRAW_EVERY: Duration = Duration::from_millis(100);
 
 pub fn plural(n: usize) -> &'static str {
     plural_u64(n as u64)

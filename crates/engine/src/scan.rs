@@ -145,6 +145,16 @@ pub(crate) fn for_each_bytes<'a>(list: &'a [u8], mut f: impl FnMut(&'a [u8])) {
 /// Calls `f` with each value of a serialized `Int64List` or `Int32List`, packed or not
 /// (negative int32 values are sign-extended varints, the same as int64).
 pub(crate) fn for_each_integer(list: &[u8], mut f: impl FnMut(i64)) {
+    // The form TensorFlow writes: one packed field, shorter than 128 bytes.
+    if let [0x0a, len @ 0..=0x7f, packed @ ..] = list {
+        if usize::from(*len) == packed.len() {
+            let mut numbers = Cursor::new(packed);
+            while let Some(number) = numbers.varint() {
+                f(number as i64);
+            }
+            return;
+        }
+    }
     let mut values = Cursor::new(list);
     while let Some((field, wire_type, value)) = values.field() {
         if field != 1 {

@@ -139,10 +139,14 @@ const KIND_BITS: [(u8, Option<FeatureKind>); 6] = [
 ];
 
 fn kind_bit(kind: Option<FeatureKind>) -> u8 {
-    KIND_BITS
-        .iter()
-        .find(|(_, k)| *k == kind)
-        .map_or(KINDLESS, |(bit, _)| *bit)
+    match kind {
+        Some(FeatureKind::Bytes) => KIND_BITS[0].0,
+        Some(FeatureKind::Float) => KIND_BITS[1].0,
+        Some(FeatureKind::Double) => KIND_BITS[2].0,
+        Some(FeatureKind::Int32) => KIND_BITS[3].0,
+        Some(FeatureKind::Int64) => KIND_BITS[4].0,
+        None => KINDLESS,
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -173,6 +177,29 @@ enum Same {
     Differ(Option<u64>),
 }
 
+/// Equality of a few integers, without a call to `memcmp`.
+fn same_values(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Equality of two feature names, most of them short, without a call to `memcmp`.
+#[inline]
+fn same_name(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let n = a.len();
+    let word = |bytes: &[u8], at: usize| {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
+    };
+    match n {
+        0..8 => a.iter().zip(b).all(|(x, y)| x == y),
+        // Two words that overlap when the name is shorter than 16 bytes.
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
 /// The most values per record [`Same`] keeps.
 const SAME_MAX: usize = 4;
 
@@ -183,7 +210,7 @@ impl Same {
                 *self = Same::Values(values.to_vec(), record)
             }
             Same::Unseen => *self = Same::Differ(None),
-            Same::Values(first, _) if first.as_slice() != values => {
+            Same::Values(first, _) if !same_values(first, values) => {
                 *self = Same::Differ(Some(record))
             }
             _ => {}
@@ -235,23 +262,25 @@ impl Stats {
                 for_each_bytes(list, |value| tally.add(value, record));
             }
             FeatureKind::Int64 | FeatureKind::Int32 => {
-                let mut range: Option<IntegerRange> = None;
+                let (mut min, mut max) = (i64::MAX, i64::MIN);
+                // Once values differ, which they soon do for most features, there is nothing
+                // more to compare.
+                let compare = !matches!(self.same, Same::Differ(_));
                 let (mut few, mut count) = ([0i64; SAME_MAX + 1], 0);
                 for_each_integer(list, |value| {
-                    if count <= SAME_MAX {
+                    if compare && count <= SAME_MAX {
                         few[count] = value;
                     }
                     count += 1;
-                    IntegerRange::widen(
-                        &mut range,
-                        Some(IntegerRange {
-                            min: value,
-                            max: value,
-                        }),
-                    )
+                    min = min.min(value);
+                    max = max.max(value);
                 });
-                IntegerRange::widen(&mut self.integers, range);
-                self.same.observe(&few[..count.min(SAME_MAX + 1)], record);
+                if count > 0 {
+                    IntegerRange::widen(&mut self.integers, Some(IntegerRange { min, max }));
+                }
+                if compare {
+                    self.same.observe(&few[..count.min(SAME_MAX + 1)], record);
+                }
             }
             _ => {}
         }
@@ -389,7 +418,7 @@ impl SchemaBuilder {
 
     fn index_of(&mut self, name: &[u8]) -> usize {
         match self.features.get(self.cursor) {
-            Some(stats) if stats.name == name => self.cursor,
+            Some(stats) if same_name(&stats.name, name) => self.cursor,
             _ => match self.by_name.get(name) {
                 Some(&index) => index,
                 None => {
