@@ -134,7 +134,17 @@ fn kind_of(field: u64, dialect: Dialect) -> Option<FeatureKind> {
 
 /// Calls `f` with each value of a serialized `BytesList`.
 pub(crate) fn for_each_bytes<'a>(list: &'a [u8], mut f: impl FnMut(&'a [u8])) {
-    let mut values = Cursor::new(list);
+    // The form TensorFlow writes, values shorter than 128 bytes: a tag and a one-byte length
+    // each. Anything else goes to the general walk from where this one stops.
+    let mut at = 0;
+    while let [0x0a, len @ 0..=0x7f, rest @ ..] = &list[at..] {
+        let Some(value) = rest.get(..usize::from(*len)) else {
+            return;
+        };
+        f(value);
+        at += 2 + value.len();
+    }
+    let mut values = Cursor::new(&list[at..]);
     while let Some((field, wire_type, value)) = values.field() {
         if field == 1 && wire_type == 2 {
             f(value);
@@ -222,5 +232,34 @@ mod tests {
                 for_each_integer(list, |_| {})
             });
         }
+    }
+
+    #[test]
+    fn bytes_values_of_any_length_come_in_order() {
+        let values = [
+            vec![1u8; 3],
+            vec![2; 200],
+            vec![],
+            vec![3; 127],
+            vec![4; 128],
+        ];
+        let mut list = Vec::new();
+        for value in &values {
+            list.push(0x0a);
+            let mut len = value.len();
+            while len >= 0x80 {
+                list.push(len as u8 | 0x80);
+                len >>= 7;
+            }
+            list.push(len as u8);
+            list.extend_from_slice(value);
+        }
+        let mut seen = Vec::new();
+        for_each_bytes(&list, |value| seen.push(value.to_vec()));
+        assert_eq!(seen, values);
+        // A value cut short ends the walk.
+        let mut seen = 0;
+        for_each_bytes(&list[..list.len() - 1], |_| seen += 1);
+        assert_eq!(seen, 4);
     }
 }

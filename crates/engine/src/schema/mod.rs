@@ -255,6 +255,7 @@ impl Stats {
 
     /// Takes in the values of one record's serialized value `list` of `kind`: the image
     /// header of each bytes value, the range of the integers. `record` is the record's index.
+    #[inline]
     fn observe_list(&mut self, kind: FeatureKind, list: &[u8], record: u64) {
         match kind {
             FeatureKind::Bytes => {
@@ -359,7 +360,8 @@ impl SchemaBuilder {
     /// counted in part.
     pub fn add_ofrecord(&mut self, record: &[u8]) -> Result<(), ofconvert_bridge::Error> {
         let result = ofconvert_bridge::visit_ofrecord(record, |name, kind, values| {
-            self.observe(name, kind, values);
+            let index = self.observe(name, kind, values);
+            self.order.push(index);
         });
         if result.is_ok() {
             self.observe_values(record, Dialect::OfRecord);
@@ -376,7 +378,8 @@ impl SchemaBuilder {
     /// As [`add_ofrecord`](SchemaBuilder::add_ofrecord).
     pub fn add_example(&mut self, example: &[u8]) -> Result<TfRecordType, ofconvert_bridge::Error> {
         let result = ofconvert_bridge::visit_example(example, |name, kind, values| {
-            self.observe(name, kind, values);
+            let index = self.observe(name, kind, values);
+            self.order.push(index);
         });
         if result.is_ok() {
             self.observe_values(example, Dialect::Example);
@@ -399,11 +402,11 @@ impl SchemaBuilder {
         self.end_record();
     }
 
+    #[inline]
     fn observe(&mut self, name: &[u8], kind: Option<FeatureKind>, values: usize) -> usize {
         let record = self.records + 1;
         let index = self.index_of(name);
         self.cursor = index + 1;
-        self.order.push(index);
         let stats = &mut self.features[index];
         let values = values as u64;
         stats.kinds |= kind_bit(kind);
