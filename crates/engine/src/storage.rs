@@ -167,11 +167,6 @@ impl Write for LocalFile {
         self.file.write_all(buf)
     }
 
-    // A large record arrives as header, data and footer in one `writev`.
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.file.write_vectored(bufs)
-    }
-
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
     }
