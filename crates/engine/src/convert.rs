@@ -342,9 +342,7 @@ pub(crate) fn run_chunk(
     let result = convert_chunk(context, job, chunk, worker, &mut output, &mut writer);
     let result = result.and_then(|()| match writer.take() {
         Some(writer) => {
-            output
-                .parts
-                .push(writer.finish(context.storage, context.options.durability())?);
+            output.parts.push(writer.finish(context.storage)?);
             Ok(())
         }
         None => Ok(()),
@@ -463,9 +461,7 @@ fn convert_chunk(
             if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {
                 if current.records() > 0 && current.bytes() + framed > max {
                     if let Some(full) = writer.take() {
-                        output
-                            .parts
-                            .push(full.finish(context.storage, options.durability())?);
+                        output.parts.push(full.finish(context.storage)?);
                     }
                 }
             }
@@ -475,6 +471,7 @@ fn convert_chunk(
                     job.target.part_path(chunk.index, chunk.of, next_sub),
                     context.input_format,
                     options.compression,
+                    options.durability(),
                 )?);
                 next_sub += 1;
             }
