@@ -22,6 +22,7 @@ use crate::records::RecordReader;
 use crate::storage::{LockError, Storage};
 use crate::summary::{DatasetSummary, Summary};
 use crate::tfds;
+use crate::workers::Pool;
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 const REPORT_EVERY: u64 = 4096;
@@ -294,8 +295,9 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
             Err(err) => fail_job(context, job, err, Vec::new()),
         }
     }
+    let workers = Pool::new(|| Worker::new(context, transcoder));
     chunks.par_iter().with_max_len(1).for_each_init(
-        || Worker::new(context, transcoder),
+        || workers.take(),
         |worker, chunk| {
             let DatasetRun::Converting(job) = &runs[chunk.dataset] else {
                 return;
