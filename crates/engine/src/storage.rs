@@ -206,10 +206,8 @@ impl OutputFile for LocalFile {
 #[cfg(target_os = "linux")]
 fn start_write_back(file: &File, range: Range<u64>) {
     use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (
-        libc::off64_t::try_from(range.start),
-        libc::off64_t::try_from(range.end - range.start),
-    ) else {
+    let (Ok(offset), Ok(len)) = (range.start.try_into(), (range.end - range.start).try_into())
+    else {
         return;
     };
     // SAFETY: a system call on a descriptor `file` keeps open; no memory is passed.
