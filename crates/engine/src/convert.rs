@@ -22,6 +22,7 @@ use crate::records::RecordReader;
 use crate::storage::{LockError, Storage};
 use crate::summary::{DatasetSummary, Summary};
 use crate::tfds;
+use crate::workers::Pool;
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 const REPORT_EVERY: u64 = 4096;
@@ -294,8 +295,9 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
             Err(err) => fail_job(context, job, err, Vec::new()),
         }
     }
+    let workers = Pool::new(|| Worker::new(context, transcoder));
     chunks.par_iter().with_max_len(1).for_each_init(
-        || Worker::new(context, transcoder),
+        || workers.take(),
         |worker, chunk| {
             let DatasetRun::Converting(job) = &runs[chunk.dataset] else {
                 return;
@@ -342,9 +344,7 @@ pub(crate) fn run_chunk(
     let result = convert_chunk(context, job, chunk, worker, &mut output, &mut writer);
     let result = result.and_then(|()| match writer.take() {
         Some(writer) => {
-            output
-                .parts
-                .push(writer.finish(context.storage, context.options.durability())?);
+            output.parts.push(writer.finish(context.storage)?);
             Ok(())
         }
         None => Ok(()),
@@ -463,9 +463,7 @@ fn convert_chunk(
             if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {
                 if current.records() > 0 && current.bytes() + framed > max {
                     if let Some(full) = writer.take() {
-                        output
-                            .parts
-                            .push(full.finish(context.storage, options.durability())?);
+                        output.parts.push(full.finish(context.storage)?);
                     }
                 }
             }
@@ -475,6 +473,7 @@ fn convert_chunk(
                     job.target.part_path(chunk.index, chunk.of, next_sub),
                     context.input_format,
                     options.compression,
+                    options.durability(),
                 )?);
                 next_sub += 1;
             }

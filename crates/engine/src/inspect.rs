@@ -386,9 +386,9 @@ fn put_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
         return output::stage(&*storage, dir, &name, bytes)?.commit();
     }
     // An upload appears whole when it completes.
-    let mut file = storage.create(&path)?;
+    let mut file = storage.create(&path, Durability::Synced)?;
     file.write_all(bytes)?;
-    file.finish(Durability::Synced).map(|_| ())
+    file.finish().map(|_| ())
 }
 
 /// Collects the schema of the records of `files`, in parallel; a file that cannot be read

@@ -63,6 +63,7 @@ mod stored;
 mod summary;
 mod tfds;
 mod transfer;
+mod workers;
 
 pub use commit::commit;
 pub use convert::convert;

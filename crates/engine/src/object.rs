@@ -21,7 +21,7 @@ use tokio::runtime::Runtime;
 
 use crate::layout::LOCK_NAME;
 use crate::storage::{
-    Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
+    Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
 use crate::transfer::{RangeReader, Upload};
 
@@ -343,7 +343,7 @@ impl Storage for ObjectStorage {
         Ok(())
     }
 
-    fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
+    fn create(&self, path: &Path, _durability: Durability) -> io::Result<Box<dyn OutputFile>> {
         let key = self.key(path)?;
         Ok(Box::new(Upload::new(
             Arc::clone(&self.store),

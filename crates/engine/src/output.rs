@@ -32,14 +32,18 @@ enum Sink {
 
 impl PartWriter {
     /// Creates the part at `path`: OFRecord when converting from TFRecord (`input_format`),
-    /// TFRecord with `compression` the other way.
+    /// TFRecord with `compression` the other way; made as durable as `durability` says
+    /// when finished.
     pub(crate) fn create(
         storage: &dyn Storage,
         path: PathBuf,
         input_format: Format,
         compression: Compression,
+        durability: Durability,
     ) -> Result<Self, Error> {
-        let file = storage.create(&path).map_err(|err| Error::io(&path, err))?;
+        let file = storage
+            .create(&path, durability)
+            .map_err(|err| Error::io(&path, err))?;
         let sink = match input_format {
             Format::Tf => Sink::Of(ofrecord::Writer::new(file)),
             Format::Of => Sink::Tf(tfrecord::Writer::with_compression(file, compression)),
@@ -79,13 +83,9 @@ impl PartWriter {
         }
     }
 
-    /// Flushes, syncs as `durability` says, and closes the file; the part keeps its
-    /// temporary name. A part that cannot be finished is removed.
-    pub(crate) fn finish(
-        self,
-        storage: &dyn Storage,
-        durability: Durability,
-    ) -> Result<TempPart, Error> {
+    /// Flushes, syncs as the part was created to be, and closes the file; the part keeps
+    /// its temporary name. A part that cannot be finished is removed.
+    pub(crate) fn finish(self, storage: &dyn Storage) -> Result<TempPart, Error> {
         let records = self.records();
         let path = self.path;
         let file = match self.sink {
@@ -96,8 +96,7 @@ impl PartWriter {
                 .finish()
                 .map_err(|err| write_error(&path, err.into_kind())),
         };
-        let finished =
-            file.and_then(|file| file.finish(durability).map_err(|err| Error::io(&path, err)));
+        let finished = file.and_then(|file| file.finish().map_err(|err| Error::io(&path, err)));
         match finished {
             Ok(bytes) => Ok(TempPart {
                 path,
@@ -183,10 +182,12 @@ pub(crate) fn stage<'s>(
     }
     let temp = dir.join(layout::staged_name(name));
     staged.held = Held::Temporary(temp.clone());
-    let written = storage.create(&temp).and_then(|mut file| {
-        file.write_all(bytes)?;
-        file.finish(Durability::Synced)
-    });
+    let written = storage
+        .create(&temp, Durability::Synced)
+        .and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.finish()
+        });
     match written {
         Ok(_) => Ok(staged),
         Err(err) => {

@@ -226,8 +226,8 @@ impl Write for ChecksummedFile {
 }
 
 impl OutputFile for ChecksummedFile {
-    fn finish(self: Box<Self>, durability: Durability) -> io::Result<u64> {
-        let size = self.inner.finish(durability)?;
+    fn finish(self: Box<Self>) -> io::Result<u64> {
+        let size = self.inner.finish()?;
         self.crcs.put(self.path, self.crc);
         Ok(size)
     }
@@ -266,9 +266,9 @@ impl Storage for Checksummed {
         self.inner.create_dir_all(dir)
     }
 
-    fn create(&self, path: &Path) -> io::Result<Box<dyn OutputFile>> {
+    fn create(&self, path: &Path, durability: Durability) -> io::Result<Box<dyn OutputFile>> {
         Ok(Box::new(ChecksummedFile {
-            inner: self.inner.create(path)?,
+            inner: self.inner.create(path, durability)?,
             path: path.to_path_buf(),
             crc: 0,
             crcs: Arc::clone(&self.crcs),

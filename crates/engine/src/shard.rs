@@ -29,6 +29,7 @@ use crate::publish::Target;
 use crate::receipt::{Checksummed, Checksums, Receipt};
 use crate::storage::{LockError, OutputLock, Storage};
 use crate::stored::{describe, StoredDataset, StoredPlan};
+use crate::workers::Pool;
 
 /// The hidden directory of a sharded run in its output root: the plan, the receipts, the
 /// workers' locks. `commit` removes it.
@@ -327,9 +328,10 @@ fn run_share(
 ) -> Result<(), Error> {
     use rayon::prelude::*;
 
+    let workers = Pool::new(|| Worker::new(context, transcoder));
     crate::convert::thread_pool(options)?.install(|| {
         todo.par_iter().with_max_len(1).for_each_init(
-            || Worker::new(context, transcoder),
+            || workers.take(),
             |worker, chunk| {
                 let job = &jobs[chunk.dataset];
                 let result = if options.interrupt.is_set() {

@@ -13,7 +13,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload
 use tokio::runtime::Runtime;
 
 use crate::object::store_error;
-use crate::storage::{Durability, OutputFile};
+use crate::storage::OutputFile;
 
 /// Bytes asked for in one ranged read.
 const RANGE_BYTES: u64 = 8 << 20;
@@ -106,7 +106,7 @@ impl Write for Upload {
 }
 
 impl OutputFile for Upload {
-    fn finish(mut self: Box<Self>, _durability: Durability) -> io::Result<u64> {
+    fn finish(mut self: Box<Self>) -> io::Result<u64> {
         if let Some(first) = self.first.take() {
             let payload = PutPayload::from(Bytes::from(first));
             self.runtime

@@ -117,3 +117,33 @@ fn resuming_with_another_mapping_spec_redoes_the_dataset_even_without_a_descript
         .iter()
         .all(|feature| feature.name != "label"));
 }
+
+#[test]
+fn bytes_read_are_reported_whole_a_mebibyte_at_a_time() {
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("in/images.tfrecord");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut writer = Writer::new(std::fs::File::create(&path).unwrap());
+    for id in 0..40u8 {
+        let example = tf::example([("image", tf::bytes_feature([vec![id; 100_000]]))]);
+        let mut payload = Vec::new();
+        encode_example(&example, &mut payload);
+        writer.write_record(&payload).unwrap();
+    }
+    writer.finish().unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+
+    let options = Options::new(Direction::TfToOf);
+    let (summary, events) = run(path.parent().unwrap(), &work.path().join("out"), &options);
+    assert_eq!(summary.records, 40);
+    let reports: Vec<u64> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Progress { bytes, .. } if *bytes > 0 => Some(*bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reports.iter().sum::<u64>(), size);
+    // Not one report per read: each one wakes whatever draws the progress.
+    assert!(reports.len() as u64 <= size / (1 << 20) + 1, "{reports:?}");
+}

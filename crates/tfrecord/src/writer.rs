@@ -76,10 +76,11 @@ impl<W: Write> Writer<W> {
         let mut header = [0; HEADER_LEN];
         frame::encode_header(data.len() as u64, &mut header);
         let footer = frame::encode_footer(data);
+        let parts: [&[u8]; 3] = [&header, data, &footer];
         let result = match &mut self.sink {
-            Sink::Plain(out) => output::write_record(out, &[&header, data, &footer]),
-            Sink::Gzip(out) => write_framed(out, &header, data, &footer),
-            Sink::Zlib(out) => write_framed(out, &header, data, &footer),
+            Sink::Plain(out) => output::write_record(out, &parts),
+            Sink::Gzip(out) => output::write_record(out, &parts),
+            Sink::Zlib(out) => output::write_record(out, &parts),
         };
         result.map_err(|err| self.fail(err))?;
         self.records_written += 1;
@@ -180,17 +181,6 @@ impl<W: Write> std::fmt::Debug for Writer<W> {
 /// reaching a raw file one by one.
 fn compressed_buffer<W: Write>(inner: W) -> BufWriter<W> {
     BufWriter::with_capacity(COMPRESSED_BUFFER_CAPACITY, inner)
-}
-
-fn write_framed<W: Write>(
-    out: &mut W,
-    header: &[u8],
-    data: &[u8],
-    footer: &[u8],
-) -> io::Result<()> {
-    out.write_all(header)?;
-    out.write_all(data)?;
-    out.write_all(footer)
 }
 
 fn into_inner<W: Write>(out: BufWriter<W>) -> io::Result<W> {

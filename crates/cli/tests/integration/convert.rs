@@ -861,3 +861,46 @@ fn large_and_small_records_mixed_keep_their_bytes_and_order() {
     assert_eq!(tree(&tf), ["of.tfrecord", "ofconvert-manifest.json"]);
     assert_eq!(fs::read(tf.join("of.tfrecord")).unwrap(), framed_tf);
 }
+
+/// Records of 60–160 KB, as images are, in parts of several mebibytes: a part is written in
+/// whole buffers, and a synced one is handed to write-back as it grows.
+#[test]
+fn large_records_come_out_byte_exact_synced_or_not() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    let records: Vec<Vec<u8>> = (0..100)
+        .map(|id| example(id, 60_000 + (id as usize * 7_919) % 100_000))
+        .collect();
+    write_tfrecord(&input.join("images.tfrecord"), &records);
+    let framed_of: Vec<u8> = to_of(&records).iter().flat_map(|r| of_frame(r)).collect();
+    let framed_tf: Vec<u8> = records.iter().flat_map(|r| tf_frame(r)).collect();
+    let concatenated = |dir: &Path| -> Vec<u8> {
+        let files = tree(dir);
+        assert!(files.len() > 2, "{files:?}");
+        files
+            .iter()
+            .filter(|name| !name.ends_with(".json"))
+            .flat_map(|name| fs::read(dir.join(name)).unwrap())
+            .collect()
+    };
+    for sync in [None, Some("--no-sync")] {
+        let of = work.path().join(format!("of{}", sync.unwrap_or("")));
+        let tf = work.path().join(format!("tf{}", sync.unwrap_or("")));
+        let mut args = vec![
+            "tf2of".as_ref(),
+            input.as_os_str(),
+            of.as_os_str(),
+            "--records-per-part".as_ref(),
+            "60".as_ref(),
+        ];
+        args.extend(sync.map(OsStr::new));
+        ofconvert().args(args).ok();
+        assert!(concatenated(&of) == framed_of, "{sync:?}");
+
+        let mut args = vec!["of2tf".as_ref(), of.as_os_str(), tf.as_os_str()];
+        args.extend(sync.map(OsStr::new));
+        ofconvert().args(args).ok();
+        assert!(concatenated(&tf) == framed_tf, "{sync:?}");
+    }
+}
