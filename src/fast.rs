@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::message::next_top_level_field;
+use crate::message::{each_overridden, next_top_level_field};
 use crate::numeric::{self, Dialect};
 use crate::wire::{self, Cursor};
 use crate::FeatureKind;
@@ -26,6 +26,14 @@ pub(crate) struct Written {
     pub(crate) list: Range<usize>,
 }
 
+/// What the pass found in the last record it converted, and its scratch space.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pass {
+    /// The features written, in order; empty when the pass gave the record up.
+    pub(crate) written: Vec<Written>,
+    order: Vec<usize>,
+}
+
 /// The tag byte of a length-delimited field `n` (for the fields 1–15 a one-byte tag holds).
 const fn len_tag(field: u8) -> u8 {
     (field << 3) | 2
@@ -36,8 +44,8 @@ const VALUE: u8 = len_tag(2);
 const ENTRY: u8 = len_tag(1);
 
 /// A serialized Example into `out` (empty) as an OFRecord, listing its features; false, with
-/// `out` and `written` cleared, when the general path must do it.
-pub(crate) fn tf_to_of(example: &[u8], out: &mut Vec<u8>, written: &mut Vec<Written>) -> bool {
+/// `out` and the pass's features cleared, when the general path must do it.
+pub(crate) fn tf_to_of(example: &[u8], out: &mut Vec<u8>, pass: &mut Pass) -> bool {
     // TensorFlow writes an Example as one `features` field and nothing else.
     let mut cursor = Cursor::new(example);
     let body = match next_top_level_field(&mut cursor) {
@@ -45,19 +53,19 @@ pub(crate) fn tf_to_of(example: &[u8], out: &mut Vec<u8>, written: &mut Vec<Writ
         _ => return false,
     };
     out.extend_from_slice(&example[body]);
-    rewrite_map(out, 0, Dialect::Tf, written) || {
+    rewrite_map(out, 0, Dialect::Tf, pass) || {
         out.clear();
         false
     }
 }
 
 /// A serialized OFRecord into `out` (empty) as an Example, as [`tf_to_of`] does.
-pub(crate) fn of_to_tf(record: &[u8], out: &mut Vec<u8>, written: &mut Vec<Written>) -> bool {
+pub(crate) fn of_to_tf(record: &[u8], out: &mut Vec<u8>, pass: &mut Pass) -> bool {
     wire::put_tag(out, 1, wire::LEN);
     wire::put_varint(out, record.len() as u64);
     let base = out.len();
     out.extend_from_slice(record);
-    rewrite_map(out, base, Dialect::Of, written) || {
+    rewrite_map(out, base, Dialect::Of, pass) || {
         out.clear();
         false
     }
@@ -65,17 +73,26 @@ pub(crate) fn of_to_tf(record: &[u8], out: &mut Vec<u8>, written: &mut Vec<Writt
 
 /// Converts the map entries in `buf[start..]`, a copy of a whole `Features` body (TensorFlow)
 /// or OFRecord (OneFlow) written in the dialect `from`, into the other dialect in place, and
-/// lists each feature in `written`. False when the record needs the general path; `buf` then
-/// holds bytes that mean nothing and `written` is cleared.
-fn rewrite_map(buf: &mut [u8], start: usize, from: Dialect, written: &mut Vec<Written>) -> bool {
+/// lists each feature in `pass`. False when the record needs the general path; `buf` then
+/// holds bytes that mean nothing and the pass lists no features.
+fn rewrite_map(buf: &mut [u8], start: usize, from: Dialect, pass: &mut Pass) -> bool {
+    let Pass { written, order } = pass;
     written.clear();
     let done = rewrite_entries(buf, start, from, written).is_some()
         && !written.is_empty()
-        && !has_repeated_key(buf, written);
+        && !has_repeated_key(buf, written, order);
     if !done {
         written.clear();
     }
     done
+}
+
+/// True when two features share a name: protobuf keeps the last, which the general path
+/// does.
+fn has_repeated_key(buf: &[u8], written: &mut [Written], order: &mut Vec<usize>) -> bool {
+    let mut repeated = false;
+    each_overridden(buf, written, |w| w.key.clone(), |_| repeated = true, order);
+    repeated
 }
 
 fn rewrite_entries(
@@ -253,23 +270,6 @@ fn long_length(buf: &[u8], mut at: usize, end: usize) -> Option<(usize, usize)> 
     None
 }
 
-/// True when two features share a name: protobuf keeps the last, which the general path does.
-fn has_repeated_key(buf: &[u8], written: &[Written]) -> bool {
-    let name = |w: &Written| &buf[w.key.clone()];
-    if written.len() <= 16 {
-        return written.iter().enumerate().any(|(i, a)| {
-            let key = name(a);
-            written[i + 1..].iter().any(|b| {
-                let other = name(b);
-                other.last() == key.last() && other == key
-            })
-        });
-    }
-    let mut names: Vec<&[u8]> = written.iter().map(name).collect();
-    names.sort_unstable();
-    names.windows(2).any(|pair| pair[0] == pair[1])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,8 +286,8 @@ mod tests {
 
     fn run(map: &[u8], from: Dialect) -> Option<(Vec<u8>, Vec<Written>)> {
         let mut buf = map.to_vec();
-        let mut written = Vec::new();
-        rewrite_map(&mut buf, 0, from, &mut written).then_some((buf, written))
+        let mut pass = Pass::default();
+        rewrite_map(&mut buf, 0, from, &mut pass).then_some((buf, pass.written))
     }
 
     #[test]
@@ -414,5 +414,14 @@ mod tests {
         assert_eq!(out, map);
         assert_eq!(written[0].count, 1);
         assert_eq!(&out[written[0].list.clone()], &list[..]);
+    }
+
+    #[test]
+    fn a_repeated_name_among_many_features_is_left_to_the_general_path() {
+        let names: Vec<Vec<u8>> = (0..20).map(|i| format!("f{i}").into_bytes()).collect();
+        let map: Vec<u8> = names.iter().flat_map(|name| entry(name, &[])).collect();
+        assert_eq!(run(&map, Dialect::Tf).unwrap().1.len(), 20);
+        let repeated = [map.clone(), entry(b"f7", &[])].concat();
+        assert!(run(&repeated, Dialect::Tf).is_none());
     }
 }

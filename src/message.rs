@@ -166,35 +166,47 @@ pub(crate) fn next_top_level_field(
     Ok(None)
 }
 
-/// Marks each entry that a later one with the same key overrides, as protobuf parsers do.
+/// Marks each entry that a later one with the same key overrides, as protobuf parsers do
+/// (the entries come unmarked from [`collect_entries`]).
 pub(crate) fn mark_losers(input: &[u8], entries: &mut [RawEntry], order: &mut Vec<usize>) {
-    if entries.len() < 2 {
+    each_overridden(input, entries, |e| e.key.clone(), |e| e.loses = true, order);
+}
+
+/// Calls `overridden` with each of `items` whose key (`key(item)`, a range of `input`) a
+/// later item repeats; `order` is scratch space.
+pub(crate) fn each_overridden<T>(
+    input: &[u8],
+    items: &mut [T],
+    key: impl Fn(&T) -> Range<usize>,
+    mut overridden: impl FnMut(&mut T),
+    order: &mut Vec<usize>,
+) {
+    if items.len() < 2 {
         return;
     }
+    let name = |item: &T| &input[key(item)];
     // Most records have a handful of features: comparing pairs beats sorting them.
-    if entries.len() <= 16 {
-        for i in 0..entries.len() {
-            let key = &input[entries[i].key.clone()];
+    if items.len() <= 16 {
+        for i in 0..items.len() {
+            let this = name(&items[i]);
             // Names of one record tend to share their length and a prefix (`feature0`,
             // `feature1`): their last bytes tell most of them apart without a `memcmp`.
-            let overridden = entries[i + 1..].iter().any(|later| {
-                let other = &input[later.key.clone()];
-                other.last() == key.last() && other == key
+            let repeated = items[i + 1..].iter().any(|later| {
+                let other = name(later);
+                other.last() == this.last() && other == this
             });
-            entries[i].loses = overridden;
+            if repeated {
+                overridden(&mut items[i]);
+            }
         }
         return;
     }
     order.clear();
-    order.extend(0..entries.len());
-    order.sort_by(|&a, &b| {
-        input[entries[a].key.clone()]
-            .cmp(&input[entries[b].key.clone()])
-            .then(a.cmp(&b))
-    });
+    order.extend(0..items.len());
+    order.sort_by(|&a, &b| name(&items[a]).cmp(name(&items[b])).then(a.cmp(&b)));
     for pair in order.windows(2) {
-        if input[entries[pair[0]].key.clone()] == input[entries[pair[1]].key.clone()] {
-            entries[pair[0]].loses = true;
+        if name(&items[pair[0]]) == name(&items[pair[1]]) {
+            overridden(&mut items[pair[0]]);
         }
     }
 }

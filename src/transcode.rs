@@ -13,7 +13,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::fast::{self, Written};
+use crate::fast::{self, Pass};
 use crate::message::{
     collect_entries, feature_name, map_entry, mark_losers, next_top_level_field, parse_entry,
     parse_feature, validate_feature_list, RawEntry,
@@ -98,8 +98,8 @@ pub struct Transcoder {
     /// Values of the last record that rounding changed.
     rounded: u64,
     /// The features of the last record when the single pass of [`fast`] converted it (and
-    /// `plan` is empty), else empty.
-    written: Vec<Written>,
+    /// `plan` is empty), else none.
+    pass: Pass,
 }
 
 impl Transcoder {
@@ -116,7 +116,7 @@ impl Transcoder {
             order: Vec::new(),
             output_base: 0,
             rounded: 0,
-            written: Vec::new(),
+            pass: Pass::default(),
         })
     }
 
@@ -127,7 +127,7 @@ impl Transcoder {
     /// zero-length OFRecord, which OneFlow cannot read.
     pub fn tf_to_of(&mut self, example: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
         self.reset(out);
-        if self.spec.keeps_everything() && fast::tf_to_of(example, out, &mut self.written) {
+        if self.spec.keeps_everything() && fast::tf_to_of(example, out, &mut self.pass) {
             return Ok(());
         }
         if let Err(err) = self.plan_example(example) {
@@ -166,7 +166,7 @@ impl Transcoder {
         if record.is_empty() {
             return Err(ErrorKind::EmptyRecord.into());
         }
-        if self.spec.keeps_everything() && fast::of_to_tf(record, out, &mut self.written) {
+        if self.spec.keeps_everything() && fast::of_to_tf(record, out, &mut self.pass) {
             return Ok(());
         }
         let mut entries = std::mem::take(&mut self.entries);
@@ -203,7 +203,7 @@ impl Transcoder {
 
     fn reset(&mut self, out: &mut Vec<u8>) {
         out.clear();
-        self.written.clear();
+        self.pass.written.clear();
         self.plan.clear();
         self.scratch.clear();
         self.rounded = 0;
@@ -553,7 +553,7 @@ impl Transcoder {
         output: &[u8],
         mut f: impl FnMut(&[u8], Option<FeatureKind>, usize, &[u8]),
     ) {
-        for feature in &self.written {
+        for feature in &self.pass.written {
             let name = output.get(feature.key.clone());
             if let (Some(name), Some(list)) = (name, output.get(feature.list.clone())) {
                 f(name, feature.kind, feature.count, list);
