@@ -256,7 +256,7 @@ impl fmt::Display for ErrorKind {
                 }
                 if found
                     .iter()
-                    .any(|name| name.starts_with(crate::layout::TEMP_PREFIX))
+                    .any(|name| name.starts_with(crate::naming::layout::TEMP_PREFIX))
                 {
                     f.write_str(" (hidden temporary files of an interrupted run)")?;
                 }

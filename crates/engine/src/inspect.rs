@@ -8,17 +8,17 @@ use ofconvert_tfrecord::Compression;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::detect::{self, part_number, Format};
 use crate::error::{Error, ErrorKind};
-use crate::layout::{self, DEFAULT_PART_PREFIX};
 use crate::manifest::{OneflowReader, MANIFEST_NAME};
-use crate::object;
+use crate::naming::layout::{self, DEFAULT_PART_PREFIX};
 use crate::options::Checksums;
-use crate::output;
-use crate::plan::SkippedFile;
+use crate::planning::plan::SkippedFile;
 use crate::progress::ProgressFn;
+use crate::records::detect::{self, part_number, Format};
+use crate::records::output;
 use crate::records::RecordReader;
 use crate::schema::{Schema, SchemaBuilder};
+use crate::storage::object;
 use crate::storage::{Durability, Listed, Storage};
 
 /// The record files named by some paths.

@@ -36,40 +36,23 @@
 
 #![deny(missing_docs)]
 
-mod chunk;
-mod commit;
-mod convert;
-mod detect;
 mod error;
 mod images;
 mod inspect;
-pub mod layout;
 mod manifest;
-mod object;
+mod naming;
 mod options;
-mod output;
-mod plan;
+mod planning;
 mod progress;
-mod publish;
-mod receipt;
 mod recode;
 mod records;
-mod rules;
+mod running;
 mod scan;
 mod schema;
-mod shard;
+mod sharded;
 pub mod storage;
-mod stored;
-mod summary;
 mod tfds;
-mod transfer;
-mod workers;
 
-pub use commit::commit;
-pub use convert::convert;
-pub use detect::{
-    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
-};
 pub use error::{error_chain, Error, ErrorKind};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
@@ -80,16 +63,22 @@ pub use manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
     MANIFEST_NAME,
 };
-pub use object::{is_url, storage_for};
+pub use naming::layout;
 pub use options::{
     Checksums, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings, Sizing,
 };
-pub use plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
+pub use planning::plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
+pub use planning::rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use recode::{ImageConversion, ImagePolicy};
+pub use records::detect::{
+    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
 pub use records::{RecordAt, RecordReader};
-pub use rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
+pub use running::convert::convert;
+pub use running::summary::{DatasetSummary, ErrorPlace, Summary};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
-pub use shard::{convert_shard, Shard, ShardSummary, CONTROL_DIR};
-pub use summary::{DatasetSummary, ErrorPlace, Summary};
+pub use sharded::commit::commit;
+pub use sharded::shard::{convert_shard, Shard, ShardSummary, CONTROL_DIR};
+pub use storage::object::{is_url, storage_for};
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

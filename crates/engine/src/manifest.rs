@@ -5,10 +5,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::layout::MANIFEST_NAME;
+pub use crate::naming::layout::MANIFEST_NAME;
 use crate::options::Settings;
-use crate::output;
 use crate::recode::ImageConversion;
+use crate::records::output;
 use crate::schema::Schema;
 use crate::storage::{LocalFs, Storage};
 use crate::tfds::TfdsOrigin;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::recode::ImagePolicy;
 
-use crate::layout;
+use crate::naming::layout;
 use crate::storage::Durability;
 
 /// Which way a conversion goes.

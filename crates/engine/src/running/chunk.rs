@@ -5,13 +5,13 @@ use std::path::Path;
 
 use ofconvert_tfrecord::Compression;
 
-use crate::detect::Format;
 use crate::error::Error;
 use crate::manifest::SkippedRecords;
 use crate::options::{OnCorrupt, Options};
-use crate::output::TempPart;
-use crate::plan::DatasetPlan;
+use crate::planning::plan::DatasetPlan;
 use crate::recode::ImageConversion;
+use crate::records::detect::Format;
+use crate::records::output::TempPart;
 use crate::records::{is_damage, RecordAt, RecordReader};
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;

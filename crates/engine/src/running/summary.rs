@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::error::{error_chain, Error};
 use crate::manifest::Manifest;
 use crate::options::Direction;
-use crate::plan::{DatasetPlan, SkippedFile};
+use crate::planning::plan::{DatasetPlan, SkippedFile};
 use crate::progress::DatasetStatus;
 
 /// What a conversion did.

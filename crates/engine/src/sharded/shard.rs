@@ -1,7 +1,7 @@
 //! One conversion spread over many machines: worker K of N converts its share of the parts
 //! of a plan that every worker derives alike and the first one stores in
 //! `OUT/.ofconvert/plan.json`; each finished part gets a receipt beside the plan, and
-//! [`commit`](crate::commit()) writes the manifests once every part has one.
+//! [`commit`](crate::sharded::commit()) writes the manifests once every part has one.
 //!
 //! The plan is what a single-machine run would do, work item for work item, so the parts
 //! are the same bytes. Part numbers are global: work item `i` of a dataset is part `i`.
@@ -17,19 +17,19 @@ use std::time::Instant;
 use ofconvert_bridge::Transcoder;
 use serde::Serialize;
 
-use crate::chunk::{Chunk, ChunkOutput};
-use crate::convert::{run_chunk, Context, Job, Stop, Worker};
-use crate::detect::Format;
 use crate::error::{error_chain, Error, ErrorKind};
 use crate::options::{Direction, Options};
-use crate::output::stage;
-use crate::plan::{tf_file_stem, Plan};
+use crate::planning::plan::{tf_file_stem, Plan};
 use crate::progress::{Event, ProgressFn};
-use crate::publish::Target;
-use crate::receipt::{Checksummed, Checksums, Receipt};
+use crate::records::detect::Format;
+use crate::records::output::stage;
+use crate::running::chunk::{Chunk, ChunkOutput};
+use crate::running::convert::{run_chunk, Context, Job, Stop, Worker};
+use crate::running::publish::Target;
+use crate::running::workers::Pool;
+use crate::sharded::receipt::{Checksummed, Checksums, Receipt};
+use crate::sharded::stored::{describe, StoredDataset, StoredPlan};
 use crate::storage::{LockError, OutputLock, Storage};
-use crate::stored::{describe, StoredDataset, StoredPlan};
-use crate::workers::Pool;
 
 /// The hidden directory of a sharded run in its output root: the plan, the receipts, the
 /// workers' locks. `commit` removes it.
@@ -329,7 +329,7 @@ fn run_share(
     use rayon::prelude::*;
 
     let workers = Pool::new(|| Worker::new(context, transcoder));
-    crate::convert::thread_pool(options)?.install(|| {
+    crate::running::convert::thread_pool(options)?.install(|| {
         todo.par_iter().with_max_len(1).for_each_init(
             || workers.take(),
             |worker, chunk| {
@@ -382,7 +382,7 @@ fn lock_worker(
     worker_dir: &Path,
     output: &Path,
 ) -> Result<Option<Box<dyn OutputLock>>, Error> {
-    if !storage.renames_cheaply() || crate::object::is_url(output) {
+    if !storage.renames_cheaply() || crate::storage::object::is_url(output) {
         return Ok(None);
     }
     let lock = match storage.lock(worker_dir) {
@@ -392,7 +392,7 @@ fn lock_worker(
         }
         Err(LockError::Io(err)) => return Err(Error::io(worker_dir, err)),
     };
-    let path = output.join(crate::layout::LOCK_NAME);
+    let path = output.join(crate::naming::layout::LOCK_NAME);
     if let Ok(file) = std::fs::File::open(&path) {
         if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
             let holder = std::fs::read_to_string(&path)

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::detect::{self, part_number, shard_name};
 use crate::error::{Error, ErrorKind};
-use crate::object;
 use crate::options::{Direction, ExistingOutput, Options};
+use crate::records::detect::{self, part_number, shard_name};
+use crate::storage::object;
 use crate::storage::{absolute_through_existing, Listed, LocalFs, NotListed, Storage};
 use crate::tfds::{self, TfdsOrigin};
 
@@ -156,7 +156,7 @@ fn check_urls(
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
             // Another run's lock is for the lock to report, naming its holder.
-            names.retain(|name| name != crate::layout::LOCK_NAME);
+            names.retain(|name| name != crate::naming::layout::LOCK_NAME);
             refuse_unless_empty(output, unshared(existing, names))?;
         }
         ExistingOutput::Overwrite | ExistingOutput::Resume => {}
@@ -168,13 +168,17 @@ fn check_urls(
 /// run, none once the run's plan is there (the other workers' files are expected then).
 fn unshared(existing: ExistingOutput, names: Vec<String>) -> Vec<String> {
     let shared = existing == ExistingOutput::Shared
-        && names.iter().any(|name| name == crate::shard::CONTROL_DIR);
+        && names
+            .iter()
+            .any(|name| name == crate::sharded::shard::CONTROL_DIR);
     if shared {
         return Vec::new();
     }
     names
         .into_iter()
-        .filter(|name| existing != ExistingOutput::Shared || name != crate::layout::LOCK_NAME)
+        .filter(|name| {
+            existing != ExistingOutput::Shared || name != crate::naming::layout::LOCK_NAME
+        })
         .collect()
 }
 
@@ -299,7 +303,7 @@ fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
 /// Files ofconvert wrote (indexes, manifests, ...) and TFDS metadata: neither converted nor
 /// listed as skipped.
 fn passed_over(name: &str) -> bool {
-    crate::layout::is_own_file(name) || detect::is_known_metadata(name)
+    crate::naming::layout::is_own_file(name) || detect::is_known_metadata(name)
 }
 
 /// A family of TFRecord files in one directory.

@@ -7,15 +7,15 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::{plan_chunks, Chunk, Segment};
-use crate::detect::Format;
 use crate::error::{error_chain, Error, ErrorKind};
 use crate::options::{Direction, Options, Settings};
-use crate::plan::{tf_file_stem, DatasetPlan, Plan};
+use crate::planning::plan::{tf_file_stem, DatasetPlan, Plan};
+use crate::records::detect::Format;
 use crate::records::RecordAt;
-use crate::shard::CONTROL_DIR;
+use crate::running::chunk::{plan_chunks, Chunk, Segment};
+use crate::running::summary::slash_path;
+use crate::sharded::shard::CONTROL_DIR;
 use crate::storage::Storage;
-use crate::summary::slash_path;
 use crate::tfds::TfdsOrigin;
 
 const PLAN_NAME: &str = "plan.json";
@@ -250,7 +250,7 @@ fn put_if_absent(storage: &dyn Storage, control: &Path, bytes: &[u8]) -> io::Res
     if !storage.renames_cheaply() {
         return storage.put_new(&path, bytes);
     }
-    let temp = control.join(crate::layout::staged_name(PLAN_NAME));
+    let temp = control.join(crate::naming::layout::staged_name(PLAN_NAME));
     std::fs::write(&temp, bytes)?;
     let linked = std::fs::File::open(&temp)
         .and_then(|file| file.sync_all())

@@ -13,10 +13,10 @@ use serde_json::Value;
 
 use crate::manifest::Manifest;
 use crate::options::Direction;
-use crate::output;
 use crate::progress::DatasetStatus;
+use crate::records::output;
+use crate::running::summary::DatasetSummary;
 use crate::storage::Storage;
-use crate::summary::DatasetSummary;
 
 /// TFDS's description of a dataset: its name, splits and their shard lengths.
 pub const DATASET_INFO: &str = "dataset_info.json";
@@ -57,7 +57,7 @@ impl TfdsOrigin {
     /// The name of the manifest of this split's files: the splits of one dataset share a
     /// folder, so each has its own.
     pub fn manifest_name(&self) -> String {
-        format!("{}.{}", self.stem(), crate::layout::MANIFEST_NAME)
+        format!("{}.{}", self.stem(), crate::naming::layout::MANIFEST_NAME)
     }
 }
 

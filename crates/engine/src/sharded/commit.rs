@@ -9,19 +9,19 @@ use std::time::Instant;
 use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
-use crate::chunk::ChunkOutput;
 use crate::error::{Error, ErrorKind};
-use crate::object;
 use crate::options::Options;
-use crate::output::{self, remove_temps};
-use crate::plan::{DatasetPlan, InputFile};
+use crate::planning::plan::{DatasetPlan, InputFile};
 use crate::progress::DatasetStatus;
-use crate::publish::Target;
-use crate::receipt::Receipt;
-use crate::shard::{read_receipt, receipt_path, worker_dir, CONTROL_DIR};
+use crate::records::output::{self, remove_temps};
+use crate::running::chunk::ChunkOutput;
+use crate::running::publish::Target;
+use crate::running::summary::{DatasetSummary, Summary};
+use crate::sharded::receipt::Receipt;
+use crate::sharded::shard::{read_receipt, receipt_path, worker_dir, CONTROL_DIR};
+use crate::sharded::stored::StoredPlan;
+use crate::storage::object;
 use crate::storage::{LockError, Storage};
-use crate::stored::StoredPlan;
-use crate::summary::{DatasetSummary, Summary};
 use crate::tfds;
 
 /// Finishes the sharded run in `output` once all its workers are done: checks that every

@@ -8,21 +8,21 @@ use std::time::Instant;
 
 use ofconvert_bridge::Transcoder;
 
-use crate::chunk::{plan_chunks, Chunk, ChunkOutput};
-use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
+use crate::records::detect::Format;
+use crate::running::chunk::{plan_chunks, Chunk, ChunkOutput};
 
 use crate::options::{Direction, Options, Skip};
-use crate::output::{self, frame_len, PartWriter};
-use crate::plan::{tf_file_stem, Plan};
+use crate::planning::plan::{tf_file_stem, Plan};
 use crate::progress::{DatasetStatus, Event, ProgressFn};
-use crate::publish::Target;
 use crate::recode::{ImagePolicy, Recoder};
+use crate::records::output::{self, frame_len, PartWriter};
 use crate::records::RecordReader;
+use crate::running::publish::Target;
+use crate::running::summary::{DatasetSummary, Summary};
+use crate::running::workers::Pool;
 use crate::storage::{LockError, Storage};
-use crate::summary::{DatasetSummary, Summary};
 use crate::tfds;
-use crate::workers::Pool;
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 const REPORT_EVERY: u64 = 4096;

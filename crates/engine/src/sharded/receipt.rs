@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::ChunkOutput;
 use crate::manifest::SkippedRecords;
-use crate::output::TempPart;
 use crate::recode::ImageConversion;
+use crate::records::output::TempPart;
+use crate::running::chunk::ChunkOutput;
 use crate::schema::SchemaBuilder;
 use crate::storage::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, Storage};
 

@@ -3,6 +3,9 @@
 //! files, lock the output) goes through [`Storage`], so that another kind of storage can
 //! serve a conversion without the run loop knowing. [`LocalFs`] is the local file system.
 
+pub(crate) mod object;
+pub(crate) mod transfer;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{self, File};
@@ -419,7 +422,7 @@ impl Storage for LocalFs {
     }
 
     fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
-        let path = dir.join(crate::layout::LOCK_NAME);
+        let path = dir.join(crate::naming::layout::LOCK_NAME);
         // A holder removes the file while it still holds the lock: a lock taken on a file
         // that is no longer at `path` guards nothing, so take it again on the new one.
         for _ in 0..LOCK_ATTEMPTS {
@@ -548,7 +551,7 @@ mod tests {
             other => panic!("expected Busy, got {other:?}"),
         }
         drop(held);
-        assert!(!dir.path().join(crate::layout::LOCK_NAME).exists());
+        assert!(!dir.path().join(crate::naming::layout::LOCK_NAME).exists());
         let again = LocalFs.lock(dir.path()).unwrap();
         drop(again);
     }

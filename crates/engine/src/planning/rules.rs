@@ -9,11 +9,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
 use crate::options::Checksums;
 use crate::options::Direction;
-use crate::plan::{DatasetPlan, Plan};
+use crate::planning::plan::{DatasetPlan, Plan};
+use crate::records::detect::Format;
 use crate::records::RecordReader;
 use crate::storage::Storage;
 

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
 use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind, ReaderOptions};
 
-use crate::detect::{self, Format};
 use crate::error::{Error, ErrorKind};
 use crate::manifest::SkippedRecords;
 use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
+use crate::records::detect::{self, Format};
 use crate::storage::Storage;
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
@@ -100,7 +100,8 @@ impl RecordReader<'static> {
                 .map_err(|err| Error::io(path, err))?
                 .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))?,
         };
-        let (storage, at) = crate::object::storage_for(path).map_err(|err| Error::io(path, err))?;
+        let (storage, at) =
+            crate::storage::object::storage_for(path).map_err(|err| Error::io(path, err))?;
         RecordReader::open_at(&*storage, &at, format, checksums, None, None)
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ofconvert_tfrecord::{ErrorKind as TfErrorKind, Reader, ReaderOptions};
 
-use crate::object::storage_for;
+use crate::storage::object::storage_for;
 use crate::storage::Storage;
 
 /// The two record formats.

@@ -19,11 +19,11 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
-use crate::layout::LOCK_NAME;
+use crate::naming::layout::LOCK_NAME;
+use crate::storage::transfer::{RangeReader, Upload};
 use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
-use crate::transfer::{RangeReader, Upload};
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
 /// rather than a local path. `file://` URLs are local.

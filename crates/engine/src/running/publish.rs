@@ -6,20 +6,20 @@ use std::path::PathBuf;
 
 use ofconvert_tfrecord::Compression;
 
-use crate::chunk::ChunkOutput;
 use crate::error::Error;
-use crate::layout::{self, DatasetFiles};
 use crate::manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
 };
+use crate::naming::layout::{self, DatasetFiles};
 use crate::options::{Direction, ExistingOutput, Options, Settings};
-use crate::output::clear_dataset;
-use crate::plan::DatasetPlan;
+use crate::planning::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
 use crate::recode::ImageConversion;
+use crate::records::output::clear_dataset;
+use crate::running::chunk::ChunkOutput;
+use crate::running::summary::{slash_path, DatasetSummary};
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
-use crate::summary::{slash_path, DatasetSummary};
 use crate::tfds::TfdsOrigin;
 
 /// What a dataset's output directory is written with.
@@ -43,7 +43,7 @@ impl Target<'_> {
                     && same_inputs(&manifest, self.dataset)
                     && manifest.parts_complete_in(self.storage, dir)
                 {
-                    crate::output::remove_temps(self.storage, dir)
+                    crate::records::output::remove_temps(self.storage, dir)
                         .map_err(|err| Error::io(dir, err))?;
                     return Ok(Some(DatasetSummary::done(
                         self.dataset,
@@ -208,7 +208,7 @@ impl Target<'_> {
                 .push("no records: there is nothing to open".to_owned());
         }
         // The reader lines must work from wherever the user runs Python.
-        let absolute = if crate::object::is_url(dir) {
+        let absolute = if crate::storage::object::is_url(dir) {
             dir.clone()
         } else {
             std::path::absolute(dir).unwrap_or_else(|_| dir.clone())

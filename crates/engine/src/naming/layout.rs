@@ -4,7 +4,7 @@
 
 use ofconvert_tfrecord::Compression;
 
-use crate::detect::{part_number, shard_name};
+use crate::records::detect::{part_number, shard_name};
 
 /// The manifest's file name. OneFlow ignores it (it opens only its part names), and so does
 /// a `*.tfrecord` glob.

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use ofconvert_ofrecord as ofrecord;
 use ofconvert_tfrecord::{self as tfrecord, Compression};
 
-use crate::detect::Format;
 use crate::error::{Error, ErrorKind};
-use crate::layout::{self, DatasetFiles};
+use crate::naming::layout::{self, DatasetFiles};
+use crate::records::detect::Format;
 use crate::storage::{Durability, OutputFile, Storage};
 
 /// A part written under its temporary name.

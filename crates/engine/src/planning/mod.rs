@@ -1,0 +1,9 @@
+//! Planning: walking the inputs, grouping record files into datasets (TFRecord shard
+//! families, OneFlow part folders, TFDS splits), cutting them into work items and parts, and
+//! checking that the mapping's rules match what the datasets hold ([`rules`]).
+//!
+//! Uses `naming`, `error`, `storage`, `options`, `records` and `tfds`; nothing here runs a
+//! conversion.
+
+pub(crate) mod plan;
+pub(crate) mod rules;

@@ -1,0 +1,12 @@
+//! Running a plan on one machine: the worker pool ([`workers`]), converting a work item's
+//! records into temporary parts ([`chunk`]), the run loop ([`convert`]), publishing a
+//! finished dataset with its manifest ([`publish`]) and the run's [`summary`].
+//!
+//! Uses every layer below (`planning`, `manifest`, `tfds`, `records`, `storage`, `options`,
+//! `naming`, `schema`, `images`, `progress`); the many-machines layer (`sharded`) builds on it.
+
+pub(crate) mod chunk;
+pub(crate) mod convert;
+pub(crate) mod publish;
+pub(crate) mod summary;
+pub(crate) mod workers;
