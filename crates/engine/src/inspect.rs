@@ -11,10 +11,11 @@ use serde::Serialize;
 use crate::error::{Error, ErrorKind};
 use crate::manifest::{OneflowReader, MANIFEST_NAME};
 use crate::naming::layout::{self, DEFAULT_PART_PREFIX};
+use crate::naming::names::{self, part_number, Format};
 use crate::options::Checksums;
 use crate::planning::plan::SkippedFile;
 use crate::progress::ProgressFn;
-use crate::records::detect::{self, part_number, Format};
+use crate::records::detect;
 use crate::records::output;
 use crate::records::RecordReader;
 use crate::schema::{Schema, SchemaBuilder};
@@ -160,11 +161,11 @@ fn judge(
     format: Option<Format>,
 ) -> io::Result<Option<Format>> {
     let name = &file.name;
-    if layout::is_own_file(name) || detect::is_known_metadata(name) {
+    if layout::is_own_file(name) || names::is_known_metadata(name) {
         return Ok(None);
     }
     let path = &file.path;
-    let tf_by_name = detect::has_record_name(name);
+    let tf_by_name = names::has_record_name(name);
     let of_by_name = part_number(name, DEFAULT_PART_PREFIX).is_some();
     Ok(match format {
         Some(Format::Tf) => {

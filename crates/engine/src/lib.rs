@@ -60,10 +60,13 @@ pub use inspect::{
     verify_files, write_index, Expanded, FileCount, Unpublished, Verification,
 };
 pub use manifest::{
-    Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
-    MANIFEST_NAME,
+    Manifest, ManifestInput, ManifestPart, OneflowReader, TensorflowReader, MANIFEST_NAME,
 };
 pub use naming::layout;
+pub use naming::layout::CONTROL_DIR;
+pub use naming::names::{
+    has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
+};
 pub use options::{
     Checksums, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings, Sizing,
 };
@@ -71,14 +74,12 @@ pub use planning::plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use planning::rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use recode::{ImageConversion, ImagePolicy};
-pub use records::detect::{
-    detect_format, has_record_name, is_known_metadata, part_number, shard_name, Format, ShardName,
-};
-pub use records::{RecordAt, RecordReader};
+pub use records::detect::detect_format;
+pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;
 pub use running::summary::{DatasetSummary, ErrorPlace, Summary};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use sharded::commit::commit;
-pub use sharded::shard::{convert_shard, Shard, ShardSummary, CONTROL_DIR};
+pub use sharded::shard::{convert_shard, Shard, ShardSummary};
 pub use storage::object::{is_url, storage_for};
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

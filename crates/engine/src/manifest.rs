@@ -9,6 +9,7 @@ pub use crate::naming::layout::MANIFEST_NAME;
 use crate::options::Settings;
 use crate::recode::ImageConversion;
 use crate::records::output;
+use crate::records::SkippedRecords;
 use crate::schema::Schema;
 use crate::storage::{LocalFs, Storage};
 use crate::tfds::TfdsOrigin;
@@ -76,38 +77,6 @@ pub struct ManifestPart {
     pub records: u64,
     /// Its size.
     pub bytes: u64,
-}
-
-/// Records left out of a dataset, with what was wrong with each.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkippedRecords {
-    /// Records without features, left out by `--empty skip`.
-    pub empty: u64,
-    /// Damaged records left out by `--on-corrupt skip` (a truncated or unframeable tail
-    /// counts as one).
-    pub corrupt: u64,
-    /// `path: offset N (record #I): what`, one per damaged record (the first 1000 of them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub details: Vec<String>,
-}
-
-/// Enough detail to find the damage; the counts stay exact beyond it.
-const MAX_DETAILS: usize = 1000;
-
-impl SkippedRecords {
-    pub(crate) fn add(&mut self, other: SkippedRecords) {
-        self.empty += other.empty;
-        self.corrupt += other.corrupt;
-        let room = MAX_DETAILS.saturating_sub(self.details.len());
-        self.details.extend(other.details.into_iter().take(room));
-    }
-
-    pub(crate) fn note_corrupt(&mut self, detail: String) {
-        self.corrupt += 1;
-        if self.details.len() < MAX_DETAILS {
-            self.details.push(detail);
-        }
-    }
 }
 
 /// The arguments of `oneflow.nn.OFRecordReader` that open a dataset.

@@ -4,7 +4,7 @@
 
 use ofconvert_tfrecord::Compression;
 
-use crate::records::detect::{part_number, shard_name};
+use crate::naming::names::{part_number, shard_name};
 
 /// The manifest's file name. OneFlow ignores it (it opens only its part names), and so does
 /// a `*.tfrecord` glob.
@@ -114,6 +114,10 @@ pub(crate) fn is_dataset_file(
             }
         }
 }
+
+/// The hidden directory of a sharded run in its output root: the plan, the receipts, the
+/// workers' locks. `commit` removes it.
+pub const CONTROL_DIR: &str = ".ofconvert";
 
 #[cfg(test)]
 mod tests {

@@ -6,3 +6,4 @@
 //! of the engine.
 
 pub mod layout;
+pub(crate) mod names;

@@ -7,3 +7,4 @@
 
 pub(crate) mod plan;
 pub(crate) mod rules;
+pub(crate) mod tfds_origin;

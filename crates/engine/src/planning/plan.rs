@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind};
+use crate::naming::names::{self, part_number, shard_name};
 use crate::options::{Direction, ExistingOutput, Options};
-use crate::records::detect::{self, part_number, shard_name};
+use crate::records::detect;
 use crate::storage::object;
 use crate::storage::{absolute_through_existing, Listed, LocalFs, NotListed, Storage};
 use crate::tfds::{self, TfdsOrigin};
@@ -170,7 +171,7 @@ fn unshared(existing: ExistingOutput, names: Vec<String>) -> Vec<String> {
     let shared = existing == ExistingOutput::Shared
         && names
             .iter()
-            .any(|name| name == crate::sharded::shard::CONTROL_DIR);
+            .any(|name| name == crate::naming::layout::CONTROL_DIR);
     if shared {
         return Vec::new();
     }
@@ -303,14 +304,14 @@ fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
 /// Files ofconvert wrote (indexes, manifests, ...) and TFDS metadata: neither converted nor
 /// listed as skipped.
 fn passed_over(name: &str) -> bool {
-    crate::naming::layout::is_own_file(name) || detect::is_known_metadata(name)
+    crate::naming::layout::is_own_file(name) || names::is_known_metadata(name)
 }
 
 /// A family of TFRecord files in one directory.
 struct Family {
     /// The shard stem; `None` for the files without a shard name.
     stem: Option<String>,
-    files: Vec<(Found, Option<detect::ShardName>)>,
+    files: Vec<(Found, Option<names::ShardName>)>,
 }
 
 /// Datasets, skipped files and unreadable files.
@@ -334,7 +335,7 @@ fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> G
             if passed_over(&found.name) {
                 continue;
             }
-            let record_by_name = detect::has_record_name(&found.name);
+            let record_by_name = names::has_record_name(&found.name);
             if !record_by_name {
                 let sniffed = storage
                     .open(&found.path, 0)
@@ -404,8 +405,7 @@ fn tf_dataset(
     let mut warnings = Vec::new();
     if family.stem.is_some() {
         family.files.sort_by(|(a, a_shard), (b, b_shard)| {
-            let key =
-                |shard: &Option<detect::ShardName>| shard.as_ref().map(|s| (s.index, s.count));
+            let key = |shard: &Option<names::ShardName>| shard.as_ref().map(|s| (s.index, s.count));
             key(a_shard)
                 .cmp(&key(b_shard))
                 .then_with(|| a.name.cmp(&b.name))
@@ -516,7 +516,11 @@ fn group_of(
             part_problem(&parts).map(|kind| Error::new(kind).in_file(&input.join(&relative_dir)));
         let found = (!single_file).then(|| {
             let name = directory_name(input, &relative_dir);
-            tfds::origin_of_oneflow(storage, &under(input, &relative_dir), &name)
+            crate::planning::tfds_origin::origin_of_oneflow(
+                storage,
+                &under(input, &relative_dir),
+                &name,
+            )
         });
         let (origin, up) = found.flatten().unzip();
         let output_relative = match (up, relative_dir.parent()) {

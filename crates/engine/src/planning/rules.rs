@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::{Error, ErrorKind};
+use crate::naming::names::Format;
 use crate::options::Checksums;
 use crate::options::Direction;
 use crate::planning::plan::{DatasetPlan, Plan};
-use crate::records::detect::Format;
 use crate::records::RecordReader;
 use crate::storage::Storage;
 

@@ -8,5 +8,7 @@
 pub(crate) mod detect;
 pub(crate) mod output;
 mod reader;
+mod skipped;
 
 pub use reader::*;
+pub use skipped::SkippedRecords;

@@ -9,7 +9,7 @@ use ofconvert_tfrecord::{self as tfrecord, Compression};
 
 use crate::error::{Error, ErrorKind};
 use crate::naming::layout::{self, DatasetFiles};
-use crate::records::detect::Format;
+use crate::naming::names::Format;
 use crate::storage::{Durability, OutputFile, Storage};
 
 /// A part written under its temporary name.

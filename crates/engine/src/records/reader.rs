@@ -8,10 +8,11 @@ use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
 use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind, ReaderOptions};
 
 use crate::error::{Error, ErrorKind};
-use crate::manifest::SkippedRecords;
+use crate::naming::names::Format;
 use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
-use crate::records::detect::{self, Format};
+use crate::records::detect;
+use crate::records::SkippedRecords;
 use crate::storage::Storage;
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream

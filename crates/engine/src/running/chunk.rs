@@ -6,12 +6,12 @@ use std::path::Path;
 use ofconvert_tfrecord::Compression;
 
 use crate::error::Error;
-use crate::manifest::SkippedRecords;
+use crate::naming::names::Format;
 use crate::options::{OnCorrupt, Options};
 use crate::planning::plan::DatasetPlan;
 use crate::recode::ImageConversion;
-use crate::records::detect::Format;
 use crate::records::output::TempPart;
+use crate::records::SkippedRecords;
 use crate::records::{is_damage, RecordAt, RecordReader};
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;

@@ -9,7 +9,7 @@ use std::time::Instant;
 use ofconvert_bridge::Transcoder;
 
 use crate::error::{Error, ErrorKind};
-use crate::records::detect::Format;
+use crate::naming::names::Format;
 use crate::running::chunk::{plan_chunks, Chunk, ChunkOutput};
 
 use crate::options::{Direction, Options, Skip};
@@ -22,7 +22,6 @@ use crate::running::publish::Target;
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::running::workers::Pool;
 use crate::storage::{LockError, Storage};
-use crate::tfds;
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 const REPORT_EVERY: u64 = 4096;
@@ -232,7 +231,8 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             }
         })
         .collect();
-    let tfds_metadata = tfds::write_metadata(direction, storage, &mut datasets);
+    let tfds_metadata =
+        crate::running::tfds_info::write_metadata(direction, storage, &mut datasets);
     Ok(Summary {
         interrupted: options.interrupt.is_set(),
         skipped_files: skipped,

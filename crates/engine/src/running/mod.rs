@@ -9,4 +9,5 @@ pub(crate) mod chunk;
 pub(crate) mod convert;
 pub(crate) mod publish;
 pub(crate) mod summary;
+pub(crate) mod tfds_info;
 pub(crate) mod workers;

@@ -7,15 +7,14 @@ use std::path::PathBuf;
 use ofconvert_tfrecord::Compression;
 
 use crate::error::Error;
-use crate::manifest::{
-    Manifest, ManifestInput, ManifestPart, OneflowReader, SkippedRecords, TensorflowReader,
-};
+use crate::manifest::{Manifest, ManifestInput, ManifestPart, OneflowReader, TensorflowReader};
 use crate::naming::layout::{self, DatasetFiles};
 use crate::options::{Direction, ExistingOutput, Options, Settings};
 use crate::planning::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
 use crate::recode::ImageConversion;
 use crate::records::output::clear_dataset;
+use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
 use crate::running::summary::{slash_path, DatasetSummary};
 use crate::schema::SchemaBuilder;

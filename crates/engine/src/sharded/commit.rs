@@ -10,6 +10,7 @@ use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
 use crate::error::{Error, ErrorKind};
+use crate::naming::layout::CONTROL_DIR;
 use crate::options::Options;
 use crate::planning::plan::{DatasetPlan, InputFile};
 use crate::progress::DatasetStatus;
@@ -18,11 +19,10 @@ use crate::running::chunk::ChunkOutput;
 use crate::running::publish::Target;
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::sharded::receipt::Receipt;
-use crate::sharded::shard::{read_receipt, receipt_path, worker_dir, CONTROL_DIR};
+use crate::sharded::shard::{read_receipt, receipt_path, worker_dir};
 use crate::sharded::stored::StoredPlan;
 use crate::storage::object;
 use crate::storage::{LockError, Storage};
-use crate::tfds;
 
 /// Finishes the sharded run in `output` once all its workers are done: checks that every
 /// part of the stored plan has its receipt and is there with the size the receipt says
@@ -164,7 +164,8 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
             remove_temps(storage, dir).map_err(|err| Error::io(dir, err))?;
         }
     }
-    let tfds_metadata = tfds::write_metadata(settings.direction, storage, &mut summaries);
+    let tfds_metadata =
+        crate::running::tfds_info::write_metadata(settings.direction, storage, &mut summaries);
     remove_control(storage, output);
     Ok(Summary {
         tfds_metadata,

@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::SkippedRecords;
 use crate::recode::ImageConversion;
 use crate::records::output::TempPart;
+use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
 use crate::schema::SchemaBuilder;
 use crate::storage::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, Storage};

@@ -18,10 +18,11 @@ use ofconvert_bridge::Transcoder;
 use serde::Serialize;
 
 use crate::error::{error_chain, Error, ErrorKind};
+use crate::naming::layout::CONTROL_DIR;
+use crate::naming::names::Format;
 use crate::options::{Direction, Options};
 use crate::planning::plan::{tf_file_stem, Plan};
 use crate::progress::{Event, ProgressFn};
-use crate::records::detect::Format;
 use crate::records::output::stage;
 use crate::running::chunk::{Chunk, ChunkOutput};
 use crate::running::convert::{run_chunk, Context, Job, Stop, Worker};
@@ -31,9 +32,6 @@ use crate::sharded::receipt::{Checksummed, Checksums, Receipt};
 use crate::sharded::stored::{describe, StoredDataset, StoredPlan};
 use crate::storage::{LockError, OutputLock, Storage};
 
-/// The hidden directory of a sharded run in its output root: the plan, the receipts, the
-/// workers' locks. `commit` removes it.
-pub const CONTROL_DIR: &str = ".ofconvert";
 const RECEIPTS_DIR: &str = "receipts";
 
 /// Worker `index` of `count` (counted from 0), as `--shard K/N` gives it.

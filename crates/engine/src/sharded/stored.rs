@@ -8,13 +8,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{error_chain, Error, ErrorKind};
+use crate::naming::layout::CONTROL_DIR;
+use crate::naming::names::Format;
 use crate::options::{Direction, Options, Settings};
 use crate::planning::plan::{tf_file_stem, DatasetPlan, Plan};
-use crate::records::detect::Format;
 use crate::records::RecordAt;
 use crate::running::chunk::{plan_chunks, Chunk, Segment};
 use crate::running::summary::slash_path;
-use crate::sharded::shard::CONTROL_DIR;
 use crate::storage::Storage;
 use crate::tfds::TfdsOrigin;
 

@@ -4,18 +4,12 @@
 //! `dataset_info.json` whose shard lengths are those of the new files and TFDS's
 //! `features.json` — so that `tfds.builder_from_directory` loads it.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::manifest::Manifest;
-use crate::options::Direction;
-use crate::progress::DatasetStatus;
-use crate::records::output;
-use crate::running::summary::DatasetSummary;
 use crate::storage::Storage;
 
 /// TFDS's description of a dataset: its name, splits and their shard lengths.
@@ -119,28 +113,6 @@ impl Metadata {
     }
 }
 
-/// The TFDS origin of the OneFlow dataset in `dir` (named `dir_name`), and whether it goes
-/// back to the folder above: what its manifest says (the folder above when the directory
-/// is named after the split, as tf2of names it: `mnist-train`), or else a
-/// `dataset_info.json` that lists the split the directory is named after, in the directory
-/// or the one above (then the folder above).
-pub(crate) fn origin_of_oneflow(
-    storage: &dyn Storage,
-    dir: &Path,
-    dir_name: &str,
-) -> Option<(TfdsOrigin, bool)> {
-    if let Ok(Some(manifest)) = Manifest::read_from(storage, dir) {
-        let origin = manifest.tfds?;
-        let up = dir_name == origin.stem() || dir_name == origin.split;
-        return Some((origin, up));
-    }
-    if let Some(origin) = Metadata::read(storage, dir).and_then(|m| m.origin(dir_name)) {
-        return Some((origin, false));
-    }
-    let origin = Metadata::read(storage, dir.parent()?)?.origin(dir_name)?;
-    Some((origin, true))
-}
-
 /// Whether two datasets are different splits of one TFDS dataset, which share a folder.
 pub(crate) fn splits_of_one(a: &Option<TfdsOrigin>, b: &Option<TfdsOrigin>) -> bool {
     match (a, b) {
@@ -212,102 +184,6 @@ pub(crate) fn rewrite_info(
         rewritten.push('\n');
     }
     Ok(rewritten)
-}
-
-/// Writes `dataset_info.json` and `features.json` into each folder that the splits of a
-/// TFDS dataset went back to, once every split bound for it is converted (or kept): last,
-/// each file staged and renamed into place, so that a folder with a `dataset_info.json`
-/// holds every file it lists. A folder whose metadata cannot be written fails its splits.
-/// Returns the files written. Only of2tf writes them: OneFlow has no use for them.
-pub(crate) fn write_metadata(
-    direction: Direction,
-    storage: &dyn Storage,
-    datasets: &mut [DatasetSummary],
-) -> Vec<String> {
-    if direction != Direction::OfToTf {
-        return Vec::new();
-    }
-    let mut folders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (index, dataset) in datasets.iter().enumerate() {
-        let origin = dataset.manifest.as_ref().and_then(|m| m.tfds.as_ref());
-        if origin.is_some() || dataset.tfds {
-            folders
-                .entry(dataset.output_dir.clone())
-                .or_default()
-                .push(index);
-        }
-    }
-    let mut written = Vec::new();
-    for (folder, members) in folders {
-        let done = |index: &usize| {
-            matches!(
-                datasets[*index].status,
-                DatasetStatus::Converted | DatasetStatus::Kept
-            )
-        };
-        if !members.iter().all(done) {
-            continue;
-        }
-        let manifests: Vec<&Manifest> = members
-            .iter()
-            .filter_map(|&index| datasets[index].manifest.as_ref())
-            .collect();
-        let Some(first) = manifests.first().and_then(|m| m.tfds.clone()) else {
-            continue;
-        };
-        let splits: Vec<(String, Vec<u64>, u64)> = manifests
-            .iter()
-            .filter_map(|manifest| {
-                let origin = manifest.tfds.as_ref()?;
-                let lengths = manifest.parts.iter().map(|part| part.records).collect();
-                let bytes = manifest.parts.iter().map(|part| part.bytes).sum();
-                Some((origin.split.clone(), lengths, bytes))
-            })
-            .collect();
-        let dir = PathBuf::from(&folder);
-        let result = rewrite_info(&first.dataset_info, &splits)
-            .map_err(std::io::Error::other)
-            .and_then(|info| {
-                let mut files = vec![(DATASET_INFO, info)];
-                files.extend(first.features.clone().map(|text| (FEATURES, text)));
-                let mut staged = Vec::new();
-                for (name, text) in &files {
-                    let path = dir.join(name);
-                    let found = storage.read(&path)?;
-                    if found.as_deref() == Some(text.as_bytes()) {
-                        continue;
-                    }
-                    // Where a file is put only if absent, the old one must go first (a
-                    // resumed run that kept every split still has it).
-                    if found.is_some() && !storage.renames_cheaply() {
-                        storage.remove(&path)?;
-                    }
-                    staged.push(output::stage(storage, &dir, name, text.as_bytes())?);
-                }
-                // features.json first: dataset_info.json, last, says the folder is whole.
-                for staged in staged.into_iter().rev() {
-                    staged.commit()?;
-                }
-                Ok(files
-                    .iter()
-                    .map(|(name, _)| dir.join(name))
-                    .collect::<Vec<_>>())
-            });
-        match result {
-            Ok(paths) => written.extend(paths.iter().map(|path| path.display().to_string())),
-            Err(err) => {
-                for index in members {
-                    let dataset = &mut datasets[index];
-                    dataset.status = DatasetStatus::Failed;
-                    dataset.error = Some(format!(
-                        "{}: cannot write the TFDS metadata: {err}",
-                        dir.join(DATASET_INFO).display()
-                    ));
-                }
-            }
-        }
-    }
-    written
 }
 
 #[cfg(test)]

@@ -1,0 +1,36 @@
+//! Records left out while reading a dataset (`--empty skip`, `--on-corrupt skip`): counted
+//! exactly, with the first details kept for the manifest and the summary.
+
+use serde::{Deserialize, Serialize};
+
+/// Records left out of a dataset, with what was wrong with each.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedRecords {
+    /// Records without features, left out by `--empty skip`.
+    pub empty: u64,
+    /// Damaged records left out by `--on-corrupt skip` (a truncated or unframeable tail
+    /// counts as one).
+    pub corrupt: u64,
+    /// `path: offset N (record #I): what`, one per damaged record (the first 1000 of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+}
+
+/// Enough detail to find the damage; the counts stay exact beyond it.
+const MAX_DETAILS: usize = 1000;
+
+impl SkippedRecords {
+    pub(crate) fn add(&mut self, other: SkippedRecords) {
+        self.empty += other.empty;
+        self.corrupt += other.corrupt;
+        let room = MAX_DETAILS.saturating_sub(self.details.len());
+        self.details.extend(other.details.into_iter().take(room));
+    }
+
+    pub(crate) fn note_corrupt(&mut self, detail: String) {
+        self.corrupt += 1;
+        if self.details.len() < MAX_DETAILS {
+            self.details.push(detail);
+        }
+    }
+}
