@@ -7,6 +7,7 @@
 
 pub(crate) mod chunk;
 pub(crate) mod convert;
+pub(crate) mod job;
 pub(crate) mod publish;
 pub(crate) mod summary;
 pub(crate) mod tfds_info;

@@ -20,6 +20,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 use tokio::runtime::Runtime;
 
 use crate::naming::layout::LOCK_NAME;
+use crate::storage::store_error::store_error;
 use crate::storage::transfer::{RangeReader, Upload};
 use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
@@ -184,24 +185,6 @@ impl ObjectStorage {
     fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
-}
-
-/// The `io::Error` of a store error: not-found stays not-found (so that "absent" can be
-/// told from "failed"), denied access stays permission-denied, the store's own words kept.
-pub(crate) fn store_error(err: object_store::Error) -> io::Error {
-    let kind =
-        match &err {
-            object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
-            object_store::Error::PermissionDenied { .. }
-            | object_store::Error::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
-            object_store::Error::AlreadyExists { .. }
-            | object_store::Error::Precondition { .. } => io::ErrorKind::AlreadyExists,
-            object_store::Error::NotSupported { .. }
-            | object_store::Error::NotImplemented { .. } => io::ErrorKind::Unsupported,
-            _ => io::ErrorKind::Other,
-        };
-    // The store's messages already carry their causes' words.
-    io::Error::new(kind, err.to_string())
 }
 
 fn is_hidden_key(relative: &str) -> bool {

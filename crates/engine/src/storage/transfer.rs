@@ -12,7 +12,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use tokio::runtime::Runtime;
 
-use crate::storage::object::store_error;
+use crate::storage::store_error::store_error;
 use crate::storage::OutputFile;
 
 /// Bytes asked for in one ranged read.

@@ -1,0 +1,363 @@
+//! One work item run by a worker: its records converted into temporary parts, then the
+//! job it belongs to finished, failed or abandoned, and its dataset published once whole.
+
+use crate::error::{Error, ErrorKind};
+use crate::naming::names::Format;
+use crate::options::{Options, Skip};
+use crate::progress::{DatasetStatus, Event, ProgressFn};
+use crate::recode::{ImagePolicy, Recoder};
+use crate::records::output::{self, frame_len, PartWriter};
+use crate::records::RecordReader;
+use crate::running::chunk::{Chunk, ChunkOutput};
+use crate::running::publish::Target;
+use crate::running::summary::DatasetSummary;
+use crate::storage::Storage;
+use ofconvert_bridge::Transcoder;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Records between progress reports from a worker (bytes are reported as they are read).
+pub(crate) const REPORT_EVERY: u64 = 4096;
+
+/// A dataset being converted by work items that may run at the same time.
+pub(crate) struct Job<'p> {
+    pub(crate) target: Target<'p>,
+    /// Set when one work item failed, so that the others stop early.
+    pub(crate) failed: AtomicBool,
+    pub(crate) state: Mutex<JobState>,
+}
+
+#[derive(Default)]
+pub(crate) struct JobState {
+    /// Each work item's output, by its index, once it is done.
+    pub(crate) outputs: Vec<Option<ChunkOutput>>,
+    /// Work items not done yet.
+    pub(crate) left: usize,
+    error: Option<Error>,
+    /// Set when a work item stopped because the run was interrupted.
+    interrupted: bool,
+    pub(crate) summary: Option<DatasetSummary>,
+}
+
+/// What every worker shares.
+pub(crate) struct Context<'a> {
+    pub(crate) options: &'a Options,
+    /// Where the inputs are read.
+    pub(crate) input_storage: &'a dyn Storage,
+    /// Where the output is written.
+    pub(crate) storage: &'a dyn Storage,
+    pub(crate) progress: ProgressFn<'a>,
+    pub(crate) input_format: Format,
+}
+
+/// Per-worker buffers, reused for every record.
+pub(crate) struct Worker {
+    transcoder: Transcoder,
+    recoder: Recoder,
+    record: Vec<u8>,
+    converted: Vec<u8>,
+}
+
+impl Worker {
+    /// Buffers for a worker converting from `input_format`.
+    pub(crate) fn new(context: &Context<'_>, transcoder: &Transcoder) -> Worker {
+        Worker {
+            transcoder: transcoder.clone(),
+            recoder: Recoder::new(match context.input_format {
+                Format::Tf => context.options.images,
+                Format::Of => ImagePolicy::Keep,
+            }),
+            record: Vec::new(),
+            converted: Vec::new(),
+        }
+    }
+}
+
+/// Why a work item stopped early.
+pub(crate) enum Stop {
+    Failed(Error),
+    /// Another work item of the same dataset failed.
+    Cancelled,
+    /// The run was interrupted.
+    Interrupted,
+}
+
+impl From<Error> for Stop {
+    fn from(err: Error) -> Stop {
+        Stop::Failed(err)
+    }
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A worker that panicked cannot have left the state half-updated in a way that matters
+    // more than reporting what is known.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub(crate) fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
+    (context.progress)(Event::DatasetDone {
+        name: summary.name.clone(),
+        status: summary.status,
+        records: summary.manifest.as_ref().map_or(0, |m| m.records),
+        parts: summary.manifest.as_ref().map_or(0, |m| m.parts.len()),
+        error: summary.error.clone(),
+    });
+}
+
+/// Converts one work item into one or more parts under temporary names.
+pub(crate) fn run_chunk(
+    context: &Context<'_>,
+    job: &Job<'_>,
+    chunk: &Chunk,
+    worker: &mut Worker,
+) -> Result<ChunkOutput, Stop> {
+    let mut output = ChunkOutput::default();
+    let mut writer: Option<PartWriter> = None;
+    let result = convert_chunk(context, job, chunk, worker, &mut output, &mut writer);
+    let result = result.and_then(|()| match writer.take() {
+        Some(writer) => {
+            output.parts.push(writer.finish(context.storage)?);
+            Ok(())
+        }
+        None => Ok(()),
+    });
+    match result {
+        Ok(()) => Ok(output),
+        Err(stop) => {
+            if let Some(writer) = writer {
+                output::remove_all(context.storage, [writer.path().to_path_buf()]);
+            }
+            output::remove_all(
+                context.storage,
+                output.parts.into_iter().map(|part| part.path),
+            );
+            Err(stop)
+        }
+    }
+}
+
+pub(crate) fn convert_chunk(
+    context: &Context<'_>,
+    job: &Job<'_>,
+    chunk: &Chunk,
+    worker: &mut Worker,
+    output: &mut ChunkOutput,
+    writer: &mut Option<PartWriter>,
+) -> Result<(), Stop> {
+    let options = context.options;
+    let dataset = job.target.dataset;
+    let mut unreported = 0u64;
+    let mut next_sub = 0usize;
+    for segment in &chunk.segments {
+        let input = &dataset.inputs[segment.input];
+        let mut reader = RecordReader::open_at(
+            context.input_storage,
+            &input.path,
+            context.input_format,
+            options.checksums(),
+            segment.start,
+            Some(context.progress),
+        )?;
+        if segment.start.is_none() {
+            output
+                .compressions
+                .push((segment.input, reader.compression()));
+        }
+        while reader.position().index < segment.first {
+            match reader.skip() {
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                // Damage here belongs to the previous work item, which reports it.
+                Err(err) if reader.step_past(&err) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        while let Some(at) = reader.read_salvaging(
+            &mut worker.record,
+            options.on_corrupt,
+            &mut output.skipped,
+            segment.end,
+        )? {
+            // One relaxed load a record: a stop is seen within a record, whatever its size.
+            if options.interrupt.is_set() {
+                return Err(Stop::Interrupted);
+            }
+            unreported += 1;
+            if unreported == REPORT_EVERY {
+                (context.progress)(Event::Progress {
+                    bytes: 0,
+                    records: unreported,
+                });
+                unreported = 0;
+                if job.failed.load(Ordering::Relaxed) {
+                    return Err(Stop::Cancelled);
+                }
+            }
+            let converted = match context.input_format {
+                Format::Tf => worker
+                    .transcoder
+                    .tf_to_of(&worker.record, &mut worker.converted),
+                Format::Of => worker
+                    .transcoder
+                    .of_to_tf(&worker.record, &mut worker.converted),
+            };
+            if let Err(err) = converted {
+                match options.skips(err.kind()) {
+                    Some(Skip::Empty) => output.skipped.empty += 1,
+                    Some(Skip::Corrupt) => output
+                        .skipped
+                        .note_corrupt(Error::mapping(&input.path, at, err).to_string()),
+                    None => return Err(Error::mapping(&input.path, at, err).into()),
+                }
+                continue;
+            }
+            output.rounded += worker.transcoder.rounded();
+            let rewritten = worker
+                .recoder
+                .rewrite(&mut worker.converted, &mut output.images)
+                .map_err(|err| {
+                    Error::new(ErrorKind::Image {
+                        feature: err.feature,
+                        reason: err.reason,
+                    })
+                    .in_file(&input.path)
+                    .at(at.offset, at.index)
+                })?;
+            if rewritten {
+                // The transcoder's plan no longer describes the record: read it again.
+                let _ = output.schema.add_ofrecord(&worker.converted);
+            } else {
+                output
+                    .schema
+                    .add_transcoded(&worker.transcoder, &worker.converted);
+            }
+            let framed = frame_len(context.input_format, worker.converted.len());
+            if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {
+                if current.records() > 0 && current.bytes() + framed > max {
+                    if let Some(full) = writer.take() {
+                        output.parts.push(full.finish(context.storage)?);
+                    }
+                }
+            }
+            if writer.is_none() {
+                *writer = Some(PartWriter::create(
+                    context.storage,
+                    job.target.part_path(chunk.index, chunk.of, next_sub),
+                    context.input_format,
+                    options.compression,
+                    options.durability(),
+                )?);
+                next_sub += 1;
+            }
+            if let Some(current) = writer.as_mut() {
+                current.write(&worker.converted)?;
+            }
+        }
+    }
+    if unreported > 0 {
+        (context.progress)(Event::Progress {
+            bytes: 0,
+            records: unreported,
+        });
+    }
+    Ok(())
+}
+
+/// Records a finished work item; the last one of a dataset finishes or cleans up the
+/// dataset.
+pub(crate) fn chunk_done(
+    context: &Context<'_>,
+    job: &Job<'_>,
+    index: usize,
+    result: Result<ChunkOutput, Stop>,
+) {
+    let mut state = lock(&job.state);
+    match result {
+        Ok(output) => {
+            if let Some(slot) = state.outputs.get_mut(index) {
+                *slot = Some(output);
+            }
+        }
+        Err(Stop::Failed(err)) => {
+            job.failed.store(true, Ordering::Relaxed);
+            if state.error.is_none() {
+                state.error = Some(err);
+            }
+        }
+        Err(Stop::Interrupted) => {
+            job.failed.store(true, Ordering::Relaxed);
+            state.interrupted = true;
+        }
+        Err(Stop::Cancelled) => {}
+    }
+    state.left = state.left.saturating_sub(1);
+    if state.left > 0 {
+        return;
+    }
+    let outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
+    let error = state.error.take();
+    let interrupted = state.interrupted;
+    drop(state);
+    match error {
+        Some(err) => fail_job(context, job, err, outputs),
+        None if interrupted => abandon_job(context, job, outputs),
+        None => finish_job(context, job, outputs),
+    }
+}
+
+pub(crate) fn temp_paths(outputs: &[ChunkOutput]) -> Vec<PathBuf> {
+    outputs
+        .iter()
+        .flat_map(|o| &o.parts)
+        .map(|p| p.path.clone())
+        .collect()
+}
+
+pub(crate) fn fail_job(
+    context: &Context<'_>,
+    job: &Job<'_>,
+    err: Error,
+    outputs: Vec<ChunkOutput>,
+) {
+    job.failed.store(true, Ordering::Relaxed);
+    output::remove_all(context.storage, temp_paths(&outputs));
+    let _ = job.target.clear_own();
+    // Only succeeds when nothing else is in it: a directory this run created for nothing.
+    context
+        .storage
+        .remove_dir_if_empty(&job.target.dataset.output_dir);
+    let summary = DatasetSummary::failed(job.target.dataset, &err);
+    report_done(context, &summary);
+    lock(&job.state).summary = Some(summary);
+}
+
+/// Removes the temporary files of a dataset the run was interrupted in: nothing of it was
+/// published.
+pub(crate) fn abandon_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
+    output::remove_all(context.storage, temp_paths(&outputs));
+    context
+        .storage
+        .remove_dir_if_empty(&job.target.dataset.output_dir);
+    let summary = DatasetSummary::interrupted(job.target.dataset);
+    report_done(context, &summary);
+    lock(&job.state).summary = Some(summary);
+}
+
+pub(crate) fn finish_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
+    let temps = temp_paths(&outputs);
+    match job.target.publish(outputs) {
+        Ok(manifest) => {
+            let summary =
+                DatasetSummary::done(job.target.dataset, DatasetStatus::Converted, manifest);
+            report_done(context, &summary);
+            lock(&job.state).summary = Some(summary);
+        }
+        Err(err) => {
+            output::remove_all(context.storage, temps);
+            fail_job(context, job, err, Vec::new());
+        }
+    }
+}
