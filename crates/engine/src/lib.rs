@@ -5,36 +5,95 @@
 //! It knows nothing of command lines or terminals: a caller builds [`Options`], gets a
 //! [`Plan`] from [`plan`], runs it with [`convert`] and receives progress [`Event`]s through
 //! a callback. [`convert_shard`] runs one worker's share of a conversion spread over many
-//! machines and [`commit()`] publishes it once all are done. The inspection functions ([`count_file`], [`verify_file`], [`write_index`],
-//! [`SchemaBuilder`]) serve the `count`, `verify`, `index` and `schema` subcommands.
+//! machines and [`commit()`] publishes it once all are done. The inspection functions
+//! ([`count_file`], [`verify_file`], [`write_index`], [`SchemaBuilder`]) serve the `count`,
+//! `verify`, `index` and `schema` subcommands.
+//!
+//! # Layers
+//!
+//! Each folder is a layer; a layer names only the layers below it (`module_cycles.py` checks
+//! that in CI), and each folder's `mod.rs` says what it owns.
+//!
+//! ```text
+//! inspect                  count, verify, index, schema of existing files     (top)
+//! sharded/                 stored plan, one worker's share, receipts, commit
+//! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
+//! planning/                walk, group into datasets, TFDS origin, rule checks
+//! manifest                 what a published dataset says of itself
+//! tfds/                    TFDS folders: origin, dataset_info.json
+//! records/                 format sniffing, record reader, part and shard writers
+//! options, recode          what the caller asked for; images re-encoded on the way
+//! storage/                 the Storage trait: local disk, object stores, transfers
+//! error                    errors with the file, offset and record they concern
+//! naming/                  names ofconvert writes and recognises (no I/O)
+//! schema/, images/, scan,  leaves: feature statistics, image headers, wire walks,
+//! progress                 progress events                                   (bottom)
+//! ```
+//!
+//! The data's way: `planning` lists the input through `storage` and groups what `records`
+//! recognises into a [`Plan`]; `running` hands each work item to a worker, which reads its
+//! records through `records`, converts them with the bridge's `Transcoder` (and `recode`
+//! for images), writes temporary parts through `records` into `storage`, and publishes a
+//! dataset with its `manifest` once every part is whole; `sharded` splits the same plan
+//! among machines and `commit` publishes what they wrote.
+//!
+//! # Example
+//!
+//! Convert a TFRecord tree, check what was written, and do the same as two workers and a
+//! commit:
 //!
 //! ```
-//! use ofconvert_engine::{convert, plan, Direction, Options};
+//! use ofconvert_engine::{
+//!     commit, convert, convert_shard, count_file, plan, verify_file, Checksums, Direction,
+//!     ExistingOutput, Format, Options, Shard,
+//! };
 //! use ofconvert_tfrecord::Writer;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let input = tempfile::tempdir()?;
 //! let output = tempfile::tempdir()?;
-//! // A TFRecord file holding one serialized Example.
-//! let example = ofconvert_bridge::tf::example([("label", ofconvert_bridge::tf::int64_feature([7]))]);
-//! let mut payload = Vec::new();
-//! ofconvert_bridge::encode_example(&example, &mut payload);
+//! // A TFRecord file holding three serialized Examples.
 //! let mut writer = Writer::new(std::fs::File::create(input.path().join("train.tfrecord"))?);
-//! writer.write_record(&payload)?;
+//! for label in [7, 8, 9] {
+//!     let example = ofconvert_bridge::tf::example([("label", ofconvert_bridge::tf::int64_feature([label]))]);
+//!     let mut payload = Vec::new();
+//!     ofconvert_bridge::encode_example(&example, &mut payload);
+//!     writer.write_record(&payload)?;
+//! }
 //! writer.finish()?;
 //!
+//! // One machine: plan, convert.
 //! let options = Options::new(Direction::TfToOf);
-//! let plan = plan(input.path(), &output.path().join("of"), &options)?;
-//! let summary = convert(plan, &options, &|_event| {})?;
-//! assert_eq!(summary.failed, 0);
-//! assert_eq!(summary.records, 1);
-//! assert!(output.path().join("of/part-00000").is_file());
+//! let whole = plan(input.path(), &output.path().join("of"), &options)?;
+//! let summary = convert(whole, &options, &|_event| {})?;
+//! assert_eq!((summary.failed, summary.records), (0, 3));
 //! assert!(output.path().join("of/ofconvert-manifest.json").is_file());
+//!
+//! // Inspect what was written.
+//! let part = output.path().join("of/part-00000");
+//! assert_eq!(count_file(&part, Format::Of, Checksums::Verify)?.records, 3);
+//! assert!(verify_file(&part, Format::Of).problems.is_empty());
+//!
+//! // Two workers, each planning the same run and converting its share, then a commit.
+//! let sharded = output.path().join("sharded");
+//! let mut options = options;
+//! options.existing = ExistingOutput::Shared;
+//! for index in 0..2 {
+//!     let share = plan(input.path(), &sharded, &options)?;
+//!     convert_shard(share, &options, Shard { index, count: 2 }, &|_event| {})?;
+//! }
+//! let committed = commit(&sharded, true)?;
+//! assert_eq!((committed.failed, committed.records), (0, 3));
+//! assert_eq!(
+//!     std::fs::read(sharded.join("part-00000"))?,
+//!     std::fs::read(&part)?,
+//! );
 //! # Ok(())
 //! # }
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod error;
 mod images;

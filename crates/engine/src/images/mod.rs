@@ -6,6 +6,8 @@
 //! YCbCr JPEGs decode; a PNG, GIF, BMP or WebP makes libjpeg print "Not a JPEG file" and the
 //! process dies; a grayscale JPEG fills only the first third of the H×W×3 buffer it returns;
 //! a CMYK (or YCCK) JPEG decodes to wrong colours.
+//!
+//! A leaf layer: it uses nothing else of the engine.
 
 use std::collections::BTreeMap;
 

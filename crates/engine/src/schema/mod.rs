@@ -1,5 +1,9 @@
 //! Feature schemas: which features the records of a dataset carry, of which kind and length,
 //! and how to read them in OneFlow or TensorFlow.
+//!
+//! A leaf layer: it uses only `images` (what an image's header says) and `scan` (walks over
+//! a record's wire form), so that the run, the inspections and the manifest can all gather
+//! and print schemas.
 
 use std::collections::HashMap;
 
@@ -102,14 +106,14 @@ mod kind_names {
         kind.map_or("none", FeatureKind::list_name)
     }
 
-    pub fn serialize<S: Serializer>(
+    pub(super) fn serialize<S: Serializer>(
         kinds: &[Option<FeatureKind>],
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(kinds.iter().map(|kind| name(*kind)))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Vec<Option<FeatureKind>>, D::Error> {
         Vec::<String>::deserialize(deserializer)?

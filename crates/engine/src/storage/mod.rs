@@ -2,6 +2,11 @@
 //! (list the input, open a file at an offset, create a temporary part, publish it, remove
 //! files, lock the output) goes through [`Storage`], so that another kind of storage can
 //! serve a conversion without the run loop knowing. [`LocalFs`] is the local file system.
+//!
+//! This folder owns the trait and what serves it: the local disk ([`LocalFs`]), object
+//! stores (`object`: S3, GCS, Azure, HTTP through `object_store`), ranged reads and uploads
+//! (`transfer`) and the stores' errors (`store_error`). It uses only `naming` (the lock's
+//! name); nothing in it knows of records, plans or runs.
 
 mod local;
 pub(crate) mod object;

@@ -41,7 +41,7 @@ pub fn is_url(path: &Path) -> bool {
 }
 
 /// A local path for a `file://` URL, the path itself otherwise.
-pub fn local_path(path: &Path) -> PathBuf {
+pub(crate) fn local_path(path: &Path) -> PathBuf {
     match path.to_str().and_then(|text| text.strip_prefix("file://")) {
         Some(rest) => PathBuf::from(rest),
         None => path.to_path_buf(),
@@ -92,7 +92,7 @@ fn store_root(url: &str) -> io::Result<String> {
 
 /// One object store (a bucket, a container, an HTTP server), reached through URLs that
 /// start with its root, `s3://bucket` say.
-pub struct ObjectStorage {
+pub(crate) struct ObjectStorage {
     store: Arc<dyn ObjectStore>,
     /// The URL of the store's root, without a trailing `/`.
     root: String,
@@ -113,7 +113,7 @@ impl ObjectStorage {
     /// The store of `url`, configured from each cloud's standard environment variables
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
     /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...).
-    pub fn for_url(url: &str) -> io::Result<ObjectStorage> {
+    pub(crate) fn for_url(url: &str) -> io::Result<ObjectStorage> {
         let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;

@@ -3,6 +3,11 @@
 //! one dataset in one folder as `name-split.tfrecord-NNNNN-of-NNNNN`, beside a
 //! `dataset_info.json` whose shard lengths are those of the new files and TFDS's
 //! `features.json` — so that `tfds.builder_from_directory` loads it.
+//!
+//! This folder owns reading TFDS's own files (`dataset_info.json`, `features.json`) and the
+//! origin a manifest records. It uses only `storage`; writing the metadata of a
+//! run's outputs, which needs the manifests and the summary, lives in `running`, and finding
+//! a OneFlow dataset's origin from its manifest lives in `planning`.
 
 use std::path::Path;
 
