@@ -114,6 +114,10 @@ impl ObjectStorage {
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
     /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...).
     pub(crate) fn for_url(url: &str) -> io::Result<ObjectStorage> {
+        // reqwest is built without a crypto provider of its own (that would be aws-lc-rs, a
+        // long C build); ring serves every TLS connection. Installing it a second time, or
+        // after a host program installed one, changes nothing.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;

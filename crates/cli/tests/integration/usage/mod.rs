@@ -283,7 +283,7 @@ fn version_names_the_commit_when_built_from_git() {
 fn readme_installs_with_cargo_install_and_release_builds_drop_debug_info() {
     let root = testdata().join("..");
     let readme = fs::read_to_string(root.join("README.md")).unwrap();
-    assert!(readme.contains("cargo install --locked --path crates/cli"));
+    assert!(readme.contains("cargo install --locked --path crates/cli --profile dist"));
     let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let section = |name: &str| -> String {
         let start = manifest
@@ -295,6 +295,13 @@ fn readme_installs_with_cargo_install_and_release_builds_drop_debug_info() {
     let release = section("release");
     assert!(release.contains("debug = false"), "{release}");
     assert!(release.contains("strip = \"debuginfo\""), "{release}");
+    // The product build is the whole-program one, and the wheel builds it too.
+    let dist = section("dist");
+    assert!(dist.contains("inherits = \"release\""), "{dist}");
+    assert!(dist.contains("lto = \"fat\""), "{dist}");
+    assert!(dist.contains("codegen-units = 1"), "{dist}");
+    let pyproject = fs::read_to_string(root.join("crates/python/pyproject.toml")).unwrap();
+    assert!(pyproject.contains("profile = \"dist\""), "{pyproject}");
     let profiling = section("profiling");
     assert!(profiling.contains("inherits = \"release\""), "{profiling}");
     assert!(profiling.contains("debug = 1"), "{profiling}");
