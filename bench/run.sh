@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: ofconvert against `cp -r` of the same files, in one session.
 #
-# Builds release binaries, writes the deterministic corpora (ofconvert-bench-gen), warms the
+# Builds the dist (product) and release binaries, writes the deterministic corpora (ofconvert-bench-gen), warms the
 # page cache, then times each command several times after one untimed warm-up run, removing
 # the output and running `sync` before every run so that no run pays for the last one's
 # writeback. Wall time comes from bash's EPOCHREALTIME around the command, peak RSS from GNU
@@ -39,7 +39,9 @@ Options:
   --seed N        corpus seed (default 42)
   --no-s3         leave out the bucket-to-bucket rows (they need rclone: installed with
                   apt-get when missing and running as root)
-  --no-build      use the release binaries already built
+  --no-build      use the dist and release binaries already built
+  --no-build-time leave out the first-build row (a clean `cargo build --release -p
+                  ofconvert` into a temporary target directory, timed; about 2 minutes)
   --baseline BIN  also time another ofconvert binary (an earlier commit's release build)
                   on the same tf2of/of2tf commands, each right after this build's run of
                   it, so that a change is compared with what it replaced in one session
@@ -68,6 +70,7 @@ BUILD=1
 KEEP=0
 BASELINE_BIN=""
 S3=1
+BUILD_TIME=1
 
 while (($#)); do
     case $1 in
@@ -87,6 +90,7 @@ while (($#)); do
     --seed) SEED=${2:?--seed needs a number}; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --no-s3) S3=0; shift ;;
+    --no-build-time) BUILD_TIME=0; shift ;;
     --baseline) BASELINE_BIN=${2:?--baseline needs a binary}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -139,8 +143,23 @@ fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if ((BUILD)); then
     command -v cargo >/dev/null || die "cargo is missing"
-    echo "run.sh: building release binaries" >&2
-    (cd "$ROOT" && cargo build --release --quiet -p ofconvert -p ofconvert-bench --bins) >&2
+    # The product is the dist build (what cargo install and the wheel build); the quick
+    # release build of the same code is timed beside it, so its cost shows.
+    echo "run.sh: building the dist and release binaries" >&2
+    (cd "$ROOT" && cargo build --profile dist --quiet -p ofconvert -p ofconvert-bench --bins) >&2
+    (cd "$ROOT" && cargo build --release --quiet -p ofconvert) >&2
+fi
+BUILD_SECONDS=""
+if ((BUILD_TIME)); then
+    # What a new user waits for: the quick start's build on a fresh clone, dependencies
+    # downloaded but none compiled.
+    command -v cargo >/dev/null || die "cargo is missing"
+    build_target=$(mktemp -d)
+    echo "run.sh: timing a clean cargo build --release -p ofconvert" >&2
+    build_start=$EPOCHREALTIME
+    (cd "$ROOT" && CARGO_TARGET_DIR=$build_target cargo build --release --locked --quiet -p ofconvert) >&2
+    BUILD_SECONDS=$(awk -v a="$build_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+    rm -rf "$build_target"
 fi
 TARGET=${CARGO_TARGET_DIR:-}
 if [[ -z $TARGET ]]; then
@@ -148,11 +167,12 @@ if [[ -z $TARGET ]]; then
         grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4) || true
     TARGET=${TARGET:-$ROOT/target}
 fi
-OFCONVERT=$TARGET/release/ofconvert
-GEN=$TARGET/release/ofconvert-bench-gen
-CONVERT=$TARGET/release/ofconvert-bench-convert
-S3_SERVER=$TARGET/release/ofconvert-bench-s3
-for bin in "$OFCONVERT" "$GEN" "$CONVERT" "$S3_SERVER"; do
+OFCONVERT=$TARGET/dist/ofconvert
+RELEASE_BUILD=$TARGET/release/ofconvert
+GEN=$TARGET/dist/ofconvert-bench-gen
+CONVERT=$TARGET/dist/ofconvert-bench-convert
+S3_SERVER=$TARGET/dist/ofconvert-bench-s3
+for bin in "$OFCONVERT" "$RELEASE_BUILD" "$GEN" "$CONVERT" "$S3_SERVER"; do
     [[ -x $bin ]] || die "$bin is not built (run without --no-build)"
 done
 [[ -z $BASELINE_BIN || -x $BASELINE_BIN ]] || die "--baseline: $BASELINE_BIN is not an executable"
@@ -318,9 +338,10 @@ for corpus in "${CORPUS_LIST[@]}"; do
         for sync in "" --no-sync; do
             base_tf="$cp_tf, fsync each file" base_of="$cp_of, fsync each file"
             [[ -z $sync ]] || base_tf=$cp_tf base_of=$cp_of
-            for bin in "$OFCONVERT" ${BASELINE_BIN:+"$BASELINE_BIN"}; do
+            for bin in "$OFCONVERT" "$RELEASE_BUILD" ${BASELINE_BIN:+"$BASELINE_BIN"}; do
                 who=ofconvert
-                [[ $bin == "$OFCONVERT" ]] || who=baseline
+                [[ $bin == "$RELEASE_BUILD" ]] && who=release-build
+                [[ $bin == "$BASELINE_BIN" ]] && who=baseline
                 measure "$corpus" "$who tf2of${sync:+ $sync}" "$j" "$corpus/tfrecord" "$base_tf" "$RUNS" -- \
                     "$bin" --jobs "$j" --quiet tf2of ${sync:+"$sync"} "$tf" "$OUT"
                 measure "$corpus" "$who of2tf${sync:+ $sync}" "$j" "$corpus/ofrecord" "$base_of" "$RUNS" -- \
@@ -431,6 +452,10 @@ for key in $(printf '%s\n' "${!TREE_DIR[@]}" | sort); do
     printf -- '- %s: %s files, %s records, %.1f MB\n' "$key" "${TREE_FILES[$key]}" \
         "${TREE_RECORDS[$key]}" "$(awk -v b="${TREE_BYTES[$key]}" 'BEGIN { print b / 1e6 }')"
 done
+if [[ -n $BUILD_SECONDS ]]; then
+    echo "- first build: a clean \`cargo build --release -p ofconvert\` (dependencies downloaded, none compiled) took $BUILD_SECONDS s"
+fi
+echo "- ofconvert = the dist build (the product); release-build = the quick build of the same code"
 if [[ -n $BIG ]]; then
     printf -- '- big/ofrecord (made by tf2of): %s files, %.1f MB\n' "${TREE_FILES[big/ofrecord]}" \
         "$(awk -v b="${TREE_BYTES[big/ofrecord]}" 'BEGIN { print b / 1e6 }')"
@@ -491,7 +516,7 @@ awk -F'|' -v first="${JOBS%% *}" -v last="${JOBS##* }" -v records_list="$(
     }
     $4 == "failed" { next }
     $2 ~ /^(cp -r |rclone copy)/ { wall[$1 "|" $2] = $4; next }
-    $2 ~ /^ofconvert (tf2of|of2tf)/ || $2 ~ /^baseline (tf2of|of2tf)/ {
+    $2 ~ /^(ofconvert|release-build|baseline) (tf2of|of2tf)/ {
         key = $1 "|" $2
         # The key of the baseline row, corpus|label, spans fields 10 and 11.
         if (!(key in seen)) { seen[key] = 1; order[++rows] = key; base[key] = $10 "|" $11; tree[key] = $9 }
