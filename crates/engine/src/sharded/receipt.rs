@@ -170,7 +170,7 @@ struct CrcWriter(u32);
 
 impl Write for CrcWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 = crc32c::crc32c_append(self.0, buf);
+        self.0 = ofconvert_tfrecord::crc::crc32c_append(self.0, buf);
         Ok(buf.len())
     }
 
@@ -216,7 +216,7 @@ struct ChecksummedFile {
 impl Write for ChecksummedFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let written = self.inner.write(buf)?;
-        self.crc = crc32c::crc32c_append(self.crc, &buf[..written]);
+        self.crc = ofconvert_tfrecord::crc::crc32c_append(self.crc, &buf[..written]);
         Ok(written)
     }
 
