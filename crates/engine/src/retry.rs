@@ -86,23 +86,23 @@ pub(crate) enum CreateAnswer<E> {
 }
 
 /// Writes an object only if none is there, trying up to `tries` times. A try that failed in
-/// transit may have written the object before its answer was lost; when a later try then
-/// finds an object, `read_back` fetches it, and bytes equal to `bytes` are this write's own
-/// object, not another's.
+/// transit may have written the object before its answer was lost, and the store's client
+/// may have sent a try again itself without saying so; so when an object is found,
+/// `read_back` fetches it, and bytes equal to `bytes` are this write's own object, not
+/// another's (a writer's bytes name it: a lock names its process and host).
 pub(crate) fn create_if_absent<E>(
     tries: usize,
     bytes: &[u8],
     mut attempt: impl FnMut() -> CreateAnswer<E>,
     mut read_back: impl FnMut() -> Result<Option<Vec<u8>>, E>,
 ) -> Result<(), E> {
-    let mut failed_before = false;
     let mut tried = 0;
     loop {
         tried += 1;
         match attempt() {
             CreateAnswer::Created => return Ok(()),
             CreateAnswer::Exists(err) => {
-                if failed_before && read_back()?.as_deref() == Some(bytes) {
+                if read_back()?.as_deref() == Some(bytes) {
                     return Ok(());
                 }
                 return Err(err);
@@ -112,7 +112,6 @@ pub(crate) fn create_if_absent<E>(
                 if tried >= tries.max(1) {
                     return Err(err);
                 }
-                failed_before = true;
             }
         }
     }
@@ -187,9 +186,10 @@ mod tests {
     }
 
     #[test]
-    fn equal_bytes_found_on_the_first_try_are_someone_elses() {
-        let store = Flaky::new(Some(b"same"), &[]);
-        assert_eq!(store.create(b"same"), Err("already exists"));
+    fn our_bytes_found_on_the_first_try_are_ours() {
+        // The client's own retry of a try whose answer was lost.
+        let store = Flaky::new(Some(b"lock of pid 7"), &[]);
+        assert_eq!(store.create(b"lock of pid 7"), Ok(()));
     }
 
     #[test]
