@@ -3,6 +3,8 @@
 
 mod util;
 
+mod chaos;
+mod chaos_proxy;
 mod convert;
 mod damaged;
 #[cfg(unix)]
