@@ -109,6 +109,20 @@ fn one_request_in_ten_failing_changes_no_byte_of_any_conversion() {
     );
     let clean_cat = s3.ofconvert().args(["cat", "s3://src/of"]).stdout();
     assert_eq!(through().args(["cat", "s3://src/of"]).stdout(), clean_cat);
+    let (clean_idx, idx) = (work.path().join("idx-clean"), work.path().join("idx"));
+    s3.ofconvert()
+        .args(["of2tf", "s3://src/of", "s3://src/tf"])
+        .ok();
+    s3.ofconvert()
+        .args(["index", "s3://src/tf", "--output-dir"])
+        .arg(&clean_idx)
+        .ok();
+    through()
+        .args(["index", "s3://src/tf", "--output-dir"])
+        .arg(&idx)
+        .ok();
+    assert!(!written(&clean_idx).is_empty());
+    assert_eq!(written(&idx), written(&clean_idx));
 
     let injected = proxy.injected();
     eprintln!("chaos seed {seed}, all survived:\n{}", proxy.report());
@@ -131,6 +145,9 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
         .arg("tf2of")
         .arg(&data)
         .arg("s3://src/of")
+        .ok();
+    s3.ofconvert()
+        .args(["of2tf", "s3://src/of", "s3://src/tf"])
         .ok();
     proxy.set_per_mille(1000);
     let through = || {
@@ -186,9 +203,10 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
     );
     assert!(manifests(&s3.file("chaos", "dead-sharded")).is_empty());
 
-    for command in ["count", "verify", "cat"] {
-        let failed = through().args([command, "s3://src/of"]).expect_code(1);
-        assert!(failed.stderr.contains("s3://src/of"), "{}", failed.stderr);
+    for command in ["count", "verify", "cat", "schema", "index"] {
+        let failed = through().args([command, "s3://src/tf"]).expect_code(1);
+        assert!(failed.stderr.contains("s3://src/tf"), "{}", failed.stderr);
+        assert!(failed.stderr.contains("retries"), "{}", failed.stderr);
     }
     eprintln!(
         "chaos seed {seed}, every request failed:\n{}",
