@@ -19,7 +19,7 @@ use object_store::aws::AmazonS3ConfigKey;
 use object_store::azure::AzureConfigKey;
 use object_store::gcp::GoogleConfigKey;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
 use crate::layout::LOCK_NAME;
@@ -155,6 +155,10 @@ impl ObjectStorage {
                     .with_retry(retry::retry_config());
                 for (key, value) in timeouts {
                     builder = builder.with_config(key, value);
+                }
+                // The user typed http://: plain HTTP is what was asked for.
+                if parsed.scheme() == "http" {
+                    builder = builder.with_config(ClientConfigKey::AllowHttp, "true");
                 }
                 Arc::new(builder.build().map_err(store_error)?)
             }

@@ -9,6 +9,7 @@ mod convert;
 mod damaged;
 #[cfg(unix)]
 mod faults;
+mod http;
 mod images;
 mod inspect;
 mod lossy;
