@@ -31,6 +31,29 @@ pub struct Cli {
     /// Print no progress and no report, only errors (and --json output).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+
+    /// Times a failed request to an object store or HTTP server is tried again (5xx,
+    /// 429/SlowDown, resets, timeouts, bodies cut short) before the run fails.
+    #[arg(long, global = true, value_name = "N", default_value_t = 10)]
+    pub retries: usize,
+
+    /// Seconds after a request's first try past which it is not tried again.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 180.0,
+          value_parser = seconds)]
+    pub retry_timeout: f64,
+
+    /// Seconds one try of a request may take, its body included.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0,
+          value_parser = seconds)]
+    pub request_timeout: f64,
+}
+
+/// A positive number of seconds.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => Ok(secs),
+        _ => Err(format!("{text} is not a positive number of seconds")),
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -17,6 +17,7 @@ mod values;
 
 use std::fmt;
 use std::io::{self, Write};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{CommandFactory, Parser};
@@ -90,6 +91,11 @@ fn ignore_file_size_signal() {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let jobs = cli.jobs;
     let quiet = cli.quiet;
+    ofconvert_engine::set_network_bounds(ofconvert_engine::NetworkBounds {
+        retries: cli.retries,
+        retry_timeout: Duration::from_secs_f64(cli.retry_timeout),
+        request_timeout: Duration::from_secs_f64(cli.request_timeout),
+    });
     match &cli.command {
         Command::Tf2of(args) => {
             let options = config::tf2of_options(args, jobs).map_err(UsageError)?;

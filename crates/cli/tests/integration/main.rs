@@ -3,10 +3,13 @@
 
 mod util;
 
+mod chaos;
+mod chaos_proxy;
 mod convert;
 mod damaged;
 #[cfg(unix)]
 mod faults;
+mod http;
 mod images;
 mod inspect;
 mod lossy;

@@ -5,11 +5,13 @@
 //!
 //! This folder owns the trait and what serves it: the local disk ([`LocalFs`]), object
 //! stores (`object`: S3, GCS, Azure, HTTP through `object_store`), ranged reads and uploads
-//! (`transfer`) and the stores' errors (`store_error`). It uses only `naming` (the lock's
-//! name); nothing in it knows of records, plans or runs.
+//! (`transfer`), the stores' errors (`store_error`) and how hard a request is tried
+//! (`retry`). It uses only `naming` (the lock's name); nothing in it knows of records,
+//! plans or runs.
 
 mod local;
 pub(crate) mod object;
+pub(crate) mod retry;
 pub(crate) mod store_error;
 pub(crate) mod transfer;
 

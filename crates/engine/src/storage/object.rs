@@ -15,11 +15,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use futures::TryStreamExt;
+use object_store::aws::AmazonS3ConfigKey;
+use object_store::azure::AzureConfigKey;
+use object_store::gcp::GoogleConfigKey;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
 use crate::naming::layout::LOCK_NAME;
+use crate::storage::retry::{self, CreateAnswer};
 use crate::storage::store_error::store_error;
 use crate::storage::transfer::{RangeReader, Upload};
 use crate::storage::{
@@ -121,31 +125,48 @@ impl ObjectStorage {
         let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
+        let timeouts = retry::client_timeouts();
         let store: Arc<dyn ObjectStore> = match parsed.scheme() {
-            "s3" | "s3a" => Arc::new(
-                object_store::aws::AmazonS3Builder::from_env()
+            "s3" | "s3a" => {
+                let mut builder = object_store::aws::AmazonS3Builder::from_env()
                     .with_url(url)
-                    .build()
-                    .map_err(store_error)?,
-            ),
-            "gs" => Arc::new(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env()
+                    .with_retry(retry::retry_config());
+                for (key, value) in timeouts {
+                    builder = builder.with_config(AmazonS3ConfigKey::Client(key), value);
+                }
+                Arc::new(builder.build().map_err(store_error)?)
+            }
+            "gs" => {
+                let mut builder = object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
-                    .build()
-                    .map_err(store_error)?,
-            ),
-            "az" | "abfs" | "abfss" | "azure" => Arc::new(
-                object_store::azure::MicrosoftAzureBuilder::from_env()
+                    .with_retry(retry::retry_config());
+                for (key, value) in timeouts {
+                    builder = builder.with_config(GoogleConfigKey::Client(key), value);
+                }
+                Arc::new(builder.build().map_err(store_error)?)
+            }
+            "az" | "abfs" | "abfss" | "azure" => {
+                let mut builder = object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
-                    .build()
-                    .map_err(store_error)?,
-            ),
-            "http" | "https" => Arc::new(
-                object_store::http::HttpBuilder::new()
+                    .with_retry(retry::retry_config());
+                for (key, value) in timeouts {
+                    builder = builder.with_config(AzureConfigKey::Client(key), value);
+                }
+                Arc::new(builder.build().map_err(store_error)?)
+            }
+            "http" | "https" => {
+                let mut builder = object_store::http::HttpBuilder::new()
                     .with_url(root.clone())
-                    .build()
-                    .map_err(store_error)?,
-            ),
+                    .with_retry(retry::retry_config());
+                for (key, value) in timeouts {
+                    builder = builder.with_config(key, value);
+                }
+                // The user typed http://: plain HTTP is what was asked for.
+                if parsed.scheme() == "http" {
+                    builder = builder.with_config(ClientConfigKey::AllowHttp, "true");
+                }
+                Arc::new(builder.build().map_err(store_error)?)
+            }
             other => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
@@ -351,20 +372,16 @@ impl Storage for ObjectStorage {
 
     fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let key = self.key(path)?;
-        let payload = PutPayload::from(Bytes::copy_from_slice(bytes));
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
-        match self.block_on(self.store.put_opts(&key, payload.clone(), options)) {
-            Ok(_) => Ok(()),
+        match self.create(&key, bytes).map_err(store_error)? {
+            Created::IfAbsent => Ok(()),
             // A store without conditional writes: the run's lock is all there is.
-            Err(object_store::Error::NotImplemented { .. })
-            | Err(object_store::Error::NotSupported { .. }) => self
-                .block_on(self.store.put(&key, payload))
+            Created::Unconditional => self
+                .block_on(
+                    self.store
+                        .put(&key, PutPayload::from(Bytes::copy_from_slice(bytes))),
+                )
                 .map(|_| ())
                 .map_err(store_error),
-            Err(err) => Err(store_error(err)),
         }
     }
 
@@ -389,13 +406,8 @@ impl Storage for ObjectStorage {
         let path = dir.join(LOCK_NAME);
         let key = self.key(&path).map_err(LockError::Io)?;
         let holder = format!("{} on {}", std::process::id(), host_name());
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
-        let put = self.store.put_opts(&key, PutPayload::from(holder), options);
-        match self.block_on(put) {
-            Ok(_) => Ok(Box::new(ObjectLock {
+        match self.create(&key, holder.as_bytes()) {
+            Ok(Created::IfAbsent) => Ok(Box::new(ObjectLock {
                 store: Arc::clone(&self.store),
                 runtime: Arc::clone(&self.runtime),
                 key,
@@ -407,10 +419,54 @@ impl Storage for ObjectStorage {
             }),
             // A store without conditional writes cannot lock: the manifest's write is all
             // there is to keep two runs apart.
-            Err(object_store::Error::NotImplemented { .. })
-            | Err(object_store::Error::NotSupported { .. }) => Ok(Box::new(NoLock)),
+            Ok(Created::Unconditional) => Ok(Box::new(NoLock)),
             Err(err) => Err(LockError::Io(store_error(err))),
         }
+    }
+}
+
+/// What a create-if-absent write did.
+enum Created {
+    /// The object was written, no other having been there.
+    IfAbsent,
+    /// Nothing was written: the store has no conditional writes.
+    Unconditional,
+}
+
+impl ObjectStorage {
+    /// Writes `bytes` to `key` only if no object is there. A create is not retried by the
+    /// store when its answer is lost (it cannot tell a lost answer from a refusal), so it is
+    /// tried again here, and an object found after such a loss that holds `bytes` is this
+    /// write's own.
+    fn create(&self, key: &ObjectPath, bytes: &[u8]) -> Result<Created, object_store::Error> {
+        let payload = PutPayload::from(Bytes::copy_from_slice(bytes));
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let mut created = Created::IfAbsent;
+        retry::create_if_absent(
+            retry::network_bounds().retries + 1,
+            bytes,
+            || match self.block_on(self.store.put_opts(key, payload.clone(), options.clone())) {
+                Ok(_) => CreateAnswer::Created,
+                Err(err @ object_store::Error::AlreadyExists { .. })
+                | Err(err @ object_store::Error::Precondition { .. }) => CreateAnswer::Exists(err),
+                Err(object_store::Error::NotImplemented { .. })
+                | Err(object_store::Error::NotSupported { .. }) => {
+                    created = Created::Unconditional;
+                    CreateAnswer::Created
+                }
+                Err(err @ object_store::Error::Generic { .. }) => CreateAnswer::Failed(err),
+                Err(err) => CreateAnswer::Refused(err),
+            },
+            || match self.block_on(async { self.store.get(key).await?.bytes().await }) {
+                Ok(bytes) => Ok(Some(bytes.to_vec())),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(err) => Err(err),
+            },
+        )?;
+        Ok(created)
     }
 }
 

@@ -21,6 +21,8 @@ const SECRET_KEY: &str = "ofconvert-test-secret";
 pub(crate) struct S3Server {
     root: tempfile::TempDir,
     pub(crate) endpoint: String,
+    /// The server's service, for a front that hands it requests itself.
+    pub(crate) service: s3s::service::S3Service,
     _runtime: tokio::runtime::Runtime,
 }
 
@@ -42,6 +44,7 @@ impl S3Server {
         let mut builder = S3ServiceBuilder::new(s3s_fs::FileSystem::new(root.path()).unwrap());
         builder.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
         let service = builder.build();
+        let served = service.clone();
         runtime.spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
                 let service = service.clone();
@@ -55,6 +58,7 @@ impl S3Server {
         S3Server {
             root,
             endpoint,
+            service: served,
             _runtime: runtime,
         }
     }
@@ -62,6 +66,13 @@ impl S3Server {
     /// `ofconvert` with the environment that points the AWS client at this server.
     pub(crate) fn ofconvert(&self) -> TestCommand {
         self.ofconvert_as(ACCESS_KEY, SECRET_KEY)
+    }
+
+    /// `ofconvert` pointed at this server through `endpoint` (a proxy in front of it).
+    pub(crate) fn ofconvert_through(&self, endpoint: &str) -> TestCommand {
+        let mut command = self.ofconvert();
+        command.env("AWS_ENDPOINT_URL", endpoint);
+        command
     }
 
     fn ofconvert_as(&self, access_key: &str, secret_key: &str) -> TestCommand {

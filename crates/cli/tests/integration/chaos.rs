@@ -1,0 +1,215 @@
+//! Conversions through a network that fails: the S3 server behind a proxy that answers a
+//! share of requests with `503 SlowDown`, resets connections before and after serving them,
+//! cuts bodies short and stalls past the client's timeout. At one fault in ten every run
+//! gives the bytes of a run without faults; when every request fails, each run fails within
+//! its bounds, naming the URL, with nothing published. `OFCONVERT_CHAOS_SEED` replays a seed.
+
+use std::time::Duration;
+
+use crate::chaos_proxy::ChaosProxy;
+use crate::objects::{manifests, written, S3Server};
+use crate::util::*;
+
+/// Bounds short enough for a test: a stalled request gives up after a second.
+const BOUNDS: [&str; 6] = [
+    "--request-timeout",
+    "1",
+    "--retries",
+    "10",
+    "--retry-timeout",
+    "60",
+];
+const STALL: Duration = Duration::from_millis(1500);
+
+fn seed() -> u64 {
+    std::env::var("OFCONVERT_CHAOS_SEED")
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or(20)
+}
+
+#[test]
+fn one_request_in_ten_failing_changes_no_byte_of_any_conversion() {
+    let s3 = S3Server::start(&["src", "chaos"]);
+    let seed = seed();
+    let proxy = ChaosProxy::start(s3.service.clone(), seed, 100, STALL);
+    let work = tempdir();
+    let data = testdata().join("datasets").join("tutorial");
+
+    // The runs without faults: on the local disk, and the bucket's source straight in.
+    let local_of = work.path().join("of");
+    let local_tf = work.path().join("tf");
+    ofconvert().arg("tf2of").args([&data, &local_of]).ok();
+    ofconvert().arg("of2tf").args([&local_of, &local_tf]).ok();
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&data)
+        .arg("s3://src/of")
+        .ok();
+    let clean_count = s3.ofconvert().args(["count", "s3://src/of"]).stdout();
+    let through = || {
+        let mut command = s3.ofconvert_through(&proxy.endpoint);
+        command.args(BOUNDS);
+        command
+    };
+
+    for run in 0..20 {
+        let out = format!("tf2of-{run}");
+        through()
+            .arg("tf2of")
+            .arg(&data)
+            .arg(format!("s3://chaos/{out}"))
+            .ok();
+        assert_eq!(
+            written(&s3.file("chaos", &out)),
+            written(&local_of),
+            "{out}"
+        );
+        assert_eq!(manifests(&s3.file("chaos", &out)), manifests(&local_of));
+    }
+    for run in 0..20 {
+        let back = work.path().join("back").join(format!("{run}")).join("of");
+        through().args(["of2tf", "s3://src/of"]).arg(&back).ok();
+        assert_eq!(written(&back), written(&local_tf), "of2tf run {run}");
+        assert_eq!(manifests(&back), manifests(&local_tf));
+    }
+    for run in 0..10 {
+        let out = format!("b2b-{run}/of");
+        through()
+            .args(["of2tf", "s3://src/of"])
+            .arg(format!("s3://chaos/{out}"))
+            .ok();
+        assert_eq!(
+            written(&s3.file("chaos", &out)),
+            written(&local_tf),
+            "{out}"
+        );
+        assert_eq!(manifests(&s3.file("chaos", &out)), manifests(&local_tf));
+    }
+    for worker in 0..3 {
+        through()
+            .arg("tf2of")
+            .arg(&data)
+            .arg("s3://chaos/sharded")
+            .args(["--shard", &format!("{worker}/3")])
+            .ok();
+    }
+    through().args(["commit", "s3://chaos/sharded"]).ok();
+    assert_eq!(written(&s3.file("chaos", "sharded")), written(&local_of));
+    assert_eq!(
+        manifests(&s3.file("chaos", "sharded")),
+        manifests(&local_of)
+    );
+    for command in ["count", "verify", "schema"] {
+        through().args([command, "s3://src/of"]).ok();
+    }
+    assert_eq!(
+        through().args(["count", "s3://src/of"]).stdout(),
+        clean_count
+    );
+    let clean_cat = s3.ofconvert().args(["cat", "s3://src/of"]).stdout();
+    assert_eq!(through().args(["cat", "s3://src/of"]).stdout(), clean_cat);
+    let (clean_idx, idx) = (work.path().join("idx-clean"), work.path().join("idx"));
+    s3.ofconvert()
+        .args(["of2tf", "s3://src/of", "s3://src/tf"])
+        .ok();
+    s3.ofconvert()
+        .args(["index", "s3://src/tf", "--output-dir"])
+        .arg(&clean_idx)
+        .ok();
+    through()
+        .args(["index", "s3://src/tf", "--output-dir"])
+        .arg(&idx)
+        .ok();
+    assert!(!written(&clean_idx).is_empty());
+    assert_eq!(written(&idx), written(&clean_idx));
+
+    let injected = proxy.injected();
+    eprintln!("chaos seed {seed}, all survived:\n{}", proxy.report());
+    for (fault, count) in injected {
+        assert!(
+            count > 0,
+            "no {fault:?} injected: the test would not test it"
+        );
+    }
+}
+
+#[test]
+fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
+    let s3 = S3Server::start(&["src", "chaos"]);
+    let seed = seed();
+    let proxy = ChaosProxy::start(s3.service.clone(), seed, 0, STALL);
+    let work = tempdir();
+    let data = testdata().join("datasets").join("tutorial");
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&data)
+        .arg("s3://src/of")
+        .ok();
+    s3.ofconvert()
+        .args(["of2tf", "s3://src/of", "s3://src/tf"])
+        .ok();
+    proxy.set_per_mille(1000);
+    let through = || {
+        let mut command = s3.ofconvert_through(&proxy.endpoint);
+        command.args([
+            "--request-timeout",
+            "1",
+            "--retries",
+            "2",
+            "--retry-timeout",
+            "5",
+        ]);
+        command
+    };
+
+    let failed = through()
+        .arg("tf2of")
+        .arg(&data)
+        .arg("s3://chaos/dead")
+        .expect_code(1);
+    assert!(
+        failed.stderr.contains("s3://chaos/dead"),
+        "{}",
+        failed.stderr
+    );
+    assert!(tree(&s3.file("chaos", "dead")).is_empty());
+    eprintln!("tf2of's error:\n{}", failed.stderr);
+
+    let back = work.path().join("back");
+    let failed = through()
+        .args(["of2tf", "s3://src/of"])
+        .arg(&back)
+        .expect_code(1);
+    assert!(failed.stderr.contains("s3://src/of"), "{}", failed.stderr);
+    assert!(manifests(&back).is_empty());
+
+    let failed = through()
+        .args(["of2tf", "s3://src/of", "s3://chaos/dead-b2b"])
+        .expect_code(1);
+    assert!(failed.stderr.contains("s3://src/of"), "{}", failed.stderr);
+    assert!(tree(&s3.file("chaos", "dead-b2b")).is_empty());
+
+    let failed = through()
+        .arg("tf2of")
+        .arg(&data)
+        .arg("s3://chaos/dead-sharded")
+        .args(["--shard", "0/3"])
+        .expect_code(1);
+    assert!(
+        failed.stderr.contains("s3://chaos/dead-sharded"),
+        "{}",
+        failed.stderr
+    );
+    assert!(manifests(&s3.file("chaos", "dead-sharded")).is_empty());
+
+    for command in ["count", "verify", "cat", "schema", "index"] {
+        let failed = through().args([command, "s3://src/tf"]).expect_code(1);
+        assert!(failed.stderr.contains("s3://src/tf"), "{}", failed.stderr);
+        assert!(failed.stderr.contains("retries"), "{}", failed.stderr);
+    }
+    eprintln!(
+        "chaos seed {seed}, every request failed:\n{}",
+        proxy.report()
+    );
+}
