@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ofconvert_tfrecord::Compression;
 
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
 
@@ -323,8 +325,10 @@ pub struct Of2tfArgs {
     pub common: ConvertArgs,
 
     /// Compress the TFRecord files as TensorFlow does (read them with compression_type).
-    #[arg(long, value_enum, default_value_t = CompressionArg::None, value_name = "KIND")]
-    pub compression: CompressionArg,
+    /// TensorFlow's own spellings are taken too: GZIP, ZLIB and "" (none), in any case.
+    #[arg(long, default_value = "none", value_name = "KIND", ignore_case = true,
+          value_parser = compression_parser())]
+    pub compression: Compression,
 
     /// Round doubles (and integers cast to a float type) to the nearest float, counting the
     /// values changed in the summary and manifest; without it, a double that float cannot
@@ -480,11 +484,18 @@ pub enum Preset {
     Imagenet,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CompressionArg {
-    None,
-    Gzip,
-    Zlib,
+/// `--compression`: the names the library's `Compression::from_str` takes, listed for help and
+/// shell completion, `""` being TensorFlow's name for none.
+fn compression_parser() -> impl TypedValueParser<Value = Compression> {
+    PossibleValuesParser::new([
+        PossibleValue::new("none").alias(""),
+        PossibleValue::new("gzip"),
+        PossibleValue::new("zlib"),
+    ])
+    .map(|name| {
+        name.parse::<Compression>()
+            .expect("every listed name is one Compression::from_str takes")
+    })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -5,11 +5,10 @@ use ofconvert_bridge::{MappingSpec, SequencePolicy};
 use ofconvert_engine::{
     Direction, ExistingOutput, ImagePolicy, NamedRule, Needs, OnCorrupt, OnEmpty, Options, Sizing,
 };
-use ofconvert_tfrecord::Compression;
 
 use crate::cli::{
-    CompressionArg, ConvertArgs, CorruptPolicy, EmptyPolicy, ImagesArg, MappingArgs, Of2tfArgs,
-    Preset, SequenceArg, Tf2ofArgs,
+    ConvertArgs, CorruptPolicy, EmptyPolicy, ImagesArg, MappingArgs, Of2tfArgs, Preset,
+    SequenceArg, Tf2ofArgs,
 };
 
 fn mapping(
@@ -224,11 +223,7 @@ pub fn of2tf_options(args: &Of2tfArgs, jobs: Option<u64>) -> Result<Options, Str
     }
     options.mapping = spec;
     options.mapping_description = description;
-    options.compression = match args.compression {
-        CompressionArg::None => Compression::None,
-        CompressionArg::Gzip => Compression::Gzip,
-        CompressionArg::Zlib => Compression::Zlib,
-    };
+    options.compression = args.compression;
     Ok(options)
 }
 

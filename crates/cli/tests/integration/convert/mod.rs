@@ -217,6 +217,50 @@ fn jobs_and_syncing_do_not_change_the_output() {
 }
 
 #[test]
+fn compression_takes_tensorflows_spellings_as_tf_io_does() {
+    // tf.io.TFRecordOptions(compression_type=...) takes "GZIP", "ZLIB" and "" (none); a user
+    // copying those gets the same files as with the lower-case names.
+    let work = tempdir();
+    let input = testdata().join("ofdatasets");
+    let shard = "imagenet_of/train/train-00000-of-00002.tfrecord";
+    for (tf_name, our_name, suffix) in [
+        ("GZIP", "gzip", ".gz"),
+        ("ZLIB", "zlib", ".zz"),
+        ("", "none", ""),
+    ] {
+        let mut outputs = Vec::new();
+        for (spelling, name) in [tf_name, our_name].into_iter().enumerate() {
+            let out = work.path().join(format!("{our_name}-{spelling}"));
+            ofconvert()
+                .args([
+                    "of2tf".as_ref(),
+                    input.as_os_str(),
+                    out.as_os_str(),
+                    "--compression".as_ref(),
+                    name.as_ref(),
+                ])
+                .ok();
+            outputs.push(fs::read(out.join(format!("{shard}{suffix}"))).unwrap());
+        }
+        assert_eq!(outputs[0], outputs[1], "--compression {tf_name:?}");
+    }
+    let wrong = ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            input.as_os_str(),
+            work.path().join("wrong").as_os_str(),
+            "--compression".as_ref(),
+            "BZIP2".as_ref(),
+        ])
+        .expect_code(2);
+    assert!(
+        wrong.stderr.contains("possible values: none, gzip, zlib"),
+        "{}",
+        wrong.stderr
+    );
+}
+
+#[test]
 fn gzip_and_zlib_outputs_hold_the_same_records() {
     let work = tempdir();
     let input = testdata().join("ofdatasets");
