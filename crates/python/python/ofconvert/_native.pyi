@@ -4,6 +4,8 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
 
+def main(args: List[str]) -> int: ...
+
 def convert(direction: str, src: str, dst: str, settings: Dict[str, Any]) -> str: ...
 
 class Reader(Iterator[Any]):
