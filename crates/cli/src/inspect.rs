@@ -11,17 +11,10 @@ use ofconvert_engine::{
 };
 use serde_json::json;
 
-use crate::cli::{CountArgs, FormatArg, IndexArgs, SchemaArgs, VerifyArgs};
+use crate::cli::{CountArgs, IndexArgs, SchemaArgs, VerifyArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::{plural, plural_u64, Progress};
 use crate::style::{error, warning};
-
-fn format_of(arg: Option<FormatArg>) -> Option<Format> {
-    arg.map(|format| match format {
-        FormatArg::Tf => Format::Tf,
-        FormatArg::Of => Format::Of,
-    })
-}
 
 fn jobs_of(jobs: Option<u64>) -> usize {
     jobs.map_or(0, |jobs| jobs as usize)
@@ -112,7 +105,7 @@ fn finish_output(result: io::Result<()>) -> io::Result<()> {
 }
 
 pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
+    let (expanded, mut outcome) = expand(&args.paths, args.format);
     let files = &expanded.files;
     let results = with_progress(&expanded, quiet, |progress| {
         ofconvert_engine::count_files(
@@ -160,7 +153,7 @@ pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result
 }
 
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
+    let (expanded, mut outcome) = expand(&args.paths, args.format);
     // Parts a run was still writing, or left when it was killed, are no sound dataset.
     outcome.failed |= expanded.unpublished.iter().any(|dir| dir.interrupted);
     let files = &expanded.files;
@@ -233,7 +226,7 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
 }
 
 pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let format = format_of(args.format);
+    let format = args.format;
     let (expanded, mut outcome) = expand(&args.paths, format);
     let files = &expanded.files;
     let (schema, errors) = with_progress(&expanded, quiet, |progress| {

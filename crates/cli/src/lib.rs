@@ -7,23 +7,20 @@ mod cat;
 mod cli;
 mod config;
 mod exit_codes;
-mod hints;
-mod inputs;
 mod inspect;
 mod progress;
 mod report;
 mod shard;
 mod shown;
 mod style;
-mod values;
 
 use std::fmt;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::{CommandFactory, Parser as _};
-use ofconvert_engine::{NamedRule, Options};
+use ofconvert_engine::config::{self as engine_config, ConvertConfig, Ran};
+use ofconvert_engine::FrontEnd;
 
 use crate::cli::{Cli, Command, ConvertArgs};
 use crate::exit_codes::ExitCode;
@@ -114,22 +111,8 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         request_timeout: Duration::from_secs_f64(cli.request_timeout),
     });
     match &cli.command {
-        Command::Tf2of(args) => {
-            let options = config::tf2of_options(args, jobs).map_err(UsageError)?;
-            let rules = config::named_rules(&args.common.mapping, args.preset);
-            convert(options, &rules, &args.common, quiet)
-        }
-        Command::Of2tf(args) => {
-            if args.common.inputs.len() > 1 {
-                return Err(UsageError(
-                    "of2tf takes one input: a OneFlow dataset or a tree of them".to_owned(),
-                )
-                .into());
-            }
-            let options = config::of2tf_options(args, jobs).map_err(UsageError)?;
-            let rules = config::named_rules(&args.common.mapping, None);
-            convert(options, &rules, &args.common, quiet)
-        }
+        Command::Tf2of(args) => convert(config::tf2of(args, jobs), &args.common, quiet),
+        Command::Of2tf(args) => convert(config::of2tf(args, jobs), &args.common, quiet),
         Command::Commit(args) => shard::run_commit(args, quiet),
         Command::Cat(args) => cat::run(args),
         Command::Count(args) => inspect::count(args, jobs, quiet),
@@ -158,37 +141,32 @@ fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs a conversion on a worker thread while this thread draws its progress, then
-/// reports.
-fn convert(
-    options: Options,
-    rules: &[NamedRule],
-    args: &ConvertArgs,
-    quiet: bool,
-) -> anyhow::Result<ExitCode> {
-    if let Some(shard) = args.shard {
-        return shard::run_worker(options, rules, args, shard, quiet);
-    }
+/// Runs a conversion (or a worker's share of one) on a worker thread while this thread
+/// draws its progress, then reports.
+fn convert(config: ConvertConfig, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    let options = config.options()?;
     stop_on_signals(&options.interrupt)?;
-    let direction = options.direction;
-    let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;
-    ofconvert_engine::check_rules(&mut plan, rules);
-    let plan_input = plan.input.clone();
-    let output_existed = args.output.exists();
-    let summary = Progress::new(quiet)
-        .drive(|report| ofconvert_engine::convert(plan, &options, report))
-        .context("the conversion could not start")?;
-    if !output_existed {
-        // A run that wrote nothing leaves no empty directory behind (one that holds
-        // something is not removed).
-        let _ = std::fs::remove_dir(&args.output);
-    }
+    let plan = config.plan(&options)?;
+    let ran = Progress::new(quiet).drive(|report| config.convert(plan, &options, report));
+    let summary = match ran {
+        Ok(Ran::Whole(summary)) => summary,
+        Ok(Ran::Share(summary)) => return shard::report_worker(&summary, args.json, quiet),
+        Err(err) if config.shard.is_some() => return Err(err.into()),
+        Err(err) => return Err(anyhow::Error::new(err).context("the conversion could not start")),
+    };
     report::print_summary(&summary, args.json, quiet)?;
     if summary.datasets.is_empty() && !args.json && quiet {
         style::error!("nothing to convert in {}", summary.input);
     }
     if summary.datasets.is_empty() {
-        if let Some(hint) = hints::nothing_found(&plan_input, direction, &args.part_prefix) {
+        let input = std::path::Path::new(&summary.input);
+        let hint = engine_config::nothing_found(
+            input,
+            config.direction,
+            &config.part_prefix,
+            FrontEnd::CommandLine,
+        );
+        if let Some(hint) = hint {
             style::error!("hint: {hint}");
         }
     }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use indicatif::HumanBytes;
-use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, Summary};
+use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, FrontEnd, Summary};
 
 use crate::progress::{plural, plural_u64};
 use crate::style::Style;
@@ -46,9 +46,7 @@ pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<
 pub fn print_summary(summary: &Summary, json: bool, quiet: bool) -> serde_json::Result<()> {
     let mut out = io::stdout().lock();
     if json {
-        let mut value = serde_json::to_value(summary)?;
-        value["warnings"] = serde_json::json!(warnings(summary));
-        let _ = serde_json::to_writer_pretty(&mut out, &value);
+        let _ = serde_json::to_writer_pretty(&mut out, &summary.to_json());
         let _ = writeln!(out);
     } else if !quiet {
         let _ = write_report(&mut out, summary);
@@ -213,43 +211,12 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     Ok(())
 }
 
-/// Every warning of a run, `DATASET: what`: what would abort OneFlow (a feature missing from
-/// some records, a kind that varies), shards missing from a family.
-pub fn warnings(summary: &Summary) -> Vec<String> {
-    summary
-        .datasets
-        .iter()
-        .filter_map(|dataset| Some((&dataset.name, dataset.manifest.as_ref()?)))
-        .flat_map(|(name, manifest)| {
-            manifest
-                .warnings
-                .iter()
-                .map(move |warning| format!("{name}: {warning}"))
-        })
-        .collect()
-}
-
 /// Writes the warnings, for stderr.
 pub fn write_warnings(out: &mut impl Write, summary: &Summary, style: Style) -> io::Result<()> {
-    for warning in warnings(summary) {
+    for warning in summary.warnings() {
         writeln!(out, "{} {warning}", style.warning_prefix())?;
     }
     Ok(())
-}
-
-/// The hint a failure needs to be fixed, when a flag fixes it.
-fn hint(summary: &Summary) -> Option<&'static str> {
-    let inexact = summary.datasets.iter().any(|dataset| {
-        dataset.status == DatasetStatus::Failed
-            && dataset
-                .error
-                .as_deref()
-                .is_some_and(|error| error.contains("is not exactly representable as float"))
-    });
-    (inexact && summary.direction == Direction::OfToTf).then_some(
-        "a double that float cannot hold exactly fails its dataset: pass --lossy to round \
-         such doubles to the nearest float",
-    )
 }
 
 /// Writes the failures, for stderr: input that could not be read, datasets that failed.
@@ -288,7 +255,7 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
             )?;
         }
     }
-    if let Some(hint) = hint(summary) {
+    if let Some(hint) = ofconvert_engine::config::failure_hint(summary, FrontEnd::CommandLine) {
         writeln!(out, "{prefix} hint: {hint}")?;
     }
     Ok(())

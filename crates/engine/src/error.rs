@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use ofconvert_tfrecord::Position as RecordAt;
 
+use crate::front_end::FrontEnd;
+
 /// An error while planning, converting or inspecting, with the file and the place in it
 /// when they are known.
 ///
@@ -49,6 +51,8 @@ pub enum ErrorKind {
         found: Vec<String>,
         /// How many more there are.
         more: usize,
+        /// Whose words name the options that would go on.
+        front_end: FrontEnd,
     },
     /// Another run is converting into the same output directory.
     OutputLocked {
@@ -100,7 +104,12 @@ pub enum ErrorKind {
         what: String,
     },
     /// `commit` found no sharded run in the output.
-    NotSharded,
+    NotSharded {
+        /// Whose words say how to start one.
+        front_end: FrontEnd,
+    },
+    /// A call that makes no sense: options that exclude each other, a value out of range.
+    Usage(String),
     /// `commit` found parts not finished by their workers.
     PartsMissing {
         /// One line per missing part: its dataset, its number and its worker.
@@ -210,7 +219,8 @@ impl Error {
                 | ErrorKind::OutputNotDirectory
                 | ErrorKind::InvalidMapping(_)
                 | ErrorKind::ShardFlags { .. }
-                | ErrorKind::NotSharded
+                | ErrorKind::NotSharded { .. }
+                | ErrorKind::Usage(_)
                 | ErrorKind::WorkerRunning { .. }
         )
     }
@@ -243,7 +253,11 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::InvalidMapping(err) => write!(f, "invalid mapping: {err}"),
             ErrorKind::InputMissing => f.write_str("no such file or directory"),
-            ErrorKind::OutputNotEmpty { found, more } => {
+            ErrorKind::OutputNotEmpty {
+                found,
+                more,
+                front_end,
+            } => {
                 f.write_str("the output directory is not empty: it holds ")?;
                 for (index, name) in found.iter().enumerate() {
                     if index > 0 {
@@ -260,9 +274,12 @@ impl fmt::Display for ErrorKind {
                 {
                     f.write_str(" (hidden temporary files of an interrupted run)")?;
                 }
-                f.write_str(
-                    "; pass --resume to finish an interrupted run, or --overwrite to replace \
-                     the datasets this run writes",
+                write!(
+                    f,
+                    "; pass {} to finish an interrupted run, or {} to replace the datasets \
+                     this run writes",
+                    front_end.switch("resume"),
+                    front_end.switch("overwrite")
                 )
             }
             ErrorKind::OutputLocked { holder, stale } => {
@@ -311,9 +328,12 @@ impl fmt::Display for ErrorKind {
                 "the input changed since this sharded run was planned: {what}; the parts \
                  already written no longer match it, so convert into a new output"
             ),
-            ErrorKind::NotSharded => {
-                f.write_str("no sharded run to commit here: run the workers with --shard K/N first")
-            }
+            ErrorKind::NotSharded { front_end } => write!(
+                f,
+                "no sharded run to commit here: run the workers with {} first",
+                front_end.shard("K", "N")
+            ),
+            ErrorKind::Usage(message) => f.write_str(message),
             ErrorKind::PartsMissing { missing } => {
                 write!(
                     f,

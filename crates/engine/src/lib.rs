@@ -15,7 +15,8 @@
 //! that in CI), and each folder's `mod.rs` says what it owns.
 //!
 //! ```text
-//! inspect                  count, verify, index, schema of existing files     (top)
+//! config/                  the callers' words: options, rules, hints, a run  (top)
+//! inspect                  count, verify, index, schema of existing files
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
@@ -27,7 +28,7 @@
 //! error                    errors with the file, offset and record they concern
 //! naming/                  names ofconvert writes and recognises (no I/O)
 //! schema/, images/, scan,  leaves: feature statistics, image headers, wire walks,
-//! progress                 progress events                                   (bottom)
+//! progress, front_end      progress events; whose words messages use        (bottom)
 //! ```
 //!
 //! The data's way: `planning` lists the input through `storage` and groups what `records`
@@ -45,7 +46,7 @@
 //! ```
 //! use ofconvert_engine::{
 //!     commit, convert, convert_shard, count_file, plan, verify_file, Checksums, Direction,
-//!     ExistingOutput, Format, Options, Shard,
+//!     ExistingOutput, Format, FrontEnd, Options, Shard,
 //! };
 //! use ofconvert_tfrecord::Writer;
 //!
@@ -82,7 +83,7 @@
 //!     let share = plan(input.path(), &sharded, &options)?;
 //!     convert_shard(share, &options, Shard { index, count: 2 }, &|_event| {})?;
 //! }
-//! let committed = commit(&sharded, true)?;
+//! let committed = commit(&sharded, true, FrontEnd::CommandLine)?;
 //! assert_eq!((committed.failed, committed.records), (0, 3));
 //! assert_eq!(
 //!     std::fs::read(sharded.join("part-00000"))?,
@@ -95,7 +96,9 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod config;
 mod error;
+mod front_end;
 mod images;
 mod inspect;
 mod manifest;
@@ -113,6 +116,7 @@ pub mod storage;
 mod tfds;
 
 pub use error::{error_chain, Error, ErrorKind};
+pub use front_end::{FrontEnd, OptionValue};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
     collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,

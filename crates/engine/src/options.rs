@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::recode::ImagePolicy;
 
+use crate::front_end::FrontEnd;
 use crate::naming::layout;
 use crate::storage::Durability;
 
@@ -121,6 +122,8 @@ pub struct Options {
     pub interrupt: Interrupt,
     /// What tf2of does with encoded images (of2tf leaves them as they are).
     pub images: ImagePolicy,
+    /// Whose words the messages of the run use when they name an option.
+    pub front_end: FrontEnd,
 }
 
 /// A flag that stops a running conversion when set, from any thread or a signal handler:
@@ -172,6 +175,7 @@ impl Options {
             jobs: 0,
             interrupt: Interrupt::new(),
             images: ImagePolicy::Keep,
+            front_end: FrontEnd::CommandLine,
         }
     }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::group::{group_of, group_tf, mark_clashes, walk};
 use crate::error::{Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::options::{Direction, ExistingOutput, Options};
 use crate::storage::object;
 use crate::storage::{absolute_through_existing, LocalFs, Storage};
@@ -93,15 +94,9 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
         object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let (input, output) = (input.as_path(), output.as_path());
     if object::is_url(input) || object::is_url(output) {
-        check_urls(
-            &*input_storage,
-            input,
-            &*output_storage,
-            output,
-            options.existing,
-        )?;
+        check_urls(&*input_storage, input, &*output_storage, output, options)?;
     } else {
-        check_paths(input, output, options.existing)?;
+        check_paths(input, output, options)?;
     }
     let walk = walk(&*input_storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
@@ -128,8 +123,9 @@ fn check_urls(
     input: &Path,
     output_storage: &dyn Storage,
     output: &Path,
-    existing: ExistingOutput,
+    options: &Options,
 ) -> Result<(), Error> {
+    let existing = options.existing;
     let (input_text, output_text) = (input.to_string_lossy(), output.to_string_lossy());
     let inside = |outer: &str, inner: &str| {
         let outer = outer.trim_end_matches('/');
@@ -156,7 +152,7 @@ fn check_urls(
                 .map_err(|err| Error::io(output, err))?;
             // Another run's lock is for the lock to report, naming its holder.
             names.retain(|name| name != crate::naming::layout::LOCK_NAME);
-            refuse_unless_empty(output, unshared(existing, names))?;
+            refuse_unless_empty(output, unshared(existing, names), options.front_end)?;
         }
         ExistingOutput::Overwrite | ExistingOutput::Resume => {}
     }
@@ -182,19 +178,29 @@ fn unshared(existing: ExistingOutput, names: Vec<String>) -> Vec<String> {
 }
 
 /// [`ErrorKind::OutputNotEmpty`] naming some of `names` (sorted), if there are any.
-fn refuse_unless_empty(output: &Path, mut names: Vec<String>) -> Result<(), Error> {
+fn refuse_unless_empty(
+    output: &Path,
+    mut names: Vec<String>,
+    front_end: FrontEnd,
+) -> Result<(), Error> {
     if names.is_empty() {
         return Ok(());
     }
     let more = names.len().saturating_sub(NAMES_SHOWN);
     names.truncate(NAMES_SHOWN);
-    Err(Error::new(ErrorKind::OutputNotEmpty { found: names, more }).in_file(output))
+    Err(Error::new(ErrorKind::OutputNotEmpty {
+        found: names,
+        more,
+        front_end,
+    })
+    .in_file(output))
 }
 
 /// How many of the names found in an output that is not empty the error shows.
 const NAMES_SHOWN: usize = 4;
 
-fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<(), Error> {
+fn check_paths(input: &Path, output: &Path, options: &Options) -> Result<(), Error> {
+    let existing = options.existing;
     let input_abs =
         fs::canonicalize(input).map_err(|_| Error::new(ErrorKind::InputMissing).in_file(input))?;
     let output_abs = absolute_through_existing(output).map_err(|err| Error::io(output, err))?;
@@ -212,7 +218,7 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
             let names = LocalFs
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
-            refuse_unless_empty(output, unshared(existing, names))
+            refuse_unless_empty(output, unshared(existing, names), options.front_end)
         }
         Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),

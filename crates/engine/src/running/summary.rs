@@ -45,6 +45,29 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Every warning of the run, `DATASET: what`: what would abort OneFlow (a feature
+    /// missing from some records, a kind that varies), shards missing from a family.
+    pub fn warnings(&self) -> Vec<String> {
+        self.datasets
+            .iter()
+            .filter_map(|dataset| Some((&dataset.name, dataset.manifest.as_ref()?)))
+            .flat_map(|(name, manifest)| {
+                manifest
+                    .warnings
+                    .iter()
+                    .map(move |warning| format!("{name}: {warning}"))
+            })
+            .collect()
+    }
+
+    /// The summary as `--json` prints it and the Python package returns it: its fields,
+    /// with [`warnings`](Summary::warnings) gathered under `warnings`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        value["warnings"] = serde_json::json!(self.warnings());
+        value
+    }
+
     /// The summary of a run that ended with `datasets`, started at `started`: records of
     /// every dataset converted or kept, bytes of those converted by this run. Nothing
     /// skipped or unreadable, not interrupted, no TFDS metadata: the caller adds those.

@@ -10,6 +10,7 @@ use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
 use crate::error::{Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::naming::layout::CONTROL_DIR;
 use crate::options::Options;
 use crate::planning::plan::{DatasetPlan, InputFile};
@@ -37,13 +38,17 @@ use crate::storage::{LockError, Storage};
 /// part and its worker) or [`ErrorKind::ReceiptMismatch`] when a worker has not finished or
 /// a part changed: then nothing is published. A dataset the plan found unconvertible is
 /// failed in the summary, as a single run fails it.
-pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
+pub fn commit(
+    output: &Path,
+    verify_checksums: bool,
+    front_end: FrontEnd,
+) -> Result<Summary, Error> {
     let started = Instant::now();
     let (storage, output) = object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let storage = &*storage;
     let output = output.as_path();
     let Some(stored) = StoredPlan::read(storage, output)? else {
-        return Err(Error::new(ErrorKind::NotSharded).in_file(output));
+        return Err(Error::new(ErrorKind::NotSharded { front_end }).in_file(output));
     };
     let _lock = match storage.lock(output) {
         Ok(lock) => lock,
@@ -146,7 +151,7 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
             }
             (None, None) => match target.read_manifest() {
                 Ok(Some(manifest)) => DatasetSummary::done(plan, DatasetStatus::Kept, manifest),
-                _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded)),
+                _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded { front_end })),
             },
             (None, Some(found)) => {
                 let manifest = target.publish(found)?;
