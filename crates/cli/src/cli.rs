@@ -457,6 +457,10 @@ pub struct IndexArgs {
     /// Write the .idx files here instead of beside each input (a directory or a URL).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+
+    /// Print what was written as JSON: each file, its index and its records.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The names of choice `T`, for clap to check and to list in help and completion: each value

@@ -110,6 +110,13 @@ pub enum ErrorKind {
     },
     /// A call that makes no sense: options that exclude each other, a value out of range.
     Usage(String),
+    /// A directory given to an inspection holds no record file.
+    NoRecordFiles {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A file named for a TFRecord index is an OFRecord file.
+    NotTfRecord,
     /// `commit` found parts not finished by their workers.
     PartsMissing {
         /// One line per missing part: its dataset, its number and its worker.
@@ -334,6 +341,12 @@ impl fmt::Display for ErrorKind {
                 front_end.shard("K", "N")
             ),
             ErrorKind::Usage(message) => f.write_str(message),
+            ErrorKind::NoRecordFiles { dir } => {
+                write!(f, "no record files found under {}", dir.display())
+            }
+            ErrorKind::NotTfRecord => {
+                f.write_str("an OFRecord file: index writes indexes of TFRecord files")
+            }
             ErrorKind::PartsMissing { missing } => {
                 write!(
                     f,

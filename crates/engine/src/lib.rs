@@ -15,7 +15,8 @@
 //! that in CI), and each folder's `mod.rs` says what it owns.
 //!
 //! ```text
-//! config/                  the callers' words: options, rules, hints, a run  (top)
+//! config/, reports         the callers' words: options, rules, hints, a run;
+//!                          what the inspections found, as the front ends show it (top)
 //! inspect                  count, verify, index, schema of existing files
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
@@ -108,6 +109,7 @@ mod planning;
 mod progress;
 mod recode;
 mod records;
+pub mod reports;
 mod running;
 mod scan;
 mod schema;
