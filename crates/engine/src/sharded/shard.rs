@@ -167,7 +167,7 @@ pub fn convert_shard(
         Some(stored) => (stored, false),
         None => {
             let built = StoredPlan::build(&plan, options, shard.count, &found);
-            (built.store(&*storage, &output)?, true)
+            built.store(&*storage, &output)?
         }
     };
     stored

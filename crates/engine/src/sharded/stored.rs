@@ -224,8 +224,13 @@ impl StoredPlan {
         Ok(Some(plan))
     }
 
-    /// Stores the plan in `output` unless one is there already; returns the one stored.
-    pub(crate) fn store(self, storage: &dyn Storage, output: &Path) -> Result<StoredPlan, Error> {
+    /// Stores the plan in `output` unless one is there already; returns the one stored, and
+    /// whether this call stored it (another worker may have been first in between).
+    pub(crate) fn store(
+        self,
+        storage: &dyn Storage,
+        output: &Path,
+    ) -> Result<(StoredPlan, bool), Error> {
         let control = output.join(CONTROL_DIR);
         let path = control.join(PLAN_NAME);
         let mut bytes = serde_json::to_vec_pretty(&self).map_err(io::Error::other);
@@ -234,10 +239,11 @@ impl StoredPlan {
         }
         let written = bytes.and_then(|bytes| put_if_absent(storage, &control, &bytes));
         match written {
-            Ok(()) => Ok(self),
+            Ok(()) => Ok((self, true)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-                StoredPlan::read(storage, output)?
-                    .ok_or_else(|| Error::io(&path, io::Error::from(io::ErrorKind::NotFound)))
+                let stored = StoredPlan::read(storage, output)?
+                    .ok_or_else(|| Error::io(&path, io::Error::from(io::ErrorKind::NotFound)))?;
+                Ok((stored, false))
             }
             Err(err) => Err(Error::io(&path, err)),
         }
@@ -401,6 +407,29 @@ mod tests {
         let mut few = vec![dataset(&[1, 1])];
         assign(&mut few, 4);
         assert_eq!(workers(&few[0]), vec![0, 1]);
+    }
+
+    #[test]
+    fn of_two_workers_storing_a_plan_only_the_first_stored_it() {
+        let out = tempfile::tempdir().unwrap();
+        let plan = || StoredPlan {
+            format: PLAN_FORMAT,
+            workers: 2,
+            input: "in".to_owned(),
+            settings: crate::options::Options::new(crate::options::Direction::TfToOf).settings(),
+            lossy: false,
+            datasets: vec![dataset(&[1, 2])],
+        };
+        let storage = crate::storage::LocalFs;
+        std::fs::create_dir_all(out.path().join(CONTROL_DIR)).unwrap();
+        let (first, stored) = plan().store(&storage, out.path()).unwrap();
+        assert!(stored);
+        let (second, stored) = plan().store(&storage, out.path()).unwrap();
+        assert!(
+            !stored,
+            "the second worker took the plan stored, it stored none"
+        );
+        assert_eq!(second.workers, first.workers);
     }
 
     #[test]
