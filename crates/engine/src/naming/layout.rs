@@ -54,9 +54,21 @@ pub(crate) fn temp_part_name(tag: &str, chunk: usize, sub: usize) -> String {
     )
 }
 
-/// The temporary name under which `name` is written before it is renamed into place.
+/// The temporary name under which `name` is written before it is renamed into place: the
+/// process id and a number drawn for this name, as two processes on two machines that share
+/// a file system (containers, NFS) may have the same id and write the same file.
 pub(crate) fn staged_name(name: &str) -> String {
-    format!("{TEMP_PREFIX}{name}.tmp-{}", std::process::id())
+    use std::hash::{BuildHasher, Hasher};
+    // A hasher keyed at random for each process, fed a counter: a number no other process
+    // draws, nor this one twice.
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    format!(
+        "{TEMP_PREFIX}{name}.tmp-{}-{:016x}",
+        std::process::id(),
+        hasher.finish()
+    )
 }
 
 /// Whether `name` is a temporary file of some run.
