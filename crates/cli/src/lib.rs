@@ -74,6 +74,26 @@ where
     code.status()
 }
 
+/// Every subcommand with the long names of its flags, globals included (`help` and
+/// `version` left out), in the order `--help` lists them: what another front end of the
+/// same program (the Python package) checks that it takes too.
+pub fn flags() -> Vec<(String, Vec<String>)> {
+    let mut cli = Cli::command();
+    cli.build();
+    cli.get_subcommands()
+        .filter(|command| command.get_name() != "help")
+        .map(|command| {
+            let names = command
+                .get_arguments()
+                .filter_map(|arg| arg.get_long())
+                .filter(|long| !matches!(*long, "help" | "version"))
+                .map(str::to_owned)
+                .collect();
+            (command.get_name().to_owned(), names)
+        })
+        .collect()
+}
+
 /// SIGINT (Ctrl-C) and SIGTERM set `interrupt`: the conversion stops at the next record,
 /// removes its temporary files and reports what it finished. A second signal ends the
 /// process at once, with the status a shell gives a Ctrl-C.

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod convert;
 mod errors;
+mod inspect;
 mod read;
 mod values;
 mod write;
@@ -20,10 +21,23 @@ fn main(py: Python<'_>, args: Vec<std::ffi::OsString>) -> i32 {
     py.detach(|| ofconvert_cli::run(args))
 }
 
+/// Every subcommand of the command line with the long names of its flags (globals
+/// included), for a test that each has its keyword argument in Python.
+#[pyfunction]
+fn cli_flags() -> Vec<(String, Vec<String>)> {
+    ofconvert_cli::flags()
+}
+
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(main, module)?)?;
     module.add_function(wrap_pyfunction!(convert::convert, module)?)?;
+    module.add_function(wrap_pyfunction!(convert::commit, module)?)?;
+    module.add_function(wrap_pyfunction!(inspect::count, module)?)?;
+    module.add_function(wrap_pyfunction!(inspect::verify, module)?)?;
+    module.add_function(wrap_pyfunction!(inspect::schema, module)?)?;
+    module.add_function(wrap_pyfunction!(inspect::index, module)?)?;
+    module.add_function(wrap_pyfunction!(cli_flags, module)?)?;
     module.add_class::<read::Reader>()?;
     module.add_class::<write::Writer>()?;
     Ok(())
