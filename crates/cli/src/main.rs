@@ -96,6 +96,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         retry_timeout: Duration::from_secs_f64(cli.retry_timeout),
         request_timeout: Duration::from_secs_f64(cli.request_timeout),
     });
+    ofconvert_engine::set_anonymous(cli.anonymous);
     match &cli.command {
         Command::Tf2of(args) => {
             let options = config::tf2of_options(args, jobs).map_err(UsageError)?;
