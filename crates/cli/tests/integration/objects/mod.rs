@@ -142,6 +142,19 @@ impl S3Server {
         command
     }
 
+    /// The multipart uploads open in the server: s3s-fs keeps each as `.upload-ID.json`
+    /// beside the buckets (its parts as `.upload_id-ID.part-N`: a part whose upload was
+    /// in flight while the upload was aborted may stay behind, as S3 warns it may).
+    pub(crate) fn open_uploads(&self) -> Vec<String> {
+        let mut open: Vec<String> = fs::read_dir(self.root.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(".upload-") && name.ends_with(".json"))
+            .collect();
+        open.sort();
+        open
+    }
+
     /// Where the server keeps `s3://bucket/key`.
     pub(crate) fn file(&self, bucket: &str, key: &str) -> PathBuf {
         self.root.path().join(bucket).join(key)
