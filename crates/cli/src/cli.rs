@@ -49,6 +49,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0,
           value_parser = seconds)]
     pub request_timeout: f64,
+
+    /// Send requests to S3, GCS and Azure unsigned, as to a public bucket, whatever
+    /// credentials the environment holds.
+    #[arg(long, global = true)]
+    pub anonymous: bool,
 }
 
 /// A positive number of seconds.

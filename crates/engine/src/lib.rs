@@ -148,4 +148,5 @@ pub use sharded::commit::commit;
 pub use sharded::shard::{convert_shard, Shard, ShardSummary};
 pub use storage::object::{is_url, storage_for};
 pub use storage::retry::{set_network_bounds, NetworkBounds};
+pub use storage::stores::set_anonymous;
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};
