@@ -66,10 +66,12 @@ pub struct Network {
     retries: usize,
     retry_timeout: f64,
     request_timeout: f64,
+    anonymous: bool,
 }
 
 impl Network {
-    /// Sets the bounds of the stores opened from now on.
+    /// Sets the bounds of the stores opened from now on, and whether they send requests
+    /// unsigned (public buckets).
     pub fn apply(&self) -> Result<(), String> {
         for (name, secs) in [
             ("retry_timeout", self.retry_timeout),
@@ -86,6 +88,7 @@ impl Network {
             retry_timeout: Duration::from_secs_f64(self.retry_timeout),
             request_timeout: Duration::from_secs_f64(self.request_timeout),
         });
+        ofconvert_engine::set_anonymous(self.anonymous);
         Ok(())
     }
 }

@@ -48,9 +48,13 @@ def _shard(shard: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
         raise UsageError(f"shard={shard!r}: expected (k, n): worker k of n, counted from 0") from None
 
 
-def network(retries: int, retry_timeout: float, request_timeout: float) -> Dict[str, Any]:
-    """The bounds of every request to an object store, as the native functions take them."""
-    return dict(retries=int(retries), retry_timeout=float(retry_timeout), request_timeout=float(request_timeout))
+def network(retries: int, retry_timeout: float, request_timeout: float, anonymous: bool) -> Dict[str, Any]:
+    """How every request to an object store is made, as the native functions take it: its
+    bounds, and whether it is sent unsigned (a public bucket)."""
+    return dict(
+        retries=int(retries), retry_timeout=float(retry_timeout),
+        request_timeout=float(request_timeout), anonymous=bool(anonymous),
+    )
 
 
 def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -> Dict[str, Any]:
@@ -66,7 +70,8 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
     settings["compression"] = "none" if compression is None else str(compression)
     settings["shard"] = _shard(settings["shard"])
     settings["network"] = network(
-        settings.pop("retries"), settings.pop("retry_timeout"), settings.pop("request_timeout")
+        settings.pop("retries"), settings.pop("retry_timeout"), settings.pop("request_timeout"),
+        settings.pop("anonymous"),
     )
     summary = _native.convert(direction, _inputs(src), os.fspath(dst), settings)
     return json.loads(summary)
@@ -102,6 +107,7 @@ def tf2of(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Converts trees of TFRecord files into OneFlow OFRecord datasets, as
     ``ofconvert tf2of SRC... DST`` does, and returns the summary that ``--json`` prints.
@@ -140,7 +146,7 @@ def tf2of(
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
         compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
         resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, retries=retries,
-        retry_timeout=retry_timeout, request_timeout=request_timeout,
+        retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
     ))
 
 
@@ -169,6 +175,7 @@ def of2tf(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Converts OneFlow OFRecord datasets (directories of ``part-N`` files) into TFRecord
     files, as ``ofconvert of2tf SRC DST`` does, and returns the summary that ``--json``
@@ -188,7 +195,7 @@ def of2tf(
         empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
         on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, shard=shard, jobs=jobs,
         sync=sync, verify=verify, retries=retries, retry_timeout=retry_timeout,
-        request_timeout=request_timeout,
+        request_timeout=request_timeout, anonymous=anonymous,
     ))
 
 
@@ -199,6 +206,7 @@ def commit(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Publishes a conversion spread over many workers (``tf2of``/``of2tf`` with
     ``shard=(k, n)``) once every worker is done, as ``ofconvert commit DST`` does, and
@@ -212,6 +220,6 @@ def commit(
             nothing is published), or a dataset that failed.
     """
     summary = _native.commit(
-        os.fspath(dst), bool(verify), network(retries, retry_timeout, request_timeout)
+        os.fspath(dst), bool(verify), network(retries, retry_timeout, request_timeout, anonymous)
     )
     return json.loads(summary)

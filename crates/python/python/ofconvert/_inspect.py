@@ -49,6 +49,7 @@ def count(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Counts the records of record files without reading their data, as ``ofconvert count
     --json`` does: ``{"files": [{"path", "format", "compression", "records", "bytes"}, ...],
@@ -62,7 +63,7 @@ def count(
     """
     return _loaded(_native.count(
         _paths(paths), format, bool(verify), _jobs(jobs),
-        network(retries, retry_timeout, request_timeout),
+        network(retries, retry_timeout, request_timeout, anonymous),
     ))
 
 
@@ -74,6 +75,7 @@ def verify(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Checks every checksum and parses every payload, as ``ofconvert verify --json`` does:
     ``{"files": [{"path", "format", "good_records", "problems": [...]}, ...],
@@ -85,7 +87,7 @@ def verify(
             record file.
     """
     return _loaded(_native.verify(
-        _paths(paths), format, _jobs(jobs), network(retries, retry_timeout, request_timeout)
+        _paths(paths), format, _jobs(jobs), network(retries, retry_timeout, request_timeout, anonymous)
     ))
 
 
@@ -100,6 +102,7 @@ def schema(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Any:
     """The features of the records, taken together, as ``ofconvert schema --json`` gives
     them: names, kinds, value counts, presence, integer ranges, images, and the
@@ -113,7 +116,7 @@ def schema(
     code = "oneflow" if oneflow else "tf" if tf else None
     text, found = _native.schema(
         _paths(paths), format, sample, code, _jobs(jobs),
-        network(retries, retry_timeout, request_timeout),
+        network(retries, retry_timeout, request_timeout, anonymous),
     )
     if code is not None:
         for message in found:
@@ -129,6 +132,7 @@ def index(
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Writes ``.idx`` files (``OFFSET LENGTH`` per record, for DALI and the ``tfrecord``
     package) of uncompressed TFRecord files, beside each or under ``output_dir`` at its
@@ -137,5 +141,5 @@ def index(
     """
     out = None if output_dir is None else os.fspath(output_dir)
     return _loaded(_native.index(
-        _paths(paths), out, network(retries, retry_timeout, request_timeout)
+        _paths(paths), out, network(retries, retry_timeout, request_timeout, anonymous)
     ))

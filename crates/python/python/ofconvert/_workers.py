@@ -65,7 +65,11 @@ def failed_workers(failures: List[Tuple[int, str]], workers: int) -> ConversionE
 
 def finish(dst: str, options: Dict[str, Any]) -> Dict[str, Any]:
     """Commits the run on the driver; returns the commit's summary."""
-    network = {name: options[name] for name in ("retries", "retry_timeout", "request_timeout") if name in options}
+    network = {
+        name: options[name]
+        for name in ("retries", "retry_timeout", "request_timeout", "anonymous")
+        if name in options
+    }
     return commit(dst, **network)
 
 
