@@ -73,8 +73,17 @@ def finish(dst: str, options: Dict[str, Any]) -> Dict[str, Any]:
     return commit(dst, **network)
 
 
+def _absolute(path: Any) -> str:
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    return text if "://" in text else os.path.abspath(text)
+
+
 def as_path(path: Any) -> Any:
-    """Paths as text, so that they travel to other machines."""
+    """Paths as text that means the same to every worker: a local path made absolute on the
+    driver (a worker's working directory is the engine's, not the caller's), a URL as it
+    is."""
     if isinstance(path, (str, bytes, os.PathLike)):
-        return os.fspath(path)
-    return [os.fspath(p) for p in path]
+        return _absolute(path)
+    return [_absolute(p) for p in path]

@@ -12,7 +12,6 @@ the workers themselves, so it must be one they all reach: a bucket, or a file sy
 all mount.
 """
 
-import os
 from typing import Any, Dict, List, Tuple
 
 from . import _workers
@@ -29,7 +28,7 @@ def _run(direction: str, src: Any, dst: Any, workers: int, max_retries: int, opt
     import ray
 
     _workers.check(workers, options)
-    src, dst = _workers.as_path(src), os.fspath(dst)
+    src, dst = _workers.as_path(src), _workers.as_path(dst)
     # Each task converts with `jobs` threads and asks Ray for as many CPUs.
     jobs = int(options.pop("jobs", None) or 1)
     task = ray.remote(_workers.run_worker).options(

@@ -14,7 +14,6 @@ the ``ofconvert`` package too, and every path must be one they all reach: a buck
 file system they all mount.
 """
 
-import os
 import re
 from typing import Any, Dict, List, Tuple
 
@@ -51,7 +50,7 @@ def _reason(error: BaseException, workers: int) -> Tuple[int, str]:
 
 def _run(spark: Any, direction: str, src: Any, dst: Any, workers: int, options: Dict[str, Any]) -> Dict[str, Any]:
     _workers.check(workers, options)
-    src, dst = _workers.as_path(src), os.fspath(dst)
+    src, dst = _workers.as_path(src), _workers.as_path(dst)
     options = dict(options, jobs=int(options.get("jobs") or 1))
     run_worker = _workers.run_worker
     tasks = spark.sparkContext.parallelize(range(workers), workers)
