@@ -12,6 +12,9 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,11 +46,24 @@ def _free_port():
 def s3(tmp_path_factory):
     """moto's S3 server on 127.0.0.1, and the environment every process needs to reach it
     (workers included: they inherit it)."""
-    moto_server = _need("moto.server")
+    _need("moto.server")
     boto3 = _need("boto3")
     port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    # A process of its own, as a real store is: a server thread here would wait for the GIL.
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        server.kill()
+        pytest.fail("moto's S3 server did not start within 30 s")
     env = {
         "AWS_ACCESS_KEY_ID": "test",
         "AWS_SECRET_ACCESS_KEY": "test",
@@ -68,7 +84,8 @@ def s3(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    server.stop()
+    server.terminate()
+    server.wait(timeout=30)
 
 
 def local_files(root):
@@ -219,3 +236,10 @@ def test_options_a_sharded_run_cannot_take_are_refused_before_anything_starts(tm
     with pytest.raises(ofconvert.UsageError, match="workers must be"):
         ofconvert.spark.tf2of(None, SOURCE, tmp_path / "of", workers=0)
     assert not (tmp_path / "of").exists()
+
+
+def test_read_and_the_inspections_take_bucket_urls(single_runs, s3):
+    records = sum(1 for _ in ofconvert.read("s3://data/single/of"))
+    assert records == ofconvert.count("s3://data/single/of")["total"] == 329
+    assert ofconvert.verify("s3://data/single/of/tutorial")["problems"] == 0
+    assert next(ofconvert.read("s3://data/single/of/bert", batch_size=4)).keys()
