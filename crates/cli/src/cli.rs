@@ -236,6 +236,12 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "SIZE")]
     pub max_part_bytes: Option<ByteSize>,
 
+    /// Parts only: leave out the files that come with the records (every other file of a
+    /// dataset's folder: TFDS metadata and class names, READMEs, licences...), which are
+    /// otherwise copied beside the parts and written back by of2tf.
+    #[arg(long)]
+    pub no_side_files: bool,
+
     /// Be worker K of N (counted from 0) of one conversion spread over many machines: every
     /// worker plans alike, the first stores the plan in OUT/.ofconvert/, each converts its
     /// share of the parts; `ofconvert commit OUT` publishes once all are done. Rerunning a

@@ -112,6 +112,7 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Option
     };
     options.verify_checksums = !args.no_verify;
     options.sync = !args.no_sync;
+    options.side_files = !args.no_side_files;
     options.on_corrupt = match args.on_corrupt {
         CorruptPolicy::Fail => OnCorrupt::Fail,
         CorruptPolicy::Skip => OnCorrupt::Skip,

@@ -83,6 +83,7 @@ fn plan_files(files: &[&PathBuf], output: &Path, options: &Options) -> anyhow::R
     let mut plan = ofconvert_engine::plan(&dir, output, options)?;
     for dataset in &mut plan.datasets {
         dataset.inputs.retain(|input| is_named(&input.path));
+        dataset.side_files.retain(|side| is_named(&side.path));
     }
     plan.datasets.retain(|dataset| !dataset.inputs.is_empty());
     plan.skipped

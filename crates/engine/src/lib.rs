@@ -119,7 +119,7 @@ pub use inspect::{
     verify_files, write_index, Expanded, FileCount, Unpublished, Verification,
 };
 pub use manifest::{
-    Manifest, ManifestInput, ManifestPart, OneflowReader, TensorflowReader, MANIFEST_NAME,
+    Manifest, ManifestInput, ManifestPart, OneflowReader, SideFile, TensorflowReader, MANIFEST_NAME,
 };
 pub use naming::layout;
 pub use naming::layout::CONTROL_DIR;

@@ -4,8 +4,8 @@
 //! `dataset_info.json` whose shard lengths are those of the new files and TFDS's
 //! `features.json` — so that `tfds.builder_from_directory` loads it.
 //!
-//! This folder owns reading TFDS's own files (`dataset_info.json`, `features.json`) and the
-//! origin a manifest records. It uses only `storage`; writing the metadata of a
+//! This folder owns reading TFDS's own files (`dataset_info.json`, `features.json`, the
+//! class names of `<feature>.labels.txt`, [`labels`]) and the origin a manifest records. It uses only `storage`; writing the metadata of a
 //! run's outputs, which needs the manifests and the summary, lives in `running`, and finding
 //! a OneFlow dataset's origin from its manifest lives in `planning`.
 
@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::storage::Storage;
+
+mod labels;
+
+pub(crate) use labels::class_names;
 
 /// TFDS's description of a dataset: its name, splits and their shard lengths.
 pub const DATASET_INFO: &str = "dataset_info.json";
@@ -115,14 +119,6 @@ impl Metadata {
                 dataset_info: self.dataset_info.clone(),
                 features: self.features.clone(),
             })
-    }
-}
-
-/// Whether two datasets are different splits of one TFDS dataset, which share a folder.
-pub(crate) fn splits_of_one(a: &Option<TfdsOrigin>, b: &Option<TfdsOrigin>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a.name == b.name && a.split != b.split,
-        _ => false,
     }
 }
 
