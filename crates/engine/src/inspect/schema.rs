@@ -1,17 +1,20 @@
-//! The schema of record files.
+//! The schema of record files, with the class names TFDS gives their features.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use super::open_reporting;
 use crate::error::Error;
-use crate::manifest::OneflowReader;
+use crate::manifest::{Manifest, OneflowReader};
+use crate::naming::layout;
 use crate::naming::names::{part_number, Format};
 use crate::options::Checksums;
 use crate::progress::ProgressFn;
 use crate::schema::{Schema, SchemaBuilder};
 use crate::storage::object;
+use crate::tfds;
 
 /// Collects the schema of the records of `files`, in parallel; a file that cannot be read
 /// to its end adds an error (its records up to the damage still count). With `sample`,
@@ -58,7 +61,45 @@ pub fn collect_schema(
         whole.merge(builder);
         errors.extend(group_errors);
     }
-    (whole.finish(), errors)
+    let mut schema = whole.finish();
+    schema.set_class_names(&class_names_of(files));
+    (schema, errors)
+}
+
+/// The class names TFDS gives the features of the records in `files`: those a converted
+/// dataset's manifest records, or else those of TFDS's files beside the records. The first
+/// directory that names a feature's classes wins.
+fn class_names_of(files: &[(PathBuf, Format)]) -> BTreeMap<String, Vec<String>> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (file, _) in files {
+        let dir = match file.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    let mut found = BTreeMap::new();
+    for dir in dirs {
+        let Ok((storage, at)) = object::storage_for(&dir) else {
+            continue;
+        };
+        let names = storage.file_names(&at).unwrap_or_default();
+        let recorded = names
+            .iter()
+            .filter(|name| layout::is_manifest(name))
+            .filter_map(|name| Manifest::read_named(&*storage, &at, name).ok().flatten())
+            .map(|manifest| manifest.schema.class_names());
+        let paths: Vec<PathBuf> = names.iter().map(|name| at.join(name)).collect();
+        let beside = tfds::class_names(&*storage, &at, paths.iter());
+        for names in recorded.chain([beside]) {
+            for (feature, classes) in names {
+                found.entry(feature).or_insert(classes);
+            }
+        }
+    }
+    found
 }
 
 /// Runs `f` over `groups` on `jobs` threads (0: one per core), results in order.
