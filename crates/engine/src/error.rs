@@ -84,6 +84,14 @@ pub enum ErrorKind {
         /// The other dataset's input directory.
         other: PathBuf,
     },
+    /// Two datasets going back to the folder they shared bring different files of one name
+    /// (copies of one file that no longer agree).
+    SideFileClash {
+        /// The file's name.
+        name: String,
+        /// The other dataset's input directory.
+        other: PathBuf,
+    },
     /// An index was asked for a compressed file, whose offsets no index reader can use.
     Compressed,
     /// The file is neither a TFRecord nor an OFRecord file.
@@ -299,6 +307,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::OutputClash { other } => write!(
                 f,
                 "would be written to the same output directory as {}",
+                other.display()
+            ),
+            ErrorKind::SideFileClash { name, other } => write!(
+                f,
+                "its {name} and that of {}, which goes back to the same folder, differ: one \
+                 would replace the other",
                 other.display()
             ),
             ErrorKind::ShardFlags { differs } => write!(

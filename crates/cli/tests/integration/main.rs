@@ -12,6 +12,7 @@ mod faults;
 mod http;
 mod images;
 mod inspect;
+mod lossless;
 mod lossy;
 mod objects;
 mod resume;

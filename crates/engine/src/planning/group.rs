@@ -498,49 +498,51 @@ pub(crate) fn mark_clashes(datasets: &mut [DatasetPlan], direction: Direction) {
     for (index, dataset) in datasets.iter().enumerate() {
         let sharing = by_output.entry(dataset.output_dir.clone()).or_default();
         let tag = dataset.shared_tag(direction);
-        let clash = sharing.iter().find(|&&other| {
-            let other = &datasets[other];
-            let other_tag = other.shared_tag(direction);
+        let clash = sharing.iter().find_map(|&other| {
+            let other_plan = &datasets[other];
+            let other_tag = other_plan.shared_tag(direction);
             let other_tfds_dataset = matches!(
-                (&dataset.tfds, &other.tfds),
+                (&dataset.tfds, &other_plan.tfds),
                 (Some(a), Some(b)) if a.name != b.name
             );
-            tag.is_none()
-                || other_tag.is_none()
-                || tag == other_tag
-                || other_tfds_dataset
-                || !alike_side_files(dataset, other)
+            if tag.is_none() || other_tag.is_none() || tag == other_tag || other_tfds_dataset {
+                return Some((other, None));
+            }
+            differing_side_file(dataset, other_plan).map(|name| (other, Some(name)))
         });
-        if let Some(&other) = clash {
-            clashes.push((index, other));
+        if let Some((other, side_file)) = clash {
+            clashes.push((index, other, side_file));
         } else {
             sharing.push(index);
         }
     }
-    for (a, b) in clashes {
+    for (a, b, side_file) in clashes {
         for (this, other) in [(a, b), (b, a)] {
-            let other_source = datasets[other].source.clone();
+            let other = datasets[other].source.clone();
             let dataset = &mut datasets[this];
             if dataset.problem.is_none() {
-                dataset.problem = Some(
-                    Error::new(ErrorKind::OutputClash {
-                        other: other_source,
-                    })
-                    .in_file(&dataset.output_dir),
-                );
+                let kind = match &side_file {
+                    Some(name) => ErrorKind::SideFileClash {
+                        name: name.clone(),
+                        other,
+                    },
+                    None => ErrorKind::OutputClash { other },
+                };
+                dataset.problem = Some(Error::new(kind).in_file(&dataset.output_dir));
             }
         }
     }
 }
 
-/// Whether the side files two datasets bring to one folder agree: those of the same name
-/// have the same size (copies of one file).
-fn alike_side_files(a: &DatasetPlan, b: &DatasetPlan) -> bool {
-    a.side_files.iter().all(|mine| {
+/// The first side file two datasets bring to one folder under one name but at different
+/// sizes: not copies of one file.
+fn differing_side_file(a: &DatasetPlan, b: &DatasetPlan) -> Option<String> {
+    a.side_files.iter().find_map(|mine| {
+        let name = mine.relative.file_name()?;
         b.side_files
             .iter()
-            .filter(|theirs| theirs.relative.file_name() == mine.relative.file_name())
-            .all(|theirs| theirs.size == mine.size)
+            .any(|theirs| theirs.relative.file_name() == Some(name) && theirs.size != mine.size)
+            .then(|| name.to_string_lossy().into_owned())
     })
 }
 
