@@ -124,6 +124,15 @@ pub enum ErrorKind {
         /// Its number.
         worker: usize,
     },
+    /// A tree given to `diff` holds record files of both formats.
+    MixedFormats {
+        /// A TFRecord file in it.
+        tf: PathBuf,
+        /// A OneFlow part in it.
+        of: PathBuf,
+    },
+    /// A directory holds no record file.
+    NoRecordFiles,
     /// An image `--images` asked to re-encode or decode could not be.
     Image {
         /// The feature holding it.
@@ -220,6 +229,7 @@ impl Error {
                 | ErrorKind::ShardFlags { .. }
                 | ErrorKind::NotSharded
                 | ErrorKind::WorkerRunning { .. }
+                | ErrorKind::MixedFormats { .. }
         )
     }
 }
@@ -309,6 +319,14 @@ impl fmt::Display for ErrorKind {
                 "would be written to the same output directory as {}",
                 other.display()
             ),
+            ErrorKind::MixedFormats { tf, of } => write!(
+                f,
+                "holds TFRecord files ({}) and OneFlow parts ({}): name a directory of one \
+                 format, or pass --format",
+                tf.display(),
+                of.display()
+            ),
+            ErrorKind::NoRecordFiles => f.write_str("no record files found"),
             ErrorKind::SideFileClash { name, other } => write!(
                 f,
                 "its {name} and that of {}, which goes back to the same folder, differ: one \

@@ -6,8 +6,8 @@
 //! [`Plan`] from [`plan`], runs it with [`convert`] and receives progress [`Event`]s through
 //! a callback. [`convert_shard`] runs one worker's share of a conversion spread over many
 //! machines and [`commit()`] publishes it once all are done. The inspection functions
-//! ([`count_file`], [`verify_file`], [`write_index`], [`SchemaBuilder`]) serve the `count`,
-//! `verify`, `index` and `schema` subcommands.
+//! ([`count_file`], [`verify_file`], [`write_index`], [`SchemaBuilder`], [`diff()`]) serve
+//! the `count`, `verify`, `index`, `schema` and `diff` subcommands.
 //!
 //! # Layers
 //!
@@ -15,7 +15,7 @@
 //! that in CI), and each folder's `mod.rs` says what it owns.
 //!
 //! ```text
-//! inspect                  count, verify, index, schema of existing files     (top)
+//! inspect/                 count, verify, index, schema, diff of existing files (top)
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
@@ -115,8 +115,9 @@ mod tfds;
 pub use error::{error_chain, Error, ErrorKind};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
-    collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
-    verify_files, write_index, Expanded, FileCount, Unpublished, Verification,
+    collect_schema, count_file, count_files, diff, expand_paths, oneflow_reader_for, verify_file,
+    verify_files, write_index, DiffOptions, DiffReport, Difference, Expanded, FileCount, Place,
+    Unpublished, Verification,
 };
 pub use manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SideFile, TensorflowReader, MANIFEST_NAME,

@@ -1,13 +1,15 @@
 //! Looking at record files without converting them: finding them under the paths given
 //! (here), counting, verifying and indexing them ([`files`]), collecting their schema
-//! ([`schema`]).
+//! ([`schema`]), comparing two datasets record by record ([`diff`]).
 //!
 //! The top layer: uses `planning`, `records`, `schema`, `manifest`, `tfds`, `storage` and
 //! everything below; nothing names it.
 
+mod diff;
 mod files;
 mod schema;
 
+pub use diff::{diff, DiffOptions, DiffReport, Difference, Place};
 pub use files::{
     count_file, count_files, verify_file, verify_files, write_index, FileCount, Verification,
 };

@@ -27,6 +27,23 @@ pub(crate) struct Walk {
     single_file: bool,
 }
 
+impl Walk {
+    /// Every file found, directory by directory.
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Found> {
+        self.directories.values().flatten()
+    }
+
+    /// Whether the input is a single file.
+    pub(crate) fn single_file(&self) -> bool {
+        self.single_file
+    }
+
+    /// The paths that could not be read, and why.
+    pub(crate) fn unreadable(&self) -> &[SkippedFile] {
+        &self.unreadable
+    }
+}
+
 pub(crate) fn walk(storage: &dyn Storage, input: &Path) -> Result<Walk, Error> {
     let listing = storage.list(input).map_err(|err| Error::io(input, err))?;
     let skipped_file = |not: NotListed| SkippedFile {
