@@ -144,6 +144,16 @@ pub enum Command {
     /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
     Index(IndexArgs),
 
+    /// Compare two datasets record by record: exit 0 when they hold the same records, 1
+    /// naming the first difference, 2 when they cannot be compared.
+    ///
+    /// Each side is a TFRecord or OFRecord file or a tree of them, local or a URL. Trees are
+    /// cut into datasets as tf2of cuts them, which pair up by name (a dataset and its
+    /// conversion have the same). An Example and an OFRecord are equal when they carry the
+    /// same features with the same values, as the default mapping relates them: OneFlow's
+    /// int32 equals the int64 of the same number, a double the float it holds exactly.
+    Diff(DiffArgs),
+
     /// Print a shell completion script for bash, zsh, fish or powershell.
     ///
     /// For bash: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
@@ -458,6 +468,36 @@ pub struct IndexArgs {
     /// Write the .idx files here instead of beside each input (a directory or a URL).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first dataset: a TFRecord or OFRecord file, or a tree of them; a local path or
+    /// a URL (s3://bucket/prefix, gs://..., az://container/prefix, file:///path,
+    /// https://... for one file).
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+
+    /// The second dataset, the same way.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+
+    /// Compare the records of each dataset as multisets (by a digest of each record),
+    /// whatever their order.
+    #[arg(long)]
+    pub unordered: bool,
+
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Read A's files as this format instead of telling it from them.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format_a: Option<FormatArg>,
+
+    /// Read B's files as this format instead of telling it from them.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format_b: Option<FormatArg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -7,6 +7,7 @@ mod chaos;
 mod chaos_proxy;
 mod convert;
 mod damaged;
+mod diff;
 #[cfg(unix)]
 mod faults;
 mod http;
