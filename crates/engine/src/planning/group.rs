@@ -120,12 +120,14 @@ struct Family {
 /// Datasets, skipped files and unreadable files.
 type Grouped = (Vec<DatasetPlan>, Vec<SkippedFile>, Vec<SkippedFile>);
 
+/// `side_files`: the prefix of the parts to be written when the other files of a folder of
+/// records travel with them; `None` for records only.
 pub(crate) fn group_tf(
     storage: &dyn Storage,
     input: &Path,
     output: &Path,
     walk: Walk,
-    side_files: bool,
+    side_files: Option<&str>,
 ) -> Grouped {
     let Walk {
         directories,
@@ -181,12 +183,20 @@ pub(crate) fn group_tf(
                 .push((found, shard));
         }
         // The other files of a folder of records travel with every dataset made of them;
-        // in a folder without records they are nobody's.
-        let carried = side_files && !families.is_empty();
+        // in a folder without records they are nobody's. One named like a part would be
+        // taken for one, or replace one.
+        let carried = side_files.filter(|_| !families.is_empty());
         let mut side = Vec::new();
         for (found, reason) in others {
-            if carried {
+            let part_like =
+                carried.is_some_and(|prefix| part_number(&found.name, prefix).is_some());
+            if carried.is_some() && !part_like {
                 side.push(input_file(input, found, single_file));
+            } else if part_like {
+                skipped.push(SkippedFile {
+                    path: found.path.display().to_string(),
+                    reason: "named like a OneFlow part: not carried beside the parts".to_owned(),
+                });
             } else if let Some(reason) = reason {
                 skipped.push(SkippedFile {
                     path: found.path.display().to_string(),

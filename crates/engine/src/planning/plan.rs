@@ -156,7 +156,10 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
     }
     let walk = walk(&*input_storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
-        Direction::TfToOf => group_tf(&*input_storage, input, output, walk, options.side_files),
+        Direction::TfToOf => {
+            let side_files = options.side_files.then_some(options.part_prefix.as_str());
+            group_tf(&*input_storage, input, output, walk, side_files)
+        }
         Direction::OfToTf => group_of(&*input_storage, input, output, walk, options),
     };
     mark_clashes(&mut datasets, options.direction);

@@ -237,3 +237,36 @@ fn in_a_bucket_commit_uploads_the_side_files_and_the_names_come_back() {
         );
     }
 }
+
+#[test]
+fn a_file_named_like_a_part_is_not_carried_over_the_parts() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    let records = examples(0, 3, 10);
+    write_tfrecord(&input.join("train.tfrecord"), &records);
+    fs::write(input.join("part-00000"), "not records").unwrap();
+    fs::write(input.join("shard_0"), "not records either").unwrap();
+    let out = work.path().join("out");
+    let run = ofconvert().arg("tf2of").args([&input, &out]).ok();
+    assert_eq!(of_records(&out.join("part-00000")), to_of(&records));
+    assert!(
+        run.stdout
+            .contains("part-00000: named like a OneFlow part: not carried beside the parts"),
+        "{}",
+        run.stdout
+    );
+    // With another prefix, the other one is the part-like name.
+    let shards = work.path().join("shards");
+    ofconvert()
+        .arg("tf2of")
+        .args([&input, &shards])
+        .args(["--part-prefix", "shard_", "--part-digits", "0"])
+        .ok();
+    assert_eq!(
+        tree(&shards),
+        ["ofconvert-manifest.json", "part-00000", "shard_0"]
+    );
+    assert_eq!(fs::read(shards.join("part-00000")).unwrap(), b"not records");
+    assert_eq!(of_records(&shards.join("shard_0")), to_of(&records));
+}

@@ -80,7 +80,7 @@ pub(crate) fn side(path: &Path, format: Option<Format>) -> Result<Side, Error> {
         None => format_of_tree(&*storage, path, found.files())?,
     };
     let (planned, _, unreadable) = match format {
-        Format::Tf => group_tf(&*storage, &root, &root, found, false),
+        Format::Tf => group_tf(&*storage, &root, &root, found, None),
         Format::Of => {
             let mut options = Options::new(Direction::OfToTf);
             options.side_files = false;
