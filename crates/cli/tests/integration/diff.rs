@@ -277,3 +277,51 @@ fn a_bucket_and_a_local_tree_compare_as_two_local_trees() {
         run.stdout
     );
 }
+
+/// Writes `records` cut into files of `sizes` records under `dir`.
+fn cut(dir: &Path, records: &[Vec<u8>], sizes: &[usize]) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let mut at = 0;
+    for (index, size) in sizes.iter().enumerate() {
+        let name = format!("data-{index:05}-of-{:05}", sizes.len());
+        write_tfrecord(&dir.join(name), &records[at..at + size]);
+        at += size;
+    }
+    dir.to_path_buf()
+}
+
+#[test]
+fn files_that_line_up_are_compared_pair_by_pair_and_the_others_as_streams() {
+    let work = tempdir();
+    let records = examples(0, 30, 20);
+    let a = cut(&work.path().join("a"), &records, &[10, 10, 10]);
+    // As many files, cut elsewhere: the same records.
+    let shifted = cut(&work.path().join("shifted"), &records, &[12, 10, 8]);
+    diff(&a, &shifted, &[]).expect_code(0);
+    // A record changed in the third file of both: its number in the dataset is counted
+    // over the files before it.
+    let mut changed = records.clone();
+    changed[25] = example(125, 20);
+    let b = cut(&work.path().join("b"), &changed, &[10, 10, 10]);
+    let difference = &json(&a, &b, &[])["difference"];
+    assert_eq!(difference["record"], 25);
+    assert_eq!(difference["a_place"]["record"], 5);
+    assert!(difference["b_place"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("data-00002-of-00003"));
+    // Also when an earlier file of the pair is cut elsewhere.
+    let c = cut(&work.path().join("c"), &changed, &[9, 11, 10]);
+    let difference = &json(&a, &c, &[])["difference"];
+    assert_eq!(difference["record"], 25);
+    assert_eq!(difference["b_place"]["record"], 5);
+    // The last record missing.
+    let short = cut(&work.path().join("short"), &records[..29], &[10, 10, 9]);
+    let run = diff(&a, &short, &[]).expect_code(1);
+    assert!(
+        run.stdout
+            .starts_with("differ: dataset ., record #29: B ends after 29 records; A has more"),
+        "{}",
+        run.stdout
+    );
+}

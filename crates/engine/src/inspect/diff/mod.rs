@@ -2,10 +2,12 @@
 //! tree, local or in a store, record by record as the default mapping relates them
 //! ([`canonical`]). Each side is cut into datasets as the converters cut it ([`sides`]),
 //! so that a dataset and its conversion pair up by name; each pair is compared in order,
-//! streaming ([`ordered`]), or as multisets of record digests ([`unordered`]).
+//! file with file when the files line up ([`paired`]) and else streaming ([`ordered`]), or
+//! as multisets of record digests ([`unordered`]).
 
 mod canonical;
 mod ordered;
+mod paired;
 mod sides;
 mod unordered;
 
@@ -185,8 +187,14 @@ pub fn diff(
             format: side_b.format,
             dataset: dataset_b,
         };
+        let lined_up = dataset_a.files.len() == dataset_b.files.len() && dataset_a.files.len() > 1;
         let (difference, records) = if options.unordered {
             pool.install(|| unordered::compare(input_a, input_b, progress))?
+        } else if lined_up {
+            match pool.install(|| paired::compare(input_a, input_b, progress))? {
+                paired::Paired::Compared(difference, records) => (difference.map(|d| *d), records),
+                paired::Paired::Uneven => ordered::compare(input_a, input_b, jobs, progress)?,
+            }
         } else {
             ordered::compare(input_a, input_b, jobs, progress)?
         };

@@ -21,8 +21,8 @@ use crate::records::{RecordAt, RecordReader};
 use crate::storage::Storage;
 
 /// A batch is sent once it holds this many bytes or records.
-const BATCH_BYTES: usize = 4 << 20;
-const BATCH_RECORDS: usize = 4096;
+const BATCH_BYTES: usize = 256 << 10;
+const BATCH_RECORDS: usize = 1024;
 
 /// Batches queued per reading thread.
 const QUEUED_BATCHES: usize = 2;
@@ -38,28 +38,69 @@ pub(crate) struct Input<'a> {
     pub(crate) dataset: &'a Dataset,
 }
 
-/// Records of one file, in order, in one buffer.
+/// Records of one file, in order, each in its own buffer, read in place. The buffers go
+/// back to the side's [`Spare`] when the batch is dropped, so that after the first batches
+/// no memory is allocated (nor touched for the first time) again.
 struct Batch {
     file: usize,
-    data: Vec<u8>,
-    /// Where each record ends in `data`.
-    ends: Vec<usize>,
+    records: Vec<Vec<u8>>,
+    /// How many of `records` hold records of this batch.
+    len: usize,
     at: Vec<RecordAt>,
+    spare: Arc<Spare>,
 }
 
+/// The buffers of a batch: its records' and their places.
+type Buffers = (Vec<Vec<u8>>, Vec<RecordAt>);
+
+/// The buffers of batches done with, for the next ones.
+#[derive(Default)]
+struct Spare(Mutex<Vec<Buffers>>);
+
 impl Batch {
-    fn new(file: usize) -> Batch {
+    fn new(file: usize, spare: &Arc<Spare>) -> Batch {
+        let (records, mut at) = spare
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop()
+            .unwrap_or_default();
+        at.clear();
         Batch {
             file,
-            data: Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 3)),
-            ends: Vec::with_capacity(BATCH_RECORDS),
-            at: Vec::with_capacity(BATCH_RECORDS),
+            records,
+            len: 0,
+            at,
+            spare: Arc::clone(spare),
         }
     }
 
     fn record(&self, index: usize) -> &[u8] {
-        let start = if index == 0 { 0 } else { self.ends[index - 1] };
-        &self.data[start..self.ends[index]]
+        &self.records[index]
+    }
+
+    /// The buffer the next record is read into.
+    fn next_buffer(&mut self) -> &mut Vec<u8> {
+        if self.len == self.records.len() {
+            self.records.push(Vec::new());
+        }
+        &mut self.records[self.len]
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let records = std::mem::take(&mut self.records);
+        let at = std::mem::take(&mut self.at);
+        let mut spare = self
+            .spare
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // More than the batches that can be alive at once is never needed.
+        if spare.len() < 16 {
+            spare.push((records, at));
+        }
     }
 }
 
@@ -82,12 +123,14 @@ fn start_reading<'scope>(
 ) -> Vec<Receiver<Piece>> {
     let files = input.dataset.files.len();
     let readers = readers.clamp(1, files.max(1));
+    let spare = Arc::new(Spare::default());
     (0..readers)
         .map(|first| {
             let (sender, receiver) = sync_channel(QUEUED_BATCHES);
+            let spare = Arc::clone(&spare);
             scope.spawn(move || {
                 for file in (first..files).step_by(readers) {
-                    if !read_file(input, file, &sender, stop, progress) {
+                    if !read_file(input, file, &sender, &spare, stop, progress) {
                         return;
                     }
                 }
@@ -103,6 +146,7 @@ fn read_file(
     input: Input<'_>,
     file: usize,
     sender: &SyncSender<Piece>,
+    spare: &Arc<Spare>,
     stop: &AtomicU64,
     progress: ProgressFn<'_>,
 ) -> bool {
@@ -122,19 +166,20 @@ fn read_file(
             return false;
         }
     };
-    let mut record = Vec::new();
-    let mut batch = Batch::new(file);
+    let mut batch = Batch::new(file, spare);
+    let mut bytes = 0;
     loop {
-        match reader.read(&mut record) {
+        match reader.read(batch.next_buffer()) {
             Ok(Some(at)) => {
-                batch.data.extend_from_slice(&record);
-                batch.ends.push(batch.data.len());
+                bytes += batch.records[batch.len].len();
+                batch.len += 1;
                 batch.at.push(at);
-                if batch.data.len() >= BATCH_BYTES || batch.ends.len() >= BATCH_RECORDS {
+                if bytes >= BATCH_BYTES || batch.len >= BATCH_RECORDS {
                     if stop.load(Ordering::Relaxed) != u64::MAX {
                         return false;
                     }
-                    let full = std::mem::replace(&mut batch, Batch::new(file));
+                    let full = std::mem::replace(&mut batch, Batch::new(file, spare));
+                    bytes = 0;
                     if sender.send(Piece::Records(Arc::new(full))).is_err() {
                         return false;
                     }
@@ -147,7 +192,7 @@ fn read_file(
             }
         }
     }
-    let sent = batch.ends.is_empty() || sender.send(Piece::Records(Arc::new(batch))).is_ok();
+    let sent = batch.len == 0 || sender.send(Piece::Records(Arc::new(batch))).is_ok();
     sent && sender.send(Piece::End).is_ok()
 }
 
@@ -164,11 +209,7 @@ impl Cursor<'_> {
     /// Whether a record is at hand; false at the end of the side.
     fn ready(&mut self) -> Result<bool, Error> {
         loop {
-            if self
-                .batch
-                .as_ref()
-                .is_some_and(|b| self.next < b.ends.len())
-            {
+            if self.batch.as_ref().is_some_and(|b| self.next < b.len) {
                 return Ok(true);
             }
             self.batch = None;
@@ -195,7 +236,7 @@ impl Cursor<'_> {
     /// Up to `most` records from the batch at hand.
     fn take(&mut self, most: usize) -> (Arc<Batch>, Range<usize>) {
         let batch = Arc::clone(self.batch.as_ref().expect("ready was called"));
-        let end = batch.ends.len().min(self.next + most);
+        let end = batch.len.min(self.next + most);
         let range = self.next..end;
         self.next = end;
         (batch, range)
@@ -243,7 +284,7 @@ pub(crate) fn compare(
     let found: Mutex<Option<Difference>> = Mutex::new(None);
     let readers = (jobs / 2).max(1);
     let (outcome, compared) = std::thread::scope(|scope| {
-        let (work, windows) = sync_channel::<Window>(jobs * 2);
+        let (work, windows) = sync_channel::<Window>(jobs);
         let windows = Arc::new(Mutex::new(windows));
         let (done, compared) = channel::<u64>();
         for _ in 0..jobs {
@@ -303,12 +344,8 @@ pub(crate) fn compare(
                 }
                 break Ok(None);
             }
-            let remaining = |cursor: &Cursor<'_>| {
-                cursor
-                    .batch
-                    .as_ref()
-                    .map_or(0, |b| b.ends.len() - cursor.next)
-            };
+            let remaining =
+                |cursor: &Cursor<'_>| cursor.batch.as_ref().map_or(0, |b| b.len - cursor.next);
             let most = remaining(&left).min(remaining(&right)).min(WINDOW_RECORDS);
             let window = Window {
                 first: record,

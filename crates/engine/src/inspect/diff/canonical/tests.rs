@@ -199,3 +199,42 @@ fn values_are_cut_short() {
         )
     );
 }
+
+#[test]
+fn an_example_and_its_ofrecord_laid_out_alike_need_no_transcoding() {
+    let example = example(vec![
+        ("image", tf::bytes_feature([vec![7u8; 300]])),
+        ("label", tf::int64_feature([3, -1])),
+        ("box", tf::float_feature([0.25])),
+    ]);
+    let mut transcoder = Transcoder::new(MappingSpec::new()).unwrap();
+    let mut record = Vec::new();
+    transcoder.tf_to_of(&example, &mut record).unwrap();
+    assert!(same_layout(&example, &record));
+    // The Example's features as they are, int64's tag unchanged, would read as a double
+    // list in an OFRecord.
+    let (_, _, header_len) = header(&example).unwrap();
+    let inner = &example[header_len..];
+    assert_eq!(inner.len(), record.len());
+    assert!(!same_layout(&example, inner));
+    // One value changed: not alike, and told apart the long way.
+    let mut changed = record.clone();
+    let last = changed.len() - 1;
+    changed[last] ^= 1;
+    assert!(!same_layout(&example, &changed));
+    let mut canon = Canon::new();
+    assert!(canon
+        .compare(&example, Format::Tf, &changed, Format::Of)
+        .is_some());
+    // An int32 label is the same record, though not laid out alike.
+    let int32 = ofrecord(vec![
+        ("box", of::float_feature([0.25])),
+        ("image", of::bytes_feature([vec![7u8; 300]])),
+        ("label", of::int32_feature([3, -1])),
+    ]);
+    assert!(!same_layout(&example, &int32));
+    assert_eq!(
+        canon.compare(&example, Format::Tf, &int32, Format::Of),
+        None
+    );
+}
