@@ -121,14 +121,34 @@ fn scan_map(map: &[u8], dialect: Dialect, f: &mut impl FnMut(&[u8], FeatureKind,
     }
 }
 
-/// Calls `f(name, kind, list)` for every feature of an OFRecord in wire order, those with
-/// no kind set included (`None`, an empty list): for comparing records, where a `Feature`
-/// without a kind is not the same as no feature.
+/// Calls `f(name, kind, list)` for every feature of a record in wire order, those with no
+/// kind set included (`None`, an empty list): for comparing records, where a `Feature`
+/// without a kind is not the same as no feature. For an Example, its features (those of
+/// every `features` field, as protobuf merges them).
 pub(crate) fn scan_entries<'a>(
     record: &'a [u8],
+    dialect: Dialect,
     mut f: impl FnMut(&'a [u8], Option<FeatureKind>, &'a [u8]),
 ) {
-    let mut entries = Cursor::new(record);
+    match dialect {
+        Dialect::OfRecord => entries_of_map(record, dialect, &mut f),
+        Dialect::Example => {
+            let mut top = Cursor::new(record);
+            while let Some((field, wire_type, features)) = top.field() {
+                if field == 1 && wire_type == 2 {
+                    entries_of_map(features, dialect, &mut f);
+                }
+            }
+        }
+    }
+}
+
+fn entries_of_map<'a>(
+    map: &'a [u8],
+    dialect: Dialect,
+    f: &mut impl FnMut(&'a [u8], Option<FeatureKind>, &'a [u8]),
+) {
+    let mut entries = Cursor::new(map);
     while let Some((field, wire_type, entry)) = entries.field() {
         if field != 1 || wire_type != 2 {
             continue;
@@ -146,7 +166,7 @@ pub(crate) fn scan_entries<'a>(
         let mut last = (None, &[][..]);
         while let Some((field, wire_type, list)) = kinds.field() {
             if wire_type == 2 {
-                if let Some(kind) = kind_of(field, Dialect::OfRecord) {
+                if let Some(kind) = kind_of(field, dialect) {
                     last = (Some(kind), list);
                 }
             }

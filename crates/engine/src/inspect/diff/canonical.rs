@@ -11,11 +11,14 @@ use ofconvert_bridge::{ErrorKind, FeatureKind, MappingSpec, SequencePolicy, Tran
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::naming::names::Format;
-use crate::scan::{for_each_bytes, for_each_integer, scan_entries};
+use crate::scan::{for_each_bytes, for_each_integer, scan_entries, Dialect};
 
 /// Values shown of a list, and bytes of a bytes value, in a difference.
 const SHOWN_VALUES: usize = 8;
 const SHOWN_BYTES: usize = 48;
+
+/// Examples of this many bytes and more are digested in place rather than transcoded.
+const COPY_SPARED: usize = 4096;
 
 /// Bytes values longer than this enter a digest as their own 128-bit hash.
 const HASHED_VALUE: usize = 64;
@@ -89,6 +92,7 @@ pub(crate) struct Canon {
     a: Vec<u8>,
     b: Vec<u8>,
     canonical: Vec<u8>,
+    found: Vec<FeatureAt>,
 }
 
 impl Canon {
@@ -101,6 +105,7 @@ impl Canon {
             a: Vec::new(),
             b: Vec::new(),
             canonical: Vec::new(),
+            found: Vec::new(),
         }
     }
 
@@ -138,17 +143,41 @@ impl Canon {
     /// A 128-bit digest of record `raw` (of `format`) that two records have alike when
     /// [`compare`](Canon::compare) finds them equal.
     pub(crate) fn digest(&mut self, raw: &[u8], format: Format) -> u128 {
-        let picked = form(&mut self.transcoder, raw, format, &mut self.a);
-        let canonical = &mut self.canonical;
+        // A big Example that parses is read as it is, its int64 lists by their tag 3,
+        // rather than copied by the transcoder (which is quicker for small ones); a
+        // SequenceExample (flattened) and anything else go through the transcoder.
+        let plain_example = format == Format::Tf
+            && raw.len() >= COPY_SPARED
+            && matches!(
+                ofconvert_bridge::visit_example(raw, |_, _, _| {}),
+                Ok(ofconvert_bridge::TfRecordType::Example)
+            );
+        let picked = match plain_example {
+            true => Picked::Itself,
+            false => form(&mut self.transcoder, raw, format, &mut self.a),
+        };
+        let Canon {
+            a,
+            canonical,
+            found,
+            ..
+        } = self;
         canonical.clear();
-        match validated(picked.pick(raw, &self.a)) {
+        // What the transcoder wrote parses; an OFRecord read is checked.
+        let (form, dialect) = match picked {
+            Picked::Itself if plain_example => (Form::Record(raw), Dialect::Example),
+            Picked::Buffer => (Form::Record(&a[..]), Dialect::OfRecord),
+            other => (validated(other.pick(raw, a)), Dialect::OfRecord),
+        };
+        match form {
             Form::Opaque(bytes) => {
                 canonical.push(0xff);
                 canonical.extend_from_slice(&xxh3_128(bytes).to_le_bytes());
             }
             Form::Record(record) => {
-                for feature in features(record) {
-                    put_feature(canonical, &feature);
+                sorted_features(record, dialect, found);
+                for at in found.iter() {
+                    put_feature(canonical, &at.view(record));
                 }
             }
         }
@@ -282,19 +311,56 @@ fn validated(form: Form<'_>) -> Form<'_> {
 /// winning (as protobuf and TensorFlow read a map).
 fn features(record: &[u8]) -> Vec<Feature<'_>> {
     let mut found = Vec::new();
-    scan_entries(record, |name, kind, list| {
-        found.push(Feature { name, kind, list })
-    });
-    // Stable: entries of one name stay in wire order, the last is kept.
-    found.sort_by(|x, y| x.name.cmp(y.name));
-    let mut kept: Vec<Feature<'_>> = Vec::with_capacity(found.len());
-    for feature in found {
-        match kept.last_mut() {
-            Some(last) if last.name == feature.name => *last = feature,
-            _ => kept.push(feature),
+    sorted_features(record, Dialect::OfRecord, &mut found);
+    found.iter().map(|at| at.view(record)).collect()
+}
+
+/// Where a feature is in its record: a [`Feature`] kept across records in a reused buffer.
+#[derive(Clone, Copy)]
+struct FeatureAt {
+    name: (usize, usize),
+    kind: Option<FeatureKind>,
+    list: (usize, usize),
+}
+
+impl FeatureAt {
+    fn view<'r>(&self, record: &'r [u8]) -> Feature<'r> {
+        Feature {
+            name: &record[self.name.0..self.name.1],
+            kind: self.kind,
+            list: &record[self.list.0..self.list.1],
         }
     }
-    kept
+}
+
+/// [`features`] into `found`, as places in `record` (an OFRecord, or an Example as
+/// `dialect` says).
+fn sorted_features(record: &[u8], dialect: Dialect, found: &mut Vec<FeatureAt>) {
+    found.clear();
+    let base = record.as_ptr() as usize;
+    let range = |part: &[u8]| {
+        let start = part.as_ptr() as usize - base;
+        (start, start + part.len())
+    };
+    scan_entries(record, dialect, |name, kind, list| {
+        // A slice of nothing may point anywhere.
+        let list = if list.is_empty() { (0, 0) } else { range(list) };
+        let name = if name.is_empty() { (0, 0) } else { range(name) };
+        found.push(FeatureAt { name, kind, list })
+    });
+    let name = |at: &FeatureAt| &record[at.name.0..at.name.1];
+    // Stable: entries of one name stay in wire order, and the last is kept.
+    found.sort_by(|x, y| name(x).cmp(name(y)));
+    let mut kept = 0;
+    for index in 0..found.len() {
+        if kept > 0 && name(&found[kept - 1]) == name(&found[index]) {
+            found[kept - 1] = found[index];
+        } else {
+            found[kept] = found[index];
+            kept += 1;
+        }
+    }
+    found.truncate(kept);
 }
 
 fn compare_forms(a: Form<'_>, b: Form<'_>) -> Option<RecordDifference> {
