@@ -21,7 +21,7 @@ use crate::records::{RecordAt, RecordReader};
 use crate::storage::Storage;
 
 /// A batch is sent once it holds this many bytes or records.
-const BATCH_BYTES: usize = 256 << 10;
+const BATCH_BYTES: usize = 1 << 20;
 const BATCH_RECORDS: usize = 1024;
 
 /// Batches queued per reading thread.
