@@ -145,6 +145,13 @@ impl Copied {
         Ok(())
     }
 
+    /// The same copy, never removed by [`undo`](Copied::undo) once in place: a file that
+    /// datasets sharing a directory each bring.
+    pub(crate) fn kept_once_placed(mut self) -> Copied {
+        self.existed = true;
+        self
+    }
+
     /// Removes what was written: the temporary file, or the file itself when there was
     /// none of its name before.
     pub(crate) fn undo(&self, output: &dyn Storage) {

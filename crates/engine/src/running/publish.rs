@@ -402,6 +402,9 @@ impl Target<'_> {
             .iter()
             .filter(|(_, temp)| temp.is_none())
             .map(|(part, _)| part.name.as_str());
+        // In a directory other datasets share, a side file placed is theirs too (a copy of
+        // the same file): a failure never removes it.
+        let shared = self.shared_tag().is_some();
         let copy_all = || -> Result<(), Error> {
             if self.options.side_files {
                 for side in &self.dataset.side_files {
@@ -409,13 +412,12 @@ impl Target<'_> {
                         .relative
                         .file_name()
                         .unwrap_or(side.relative.as_os_str());
-                    copies.push(copy_file(
-                        self.input_storage,
-                        &side.path,
-                        side.size,
-                        to,
-                        name,
-                    )?);
+                    let copy = copy_file(self.input_storage, &side.path, side.size, to, name)?;
+                    copies.push(if shared {
+                        copy.kept_once_placed()
+                    } else {
+                        copy
+                    });
                 }
             }
             for name in empties {
