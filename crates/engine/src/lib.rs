@@ -20,8 +20,8 @@
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
 //! manifest                 what a published dataset says of itself
-//! tfds/                    TFDS folders: origin, dataset_info.json
-//! records/                 format sniffing, record reader, part and shard writers
+//! tfds/                    TFDS folders: origin, dataset_info.json, class names
+//! records/                 format sniffing, record reader, part and shard writers, copies
 //! options, recode          what the caller asked for; images re-encoded on the way
 //! storage/                 the Storage trait: local disk, object stores, transfers
 //! error                    errors with the file, offset and record they concern
@@ -34,8 +34,8 @@
 //! recognises into a [`Plan`]; `running` hands each work item to a worker, which reads its
 //! records through `records`, converts them with the bridge's `Transcoder` (and `recode`
 //! for images), writes temporary parts through `records` into `storage`, and publishes a
-//! dataset with its `manifest` once every part is whole; `sharded` splits the same plan
-//! among machines and `commit` publishes what they wrote.
+//! dataset, the files that came with it and its `manifest` once every part is whole;
+//! `sharded` splits the same plan among machines and `commit` publishes what they wrote.
 //!
 //! # Example
 //!
