@@ -213,7 +213,7 @@ fn an_example_and_its_ofrecord_laid_out_alike_need_no_transcoding() {
     assert!(same_layout(&example, &record));
     // The Example's features as they are, int64's tag unchanged, would read as a double
     // list in an OFRecord.
-    let (_, _, header_len) = header(&example).unwrap();
+    let (_, _, header_len) = layout::header(&example).unwrap();
     let inner = &example[header_len..];
     assert_eq!(inner.len(), record.len());
     assert!(!same_layout(&example, inner));

@@ -13,9 +13,11 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::naming::names::Format;
 use crate::scan::{for_each_bytes, for_each_integer, scan_entries, Dialect};
 
-/// Values shown of a list, and bytes of a bytes value, in a difference.
-const SHOWN_VALUES: usize = 8;
-const SHOWN_BYTES: usize = 48;
+mod layout;
+mod show;
+
+use layout::same_layout;
+use show::{show, show_bytes};
 
 /// Examples of this many bytes and more are digested in place rather than transcoded.
 const COPY_SPARED: usize = 4096;
@@ -183,83 +185,6 @@ impl Canon {
         }
         xxh3_128(canonical)
     }
-}
-
-/// Whether Example `example` and OFRecord `record` hold the same features written the
-/// same way: the Example's `Features` and the OFRecord byte for byte alike, but for the tag
-/// of each int64 list (3 in an Example, 5 in an OFRecord), as writers of both formats lay
-/// them out (one field holding the features; each map entry a key then a `Feature` of one
-/// list). Equal records converted by `tf2of` or `of2tf` pass without being transcoded;
-/// `false` says nothing (the records are then compared the long way).
-fn same_layout(example: &[u8], record: &[u8]) -> bool {
-    let Some((0x0a, len, used)) = header(example) else {
-        return false;
-    };
-    let features = &example[used..];
-    if len != features.len() || features.len() != record.len() {
-        return false;
-    }
-    let mut at = 0;
-    while at < features.len() {
-        // A map entry: its tag and length, the key field, then the value field holding a
-        // `Feature` of one list.
-        let (Some(entry), Some(other)) = (header(&features[at..]), header(&record[at..])) else {
-            return false;
-        };
-        if entry.0 != 0x0a || entry != other {
-            return false;
-        }
-        let body = at + entry.2..at + entry.2 + entry.1;
-        let (Some(body_a), Some(body_b)) = (features.get(body.clone()), record.get(body.clone()))
-        else {
-            return false;
-        };
-        let Some(key) = header(body_a).filter(|key| key.0 == 0x0a) else {
-            return false;
-        };
-        let value_at = key.2 + key.1;
-        if body_a.get(..value_at) != body_b.get(..value_at) {
-            return false;
-        }
-        let (Some(value_a), Some(value_b)) = (body_a.get(value_at..), body_b.get(value_at..))
-        else {
-            return false;
-        };
-        let Some(value) = header(value_a).filter(|value| value.0 == 0x12) else {
-            return false;
-        };
-        if value.2 + value.1 != value_a.len() || value_a.get(..value.2) != value_b.get(..value.2) {
-            return false;
-        }
-        let (feature_a, feature_b) = (&value_a[value.2..], &value_b[value.2..]);
-        if !feature_a.is_empty() {
-            let Some(list) = header(feature_a) else {
-                return false;
-            };
-            let tags = (list.0, feature_b[0]);
-            // bytes_list and float_list keep their tags; int64_list is 3 in an Example and
-            // 5 in an OFRecord.
-            if !matches!(tags, (0x0a, 0x0a) | (0x12, 0x12) | (0x1a, 0x2a))
-                || list.2 + list.1 != feature_a.len()
-                || feature_a[1..] != feature_b[1..]
-            {
-                return false;
-            }
-        }
-        at = body.end;
-    }
-    true
-}
-
-/// A field's one-byte tag, its length and the bytes the two take, when `bytes` starts with
-/// a length-delimited field whose tag fits a byte.
-fn header(bytes: &[u8]) -> Option<(u8, usize, usize)> {
-    let (&tag, rest) = bytes.split_first()?;
-    if tag & 0x80 != 0 || tag & 7 != 2 {
-        return None;
-    }
-    let (len, used) = varint(rest)?;
-    Some((tag, usize::try_from(len).ok()?, 1 + used))
 }
 
 /// Where a record's OFRecord form is: the record itself (an OFRecord, not yet checked), in
@@ -578,54 +503,6 @@ fn put_feature(out: &mut Vec<u8>, feature: &Feature<'_>) {
     }
     // The end of a feature: no name can run into the next.
     out.push(0xfe);
-}
-
-/// A feature's kind and values, cut short.
-fn show(feature: &Feature<'_>) -> String {
-    let kind = feature.kind.map_or("none", FeatureKind::list_name);
-    let mut shown = Vec::new();
-    let mut count = 0usize;
-    let mut keep = |text: String| {
-        count += 1;
-        if shown.len() < SHOWN_VALUES {
-            shown.push(text);
-        }
-    };
-    match class(feature.kind) {
-        Class::None => {}
-        Class::Bytes => for_each_bytes(feature.list, |value| keep(show_bytes(value))),
-        Class::Integer => for_each_value(feature, |value| keep(value.to_string())),
-        Class::Real => for_each_real(feature.list, feature.kind, |value| {
-            keep(match value {
-                Real::Float(bits) => ofconvert_bridge::text::format_f32(f32::from_bits(bits)),
-                Real::Double(bits) => ofconvert_bridge::text::format_f64(f64::from_bits(bits)),
-            })
-        }),
-    }
-    let more = match count.saturating_sub(SHOWN_VALUES) {
-        0 => String::new(),
-        n => format!(", ... ({n} more)"),
-    };
-    format!("{kind} [{}{more}]", shown.join(", "))
-}
-
-/// Bytes as text format spells them (printable ASCII as is, the rest escaped), cut short.
-fn show_bytes(bytes: &[u8]) -> String {
-    let mut text = String::from("\"");
-    for &byte in bytes.iter().take(SHOWN_BYTES) {
-        match byte {
-            b'"' => text.push_str("\\\""),
-            b'\\' => text.push_str("\\\\"),
-            b'\n' => text.push_str("\\n"),
-            0x20..=0x7e => text.push(char::from(byte)),
-            _ => text.push_str(&format!("\\{byte:03o}")),
-        }
-    }
-    text.push('"');
-    if bytes.len() > SHOWN_BYTES {
-        text.push_str(&format!("... ({} bytes)", bytes.len()));
-    }
-    text
 }
 
 #[cfg(test)]
