@@ -150,6 +150,16 @@ pub enum Command {
     /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
     Index(IndexArgs),
 
+    /// Compare two datasets record by record: exit 0 when they hold the same records, 1
+    /// naming the first difference, 2 when they cannot be compared.
+    ///
+    /// Each side is a TFRecord or OFRecord file or a tree of them, local or a URL. Trees are
+    /// cut into datasets as tf2of cuts them, which pair up by name (a dataset and its
+    /// conversion have the same). An Example and an OFRecord are equal when they carry the
+    /// same features with the same values, as the default mapping relates them: OneFlow's
+    /// int32 equals the int64 of the same number, a double the float it holds exactly.
+    Diff(DiffArgs),
+
     /// Print a shell completion script for bash, zsh, fish or powershell.
     ///
     /// For bash: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
@@ -242,6 +252,12 @@ pub struct ConvertArgs {
     /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_part_bytes: Option<u64>,
+
+    /// Parts only: leave out the files that come with the records (every other file of a
+    /// dataset's folder: TFDS metadata and class names, READMEs, licences...), which are
+    /// otherwise copied beside the parts and written back by of2tf.
+    #[arg(long)]
+    pub no_side_files: bool,
 
     /// Be worker K of N (counted from 0) of one conversion spread over many machines: every
     /// worker plans alike, the first stores the plan in OUT/.ofconvert/, each converts its
@@ -466,6 +482,36 @@ pub struct IndexArgs {
     /// Print what was written as JSON: each file, its index and its records.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first dataset: a TFRecord or OFRecord file, or a tree of them; a local path or
+    /// a URL (s3://bucket/prefix, gs://..., az://container/prefix, file:///path,
+    /// https://... for one file).
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+
+    /// The second dataset, the same way.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+
+    /// Compare the records of each dataset as multisets (by a digest of each record),
+    /// whatever their order.
+    #[arg(long)]
+    pub unordered: bool,
+
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Read A's files as this format instead of telling it from them.
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format_a: Option<Format>,
+
+    /// Read B's files as this format instead of telling it from them.
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format_b: Option<Format>,
 }
 
 /// The names of choice `T`, for clap to check and to list in help and completion: each value

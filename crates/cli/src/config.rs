@@ -26,6 +26,7 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Conver
     config.on_corrupt = args.on_corrupt;
     config.verify = !args.no_verify;
     config.sync = !args.no_sync;
+    config.side_files = !args.no_side_files;
     config.overwrite = args.overwrite;
     config.resume = args.resume;
     config.shard = args.shard;

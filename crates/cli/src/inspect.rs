@@ -273,6 +273,20 @@ fn table(schema: &Schema, files: usize) -> String {
             }
         }
     }
+    for feature in &schema.features {
+        if let Some(names) = &feature.class_names {
+            const SHOWN: usize = 20;
+            let mut shown = names[..names.len().min(SHOWN)].join(", ");
+            if names.len() > SHOWN {
+                shown.push_str(&format!(", and {} more", names.len() - SHOWN));
+            }
+            text.push_str(&format!(
+                "\n{}: {} class names (TFDS): {shown}\n",
+                feature.name,
+                names.len()
+            ));
+        }
+    }
     text
 }
 

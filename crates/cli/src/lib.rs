@@ -6,6 +6,7 @@
 mod cat;
 mod cli;
 mod config;
+mod diff;
 mod exit_codes;
 mod inspect;
 mod progress;
@@ -140,6 +141,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
         Command::Schema(args) => inspect::schema(args, jobs, quiet),
         Command::Index(args) => inspect::index(args, quiet),
+        Command::Diff(args) => diff::run(args, jobs, quiet),
         Command::Completions(args) => {
             let mut script = Vec::new();
             clap_complete::generate(args.shell, &mut Cli::command(), "ofconvert", &mut script);

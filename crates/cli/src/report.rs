@@ -153,6 +153,25 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         {
             writeln!(out, "      {described}")?;
         }
+        for feature in &manifest.schema.features {
+            if let Some(names) = &feature.class_names {
+                writeln!(
+                    out,
+                    "      class names of {} ({}): {}",
+                    feature.name,
+                    names.len(),
+                    shown_names(names)
+                )?;
+            }
+        }
+        if !manifest.side_files.is_empty() {
+            let names: Vec<&str> = manifest
+                .side_files
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect();
+            writeln!(out, "      with {}", shown_names(&names))?;
+        }
         if let Some(rounded) = manifest.rounded_values {
             writeln!(
                 out,
@@ -196,6 +215,15 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
             )?,
         }
     }
+    if summary.side_files > 0 {
+        writeln!(
+            out,
+            "Carried {} side file{} (the other files of the datasets' folders) beside them; \
+             --no-side-files leaves them out.",
+            summary.side_files,
+            plural(summary.side_files)
+        )?;
+    }
     if !summary.skipped_files.is_empty() {
         writeln!(out)?;
         writeln!(
@@ -209,6 +237,17 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Names in a line: the first few, then how many more.
+fn shown_names(names: &[impl AsRef<str>]) -> String {
+    const SHOWN: usize = 8;
+    let mut shown: Vec<&str> = names.iter().take(SHOWN).map(AsRef::as_ref).collect();
+    let more = format!("and {} more", names.len().saturating_sub(SHOWN));
+    if names.len() > SHOWN {
+        shown.push(&more);
+    }
+    shown.join(", ")
 }
 
 /// Writes the warnings, for stderr.

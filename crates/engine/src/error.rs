@@ -88,6 +88,14 @@ pub enum ErrorKind {
         /// The other dataset's input directory.
         other: PathBuf,
     },
+    /// Two datasets going back to the folder they shared bring different files of one name
+    /// (copies of one file that no longer agree).
+    SideFileClash {
+        /// The file's name.
+        name: String,
+        /// The other dataset's input directory.
+        other: PathBuf,
+    },
     /// An index was asked for a compressed file, whose offsets no index reader can use.
     Compressed,
     /// The file is neither a TFRecord nor an OFRecord file.
@@ -131,6 +139,13 @@ pub enum ErrorKind {
     WorkerRunning {
         /// Its number.
         worker: usize,
+    },
+    /// A tree given to `diff` holds record files of both formats.
+    MixedFormats {
+        /// A TFRecord file in it.
+        tf: PathBuf,
+        /// A OneFlow part in it.
+        of: PathBuf,
     },
     /// An image `--images` asked to re-encode or decode could not be.
     Image {
@@ -229,6 +244,7 @@ impl Error {
                 | ErrorKind::NotSharded { .. }
                 | ErrorKind::Usage(_)
                 | ErrorKind::WorkerRunning { .. }
+                | ErrorKind::MixedFormats { .. }
         )
     }
 }
@@ -323,6 +339,19 @@ impl fmt::Display for ErrorKind {
             ErrorKind::OutputClash { other } => write!(
                 f,
                 "would be written to the same output directory as {}",
+                other.display()
+            ),
+            ErrorKind::MixedFormats { tf, of } => write!(
+                f,
+                "holds TFRecord files ({}) and OneFlow parts ({}): name a directory of one \
+                 format, or pass --format",
+                tf.display(),
+                of.display()
+            ),
+            ErrorKind::SideFileClash { name, other } => write!(
+                f,
+                "its {name} and that of {}, which goes back to the same folder, differ: one \
+                 would replace the other",
                 other.display()
             ),
             ErrorKind::ShardFlags { differs } => write!(

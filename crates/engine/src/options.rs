@@ -124,6 +124,9 @@ pub struct Options {
     pub images: ImagePolicy,
     /// Whose words the messages of the run use when they name an option.
     pub front_end: FrontEnd,
+    /// Carry the files that come with the records (every other file of a dataset's folder)
+    /// to the output, beside the parts (the default); without it, parts only.
+    pub side_files: bool,
 }
 
 /// A flag that stops a running conversion when set, from any thread or a signal handler:
@@ -176,6 +179,7 @@ impl Options {
             interrupt: Interrupt::new(),
             images: ImagePolicy::Keep,
             front_end: FrontEnd::CommandLine,
+            side_files: true,
         }
     }
 
@@ -231,6 +235,7 @@ impl Options {
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
             images: self.images,
+            side_files: self.side_files,
         }
     }
 }
@@ -285,8 +290,21 @@ pub struct Settings {
     /// Whether images are re-encoded or decoded.
     #[serde(default, skip_serializing_if = "is_keep")]
     pub images: ImagePolicy,
+    /// Whether the files that came with the records were carried too.
+    #[serde(default = "carried", skip_serializing_if = "is_carried")]
+    pub side_files: bool,
 }
 
 fn is_keep(policy: &ImagePolicy) -> bool {
     *policy == ImagePolicy::Keep
+}
+
+/// Side files are carried unless a manifest says otherwise (those written before there were
+/// side files say nothing).
+fn carried() -> bool {
+    true
+}
+
+fn is_carried(side_files: &bool) -> bool {
+    *side_files
 }

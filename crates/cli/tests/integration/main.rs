@@ -7,11 +7,13 @@ mod chaos;
 mod chaos_proxy;
 mod convert;
 mod damaged;
+mod diff;
 #[cfg(unix)]
 mod faults;
 mod http;
 mod images;
 mod inspect;
+mod lossless;
 mod lossy;
 mod objects;
 mod resume;

@@ -100,6 +100,8 @@ pub struct ConvertConfig {
     pub verify: bool,
     /// Parts flushed to the disk before they take their names.
     pub sync: bool,
+    /// The files that come with the records carried beside the parts and back.
+    pub side_files: bool,
     /// Replace the datasets this run writes.
     pub overwrite: bool,
     /// Finish an interrupted run.
@@ -153,6 +155,7 @@ impl ConvertConfig {
             on_corrupt: OnCorrupt::Fail,
             verify: true,
             sync: true,
+            side_files: true,
             overwrite: false,
             resume: false,
             shard: None,
@@ -344,6 +347,7 @@ impl ConvertConfig {
         };
         options.verify_checksums = self.verify;
         options.sync = self.sync;
+        options.side_files = self.side_files;
         options.on_corrupt = self.on_corrupt;
         options.on_empty = self.empty;
         options.existing = if self.shard.is_some() {
@@ -501,6 +505,7 @@ impl ConvertConfig {
         let mut plan = plan(&dir, &self.output, options)?;
         for dataset in &mut plan.datasets {
             dataset.inputs.retain(|input| is_named(&input.path));
+            dataset.side_files.retain(|side| is_named(&side.path));
         }
         plan.datasets.retain(|dataset| !dataset.inputs.is_empty());
         plan.skipped

@@ -1,5 +1,6 @@
 //! Walking the input tree and grouping record files into datasets.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,56 @@ pub struct DatasetPlan {
     pub problem: Option<Error>,
     /// The TFDS dataset and split the records came from, when they did.
     pub tfds: Option<TfdsOrigin>,
+    /// The files that come with the records, carried beside them (unless
+    /// [`Options::side_files`] is off): for tf2of every other file of the folder of its
+    /// TFRecord files, for of2tf every file of its directory that is not a part.
+    pub side_files: Vec<InputFile>,
+    /// The class names TFDS gives integer features (`ClassLabel`s), by feature name.
+    pub(crate) class_names: BTreeMap<String, Vec<String>>,
+    /// tf2of: the directory of its own the dataset gets, named after its family, below the
+    /// place of a folder that holds several families.
+    pub(crate) subfolder: Option<String>,
+    /// of2tf: the TFRecord files tf2of read, given back under their names.
+    pub(crate) restore: Option<Restore>,
+}
+
+/// The TFRecord files a OneFlow dataset was converted from, as of2tf gives them back when
+/// it writes one file per part (its default) and each part holds one whole file: the same
+/// names, in the same folder, empty files included.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub(crate) struct Restore {
+    /// Every file, in order: its name, and whether it was empty (then it has no part and is
+    /// given back empty). The others match the parts one for one, in order.
+    pub(crate) files: Vec<(String, bool)>,
+    /// The family name the dataset goes back under when it goes back to a folder it shares
+    /// with other families (the folder above its directory): what its manifest's and its
+    /// temporary files' names start with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shared: Option<String>,
+}
+
+impl Restore {
+    /// The names of the files that hold records, in part order.
+    pub(crate) fn part_names(&self) -> impl Iterator<Item = &str> {
+        self.files
+            .iter()
+            .filter(|(_, empty)| !empty)
+            .map(|(name, _)| name.as_str())
+    }
+}
+
+impl DatasetPlan {
+    /// What tells this dataset from the others that share its output directory (a TFDS
+    /// split's `name-split`, a shard family's name), when it shares one.
+    pub(crate) fn shared_tag(&self, direction: Direction) -> Option<String> {
+        if direction != Direction::OfToTf {
+            return None;
+        }
+        if let Some(shared) = self.restore.as_ref().and_then(|r| r.shared.clone()) {
+            return Some(shared);
+        }
+        self.tfds.as_ref().map(TfdsOrigin::stem)
+    }
 }
 
 /// A file of the input tree that is not converted, and why.
@@ -100,10 +151,13 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
     }
     let walk = walk(&*input_storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
-        Direction::TfToOf => group_tf(&*input_storage, input, output, walk),
-        Direction::OfToTf => group_of(&*input_storage, input, output, walk, &options.part_prefix),
+        Direction::TfToOf => {
+            let side_files = options.side_files.then_some(options.part_prefix.as_str());
+            group_tf(&*input_storage, input, output, walk, side_files)
+        }
+        Direction::OfToTf => group_of(&*input_storage, input, output, walk, options),
     };
-    mark_clashes(&mut datasets);
+    mark_clashes(&mut datasets, options.direction);
     Ok(Plan {
         direction: options.direction,
         input: input.to_path_buf(),

@@ -32,6 +32,9 @@ pub struct Summary {
     pub input_bytes: u64,
     /// Size of the parts written by this run.
     pub output_bytes: u64,
+    /// The files that came with the records (every other file of their folders) this run
+    /// copied beside the parts; a file the datasets sharing a folder all bring counts once.
+    pub side_files: usize,
     /// How many datasets failed.
     pub failed: usize,
     /// Whether the run was interrupted: some datasets may not have been converted.
@@ -102,6 +105,13 @@ impl Summary {
                 .flat_map(|m| &m.parts)
                 .map(|part| part.bytes)
                 .sum(),
+            side_files: datasets
+                .iter()
+                .filter(|d| d.status == DatasetStatus::Converted)
+                .filter_map(|d| Some((&d.output_dir, &d.manifest.as_ref()?.side_files)))
+                .flat_map(|(dir, sides)| sides.iter().map(move |side| (dir, &side.name)))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
             failed: datasets
                 .iter()
                 .filter(|d| d.status == DatasetStatus::Failed)
