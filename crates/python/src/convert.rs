@@ -56,6 +56,7 @@ pub struct Settings {
     jobs: Option<usize>,
     sync: bool,
     verify: bool,
+    side_files: bool,
     network: Network,
 }
 
@@ -167,6 +168,7 @@ fn configure(
     config.shard = settings.shard.map(shard).transpose()?;
     config.jobs = settings.jobs;
     config.sync = settings.sync;
+    config.side_files = settings.side_files;
     config.verify = settings.verify;
     settings.network.apply()?;
     Ok(config)

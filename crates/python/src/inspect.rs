@@ -136,3 +136,35 @@ pub fn index(
     }
     Ok((json(&report)?, found.warnings))
 }
+
+/// `ofconvert diff --json`: two datasets compared record by record; a difference is in the
+/// report, not raised, and what cannot be compared raises.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn diff(
+    py: Python<'_>,
+    a: PathBuf,
+    b: PathBuf,
+    format_a: Option<&str>,
+    format_b: Option<&str>,
+    unordered: bool,
+    jobs: usize,
+    network: Network,
+) -> PyResult<String> {
+    network.apply().map_err(|message| usage(py, &message))?;
+    let format = |name: Option<&str>| -> PyResult<Option<Format>> {
+        name.map(|name| choice(FrontEnd::Python, name))
+            .transpose()
+            .map_err(|message| usage(py, &message))
+    };
+    let options = ofconvert_engine::DiffOptions {
+        format_a: format(format_a)?,
+        format_b: format(format_b)?,
+        unordered,
+        jobs,
+    };
+    let report = py
+        .detach(|| ofconvert_engine::diff(&a, &b, &options, &|_event| {}))
+        .map_err(|err| errors::engine_error(py, &err))?;
+    Ok(report.to_json().to_string())
+}

@@ -37,6 +37,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(inspect::verify, module)?)?;
     module.add_function(wrap_pyfunction!(inspect::schema, module)?)?;
     module.add_function(wrap_pyfunction!(inspect::index, module)?)?;
+    module.add_function(wrap_pyfunction!(inspect::diff, module)?)?;
     module.add_function(wrap_pyfunction!(cli_flags, module)?)?;
     module.add_class::<read::Reader>()?;
     module.add_class::<write::Writer>()?;

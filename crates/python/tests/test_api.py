@@ -22,6 +22,7 @@ FUNCTIONS = {
     "verify": ofconvert.verify,
     "schema": ofconvert.schema,
     "index": ofconvert.index,
+    "diff": ofconvert.diff,
 }
 
 # Flags with no keyword, and why: Python returns the report itself (json) and prints
@@ -83,6 +84,20 @@ def test_inspections_return_what_json_prints(tmp_path):
         "records": 500,
     }]
     assert len((tmp_path / "idx" / "t.tfrecord.idx").read_text().splitlines()) == 500
+
+
+def test_diff_returns_what_json_prints(tmp_path):
+    ofconvert.tf2of(TESTDATA / "datasets", tmp_path / "of", sync=False)
+    same = ofconvert.diff(TESTDATA / "datasets", tmp_path / "of")
+    printed = cli("diff", TESTDATA / "datasets", tmp_path / "of", "--json")
+    assert printed.returncode == 0, printed.stderr
+    expected = json.loads(printed.stdout)
+    assert same["same"] and same.pop("seconds") >= 0 and expected.pop("seconds") >= 0
+    assert same == expected
+    other = ofconvert.diff(TESTDATA / "datasets" / "tutorial", TESTDATA / "datasets" / "bert")
+    assert not other["same"] and other["difference"]["record"] == 0
+    with pytest.raises(ofconvert.FileError):
+        ofconvert.diff(tmp_path / "missing", tmp_path / "of")
 
 
 def test_verify_reports_problems_and_inspections_raise_for_paths(tmp_path):

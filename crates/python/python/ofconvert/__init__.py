@@ -17,7 +17,7 @@ from ._errors import (
     MappingError,
     UsageError,
 )
-from ._inspect import count, index, schema, verify
+from ._inspect import count, diff, index, schema, verify
 from ._records import OFRecordWriter, TFRecordWriter, read
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "UsageError",
     "commit",
     "count",
+    "diff",
     "index",
     "of2tf",
     "read",

@@ -104,6 +104,7 @@ def tf2of(
     jobs: Optional[int] = None,
     sync: bool = True,
     verify: bool = True,
+    side_files: bool = True,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -127,7 +128,8 @@ def tf2of(
     features; ``on_corrupt="skip"`` salvages damaged input; ``overwrite``/``resume`` deal with
     an output that exists; ``shard=(k, n)`` converts worker k's share of a run spread over n
     workers (then :func:`commit`); ``jobs`` sets the worker threads; ``sync=False`` skips
-    fsync; ``verify=False`` skips checksums; ``retries``, ``retry_timeout`` and
+    fsync; ``verify=False`` skips checksums; ``side_files=False`` carries only the parts (not
+    the other files of a dataset's folder: TFDS metadata, class names, READMEs); ``retries``, ``retry_timeout`` and
     ``request_timeout`` bound the requests to an object store.
 
     The GIL is released while converting. Ctrl-C (KeyboardInterrupt) stops the conversion:
@@ -145,7 +147,7 @@ def tf2of(
         cast=cast, offset=offset, keep=keep, drop=drop, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
         compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
-        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, retries=retries,
+        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
     ))
 
@@ -172,6 +174,7 @@ def of2tf(
     jobs: Optional[int] = None,
     sync: bool = True,
     verify: bool = True,
+    side_files: bool = True,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -194,7 +197,8 @@ def of2tf(
         offset=offset, keep=keep, drop=drop, sequence="refuse", raw_feature=None,
         empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
         on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, shard=shard, jobs=jobs,
-        sync=sync, verify=verify, retries=retries, retry_timeout=retry_timeout,
+        sync=sync, verify=verify, side_files=side_files, retries=retries,
+        retry_timeout=retry_timeout,
         request_timeout=request_timeout, anonymous=anonymous,
     ))
 

@@ -143,3 +143,33 @@ def index(
     return _loaded(_native.index(
         _paths(paths), out, network(retries, retry_timeout, request_timeout, anonymous)
     ))
+
+
+def diff(
+    a: PathLike,
+    b: PathLike,
+    *,
+    unordered: bool = False,
+    format_a: Optional[str] = None,
+    format_b: Optional[str] = None,
+    jobs: Optional[int] = None,
+    retries: int = 10,
+    retry_timeout: float = 180.0,
+    request_timeout: float = 60.0,
+    anonymous: bool = False,
+) -> Dict[str, Any]:
+    """Compares two datasets (each a TFRecord or OFRecord file or tree, local or a URL) record
+    by record, as the default mapping relates them, as ``ofconvert diff A B --json`` does:
+    ``result["same"]`` tells; otherwise ``result["difference"]`` names the dataset, record,
+    feature and both values (cut short) of the first. ``unordered=True`` compares them as
+    multisets.
+
+    Raises:
+        Error: when the two cannot be compared (a missing path, damaged records, a tree
+            holding both formats).
+    """
+    out = _native.diff(
+        os.fspath(a), os.fspath(b), format_a, format_b, bool(unordered), _jobs(jobs),
+        network(retries, retry_timeout, request_timeout, anonymous),
+    )
+    return json.loads(out)
