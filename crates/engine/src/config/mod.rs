@@ -9,6 +9,7 @@
 
 mod convert;
 mod hints;
+mod inputs;
 mod values;
 
 pub use convert::{ConvertConfig, Ran, IMAGENET_KEYS};
