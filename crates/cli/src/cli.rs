@@ -26,34 +26,90 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 
+    /// Worker threads, for a command that takes them given before it.
+    #[command(flatten)]
+    pub threads: Threads,
+
+    /// Quiet, for a command that takes it given before it.
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    /// How requests to stores are made, for a command that reads or writes them given
+    /// before it.
+    #[command(flatten)]
+    pub network: Network,
+}
+
+/// `-j/--jobs`, taken by the commands that work in parallel (before or after the command's
+/// name: `ofconvert -j 2 tf2of ...` or `ofconvert tf2of -j 2 ...`).
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Threads {
     /// Worker threads (default: one per core).
-    #[arg(long, short = 'j', global = true, value_name = "N",
+    #[arg(long, short = 'j', value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..4096))]
     pub jobs: Option<u64>,
+}
 
+/// `-q/--quiet`, taken by the commands that draw progress or print a report.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Quiet {
     /// Print no progress and no report, only errors (and --json output).
-    #[arg(long, short = 'q', global = true)]
+    #[arg(long, short = 'q')]
     pub quiet: bool,
+}
 
+/// How every request to an object store or HTTP server is made, taken by the commands that
+/// read or write them.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Network {
     /// Times a failed request to an object store or HTTP server is tried again (5xx,
-    /// 429/SlowDown, resets, timeouts, bodies cut short) before the run fails.
-    #[arg(long, global = true, value_name = "N", default_value_t = 10)]
-    pub retries: usize,
+    /// 429/SlowDown, resets, timeouts, bodies cut short) before the run fails [default: 10].
+    #[arg(long, value_name = "N")]
+    pub retries: Option<usize>,
 
-    /// Seconds after a request's first try past which it is not tried again.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 180.0,
-          value_parser = seconds)]
-    pub retry_timeout: f64,
+    /// Seconds after a request's first try past which it is not tried again
+    /// [default: 180].
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub retry_timeout: Option<f64>,
 
-    /// Seconds one try of a request may take, its body included.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0,
-          value_parser = seconds)]
-    pub request_timeout: f64,
+    /// Seconds one try of a request may take, its body included [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub request_timeout: Option<f64>,
 
     /// Send requests to S3, GCS and Azure unsigned, as to a public bucket, whatever
     /// credentials the environment holds.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub anonymous: bool,
+}
+
+impl Threads {
+    /// These, or where not given, `outer` (given before the command's name).
+    pub fn or(self, outer: Threads) -> Threads {
+        Threads {
+            jobs: self.jobs.or(outer.jobs),
+        }
+    }
+}
+
+impl Quiet {
+    /// These, or where not given, `outer`.
+    pub fn or(self, outer: Quiet) -> Quiet {
+        Quiet {
+            quiet: self.quiet || outer.quiet,
+        }
+    }
+}
+
+impl Network {
+    /// These, or where not given, `outer`.
+    pub fn or(self, outer: Network) -> Network {
+        Network {
+            retries: self.retries.or(outer.retries),
+            retry_timeout: self.retry_timeout.or(outer.retry_timeout),
+            request_timeout: self.request_timeout.or(outer.request_timeout),
+            anonymous: self.anonymous || outer.anonymous,
+        }
+    }
 }
 
 /// A positive number of seconds.
@@ -165,10 +221,43 @@ pub enum Command {
     /// For bash: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
     Completions(CompletionsArgs),
 
-    /// Print the manual page (roff).
+    /// Print a manual page (roff): the program's, or a command's; or write them all.
     ///
-    /// `ofconvert man > ofconvert.1 && man ./ofconvert.1`.
-    Man,
+    /// `ofconvert man > ofconvert.1 && man ./ofconvert.1`; `ofconvert man tf2of` prints
+    /// ofconvert-tf2of(1); `ofconvert man --dir DIR` writes every page into DIR.
+    Man(ManArgs),
+}
+
+impl Command {
+    /// The threads, quietness and network settings this command was given (defaults for
+    /// what it does not take).
+    pub fn shared(&self) -> (Threads, Quiet, Network) {
+        let none = (Threads::default(), Quiet::default(), Network::default());
+        match self {
+            Command::Tf2of(Tf2ofArgs { common, .. }) | Command::Of2tf(Of2tfArgs { common, .. }) => {
+                (common.threads, common.quiet, common.network)
+            }
+            Command::Commit(args) => (none.0, args.quiet, args.network),
+            Command::Cat(args) => (none.0, none.1, args.network),
+            Command::Count(args) => (args.threads, args.quiet, args.network),
+            Command::Verify(args) => (args.threads, args.quiet, args.network),
+            Command::Schema(args) => (args.threads, args.quiet, args.network),
+            Command::Index(args) => (none.0, args.quiet, args.network),
+            Command::Diff(args) => (args.threads, args.quiet, args.network),
+            Command::Completions(_) | Command::Man(_) => none,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (tf2of, of2tf, ...); the program's page without it.
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+
+    /// Write every page (ofconvert.1, ofconvert-tf2of.1, ...) into this directory instead.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -184,6 +273,12 @@ pub struct CommitArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 #[derive(Debug, Args)]
@@ -193,19 +288,9 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// What both conversions share.
+/// What both conversions share, but their inputs and output.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The input: a directory tree or a record file. tf2of takes several (a shell glob):
-    /// record files named one by one are taken as their directory would be, keeping only
-    /// them; each directory named goes to OUT/NAME, NAME being its own.
-    #[arg(value_name = "IN", required = true, num_args = 1..)]
-    pub inputs: Vec<PathBuf>,
-
-    /// The output directory; it must be empty or missing unless --overwrite or --resume.
-    #[arg(value_name = "OUT")]
-    pub output: PathBuf,
-
     /// Replace the datasets this run writes (their old parts and manifests are removed);
     /// other files in OUT stay.
     #[arg(long, conflicts_with = "resume")]
@@ -269,6 +354,15 @@ pub struct ConvertArgs {
 
     #[command(flatten)]
     pub mapping: MappingArgs,
+
+    #[command(flatten)]
+    pub threads: Threads,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 /// Feature mapping rules; every rule names a feature by its input name.
@@ -298,6 +392,16 @@ pub struct MappingArgs {
 
 #[derive(Debug, Args)]
 pub struct Tf2ofArgs {
+    /// The input: a directory tree or a record file, or several (a shell glob): record
+    /// files named one by one are taken as their directory would be, keeping only them;
+    /// each directory named goes to OUT/NAME, NAME being its own.
+    #[arg(value_name = "IN", required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+
+    /// The output directory; it must be empty or missing unless --overwrite or --resume.
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+
     #[command(flatten)]
     pub common: ConvertArgs,
 
@@ -347,6 +451,14 @@ pub struct Tf2ofArgs {
 
 #[derive(Debug, Args)]
 pub struct Of2tfArgs {
+    /// The input: a OneFlow dataset directory (part-N files), or a tree of them.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+
+    /// The output directory; it must be empty or missing unless --overwrite or --resume.
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+
     #[command(flatten)]
     pub common: ConvertArgs,
 
@@ -397,6 +509,9 @@ pub struct CatArgs {
     /// framing.
     #[arg(long)]
     pub message: bool,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 #[derive(Debug, Args)]
@@ -418,6 +533,15 @@ pub struct CountArgs {
     /// Print the counts as JSON.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub threads: Threads,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 #[derive(Debug, Args)]
@@ -435,6 +559,15 @@ pub struct VerifyArgs {
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub threads: Threads,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 #[derive(Debug, Args)]
@@ -465,6 +598,15 @@ pub struct SchemaArgs {
     /// not every record.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample: Option<u64>,
+
+    #[command(flatten)]
+    pub threads: Threads,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 #[derive(Debug, Args)]
@@ -482,6 +624,12 @@ pub struct IndexArgs {
     /// Print what was written as JSON: each file, its index and its records.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 #[derive(Debug, Args)]
@@ -512,6 +660,15 @@ pub struct DiffArgs {
     /// Read B's files as this format instead of telling it from them.
     #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
     pub format_b: Option<Format>,
+
+    #[command(flatten)]
+    pub threads: Threads,
+
+    #[command(flatten)]
+    pub quiet: Quiet,
+
+    #[command(flatten)]
+    pub network: Network,
 }
 
 /// The names of choice `T`, for clap to check and to list in help and completion: each value

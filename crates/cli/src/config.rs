@@ -1,18 +1,26 @@
 //! From parsed arguments to the engine's configuration, which checks them (the checks that
 //! need more than one argument included) as it does for the Python package.
 
+use std::path::{Path, PathBuf};
+
 use ofconvert_engine::config::ConvertConfig;
 use ofconvert_engine::{Direction, FrontEnd};
 
 use crate::cli::{ConvertArgs, Of2tfArgs, Tf2ofArgs};
 
 /// What both directions share.
-fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> ConvertConfig {
+fn common(
+    args: &ConvertArgs,
+    direction: Direction,
+    inputs: Vec<PathBuf>,
+    output: &Path,
+    jobs: Option<u64>,
+) -> ConvertConfig {
     let mut config = ConvertConfig::new(
         direction,
         FrontEnd::CommandLine,
-        args.inputs.clone(),
-        args.output.clone(),
+        inputs,
+        output.to_path_buf(),
     );
     config.parts = args.parts;
     config.records_per_part = args.records_per_part;
@@ -36,7 +44,13 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Conver
 
 /// The configuration of `tf2of`.
 pub fn tf2of(args: &Tf2ofArgs, jobs: Option<u64>) -> ConvertConfig {
-    let mut config = common(&args.common, Direction::TfToOf, jobs);
+    let mut config = common(
+        &args.common,
+        Direction::TfToOf,
+        args.inputs.clone(),
+        &args.output,
+        jobs,
+    );
     config.part_digits = args.part_digits as usize;
     config.preset = args.preset;
     config.sequence = args.sequence;
@@ -49,7 +63,13 @@ pub fn tf2of(args: &Tf2ofArgs, jobs: Option<u64>) -> ConvertConfig {
 
 /// The configuration of `of2tf`.
 pub fn of2tf(args: &Of2tfArgs, jobs: Option<u64>) -> ConvertConfig {
-    let mut config = common(&args.common, Direction::OfToTf, jobs);
+    let mut config = common(
+        &args.common,
+        Direction::OfToTf,
+        vec![args.input.clone()],
+        &args.output,
+        jobs,
+    );
     config.compression = args.compression;
     config.lossy = args.lossy;
     config

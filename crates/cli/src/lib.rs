@@ -9,6 +9,7 @@ mod config;
 mod diff;
 mod exit_codes;
 mod inspect;
+mod man;
 mod progress;
 mod report;
 mod shard;
@@ -124,14 +125,21 @@ fn ignore_file_size_signal() {
 }
 
 fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
-    let jobs = cli.jobs;
-    let quiet = cli.quiet;
+    let (threads, quiet, network) = cli.command.shared();
+    let jobs = threads.or(cli.threads).jobs;
+    let quiet = quiet.or(cli.quiet).quiet;
+    let network = network.or(cli.network);
+    let defaults = ofconvert_engine::NetworkBounds::default();
     ofconvert_engine::set_network_bounds(ofconvert_engine::NetworkBounds {
-        retries: cli.retries,
-        retry_timeout: Duration::from_secs_f64(cli.retry_timeout),
-        request_timeout: Duration::from_secs_f64(cli.request_timeout),
+        retries: network.retries.unwrap_or(defaults.retries),
+        retry_timeout: network
+            .retry_timeout
+            .map_or(defaults.retry_timeout, Duration::from_secs_f64),
+        request_timeout: network
+            .request_timeout
+            .map_or(defaults.request_timeout, Duration::from_secs_f64),
     });
-    ofconvert_engine::set_anonymous(cli.anonymous);
+    ofconvert_engine::set_anonymous(network.anonymous);
     match &cli.command {
         Command::Tf2of(args) => convert(config::tf2of(args, jobs), &args.common, quiet),
         Command::Of2tf(args) => convert(config::of2tf(args, jobs), &args.common, quiet),
@@ -147,16 +155,12 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
             clap_complete::generate(args.shell, &mut Cli::command(), "ofconvert", &mut script);
             print_all(&script)
         }
-        Command::Man => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
-            print_all(&page)
-        }
+        Command::Man(args) => man::run(args),
     }
 }
 
 /// Writes `bytes` to stdout; a closed pipe (`| head`) is no failure.
-fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+pub(crate) fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(err) if err.kind() != io::ErrorKind::BrokenPipe => Err(err.into()),

@@ -26,11 +26,9 @@ FUNCTIONS = {
 }
 
 # Flags with no keyword, and why: Python returns the report itself (json) and prints
-# nothing (quiet); commit and index take no worker threads on the command line either
-# (jobs is accepted there and means nothing); cat, completions and man print text, which
-# read() and the command itself serve.
+# nothing (quiet); cat, completions and man print text, which read() and the command itself
+# serve.
 NO_KEYWORD = {"json", "quiet"}
-MEANINGLESS = {"commit": {"jobs"}, "index": {"jobs"}}
 NOT_FUNCTIONS = {"cat", "completions", "man"}
 
 
@@ -55,7 +53,7 @@ def test_every_flag_of_every_command_has_its_keyword():
             continue
         parameters = inspect.signature(FUNCTIONS[command]).parameters
         for flag in flags:
-            if flag in NO_KEYWORD or flag in MEANINGLESS.get(command, ()):
+            if flag in NO_KEYWORD:
                 continue
             assert keyword(flag) in parameters, f"ofconvert {command} --{flag} has no keyword"
 

@@ -6,6 +6,7 @@ use std::fs;
 use crate::util::*;
 
 mod direction;
+mod help;
 mod rules;
 mod warnings;
 
