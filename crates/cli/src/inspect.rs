@@ -111,13 +111,12 @@ pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let found = reports::find(&args.paths, args.format, FrontEnd::CommandLine);
     let mut outcome = report_found(&found);
-    // Parts a run was still writing, or left when it was killed, are no sound dataset.
-    outcome.failed |= found.interrupted;
     let report = with_progress(&found, quiet, |progress| {
         reports::verify(&found, jobs_of(jobs), progress)
     });
     let (good, problems, results) = (report.good_records, report.problems, &report.files);
-    outcome.failed |= problems > 0;
+    // Parts a run was still writing, or left when it was killed, are no sound dataset.
+    outcome.failed |= !report.sound();
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let written = (|| {
@@ -152,14 +151,29 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
                 }
             }
             if !quiet {
-                writeln!(
-                    out,
+                // The line counts everything that makes verify fail, not the files' problems
+                // alone.
+                let mut line = format!(
                     "verified {} file{}: {good} good record{}, {problems} problem{}",
                     results.len(),
                     plural(results.len()),
                     plural_u64(good),
                     plural(problems)
-                )?;
+                );
+                let (unreadable, unfinished) = (report.unreadable.len(), report.unfinished.len());
+                if unreadable > 0 {
+                    line.push_str(&format!(
+                        "; {unreadable} path{} could not be read",
+                        plural(unreadable)
+                    ));
+                }
+                if unfinished > 0 {
+                    line.push_str(&format!(
+                        "; {unfinished} dataset{} an ofconvert run did not finish",
+                        plural(unfinished)
+                    ));
+                }
+                writeln!(out, "{line}")?;
             }
         }
         out.flush()

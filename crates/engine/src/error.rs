@@ -125,6 +125,11 @@ pub enum ErrorKind {
     },
     /// A file named for a TFRecord index is an OFRecord file.
     NotTfRecord,
+    /// A directory given to `index` holds OneFlow parts and no TFRecord file.
+    OnlyOfRecords {
+        /// The directory.
+        dir: PathBuf,
+    },
     /// `commit` found parts not finished by their workers.
     PartsMissing {
         /// One line per missing part: its dataset, its number and its worker.
@@ -376,6 +381,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NotTfRecord => {
                 f.write_str("an OFRecord file: index writes indexes of TFRecord files")
             }
+            ErrorKind::OnlyOfRecords { dir } => write!(
+                f,
+                "no TFRecord files under {}: it holds OFRecord files (OneFlow parts), and index \
+                 writes indexes of TFRecord files (of2tf converts the parts to TFRecord files)",
+                dir.display()
+            ),
             ErrorKind::PartsMissing { missing } => {
                 write!(
                     f,

@@ -38,9 +38,9 @@ pub struct Found {
     pub errors: Vec<Error>,
     /// What the user should know: files passed over, parts without their manifest.
     pub warnings: Vec<String>,
-    /// Whether parts an ofconvert run was writing, or left when it was killed, are among
-    /// the files: no sound dataset, which `verify` fails.
-    pub interrupted: bool,
+    /// The directories of parts an ofconvert run was writing, or left when it was killed:
+    /// no sound dataset, which `verify` fails.
+    pub unfinished: Vec<PathBuf>,
 }
 
 impl Found {
@@ -56,12 +56,17 @@ impl Found {
         self.sizes.iter().sum()
     }
 
-    /// Names each directory given under which no file found lies.
-    fn fail_empty_directories(&mut self) {
+    /// Names each directory given under which no file found lies; where OneFlow parts were
+    /// passed over there (`passed_over`), says that those are all it holds.
+    fn fail_empty_directories(&mut self, passed_over: &[PathBuf]) {
         for dir in &self.directories {
             if !self.files.iter().any(|(file, _)| file.starts_with(dir)) {
-                self.errors
-                    .push(Error::new(ErrorKind::NoRecordFiles { dir: dir.clone() }));
+                let kind = if passed_over.iter().any(|file| file.starts_with(dir)) {
+                    ErrorKind::OnlyOfRecords { dir: dir.clone() }
+                } else {
+                    ErrorKind::NoRecordFiles { dir: dir.clone() }
+                };
+                self.errors.push(Error::new(kind));
             }
         }
     }
@@ -101,9 +106,14 @@ pub fn find(paths: &[PathBuf], format: Option<Format>, front_end: FrontEnd) -> F
         directories: expanded.directories,
         errors: expanded.errors,
         warnings,
-        interrupted: expanded.unpublished.iter().any(|dir| dir.interrupted),
+        unfinished: expanded
+            .unpublished
+            .iter()
+            .filter(|dir| dir.interrupted)
+            .map(|dir| dir.dir.clone())
+            .collect(),
     };
-    found.fail_empty_directories();
+    found.fail_empty_directories(&[]);
     found
 }
 
@@ -121,6 +131,7 @@ pub fn find_tfrecords(paths: &[PathBuf]) -> Found {
             .collect(),
         ..Found::default()
     };
+    let mut passed_over = Vec::new();
     for ((path, format), size) in expanded.files.into_iter().zip(expanded.sizes) {
         match format {
             Format::Tf => {
@@ -132,10 +143,10 @@ pub fn find_tfrecords(paths: &[PathBuf]) -> Found {
                     .errors
                     .push(Error::new(ErrorKind::NotTfRecord).in_file(&path));
             }
-            Format::Of => {}
+            Format::Of => passed_over.push(path),
         }
     }
-    found.fail_empty_directories();
+    found.fail_empty_directories(&passed_over);
     found
 }
 
@@ -190,6 +201,18 @@ pub struct VerifyReport {
     pub good_records: u64,
     /// Problems in every file.
     pub problems: usize,
+    /// The paths given that could not be read (missing, refused, empty of records), each
+    /// with why.
+    pub unreadable: Vec<String>,
+    /// The directories of parts an ofconvert run was writing or left when it was killed.
+    pub unfinished: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether everything given was read and found sound.
+    pub fn sound(&self) -> bool {
+        self.problems == 0 && self.unreadable.is_empty() && self.unfinished.is_empty()
+    }
 }
 
 /// Checks every checksum and parses every payload of the files found.
@@ -207,6 +230,12 @@ pub fn verify(found: &Found, jobs: usize, progress: ProgressFn<'_>) -> VerifyRep
         good_records: files.iter().map(|file| file.good_records).sum(),
         problems: files.iter().map(|file| file.problems.len()).sum(),
         files,
+        unreadable: found.errors.iter().map(|err| error_chain(err)).collect(),
+        unfinished: found
+            .unfinished
+            .iter()
+            .map(|dir| dir.display().to_string())
+            .collect(),
     }
 }
 

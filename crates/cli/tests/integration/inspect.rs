@@ -495,4 +495,34 @@ fn parts_left_by_a_run_that_did_not_finish_are_reported_as_not_published() {
     let run = ofconvert().arg("verify").arg(&out).expect_code(1);
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
     assert!(run.stderr.contains("--resume"), "{}", run.stderr);
+    // Its last line counts what made it fail, not the records' problems alone.
+    assert!(
+        run.stdout
+            .trim_end()
+            .ends_with("0 problems; 1 dataset an ofconvert run did not finish"),
+        "{}",
+        run.stdout
+    );
+    let missing = dir.path().join("missing");
+    let run = ofconvert()
+        .arg("verify")
+        .arg(testdata().join("golden/tutorial.tfrecord"))
+        .arg(&missing)
+        .expect_code(2);
+    assert!(
+        run.stdout
+            .contains("verified 1 file: 500 good records, 0 problems; 1 path could not be read"),
+        "{}",
+        run.stdout
+    );
+    let json = ofconvert()
+        .args(["verify", "--json"])
+        .arg(&out)
+        .expect_code(1)
+        .stdout;
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        report["unfinished"],
+        serde_json::json!([out.display().to_string()])
+    );
 }

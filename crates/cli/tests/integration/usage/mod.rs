@@ -182,6 +182,19 @@ fn index_of_an_ofrecord_file_says_it_is_one() {
     let run = ofconvert().arg("index").arg(&part).expect_code(1);
     assert!(run.stderr.contains("an OFRecord file"), "{}", run.stderr);
     assert!(!work.path().join("part-00000.idx").exists());
+    // A tree of OneFlow datasets: what it holds, and what index is for.
+    let run = ofconvert()
+        .arg("index")
+        .arg(testdata().join("ofdatasets"))
+        .expect_code(1);
+    assert!(
+        run.stderr.contains(
+            "it holds OFRecord files (OneFlow parts), and index writes indexes of TFRecord files"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("no record files"), "{}", run.stderr);
 }
 
 #[test]
