@@ -30,9 +30,9 @@ pub struct Cli {
     #[command(flatten)]
     pub threads: Threads,
 
-    /// Quiet, for a command that takes it given before it.
+    /// Quiet or verbose, for a command that takes them given before it.
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     /// How requests to stores are made, for a command that reads or writes them given
     /// before it.
@@ -50,12 +50,18 @@ pub struct Threads {
     pub jobs: Option<u64>,
 }
 
-/// `-q/--quiet`, taken by the commands that draw progress or print a report.
+/// `-q/--quiet` and `-v/--verbose`, taken by the commands that draw progress or print a
+/// report.
 #[derive(Clone, Copy, Debug, Default, Args)]
-pub struct Quiet {
+pub struct Verbosity {
     /// Print no progress and no report, only errors (and --json output).
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', conflicts_with = "verbose")]
     pub quiet: bool,
+
+    /// Say more: each dataset's notes and warnings in full, the files each read and wrote,
+    /// and every request to a store that failed and was tried again.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 /// How every request to an object store or HTTP server is made, taken by the commands that
@@ -91,11 +97,12 @@ impl Threads {
     }
 }
 
-impl Quiet {
+impl Verbosity {
     /// These, or where not given, `outer`.
-    pub fn or(self, outer: Quiet) -> Quiet {
-        Quiet {
+    pub fn or(self, outer: Verbosity) -> Verbosity {
+        Verbosity {
             quiet: self.quiet || outer.quiet,
+            verbose: self.verbose || outer.verbose,
         }
     }
 }
@@ -231,19 +238,19 @@ pub enum Command {
 impl Command {
     /// The threads, quietness and network settings this command was given (defaults for
     /// what it does not take).
-    pub fn shared(&self) -> (Threads, Quiet, Network) {
-        let none = (Threads::default(), Quiet::default(), Network::default());
+    pub fn shared(&self) -> (Threads, Verbosity, Network) {
+        let none = (Threads::default(), Verbosity::default(), Network::default());
         match self {
             Command::Tf2of(Tf2ofArgs { common, .. }) | Command::Of2tf(Of2tfArgs { common, .. }) => {
-                (common.threads, common.quiet, common.network)
+                (common.threads, common.verbosity, common.network)
             }
-            Command::Commit(args) => (none.0, args.quiet, args.network),
+            Command::Commit(args) => (none.0, args.verbosity, args.network),
             Command::Cat(args) => (none.0, none.1, args.network),
-            Command::Count(args) => (args.threads, args.quiet, args.network),
-            Command::Verify(args) => (args.threads, args.quiet, args.network),
-            Command::Schema(args) => (args.threads, args.quiet, args.network),
-            Command::Index(args) => (none.0, args.quiet, args.network),
-            Command::Diff(args) => (args.threads, args.quiet, args.network),
+            Command::Count(args) => (args.threads, args.verbosity, args.network),
+            Command::Verify(args) => (args.threads, args.verbosity, args.network),
+            Command::Schema(args) => (args.threads, args.verbosity, args.network),
+            Command::Index(args) => (none.0, args.verbosity, args.network),
+            Command::Diff(args) => (args.threads, args.verbosity, args.network),
             Command::Completions(_) | Command::Man(_) => none,
         }
     }
@@ -275,7 +282,7 @@ pub struct CommitArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,
@@ -359,7 +366,7 @@ pub struct ConvertArgs {
     pub threads: Threads,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,
@@ -538,7 +545,7 @@ pub struct CountArgs {
     pub threads: Threads,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,
@@ -564,7 +571,7 @@ pub struct VerifyArgs {
     pub threads: Threads,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,
@@ -603,7 +610,7 @@ pub struct SchemaArgs {
     pub threads: Threads,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,
@@ -626,7 +633,7 @@ pub struct IndexArgs {
     pub json: bool,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,
@@ -665,7 +672,7 @@ pub struct DiffArgs {
     pub threads: Threads,
 
     #[command(flatten)]
-    pub quiet: Quiet,
+    pub verbosity: Verbosity,
 
     #[command(flatten)]
     pub network: Network,

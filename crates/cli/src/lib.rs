@@ -125,9 +125,15 @@ fn ignore_file_size_signal() {
 }
 
 fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (threads, quiet, network) = cli.command.shared();
+    let (threads, output, network) = cli.command.shared();
     let jobs = threads.or(cli.threads).jobs;
-    let quiet = quiet.or(cli.quiet).quiet;
+    let output = output.or(cli.verbosity);
+    let (quiet, detail) = (
+        output.quiet,
+        report::Detail {
+            verbose: output.verbose,
+        },
+    );
     let network = network.or(cli.network);
     let defaults = ofconvert_engine::NetworkBounds::default();
     ofconvert_engine::set_network_bounds(ofconvert_engine::NetworkBounds {
@@ -140,10 +146,10 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
             .map_or(defaults.request_timeout, Duration::from_secs_f64),
     });
     ofconvert_engine::set_anonymous(network.anonymous);
-    match &cli.command {
-        Command::Tf2of(args) => convert(config::tf2of(args, jobs), &args.common, quiet),
-        Command::Of2tf(args) => convert(config::of2tf(args, jobs), &args.common, quiet),
-        Command::Commit(args) => shard::run_commit(args, quiet),
+    let code = match &cli.command {
+        Command::Tf2of(args) => convert(config::tf2of(args, jobs), &args.common, quiet, detail),
+        Command::Of2tf(args) => convert(config::of2tf(args, jobs), &args.common, quiet, detail),
+        Command::Commit(args) => shard::run_commit(args, quiet, detail),
         Command::Cat(args) => cat::run(args),
         Command::Count(args) => inspect::count(args, jobs, quiet),
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
@@ -156,7 +162,11 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
             print_all(&script)
         }
         Command::Man(args) => man::run(args),
+    };
+    if detail.verbose {
+        report::write_failed_tries(&mut io::stderr().lock());
     }
+    code
 }
 
 /// Writes `bytes` to stdout; a closed pipe (`| head`) is no failure.
@@ -170,7 +180,12 @@ pub(crate) fn print_all(bytes: &[u8]) -> anyhow::Result<ExitCode> {
 
 /// Runs a conversion (or a worker's share of one) on a worker thread while this thread
 /// draws its progress, then reports.
-fn convert(config: ConvertConfig, args: &ConvertArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+fn convert(
+    config: ConvertConfig,
+    args: &ConvertArgs,
+    quiet: bool,
+    detail: report::Detail,
+) -> anyhow::Result<ExitCode> {
     let options = config.options()?;
     stop_on_signals(&options.interrupt)?;
     let plan = config.plan(&options)?;
@@ -181,7 +196,13 @@ fn convert(config: ConvertConfig, args: &ConvertArgs, quiet: bool) -> anyhow::Re
         Err(err) if config.shard.is_some() => return Err(err.into()),
         Err(err) => return Err(anyhow::Error::new(err).context("the conversion could not start")),
     };
-    report::print_summary(&summary, args.json, quiet)?;
+    report::print_summary(
+        &summary,
+        args.json,
+        quiet,
+        detail,
+        report::Ending::Converted,
+    )?;
     if summary.datasets.is_empty() && !args.json && quiet {
         style::error!("nothing to convert in {}", summary.input);
     }

@@ -104,7 +104,7 @@ impl Progress {
                 status,
                 records,
                 parts,
-                error,
+                error: _,
             } => {
                 // Datasets kept or failed before the conversion started are not among the
                 // ones counted.
@@ -123,10 +123,8 @@ impl Progress {
                     DatasetStatus::Kept => {
                         format!("kept {name}: complete from an earlier run")
                     }
-                    DatasetStatus::Failed => format!(
-                        "FAILED {name}: {}",
-                        error.as_deref().unwrap_or("unknown error")
-                    ),
+                    // Why is said once, with the other failures, when the run ends.
+                    DatasetStatus::Failed => format!("FAILED {name} (why: at the end)"),
                     DatasetStatus::Interrupted => format!("interrupted {name}: not written"),
                 };
                 match &self.mode {

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use indicatif::HumanBytes;
-use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, FrontEnd, Summary};
+use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, FrontEnd, Summary, IMAGE_ADVICE};
 
 use crate::progress::{plural, plural_u64};
 use crate::style::Style;
@@ -40,29 +40,57 @@ pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<
     )
 }
 
-/// Prints a conversion's end: the `--json` summary (with its warnings) or the report on
-/// stdout, then the warnings (unless `quiet`) and the failures on stderr. A closed stdout
-/// (`| head`) must not hide the exit status: write errors are ignored.
-pub fn print_summary(summary: &Summary, json: bool, quiet: bool) -> serde_json::Result<()> {
+/// What a report ends: a conversion, or a commit publishing what workers converted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// `tf2of`, `of2tf`.
+    Converted,
+    /// `commit`.
+    Published,
+}
+
+/// How much a report says: each dataset's notes and warnings in full with `verbose`, each
+/// said once for all otherwise.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Detail {
+    /// Every fact of every dataset, as the manifest has it.
+    pub verbose: bool,
+}
+
+/// Prints a conversion's end: the `--json` summary (with its warnings), or the report on
+/// stdout, then the warnings (unless `quiet`) and the failures on stderr, and last the line
+/// that says what was done. A closed stdout (`| head`) must not hide the exit status: write
+/// errors are ignored.
+pub fn print_summary(
+    summary: &Summary,
+    json: bool,
+    quiet: bool,
+    detail: Detail,
+    ending: Ending,
+) -> serde_json::Result<()> {
     let mut out = io::stdout().lock();
     if json {
         let _ = serde_json::to_writer_pretty(&mut out, &summary.to_json());
         let _ = writeln!(out);
     } else if !quiet {
-        let _ = write_report(&mut out, summary);
+        let _ = write_report(&mut out, summary, detail);
     }
     let _ = out.flush();
     let style = Style::stderr();
     if !quiet {
-        let _ = write_warnings(&mut io::stderr().lock(), summary, style);
+        let _ = write_warnings(&mut io::stderr().lock(), summary, style, detail);
     }
     let _ = write_failures(&mut io::stderr().lock(), summary, style);
+    if !json && !quiet {
+        let _ = write_ending(&mut out, summary, ending);
+        let _ = out.flush();
+    }
     Ok(())
 }
 
-/// Writes the report of what was converted (or kept) and how to open it.
-pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
-    let good: Vec<&DatasetSummary> = summary
+/// The datasets converted or kept.
+fn good(summary: &Summary) -> Vec<&DatasetSummary> {
+    summary
         .datasets
         .iter()
         .filter(|dataset| {
@@ -71,44 +99,67 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
                 DatasetStatus::Converted | DatasetStatus::Kept
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The last line: what was done, in how long.
+pub fn write_ending(out: &mut impl Write, summary: &Summary, ending: Ending) -> io::Result<()> {
+    let good = good(summary);
+    if summary.datasets.is_empty() {
+        let what = match summary.direction {
+            Direction::TfToOf => "TFRecord files",
+            Direction::OfToTf => "OneFlow datasets (directories of part-N files)",
+        };
+        return writeln!(
+            out,
+            "No {what} found in {}: nothing written.",
+            summary.input
+        );
+    }
     let kept = good
         .iter()
         .filter(|dataset| dataset.status == DatasetStatus::Kept)
         .count();
-    writeln!(
-        out,
-        "{} {} dataset{} ({} record{}, {} read, {} written) from {} into {} in {:.2} s{}",
-        if good.is_empty() {
-            "Wrote"
-        } else {
-            "Converted"
-        },
+    let (verb, from) = match ending {
+        Ending::Converted if good.is_empty() => ("Wrote", format!(" from {}", summary.input)),
+        Ending::Converted => ("Converted", format!(" from {}", summary.input)),
+        Ending::Published => ("Published", String::new()),
+    };
+    let mut line = format!(
+        "{verb} {} dataset{} ({} record{}, {} read, {} written){from} into {} in {:.2} s",
         good.len(),
         plural(good.len()),
         summary.records,
         plural_u64(summary.records),
         HumanBytes(summary.input_bytes),
         HumanBytes(summary.output_bytes),
-        summary.input,
         summary.output,
         summary.seconds,
-        match kept {
-            0 => String::new(),
-            n => format!(" ({n} kept from an earlier run)"),
-        }
-    )?;
-    if summary.datasets.is_empty() {
-        let what = match summary.direction {
-            Direction::TfToOf => "TFRecord files",
-            Direction::OfToTf => "OneFlow datasets (directories of part-N files)",
-        };
-        writeln!(out, "No {what} found in {}.", summary.input)?;
+    );
+    if kept > 0 {
+        line.push_str(&format!(" ({kept} kept from an earlier run)"));
     }
+    if summary.failed > 0 {
+        line.push_str(&format!("; {} failed (above)", summary.failed));
+    }
+    writeln!(out, "{line}.")
+}
+
+/// How to run `ofconvert` here: under `cargo run` no `ofconvert` is on PATH.
+fn program() -> &'static str {
+    if std::env::var_os("CARGO_PKG_NAME").is_some_and(|name| name == "ofconvert") {
+        "cargo run --release -p ofconvert --"
+    } else {
+        "ofconvert"
+    }
+}
+
+/// Writes the report of what was converted (or kept) and how to open it.
+pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> io::Result<()> {
+    let good = good(summary);
     let width = good.iter().map(|d| d.name.len()).max().unwrap_or(0);
-    if !good.is_empty() {
-        writeln!(out)?;
-    }
+    // Notes that hold for several datasets are said once, after them all.
+    let mut notes: Vec<(String, usize)> = Vec::new();
     for dataset in &good {
         let Some(manifest) = &dataset.manifest else {
             continue;
@@ -130,7 +181,13 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         if let Some(reader) = &manifest.oneflow {
             writeln!(out, "      {}", reader.python)?;
             for note in &reader.notes {
-                writeln!(out, "      note: {note}")?;
+                if detail.verbose {
+                    writeln!(out, "      note: {note}")?;
+                } else if let Some(seen) = notes.iter_mut().find(|(seen, _)| seen == note) {
+                    seen.1 += 1;
+                } else {
+                    notes.push((note.clone(), 1));
+                }
             }
         }
         for feature in &manifest.schema.features {
@@ -146,72 +203,30 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         if let Some(reader) = &manifest.tensorflow {
             writeln!(out, "      {}", reader.python)?;
         }
-        if let Some(described) = manifest
-            .image_conversion
-            .as_ref()
-            .and_then(|conversion| conversion.describe())
-        {
-            writeln!(out, "      {described}")?;
-        }
-        for feature in &manifest.schema.features {
-            if let Some(names) = &feature.class_names {
-                writeln!(
-                    out,
-                    "      class names of {} ({}): {}",
-                    feature.name,
-                    names.len(),
-                    shown_names(names)
-                )?;
-            }
-        }
-        if !manifest.side_files.is_empty() {
-            let names: Vec<&str> = manifest
-                .side_files
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect();
-            writeln!(out, "      with {}", shown_names(&names))?;
-        }
-        if let Some(rounded) = manifest.rounded_values {
-            writeln!(
-                out,
-                "      --lossy rounded {rounded} value{} to the nearest float",
-                plural_u64(rounded)
-            )?;
-        }
-        let skipped = &manifest.skipped;
-        if skipped.empty > 0 {
-            writeln!(
-                out,
-                "      skipped {} record{} without features",
-                skipped.empty,
-                plural_u64(skipped.empty)
-            )?;
-        }
-        if skipped.corrupt > 0 {
-            writeln!(
-                out,
-                "      skipped {} damaged record{}:",
-                skipped.corrupt,
-                plural_u64(skipped.corrupt)
-            )?;
-            for detail in &skipped.details {
-                writeln!(out, "        {detail}")?;
+        write_results(out, manifest, detail)?;
+    }
+    if !notes.is_empty() {
+        writeln!(out)?;
+        for (note, datasets) in &notes {
+            match datasets {
+                1 => writeln!(out, "note: {note}")?,
+                n => writeln!(out, "note ({n} datasets): {note}")?,
             }
         }
     }
     if !good.is_empty() {
         writeln!(out)?;
+        let program = program();
         match summary.direction {
             Direction::TfToOf => writeln!(
                 out,
                 "Each dataset's ofconvert-manifest.json has its parts and schema; \
-                 `ofconvert schema --oneflow DIR` prints the decoders for its features."
+                 `{program} schema --oneflow DIR` prints the decoders for its features."
             )?,
             Direction::OfToTf => writeln!(
                 out,
                 "Each dataset's ofconvert-manifest.json has its files and schema; \
-                 `ofconvert schema --tf DIR` prints the feature_description to parse them."
+                 `{program} schema --tf DIR` prints the feature_description to parse them."
             )?,
         }
     }
@@ -239,6 +254,89 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     Ok(())
 }
 
+/// What a dataset's conversion did besides copying records: images re-encoded, class
+/// names, side files, values rounded, records skipped; with `verbose`, also its files.
+fn write_results(
+    out: &mut impl Write,
+    manifest: &ofconvert_engine::Manifest,
+    detail: Detail,
+) -> io::Result<()> {
+    if let Some(described) = manifest
+        .image_conversion
+        .as_ref()
+        .and_then(|conversion| conversion.describe())
+    {
+        writeln!(out, "      {described}")?;
+    }
+    for feature in &manifest.schema.features {
+        if let Some(names) = &feature.class_names {
+            writeln!(
+                out,
+                "      class names of {} ({}): {}",
+                feature.name,
+                names.len(),
+                shown_names(names)
+            )?;
+        }
+    }
+    if !manifest.side_files.is_empty() {
+        let names: Vec<&str> = manifest
+            .side_files
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        writeln!(out, "      with {}", shown_names(&names))?;
+    }
+    if let Some(rounded) = manifest.rounded_values {
+        writeln!(
+            out,
+            "      --lossy rounded {rounded} value{} to the nearest float",
+            plural_u64(rounded)
+        )?;
+    }
+    let skipped = &manifest.skipped;
+    if skipped.empty > 0 {
+        writeln!(
+            out,
+            "      skipped {} record{} without features",
+            skipped.empty,
+            plural_u64(skipped.empty)
+        )?;
+    }
+    if skipped.corrupt > 0 {
+        writeln!(
+            out,
+            "      skipped {} damaged record{}:",
+            skipped.corrupt,
+            plural_u64(skipped.corrupt)
+        )?;
+        for detail in &skipped.details {
+            writeln!(out, "        {detail}")?;
+        }
+    }
+    if detail.verbose {
+        for input in &manifest.inputs {
+            writeln!(
+                out,
+                "      read {} ({})",
+                input.path,
+                HumanBytes(input.bytes)
+            )?;
+        }
+        for part in &manifest.parts {
+            writeln!(
+                out,
+                "      wrote {} ({}, {} record{})",
+                part.name,
+                HumanBytes(part.bytes),
+                part.records,
+                plural_u64(part.records)
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Names in a line: the first few, then how many more.
 fn shown_names(names: &[impl AsRef<str>]) -> String {
     const SHOWN: usize = 8;
@@ -250,12 +348,31 @@ fn shown_names(names: &[impl AsRef<str>]) -> String {
     shown.join(", ")
 }
 
-/// Writes the warnings, for stderr.
-pub fn write_warnings(out: &mut impl Write, summary: &Summary, style: Style) -> io::Result<()> {
+/// Writes the warnings, for stderr. Those that end in the same advice (the images OneFlow
+/// cannot decode) give it once, after them, unless `verbose`.
+pub fn write_warnings(
+    out: &mut impl Write,
+    summary: &Summary,
+    style: Style,
+    detail: Detail,
+) -> io::Result<()> {
+    let prefix = style.warning_prefix();
+    let advised = format!(": {IMAGE_ADVICE}");
+    let mut advice_owed = 0;
     for warning in summary.warnings() {
-        writeln!(out, "{} {warning}", style.warning_prefix())?;
+        match warning.strip_suffix(advised.as_str()) {
+            Some(what) if !detail.verbose => {
+                writeln!(out, "{prefix} {what}")?;
+                advice_owed += 1;
+            }
+            _ => writeln!(out, "{prefix} {warning}")?,
+        }
     }
-    Ok(())
+    match advice_owed {
+        0 => Ok(()),
+        1 => writeln!(out, "{prefix} {IMAGE_ADVICE}"),
+        n => writeln!(out, "{prefix} for the {n} above: {IMAGE_ADVICE}"),
+    }
 }
 
 /// Writes the failures, for stderr: input that could not be read, datasets that failed.
@@ -298,4 +415,25 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
         writeln!(out, "{prefix} hint: {hint}")?;
     }
     Ok(())
+}
+
+/// With `--verbose`: every request to a store that failed (no answer, a 429 or a 5xx) and
+/// was tried again or ended the run, for stderr.
+pub fn write_failed_tries(out: &mut impl Write) {
+    let (count, tries) = ofconvert_engine::storage::take_failed_tries();
+    if count == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{count} request{} to a store failed and {} tried again (or ended the run):",
+        if count == 1 { "" } else { "s" },
+        if count == 1 { "was" } else { "were" }
+    );
+    for line in &tries {
+        let _ = writeln!(out, "  {line}");
+    }
+    if count > tries.len() as u64 {
+        let _ = writeln!(out, "  and {} more", count - tries.len() as u64);
+    }
 }

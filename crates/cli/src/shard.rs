@@ -64,9 +64,19 @@ pub fn report_worker(summary: &ShardSummary, json: bool, quiet: bool) -> anyhow:
 }
 
 /// Publishes the sharded run in `args.output`.
-pub fn run_commit(args: &CommitArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub fn run_commit(
+    args: &CommitArgs,
+    quiet: bool,
+    detail: report::Detail,
+) -> anyhow::Result<ExitCode> {
     let summary = ofconvert_engine::commit(&args.output, args.verify, FrontEnd::CommandLine)
         .with_context(|| format!("commit {}", args.output.display()))?;
-    report::print_summary(&summary, args.json, quiet)?;
+    report::print_summary(
+        &summary,
+        args.json,
+        quiet,
+        detail,
+        report::Ending::Published,
+    )?;
     Ok(ExitCode::failure_if(summary.failed > 0))
 }

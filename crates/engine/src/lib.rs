@@ -144,7 +144,7 @@ pub use records::detect::detect_format;
 pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;
 pub use running::summary::{DatasetSummary, ErrorPlace, Summary};
-pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
+pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder, IMAGE_ADVICE};
 pub use sharded::commit::commit;
 pub use sharded::shard::{convert_shard, Shard, ShardSummary};
 pub use storage::object::{is_url, storage_for};

@@ -26,9 +26,9 @@ FUNCTIONS = {
 }
 
 # Flags with no keyword, and why: Python returns the report itself (json) and prints
-# nothing (quiet); cat, completions and man print text, which read() and the command itself
-# serve.
-NO_KEYWORD = {"json", "quiet"}
+# nothing (quiet, verbose: the summary holds every fact); cat, completions and man print
+# text, which read() and the command itself serve.
+NO_KEYWORD = {"json", "quiet", "verbose"}
 NOT_FUNCTIONS = {"cat", "completions", "man"}
 
 

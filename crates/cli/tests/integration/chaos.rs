@@ -226,6 +226,18 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
         assert!(failed.stderr.contains("s3://src/tf"), "{}", failed.stderr);
         assert!(failed.stderr.contains("retries"), "{}", failed.stderr);
     }
+    // --verbose says every try that failed, with its request.
+    let failed = through()
+        .args(["count", "-v", "s3://src/tf"])
+        .expect_code(1);
+    assert!(
+        failed
+            .stderr
+            .contains("requests to a store failed and were tried again"),
+        "{}",
+        failed.stderr
+    );
+    assert!(failed.stderr.contains("  GET http://"), "{}", failed.stderr);
     // An object of four upload parts (16 MiB each, two in flight): nothing gets through,
     // so no multipart upload is opened.
     let big = work.path().join("big");

@@ -15,6 +15,8 @@ use crate::scan::{for_each_bytes, for_each_integer, scan_features, Dialect};
 
 mod render;
 
+pub use render::IMAGE_ADVICE;
+
 pub(crate) use render::python_string;
 
 /// The features of a set of records.

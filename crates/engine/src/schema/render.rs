@@ -25,9 +25,12 @@ impl FeatureSchema {
     }
 }
 
-/// How to get images OneFlow cannot decode into a form it can, in a warning.
-const IMAGE_FIX: &str = "convert with --images jpeg (re-encodes those as RGB JPEG) or \
-                         --images raw (decodes every image to its pixels)";
+/// Why OneFlow cannot take the images a warning counts, and how to get them into a form it
+/// can: the end of every such warning, which a report of several may say once.
+pub const IMAGE_ADVICE: &str = "PNG, GIF, BMP, WebP and CMYK JPEGs crash the process, \
+                                grayscale JPEGs decode to garbage; convert with --images jpeg \
+                                (re-encodes those as RGB JPEG) or --images raw (decodes every \
+                                image to its pixels)";
 
 impl FeatureSchema {
     /// Whether OneFlow 0.9's `OFRecordImageDecoder` reads every value: one 8-bit colour
@@ -116,9 +119,8 @@ impl Schema {
                     let total: u64 = facts.formats.values().sum();
                     warnings.push(format!(
                         "feature \"{name}\": {} of {total} images are ones OneFlow 0.9's \
-                         OFRecordImageDecoder cannot decode ({}; the first in record #{}): PNG, \
-                         GIF, BMP, WebP and CMYK JPEGs crash the process, grayscale JPEGs \
-                         decode to garbage; {IMAGE_FIX}",
+                         OFRecordImageDecoder cannot decode ({}; the first in record #{}): \
+                         {IMAGE_ADVICE}",
                         facts.oneflow_cannot_decode,
                         facts.undecodable_description(),
                         facts.first_undecodable.unwrap_or(0),

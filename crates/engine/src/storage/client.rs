@@ -18,8 +18,8 @@ use object_store::client::{
 use object_store::ClientOptions;
 use rustls::CertificateError;
 
-use crate::storage::retry;
 use crate::storage::stores::StoreKind;
+use crate::storage::{retry, tries};
 
 /// What a server that answers no `PROPFIND` is said to be.
 pub(crate) const NO_WEBDAV: &str = "it does not speak WebDAV";
@@ -71,9 +71,16 @@ impl HttpService for Client {
         let method = request.method().clone();
         let response = match self.inner.execute(request).await {
             Ok(response) => response,
-            Err(err) => return Err(self.described(err, &uri.to_string())),
+            Err(err) => {
+                let err = self.described(err, &uri.to_string());
+                tries::record(method.as_str(), &uri.to_string(), &err.to_string());
+                return Err(err);
+            }
         };
         let status = response.status();
+        if status.as_u16() == 429 || status.is_server_error() {
+            tries::record(method.as_str(), &uri.to_string(), status.as_str());
+        }
         // A server that does not speak WebDAV will not on the next try either (501 would
         // be tried again as a server error).
         if method.as_str() == "PROPFIND" && matches!(status.as_u16(), 400 | 405 | 501) {

@@ -18,10 +18,12 @@ pub(crate) mod retry;
 pub(crate) mod store_error;
 pub(crate) mod stores;
 pub(crate) mod transfer;
+mod tries;
 mod webdav;
 
 pub(crate) use local::absolute_through_existing;
 pub use local::LocalFs;
+pub use tries::take_failed_tries;
 
 use std::collections::BTreeMap;
 use std::fmt;

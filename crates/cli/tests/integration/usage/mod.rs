@@ -7,6 +7,7 @@ use crate::util::*;
 
 mod direction;
 mod help;
+mod report;
 mod rules;
 mod warnings;
 

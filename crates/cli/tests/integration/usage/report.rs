@@ -1,0 +1,154 @@
+//! The report a newcomer reads: one short entry per dataset, what holds for several said
+//! once, each failure said once, and a last line that says what was done.
+
+use std::fs;
+
+use crate::util::*;
+
+#[test]
+fn the_sample_run_ends_with_what_was_done_and_says_each_note_and_advice_once() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let run = ofconvert()
+        .env_remove("CARGO_PKG_NAME")
+        .arg("tf2of")
+        .arg(testdata().join("datasets"))
+        .arg(&out)
+        .arg("--no-sync")
+        .ok();
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("Converted 9 datasets (329 records,") && last.ends_with(" s."),
+        "{}",
+        run.stdout
+    );
+    // Each note once, however many datasets it is about.
+    let single_part = run
+        .stdout
+        .matches("one part: only a single rank can read it")
+        .count();
+    assert_eq!(single_part, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("note (6 datasets): one part"),
+        "{}",
+        run.stdout
+    );
+    // Each reader's line, still.
+    assert_eq!(
+        run.stdout.matches("flow.nn.OFRecordReader(").count(),
+        9,
+        "{}",
+        run.stdout
+    );
+    // The images OneFlow cannot decode: each dataset named, the advice once.
+    assert_eq!(
+        run.stderr.matches("--images jpeg").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("warning: for the 5 above: PNG, GIF"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("`ofconvert schema --oneflow DIR`"),
+        "{}",
+        run.stdout
+    );
+
+    // Verbose: every dataset's notes and warnings in full, and its files.
+    let verbose = ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg(work.path().join("verbose"))
+        .args(["--no-sync", "-v"])
+        .ok();
+    assert!(
+        verbose.stdout.contains("      note: one part"),
+        "{}",
+        verbose.stdout
+    );
+    assert!(verbose.stdout.contains("      read "), "{}", verbose.stdout);
+    assert!(
+        verbose.stdout.contains("      wrote part-00000 ("),
+        "{}",
+        verbose.stdout
+    );
+}
+
+#[test]
+fn under_cargo_run_the_hint_says_how_to_run_the_next_command() {
+    let work = tempdir();
+    let run = ofconvert()
+        .env("CARGO_PKG_NAME", "ofconvert")
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg(work.path().join("of"))
+        .arg("--no-sync")
+        .ok();
+    assert!(
+        run.stdout
+            .contains("`cargo run --release -p ofconvert -- schema --oneflow DIR`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_failure_is_said_once() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(input.join("a")).unwrap();
+    fs::create_dir_all(input.join("b")).unwrap();
+    fs::copy(
+        testdata().join("golden/tutorial.tfrecord"),
+        input.join("a/a.tfrecord"),
+    )
+    .unwrap();
+    fs::copy(
+        testdata().join("damaged/flipped_data.tfrecord"),
+        input.join("b/b.tfrecord"),
+    )
+    .unwrap();
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg(work.path().join("of"))
+        .arg("--no-sync")
+        .expect_code(1);
+    let why = "offset 312 (record #3)";
+    assert_eq!(run.stderr.matches(why).count(), 1, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains("; 1 failed (above)."),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn commit_says_it_published_what_the_workers_converted() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    for worker in ["0/2", "1/2"] {
+        ofconvert()
+            .arg("tf2of")
+            .arg(testdata().join("datasets/tutorial"))
+            .arg(&out)
+            .args(["--no-sync", "--parts", "2", "--shard", worker])
+            .ok();
+    }
+    let run = ofconvert().arg("commit").arg(&out).ok();
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("Published 1 dataset (100 records"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("Converted"), "{}", run.stdout);
+}
