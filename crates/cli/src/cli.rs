@@ -298,6 +298,11 @@ pub struct CompletionsArgs {
 /// What both conversions share, but their inputs and output.
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
+    /// Say what the run would do (the datasets, where each goes, the parts it would make and,
+    /// where parts follow record counts, the records) and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// Replace the datasets this run writes (their old parts and manifests are removed);
     /// other files in OUT stay.
     #[arg(long, conflicts_with = "resume")]

@@ -38,6 +38,7 @@ fn common(
     config.overwrite = args.overwrite;
     config.resume = args.resume;
     config.shard = args.shard;
+    config.dry_run = args.dry_run;
     config.jobs = jobs.map(|jobs| jobs as usize);
     config
 }

@@ -143,6 +143,7 @@ pub use recode::{ImageConversion, ImagePolicy};
 pub use records::detect::detect_format;
 pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;
+pub use running::preview::{preview, DatasetPreview, Preview};
 pub use running::summary::{DatasetSummary, ErrorPlace, Summary};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder, IMAGE_ADVICE};
 pub use sharded::commit::commit;

@@ -57,6 +57,7 @@ pub struct Settings {
     sync: bool,
     verify: bool,
     side_files: bool,
+    dry_run: bool,
     network: Network,
 }
 
@@ -169,6 +170,7 @@ fn configure(
     config.jobs = settings.jobs;
     config.sync = settings.sync;
     config.side_files = settings.side_files;
+    config.dry_run = settings.dry_run;
     config.verify = settings.verify;
     settings.network.apply()?;
     Ok(config)
@@ -248,6 +250,8 @@ pub fn convert(
     match outcome.map_err(|err| errors::engine_error(py, &err))? {
         Ran::Whole(summary) => finished(py, &summary, Some(&config)),
         Ran::Share(summary) => finished_share(py, &summary),
+        Ran::Dry(preview) => serde_json::to_string(&preview)
+            .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string())),
     }
 }
 

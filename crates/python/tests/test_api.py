@@ -236,3 +236,13 @@ def test_read_takes_urls(tmp_path):
     test_engines.py, against an S3 server)."""
     url = (TESTDATA / "golden" / "tutorial.tfrecord").resolve().as_uri()
     assert sum(1 for _ in ofconvert.read(url)) == 500
+
+
+def test_dry_run_returns_what_the_run_would_do_and_writes_nothing(tmp_path):
+    src = TESTDATA / "datasets" / "tutorial"
+    preview = ofconvert.tf2of(src, tmp_path / "of", parts=2, dry_run=True)
+    assert not (tmp_path / "of").exists()
+    assert [(d["parts"], d["records"]) for d in preview["datasets"]] == [(2, 100)]
+    printed = cli("tf2of", src, tmp_path / "of", "--parts", "2", "--dry-run", "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout) == preview

@@ -16,6 +16,7 @@ use crate::planning::rules::{check_rules, NamedRule, Needs};
 use crate::progress::ProgressFn;
 use crate::recode::ImagePolicy;
 use crate::running::convert::convert;
+use crate::running::preview::{preview, Preview};
 use crate::running::summary::Summary;
 use crate::sharded::shard::{convert_shard, Shard, ShardSummary};
 use crate::storage::object;
@@ -109,15 +110,19 @@ pub struct ConvertConfig {
     pub shard: Option<Shard>,
     /// Worker threads; `None` for one per core.
     pub jobs: Option<usize>,
+    /// Say what the run would do, and do nothing.
+    pub dry_run: bool,
 }
 
-/// What a run did: a whole conversion, or one worker's share.
+/// What a run did: a whole conversion, one worker's share, or, dry, nothing.
 #[derive(Debug)]
 pub enum Ran {
     /// A conversion of every dataset.
     Whole(Summary),
     /// One worker's share of a sharded run.
     Share(ShardSummary),
+    /// What the conversion would do (`dry_run`).
+    Dry(Preview),
 }
 
 impl ConvertConfig {
@@ -159,6 +164,7 @@ impl ConvertConfig {
             resume: false,
             shard: None,
             jobs: None,
+            dry_run: false,
         }
     }
 
@@ -249,7 +255,12 @@ impl ConvertConfig {
             return Ok(());
         };
         let words = self.front_end;
-        let refused = if self.max_part_bytes.is_some() {
+        let refused = if self.dry_run {
+            Some(format!(
+                "{}: a dry run shows the whole conversion; run it without a share",
+                words.switch("dry_run")
+            ))
+        } else if self.max_part_bytes.is_some() {
             Some(format!(
                 "{}: its part boundaries depend on the parts before, which other workers \
                  write; use {} or {}",
@@ -431,7 +442,8 @@ impl ConvertConfig {
     }
 
     /// Runs the conversion of `plan` (this worker's share of it, with
-    /// [`shard`](ConvertConfig::shard)), reporting progress to `progress`. A local output
+    /// [`shard`](ConvertConfig::shard)), reporting progress to `progress`; with
+    /// [`dry_run`](ConvertConfig::dry_run), only says what it would do. A local output
     /// that did not exist and to which nothing was written is not left behind as an empty
     /// directory.
     ///
@@ -445,6 +457,9 @@ impl ConvertConfig {
         options: &Options,
         progress: ProgressFn<'_>,
     ) -> Result<Ran, Error> {
+        if self.dry_run {
+            return Ok(Ran::Dry(preview(&plan, options)));
+        }
         let output_existed = object::is_url(&self.output) || self.output.exists();
         let ran = match self.shard {
             Some(shard) => convert_shard(plan, options, shard, progress).map(Ran::Share),

@@ -32,6 +32,8 @@ pub(crate) struct Chunk {
     /// The input bytes it reads, estimated from record counts when it reads part of a
     /// file: what balances the work items of a sharded run across its workers.
     pub(crate) bytes: u64,
+    /// Its records, when they were counted to cut the dataset (resharding).
+    pub(crate) records: Option<u64>,
 }
 
 /// The records `[first, end)` of one input file (`end` `None`: to the end of the file).
@@ -90,6 +92,7 @@ pub(crate) fn plan_chunks(
                     start: None,
                 }],
                 bytes: inputs[input].size,
+                records: None,
             })
             .collect());
     }
@@ -133,6 +136,7 @@ pub(crate) fn plan_chunks(
             of,
             segments,
             bytes,
+            records: Some(to - from),
         });
     }
     Ok(chunks)

@@ -222,6 +222,7 @@ impl StoredPlan {
                 })
                 .collect(),
             bytes: stored.bytes,
+            records: None,
         }
     }
 

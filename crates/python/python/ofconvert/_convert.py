@@ -105,6 +105,7 @@ def tf2of(
     sync: bool = True,
     verify: bool = True,
     side_files: bool = True,
+    dry_run: bool = False,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -147,7 +148,7 @@ def tf2of(
         cast=cast, offset=offset, keep=keep, drop=drop, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
         compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
-        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, retries=retries,
+        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
     ))
 
@@ -175,6 +176,7 @@ def of2tf(
     sync: bool = True,
     verify: bool = True,
     side_files: bool = True,
+    dry_run: bool = False,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -197,7 +199,7 @@ def of2tf(
         offset=offset, keep=keep, drop=drop, sequence="refuse", raw_feature=None,
         empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
         on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, shard=shard, jobs=jobs,
-        sync=sync, verify=verify, side_files=side_files, retries=retries,
+        sync=sync, verify=verify, side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout,
         request_timeout=request_timeout, anonymous=anonymous,
     ))

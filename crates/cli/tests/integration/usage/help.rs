@@ -132,3 +132,24 @@ fn commands_are_offered_only_the_flags_they_take() {
     assert_eq!(before, after);
     assert!(before.starts_with("    500"), "{before}");
 }
+
+#[test]
+fn cat_counts_and_skips_records_of_each_file_as_its_help_says() {
+    let help = ofconvert().args(["cat", "--help"]).stdout();
+    assert!(help.contains("at most N records of each file"), "{help}");
+    assert!(help.contains("first N records of each file"), "{help}");
+    // Two files of 10 records each: skip 8 and print 3 of each gives 2 of each.
+    let dir = testdata().join("datasets/imagenet/train");
+    let shown = ofconvert()
+        .arg("cat")
+        .arg(&dir)
+        .args(["--skip", "8", "-n", "3", "--json"])
+        .stdout();
+    assert_eq!(shown.lines().count(), 4, "{shown}");
+    let shown = ofconvert()
+        .arg("cat")
+        .arg(&dir)
+        .args(["-n", "1", "--json"])
+        .stdout();
+    assert_eq!(shown.lines().count(), 2, "{shown}");
+}

@@ -152,3 +152,53 @@ fn commit_says_it_published_what_the_workers_converted() {
     );
     assert!(!run.stdout.contains("Converted"), "{}", run.stdout);
 }
+
+#[test]
+fn a_dry_run_says_what_would_be_done_and_writes_nothing() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets"))
+        .arg(&out)
+        .args(["--dry-run", "--records-per-part", "30"])
+        .ok();
+    assert!(!out.exists(), "a dry run wrote {:?}", tree(&out));
+    assert!(
+        run.stdout.contains("100 records -> 4 parts in"),
+        "{}",
+        run.stdout
+    );
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("Dry run: would convert 9 datasets from")
+            && last.ends_with("; nothing was written."),
+        "{}",
+        run.stdout
+    );
+    let json = ofconvert()
+        .arg("of2tf")
+        .arg(testdata().join("ofdatasets"))
+        .arg(&out)
+        .args(["--dry-run", "--json"])
+        .ok()
+        .stdout;
+    let preview: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(preview["datasets"][0]["parts"], 2, "{preview}");
+    assert!(!out.exists());
+    // A dataset the run would fail fails the dry run too, still writing nothing.
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg(&out)
+        .args(["--dry-run", "--rename", "featur0=x"])
+        .expect_code(1);
+    assert!(run.stdout.contains("would fail"), "{}", run.stdout);
+    assert!(!out.exists());
+    ofconvert()
+        .arg("tf2of")
+        .arg(testdata().join("datasets/tutorial"))
+        .arg(&out)
+        .args(["--dry-run", "--shard", "0/2"])
+        .expect_code(2);
+}
