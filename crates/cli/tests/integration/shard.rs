@@ -386,6 +386,8 @@ fn shard_numbers_and_flags_that_cannot_be_sharded_are_usage_errors() {
     let out = work.path().join("out");
     for (shard, says) in [
         ("3/3", "numbered from 0 to 2"),
+        // Explained with the workers of the run asked for, not of another.
+        ("3/3", "counted from 0 (0/3, 1/3, 2/3)"),
         ("a/b", "is not a number"),
         ("0/0", "at least one worker"),
         ("1", "expected K/N"),

@@ -48,14 +48,14 @@ impl FromStr for Shard {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Shard, String> {
-        let usage = "expected K/N: worker K of N, counted from 0 (0/4, 1/4, 2/4, 3/4)";
-        let (index, count) = text
-            .split_once('/')
-            .ok_or_else(|| format!("{text:?}: {usage}"))?;
+        let number = |part: &str| part.trim().parse::<usize>().ok();
+        let parsed = text.split_once('/');
+        // The workers of the run asked for, when its size is readable: `3/3` is explained
+        // with the three workers of a run of three.
+        let usage = usage(parsed.and_then(|(_, count)| number(count)));
+        let (index, count) = parsed.ok_or_else(|| format!("{text:?}: {usage}"))?;
         let number = |part: &str| {
-            part.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{text:?}: {part:?} is not a number; {usage}"))
+            number(part).ok_or_else(|| format!("{text:?}: {part:?} is not a number; {usage}"))
         };
         let (index, count) = (number(index)?, number(count)?);
         if count == 0 {
@@ -71,6 +71,26 @@ impl FromStr for Shard {
         }
         Ok(Shard { index, count })
     }
+}
+
+/// What `--shard` expects, with the workers of a run of `count` (of four when it is not
+/// known) as the example: `0/3, 1/3, 2/3`; a long run's first two and last.
+fn usage(count: Option<usize>) -> String {
+    let count = count.filter(|count| *count > 0).unwrap_or(4);
+    let workers: Vec<String> = if count <= 5 {
+        (0..count).map(|k| format!("{k}/{count}")).collect()
+    } else {
+        vec![
+            format!("0/{count}"),
+            format!("1/{count}"),
+            "...".to_owned(),
+            format!("{}/{count}", count - 1),
+        ]
+    };
+    format!(
+        "expected K/N: worker K of N, counted from 0 ({})",
+        workers.join(", ")
+    )
 }
 
 impl fmt::Display for Shard {
@@ -420,5 +440,19 @@ mod tests {
         for bad in ["3/3", "0/0", "a/b", "1", "-1/3", "1/3/4", ""] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_wrong_worker_number_is_explained_with_the_workers_of_its_run() {
+        let err = "3/3".parse::<Shard>().unwrap_err();
+        assert!(err.contains("numbered from 0 to 2"), "{err}");
+        assert!(err.ends_with("(0/3, 1/3, 2/3)"), "{err}");
+        let err = "12/12".parse::<Shard>().unwrap_err();
+        assert!(err.ends_with("(0/12, 1/12, ..., 11/12)"), "{err}");
+        // No run size to go by: a run of four.
+        let err = "1".parse::<Shard>().unwrap_err();
+        assert!(err.ends_with("(0/4, 1/4, 2/4, 3/4)"), "{err}");
+        let err = "1/0".parse::<Shard>().unwrap_err();
+        assert!(err.ends_with("(0/4, 1/4, 2/4, 3/4)"), "{err}");
     }
 }
