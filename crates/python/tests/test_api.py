@@ -157,6 +157,9 @@ def test_errors_name_keyword_arguments(tmp_path):
         ofconvert.tf2of(src, tmp_path / "x", shard=(0, 2), overwrite=True)
     with pytest.raises(ofconvert.UsageError, match=r"shard=\(2, 2\): workers are numbered from 0 to 1"):
         ofconvert.tf2of(src, tmp_path / "x", shard=(2, 2))
+    ofconvert.tf2of(src, tmp_path / "sharded", parts=2, shard=(0, 2), sync=False)
+    with pytest.raises(ofconvert.UsageError, match=r"parts=2 in the run's plan, parts=3 here"):
+        ofconvert.tf2of(src, tmp_path / "sharded", parts=3, shard=(1, 2), sync=False)
     with pytest.raises(ofconvert.UsageError, match=r"run the workers with shard=\(K, N\) first"):
         ofconvert.commit(tmp_path / "of")
     with pytest.raises(ofconvert.UsageError, match='images="png": expected one of "keep", "jpeg", "raw"'):

@@ -191,7 +191,7 @@ pub fn convert_shard(
         }
     };
     stored
-        .check(&settings, shard.count, &found)
+        .check(&settings, shard, &found, options.front_end)
         .map_err(|kind| Error::new(kind).in_file(&output))?;
 
     let crcs = Arc::new(Checksums::default());
