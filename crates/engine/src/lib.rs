@@ -143,7 +143,7 @@ pub use recode::{ImageConversion, ImagePolicy};
 pub use records::detect::detect_format;
 pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;
-pub use running::summary::{DatasetSummary, ErrorPlace, Summary};
+pub use running::summary::{DatasetSummary, ErrorPlace, FailureKind, Summary};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder};
 pub use sharded::commit::commit;
 pub use sharded::shard::{convert_shard, Shard, ShardSummary};

@@ -189,12 +189,7 @@ impl Options {
     pub(crate) fn skips(&self, kind: &MappingErrorKind) -> Option<Skip> {
         match kind {
             MappingErrorKind::EmptyRecord if self.on_empty == OnEmpty::Skip => Some(Skip::Empty),
-            MappingErrorKind::Malformed { .. }
-            | MappingErrorKind::UnknownFeatureKind { .. }
-            | MappingErrorKind::AmbiguousFeature
-            | MappingErrorKind::NotAnExample
-                if self.on_corrupt == OnCorrupt::Skip =>
-            {
+            kind if is_corrupt_payload(kind) && self.on_corrupt == OnCorrupt::Skip => {
                 Some(Skip::Corrupt)
             }
             _ => None,
@@ -238,6 +233,19 @@ impl Options {
             side_files: self.side_files,
         }
     }
+}
+
+/// Whether a mapping error is a payload that does not parse (damage, which
+/// [`OnCorrupt::Skip`] steps over) rather than a mapping that cannot be applied to values
+/// that parse.
+pub(crate) fn is_corrupt_payload(kind: &MappingErrorKind) -> bool {
+    matches!(
+        kind,
+        MappingErrorKind::Malformed { .. }
+            | MappingErrorKind::UnknownFeatureKind { .. }
+            | MappingErrorKind::AmbiguousFeature
+            | MappingErrorKind::NotAnExample
+    )
 }
 
 /// Whether a [`RecordReader`](crate::RecordReader) checks TFRecord checksums (OFRecord has

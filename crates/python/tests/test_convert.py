@@ -160,6 +160,9 @@ def test_damaged_input_fails_its_dataset_with_the_place(tmp_path):
     assert (err.offset, err.record) == (312, 3)
     assert err.summary["failed"] == 1
     assert err.summary["datasets"][0]["status"] == "failed"
+    assert err.summary["datasets"][0]["error_kind"] == "damaged"
+    # The way out, in Python's words.
+    assert 'pass on_corrupt="skip"' in str(err) and "--on-corrupt" not in str(err)
     assert not list((tmp_path / "of").glob("part-*"))
 
     salvaged = ofconvert.tf2of(src, tmp_path / "salvaged", on_corrupt="skip", sync=False)
@@ -197,8 +200,9 @@ def test_empty_examples_skip(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     shutil.copy(TESTDATA / "golden" / "edge.tfrecord", src)
-    with pytest.raises(ofconvert.ConversionError):
+    with pytest.raises(ofconvert.ConversionError, match='pass empty="skip"') as raised:
         ofconvert.tf2of(src, tmp_path / "of", sync=False)
+    assert raised.value.summary["datasets"][0]["error_kind"] == "empty_record"
     summary = ofconvert.tf2of(src, tmp_path / "skipped", empty="skip", sync=False)
     assert summary["failed"] == 0
 
