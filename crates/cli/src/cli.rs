@@ -181,6 +181,11 @@ pub struct CommitArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Remove the lock on OUT of a commit that no longer runs (a lock object a killed one
+    /// left in a bucket) and go on; one still running on this machine is still waited for.
+    #[arg(long)]
+    pub break_lock: bool,
+
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -215,6 +220,11 @@ pub struct ConvertArgs {
     /// redo the others.
     #[arg(long)]
     pub resume: bool,
+
+    /// Remove the lock on OUT of a run that no longer runs (a lock object a killed run left
+    /// in a bucket) and go on; a run still running on this machine is still waited for.
+    #[arg(long)]
+    pub break_lock: bool,
 
     /// What to do with damaged records: fail their dataset, or skip them (bad data
     /// checksums and unparsable payloads are skipped, a truncated tail ends the file) and
@@ -262,8 +272,8 @@ pub struct ConvertArgs {
     /// Be worker K of N (counted from 0) of one conversion spread over many machines: every
     /// worker plans alike, the first stores the plan in OUT/.ofconvert/, each converts its
     /// share of the parts; `ofconvert commit OUT` publishes once all are done. Rerunning a
-    /// worker skips the parts it finished. Not with --max-part-bytes, --overwrite or
-    /// --resume.
+    /// worker skips the parts it finished. Not with --max-part-bytes, --overwrite, --resume
+    /// or --break-lock.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<ofconvert_engine::Shard>,
 

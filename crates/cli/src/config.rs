@@ -29,6 +29,7 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Conver
     config.side_files = !args.no_side_files;
     config.overwrite = args.overwrite;
     config.resume = args.resume;
+    config.break_lock = args.break_lock;
     config.shard = args.shard;
     config.jobs = jobs.map(|jobs| jobs as usize);
     config

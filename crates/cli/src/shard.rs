@@ -65,7 +65,12 @@ pub fn report_worker(summary: &ShardSummary, json: bool, quiet: bool) -> anyhow:
 
 /// Publishes the sharded run in `args.output`.
 pub fn run_commit(args: &CommitArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let summary = ofconvert_engine::commit(&args.output, args.verify, FrontEnd::CommandLine)
+    let how = ofconvert_engine::CommitOptions {
+        verify_checksums: args.verify,
+        break_lock: args.break_lock,
+        front_end: FrontEnd::CommandLine,
+    };
+    let summary = ofconvert_engine::commit(&args.output, &how)
         .with_context(|| format!("commit {}", args.output.display()))?;
     report::print_summary(&summary, args.json, quiet)?;
     Ok(ExitCode::failure_if(summary.failed > 0))

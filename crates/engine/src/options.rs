@@ -116,6 +116,10 @@ pub struct Options {
     pub on_empty: OnEmpty,
     /// What to do about existing output.
     pub existing: ExistingOutput,
+    /// Remove a lock on the output whose holder is not known to run (a lock object a killed
+    /// run left in a store) and convert; a holder running on this machine is still waited
+    /// for.
+    pub break_lock: bool,
     /// Worker threads; 0 means one per available core.
     pub jobs: usize,
     /// Set from elsewhere (a signal handler) to stop the conversion early.
@@ -175,6 +179,7 @@ impl Options {
             on_corrupt: OnCorrupt::default(),
             on_empty: OnEmpty::default(),
             existing: ExistingOutput::default(),
+            break_lock: false,
             jobs: 0,
             interrupt: Interrupt::new(),
             images: ImagePolicy::Keep,

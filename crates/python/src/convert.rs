@@ -52,6 +52,7 @@ pub struct Settings {
     on_corrupt: String,
     overwrite: bool,
     resume: bool,
+    break_lock: bool,
     shard: Option<(i64, i64)>,
     jobs: Option<usize>,
     sync: bool,
@@ -165,6 +166,7 @@ fn configure(
     config.on_corrupt = choice(python, &settings.on_corrupt)?;
     config.overwrite = settings.overwrite;
     config.resume = settings.resume;
+    config.break_lock = settings.break_lock;
     config.shard = settings.shard.map(shard).transpose()?;
     config.jobs = settings.jobs;
     config.sync = settings.sync;
@@ -253,9 +255,20 @@ pub fn convert(
 
 /// Publishes a sharded run once every worker is done; returns the summary as JSON text.
 #[pyfunction]
-pub fn commit(py: Python<'_>, output: PathBuf, verify: bool, network: Network) -> PyResult<String> {
+pub fn commit(
+    py: Python<'_>,
+    output: PathBuf,
+    verify: bool,
+    break_lock: bool,
+    network: Network,
+) -> PyResult<String> {
     network.apply().map_err(|message| usage(py, &message))?;
-    let outcome = py.detach(|| ofconvert_engine::commit(&output, verify, FrontEnd::Python));
+    let how = ofconvert_engine::CommitOptions {
+        verify_checksums: verify,
+        break_lock,
+        front_end: FrontEnd::Python,
+    };
+    let outcome = py.detach(|| ofconvert_engine::commit(&output, &how));
     let summary = outcome.map_err(|err| errors::engine_error(py, &err))?;
     finished(py, &summary, None)
 }

@@ -175,6 +175,28 @@ def test_errors_name_keyword_arguments(tmp_path):
     assert not (tmp_path / "z").exists()
 
 
+@pytest.mark.skipif(not Path("/proc/sys/kernel/hostname").exists(), reason="Linux host names")
+def test_a_running_run_s_lock_is_named_first_and_not_broken(tmp_path):
+    import fcntl
+
+    src = TESTDATA / "datasets" / "tutorial"
+    out = tmp_path / "of"
+    (out / "tutorial").mkdir(parents=True)
+    host = Path("/proc/sys/kernel/hostname").read_text().strip()
+    with open(out / ".ofconvert-lock", "w") as lock:
+        # What a run holds while it writes, this process standing for it.
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write(f"{os.getpid()} on {host}")
+        lock.flush()
+        running = rf"another ofconvert run \(process {os.getpid()} on this machine"
+        with pytest.raises(ofconvert.UsageError, match=running):
+            ofconvert.tf2of(src, out, sync=False)
+        with pytest.raises(ofconvert.UsageError, match="break_lock=True breaks only a lock whose run has ended"):
+            ofconvert.tf2of(src, out, resume=True, break_lock=True, sync=False)
+    with pytest.raises(ofconvert.UsageError, match=r"shard=\(0, 2\) does not go with break_lock=True"):
+        ofconvert.tf2of(src, tmp_path / "x", shard=(0, 2), break_lock=True)
+
+
 def test_tensorflow_spellings_of_compression(tmp_path):
     ofconvert.tf2of(TESTDATA / "datasets" / "tutorial", tmp_path / "of", sync=False)
     for name, suffix in [("GZIP", ".gz"), ("ZLIB", ".zz"), ("", "")]:

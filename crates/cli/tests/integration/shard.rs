@@ -181,7 +181,7 @@ fn three_workers_into_a_bucket_then_commit_give_the_bytes_of_one_run_both_ways()
 /// A TCP proxy in front of `upstream` that forwards everything until clients have sent
 /// `after` bytes through it, then forwards nothing more: the request under way hangs, as
 /// on a machine that stalls mid-upload. The flag says when that happened.
-fn stalling_proxy(
+pub(crate) fn stalling_proxy(
     runtime: &tokio::runtime::Runtime,
     upstream: &str,
     after: usize,

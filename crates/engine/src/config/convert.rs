@@ -105,6 +105,8 @@ pub struct ConvertConfig {
     pub overwrite: bool,
     /// Finish an interrupted run.
     pub resume: bool,
+    /// Remove a lock on the output whose holder is not known to run.
+    pub break_lock: bool,
     /// Be one worker of a conversion spread over many machines.
     pub shard: Option<Shard>,
     /// Worker threads; `None` for one per core.
@@ -157,6 +159,7 @@ impl ConvertConfig {
             side_files: true,
             overwrite: false,
             resume: false,
+            break_lock: false,
             shard: None,
             jobs: None,
         }
@@ -269,6 +272,13 @@ impl ConvertConfig {
                  it",
                 words.switch("resume")
             ))
+        } else if self.break_lock {
+            Some(format!(
+                "{}: a worker takes no lock on the output; a lock a killed commit left is \
+                 broken by {} with it",
+                words.switch("break_lock"),
+                words.command("commit", "OUT"),
+            ))
         } else {
             None
         };
@@ -358,6 +368,7 @@ impl ConvertConfig {
         } else {
             ExistingOutput::Refuse
         };
+        options.break_lock = self.break_lock;
         options.jobs = self.jobs.unwrap_or(0);
         options.compression = self.compression;
         options.images = match self.images {

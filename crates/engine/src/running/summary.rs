@@ -141,8 +141,7 @@ pub struct DatasetSummary {
     /// Why it failed: `path: offset N (record #I): what`, with the causes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// What kind of failure it was, when it failed: what a hint to fix it goes by
-    /// ([`failure_hint`](crate::config::failure_hint)).
+    /// What kind of failure it was, when it failed: what the hint that fixes it goes by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<FailureKind>,
     /// Where it failed, when the error says: for callers that want the place as values

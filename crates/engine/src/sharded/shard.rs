@@ -18,6 +18,7 @@ use ofconvert_bridge::Transcoder;
 use serde::Serialize;
 
 use crate::error::{error_chain, Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::naming::layout::CONTROL_DIR;
 use crate::naming::names::Format;
 use crate::options::{Direction, Options};
@@ -175,7 +176,7 @@ pub fn convert_shard(
             .create_dir_all(dir)
             .map_err(|err| Error::io(dir, err))?;
     }
-    let _lock = lock_worker(&*storage, &worker_dir, &output)?;
+    let _lock = lock_worker(&*storage, &worker_dir, &output, options.front_end)?;
 
     let settings = options.settings();
     let found: Vec<StoredDataset> = plan
@@ -401,30 +402,21 @@ fn lock_worker(
     storage: &dyn Storage,
     worker_dir: &Path,
     output: &Path,
+    front_end: FrontEnd,
 ) -> Result<Option<Box<dyn OutputLock>>, Error> {
     if !storage.renames_cheaply() || crate::storage::object::is_url(output) {
         return Ok(None);
     }
+    // A worker's lock is a file lock: it ends with its process, and is never broken.
     let lock = match storage.lock(worker_dir) {
         Ok(lock) => lock,
-        Err(LockError::Busy { holder, stale }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(worker_dir))
+        Err(LockError::Busy(holder)) => {
+            return Err(Error::locked(worker_dir, holder, false, front_end))
         }
         Err(LockError::Io(err)) => return Err(Error::io(worker_dir, err)),
     };
-    let path = output.join(crate::naming::layout::LOCK_NAME);
-    if let Ok(file) = std::fs::File::open(&path) {
-        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
-            let holder = std::fs::read_to_string(&path)
-                .ok()
-                .map(|text| text.trim().to_owned())
-                .filter(|text| !text.is_empty());
-            return Err(Error::new(ErrorKind::OutputLocked {
-                holder,
-                stale: None,
-            })
-            .in_file(output));
-        }
+    if let Ok(Some(holder)) = storage.lock_holder(output) {
+        return Err(Error::locked(output, Box::new(holder), false, front_end));
     }
     Ok(Some(lock))
 }

@@ -100,6 +100,7 @@ def tf2of(
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
+    break_lock: bool = False,
     shard: Optional[Tuple[int, int]] = None,
     jobs: Optional[int] = None,
     sync: bool = True,
@@ -126,7 +127,8 @@ def tf2of(
     ``images="jpeg"`` (with ``jpeg_quality``) re-encodes the images OneFlow cannot decode,
     ``images="raw"`` decodes them to pixels; ``empty="skip"`` leaves out Examples without
     features; ``on_corrupt="skip"`` salvages damaged input; ``overwrite``/``resume`` deal with
-    an output that exists; ``shard=(k, n)`` converts worker k's share of a run spread over n
+    an output that exists; ``break_lock=True`` removes the lock a run that no longer runs left
+    on it (a killed run's lock object in a bucket); ``shard=(k, n)`` converts worker k's share of a run spread over n
     workers (then :func:`commit`); ``jobs`` sets the worker threads; ``sync=False`` skips
     fsync; ``verify=False`` skips checksums; ``side_files=False`` carries only the parts (not
     the other files of a dataset's folder: TFDS metadata, class names, READMEs); ``retries``, ``retry_timeout`` and
@@ -147,7 +149,7 @@ def tf2of(
         cast=cast, offset=offset, keep=keep, drop=drop, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
         compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
-        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, retries=retries,
+        resume=resume, break_lock=break_lock, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
     ))
 
@@ -170,6 +172,7 @@ def of2tf(
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
+    break_lock: bool = False,
     shard: Optional[Tuple[int, int]] = None,
     jobs: Optional[int] = None,
     sync: bool = True,
@@ -196,7 +199,8 @@ def of2tf(
         part_prefix=part_prefix, part_digits=5, preset=None, rename=rename, cast=cast,
         offset=offset, keep=keep, drop=drop, sequence="refuse", raw_feature=None,
         empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
-        on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, shard=shard, jobs=jobs,
+        on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, break_lock=break_lock,
+        shard=shard, jobs=jobs,
         sync=sync, verify=verify, side_files=side_files, retries=retries,
         retry_timeout=retry_timeout,
         request_timeout=request_timeout, anonymous=anonymous,
@@ -207,6 +211,7 @@ def commit(
     dst: PathLike,
     *,
     verify: bool = False,
+    break_lock: bool = False,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -216,7 +221,8 @@ def commit(
     ``shard=(k, n)``) once every worker is done, as ``ofconvert commit DST`` does, and
     returns the summary that ``--json`` prints: each dataset's manifest, the one a single
     run writes. ``verify=True`` also reads every part back and compares its CRC32C with its
-    worker's receipt. It converts nothing.
+    worker's receipt. ``break_lock=True`` removes the lock a commit (or run) that no longer
+    runs left on ``dst``. It converts nothing.
 
     Raises:
         UsageError: no sharded run in ``dst``, or a worker still running.
@@ -224,6 +230,7 @@ def commit(
             nothing is published), or a dataset that failed.
     """
     summary = _native.commit(
-        os.fspath(dst), bool(verify), network(retries, retry_timeout, request_timeout, anonymous)
+        os.fspath(dst), bool(verify), bool(break_lock),
+        network(retries, retry_timeout, request_timeout, anonymous),
     )
     return json.loads(summary)
