@@ -304,6 +304,28 @@ pub struct MappingArgs {
     /// Leave this feature out (repeatable).
     #[arg(long, value_name = "NAME")]
     pub drop: Vec<String>,
+
+    /// --rename where a dataset has the feature; one without it is not failed (trees whose
+    /// datasets differ). The same for --cast-if-present, --offset-if-present,
+    /// --keep-if-present and --drop-if-present.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub rename_if_present: Vec<Rename>,
+
+    /// --cast where a dataset has the feature.
+    #[arg(long, value_name = "NAME=TYPE")]
+    pub cast_if_present: Vec<Cast>,
+
+    /// --offset where a dataset has the feature.
+    #[arg(long, value_name = "NAME=DELTA", allow_hyphen_values = true)]
+    pub offset_if_present: Vec<Offset>,
+
+    /// --keep where a dataset has the feature.
+    #[arg(long, value_name = "NAME")]
+    pub keep_if_present: Vec<String>,
+
+    /// --drop where a dataset has the feature.
+    #[arg(long, value_name = "NAME")]
+    pub drop_if_present: Vec<String>,
 }
 
 #[derive(Debug, Args)]

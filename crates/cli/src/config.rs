@@ -23,6 +23,11 @@ fn common(args: &ConvertArgs, direction: Direction, jobs: Option<u64>) -> Conver
     config.offset = args.mapping.offset.clone();
     config.keep = args.mapping.keep.clone();
     config.drop = args.mapping.drop.clone();
+    config.rename_if_present = args.mapping.rename_if_present.clone();
+    config.cast_if_present = args.mapping.cast_if_present.clone();
+    config.offset_if_present = args.mapping.offset_if_present.clone();
+    config.keep_if_present = args.mapping.keep_if_present.clone();
+    config.drop_if_present = args.mapping.drop_if_present.clone();
     config.on_corrupt = args.on_corrupt;
     config.verify = !args.no_verify;
     config.sync = !args.no_sync;

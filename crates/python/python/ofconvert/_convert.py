@@ -61,11 +61,18 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
     size = settings["max_part_bytes"]
     if size is not None and not isinstance(size, (int, str)):
         raise UsageError(f"max_part_bytes must be an int or a size such as \"256M\", not {size!r}")
-    settings["rename"] = [(old, str(new)) for old, new in _pairs("rename", settings["rename"])]
-    settings["cast"] = [(name, str(kind)) for name, kind in _pairs("cast", settings["cast"])]
-    settings["offset"] = [(name, int(delta)) for name, delta in _pairs("offset", settings["offset"])]
-    settings["keep"] = _names("keep", settings["keep"])
-    settings["drop"] = _names("drop", settings["drop"])
+    for rule in ("", "_if_present"):
+        settings["rename" + rule] = [
+            (old, str(new)) for old, new in _pairs("rename" + rule, settings["rename" + rule])
+        ]
+        settings["cast" + rule] = [
+            (name, str(kind)) for name, kind in _pairs("cast" + rule, settings["cast" + rule])
+        ]
+        settings["offset" + rule] = [
+            (name, int(delta)) for name, delta in _pairs("offset" + rule, settings["offset" + rule])
+        ]
+        settings["keep" + rule] = _names("keep" + rule, settings["keep" + rule])
+        settings["drop" + rule] = _names("drop" + rule, settings["drop" + rule])
     compression = settings["compression"]
     settings["compression"] = "none" if compression is None else str(compression)
     settings["shard"] = _shard(settings["shard"])
@@ -92,6 +99,11 @@ def tf2of(
     offset: Optional[Mapping[str, int]] = None,
     keep: Optional[Iterable[str]] = None,
     drop: Optional[Iterable[str]] = None,
+    rename_if_present: Optional[Mapping[str, str]] = None,
+    cast_if_present: Optional[Mapping[str, str]] = None,
+    offset_if_present: Optional[Mapping[str, int]] = None,
+    keep_if_present: Optional[Iterable[str]] = None,
+    drop_if_present: Optional[Iterable[str]] = None,
     sequence: str = "refuse",
     raw_feature: Optional[str] = None,
     empty: str = "error",
@@ -123,7 +135,10 @@ def tf2of(
     The keyword arguments are the command line's flags: ``parts``/``records_per_part``/
     ``max_part_bytes`` (an int or ``"256M"``) cut the parts; ``preset="imagenet"``,
     ``rename={old: new}``, ``cast={name: "int32"}``, ``offset={name: -1}``, ``keep=[...]``,
-    ``drop=[...]``, ``sequence="flatten"`` and ``raw_feature=NAME`` map features;
+    ``drop=[...]``, ``sequence="flatten"`` and ``raw_feature=NAME`` map features (a dataset
+    whose records lack a feature a rule names fails; ``rename_if_present``,
+    ``cast_if_present``, ``offset_if_present``, ``keep_if_present`` and ``drop_if_present``
+    apply where a dataset has the feature, for trees whose datasets differ);
     ``images="jpeg"`` (with ``jpeg_quality``) re-encodes the images OneFlow cannot decode,
     ``images="raw"`` decodes them to pixels; ``empty="skip"`` leaves out Examples without
     features; ``on_corrupt="skip"`` salvages damaged input; ``overwrite``/``resume`` deal with
@@ -146,7 +161,9 @@ def tf2of(
     return _run("tf2of", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
         part_prefix=part_prefix, part_digits=part_digits, preset=preset, rename=rename,
-        cast=cast, offset=offset, keep=keep, drop=drop, sequence=sequence,
+        cast=cast, offset=offset, keep=keep, drop=drop, rename_if_present=rename_if_present,
+        cast_if_present=cast_if_present, offset_if_present=offset_if_present,
+        keep_if_present=keep_if_present, drop_if_present=drop_if_present, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
         compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
         resume=resume, break_lock=break_lock, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, retries=retries,
@@ -169,6 +186,11 @@ def of2tf(
     offset: Optional[Mapping[str, int]] = None,
     keep: Optional[Iterable[str]] = None,
     drop: Optional[Iterable[str]] = None,
+    rename_if_present: Optional[Mapping[str, str]] = None,
+    cast_if_present: Optional[Mapping[str, str]] = None,
+    offset_if_present: Optional[Mapping[str, int]] = None,
+    keep_if_present: Optional[Iterable[str]] = None,
+    drop_if_present: Optional[Iterable[str]] = None,
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
@@ -197,7 +219,10 @@ def of2tf(
     return _run("of2tf", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
         part_prefix=part_prefix, part_digits=5, preset=None, rename=rename, cast=cast,
-        offset=offset, keep=keep, drop=drop, sequence="refuse", raw_feature=None,
+        offset=offset, keep=keep, drop=drop, rename_if_present=rename_if_present,
+        cast_if_present=cast_if_present, offset_if_present=offset_if_present,
+        keep_if_present=keep_if_present, drop_if_present=drop_if_present,
+        sequence="refuse", raw_feature=None,
         empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
         on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, break_lock=break_lock,
         shard=shard, jobs=jobs,
