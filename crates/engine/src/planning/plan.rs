@@ -31,8 +31,9 @@ pub struct InputFile {
 /// A dataset found in the input: the files that become one output directory.
 #[derive(Debug)]
 pub struct DatasetPlan {
-    /// The output directory relative to the output root, with `/` separators; `.` for the
-    /// root itself. Used to name the dataset in messages.
+    /// The dataset's name in messages and summaries: its directory relative to the root,
+    /// with `/` separators; the input's own name (the directory's, or the file's) for a
+    /// dataset at the root.
     pub name: String,
     /// The directory of the inputs, relative to the input root.
     pub source: PathBuf,

@@ -130,7 +130,8 @@ impl Summary {
 /// What happened to one dataset.
 #[derive(Debug, Serialize)]
 pub struct DatasetSummary {
-    /// The output directory relative to the output root (`.` for the root).
+    /// Its name: its directory relative to the root, `/`-separated; the input's own name
+    /// (the directory's, or the file's) for a dataset at the root.
     pub name: String,
     /// The input directory relative to the input root.
     pub source: String,

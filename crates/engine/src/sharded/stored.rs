@@ -177,12 +177,23 @@ impl StoredPlan {
                 ),
             });
         }
-        let names = |list: &[StoredDataset]| list.iter().map(|d| d.name.clone()).collect();
-        let (stored_names, found_names): (Vec<String>, Vec<String>) =
-            (names(&self.datasets), names(datasets));
-        if stored_names != found_names {
+        // Datasets are told apart by where they are, not by their names: the one at the
+        // root is named after the input, which workers may reach under other names.
+        let places = |list: &[StoredDataset]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|d| (d.source.clone(), d.output.clone()))
+                .collect()
+        };
+        if places(&self.datasets) != places(datasets) {
+            let names = |list: &[StoredDataset]| -> Vec<String> {
+                list.iter().map(|d| d.name.clone()).collect()
+            };
             return Err(ErrorKind::InputChanged {
-                what: format!("datasets were {stored_names:?}, are {found_names:?}"),
+                what: format!(
+                    "datasets were {:?}, are {:?}",
+                    names(&self.datasets),
+                    names(datasets)
+                ),
             });
         }
         for (stored, found) in self.datasets.iter().zip(datasets) {
