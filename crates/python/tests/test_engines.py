@@ -110,11 +110,14 @@ def without_manifests(files):
 
 
 def manifests(files, root):
-    """Manifests by name, with their output root swapped for ROOT and their time left out."""
+    """Manifests by name, their time left out; none names its output root (a manifest names
+    no place but its own directory, so that the output can move)."""
     found = {}
     for name, data in files.items():
         if name.endswith("ofconvert-manifest.json"):
-            manifest = json.loads(data.decode().replace(root, "ROOT"))
+            text = data.decode()
+            assert root not in text, f"{name} names {root}"
+            manifest = json.loads(text)
             manifest.pop("seconds", None)
             found[name] = manifest
     return found
