@@ -238,6 +238,8 @@ def test_options_a_sharded_run_cannot_take_are_refused_before_anything_starts(tm
         ofconvert.ray.tf2of(SOURCE, tmp_path / "of", workers=2, max_part_bytes="1M")
     with pytest.raises(ofconvert.UsageError, match="workers must be"):
         ofconvert.spark.tf2of(None, SOURCE, tmp_path / "of", workers=0)
+    with pytest.raises(ofconvert.UsageError, match=r"break_lock=True does not go with workers.*commit\(dst, break_lock=True\)"):
+        ofconvert.spark.tf2of(None, SOURCE, tmp_path / "of", workers=2, break_lock=True)
     assert not (tmp_path / "of").exists()
 
 
