@@ -44,7 +44,8 @@ pub const IMAGENET_KEYS: [&str; 15] = [
 ];
 
 /// Everything `tf2of` and `of2tf` take, in the caller's terms. [`ConvertConfig::new`] gives
-/// the defaults; a front end sets what its user said, then [`run`](ConvertConfig::run)s it.
+/// the defaults; a front end sets what its user said, then [`plan`](ConvertConfig::plan)s
+/// and [`convert`](ConvertConfig::convert)s it.
 /// The options of the other direction (`compression` for `tf2of`, `images` for `of2tf`)
 /// must stay at their defaults.
 #[derive(Clone, Debug)]
@@ -355,7 +356,7 @@ impl ConvertConfig {
     ///
     /// # Errors
     ///
-    /// What [`plan`] refuses: a missing input, an output in the way, ...
+    /// What [`plan`](crate::plan) refuses: a missing input, an output in the way, ...
     pub fn plan(&self, options: &Options) -> Result<Plan, Error> {
         let mut plan = self.plan_inputs(options)?;
         check_rules(&mut plan, &self.rules());

@@ -153,8 +153,8 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn remove_dir_if_empty(&self, dir: &Path);
 
     /// Takes the lock of the output directory `dir` (which exists), failing at once when
-    /// another run holds it; what this process writes into it is
-    /// [`LockHolder::this_process`].
+    /// another run holds it; this process writes into it who it is (its process id and
+    /// machine, and what tells that process from a later one of the same number).
     fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError>;
 
     /// Who holds the lock of `dir` now, without taking it; `Ok(None)` when nobody does.
