@@ -277,6 +277,11 @@ pub struct CommitArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Remove the lock on OUT of a commit that no longer runs (a lock object a killed one
+    /// left in a bucket) and go on; one still running on this machine is still waited for.
+    #[arg(long)]
+    pub break_lock: bool,
+
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -312,6 +317,11 @@ pub struct ConvertArgs {
     /// redo the others.
     #[arg(long)]
     pub resume: bool,
+
+    /// Remove the lock on OUT of a run that no longer runs (a lock object a killed run left
+    /// in a bucket) and go on; a run still running on this machine is still waited for.
+    #[arg(long)]
+    pub break_lock: bool,
 
     /// What to do with damaged records: fail their dataset, or skip them (bad data
     /// checksums and unparsable payloads are skipped, a truncated tail ends the file) and
@@ -359,8 +369,8 @@ pub struct ConvertArgs {
     /// Be worker K of N (counted from 0) of one conversion spread over many machines: every
     /// worker plans alike, the first stores the plan in OUT/.ofconvert/, each converts its
     /// share of the parts; `ofconvert commit OUT` publishes once all are done. Rerunning a
-    /// worker skips the parts it finished. Not with --max-part-bytes, --overwrite or
-    /// --resume.
+    /// worker skips the parts it finished. Not with --max-part-bytes, --overwrite, --resume
+    /// or --break-lock.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<ofconvert_engine::Shard>,
 
@@ -400,6 +410,28 @@ pub struct MappingArgs {
     /// Leave this feature out (repeatable).
     #[arg(long, value_name = "NAME")]
     pub drop: Vec<String>,
+
+    /// --rename where a dataset has the feature; one without it is not failed (trees whose
+    /// datasets differ). The same for --cast-if-present, --offset-if-present,
+    /// --keep-if-present and --drop-if-present.
+    #[arg(long, value_name = "OLD=NEW")]
+    pub rename_if_present: Vec<Rename>,
+
+    /// --cast where a dataset has the feature.
+    #[arg(long, value_name = "NAME=TYPE")]
+    pub cast_if_present: Vec<Cast>,
+
+    /// --offset where a dataset has the feature.
+    #[arg(long, value_name = "NAME=DELTA", allow_hyphen_values = true)]
+    pub offset_if_present: Vec<Offset>,
+
+    /// --keep where a dataset has the feature.
+    #[arg(long, value_name = "NAME")]
+    pub keep_if_present: Vec<String>,
+
+    /// --drop where a dataset has the feature.
+    #[arg(long, value_name = "NAME")]
+    pub drop_if_present: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -69,7 +69,12 @@ pub fn run_commit(
     quiet: bool,
     detail: report::Detail,
 ) -> anyhow::Result<ExitCode> {
-    let summary = ofconvert_engine::commit(&args.output, args.verify, FrontEnd::CommandLine)
+    let how = ofconvert_engine::CommitOptions {
+        verify_checksums: args.verify,
+        break_lock: args.break_lock,
+        front_end: FrontEnd::CommandLine,
+    };
+    let summary = ofconvert_engine::commit(&args.output, &how)
         .with_context(|| format!("commit {}", args.output.display()))?;
     report::print_summary(
         &summary,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use ofconvert_tfrecord::Position as RecordAt;
 
 use crate::front_end::FrontEnd;
+use crate::holder::{Liveness, LockHolder};
 
 /// An error while planning, converting or inspecting, with the file and the place in it
 /// when they are known.
@@ -54,13 +55,17 @@ pub enum ErrorKind {
         /// Whose words name the options that would go on.
         front_end: FrontEnd,
     },
-    /// Another run is converting into the same output directory.
+    /// Another run is converting into the same output directory, or a killed one left its
+    /// lock there (a lock object in a store outlives its process).
     OutputLocked {
-        /// What the other run wrote into the lock: its process id.
-        holder: Option<String>,
-        /// The lock to delete by hand if that run was killed: a lock object in a store
-        /// outlives its process.
-        stale: Option<PathBuf>,
+        /// The lock and what it says of its holder.
+        holder: Box<LockHolder>,
+        /// Whether the holder still runs, as this machine can tell.
+        liveness: Liveness,
+        /// Whether breaking the lock was asked for (and refused: the holder runs).
+        breaking: bool,
+        /// Whose words name the option that breaks it.
+        front_end: FrontEnd,
     },
     /// The output directory is inside the input tree, or the input inside the output: the
     /// run would read its own output or write over its input.
@@ -172,6 +177,24 @@ impl Error {
                 record: None,
             }),
         }
+    }
+
+    /// [`ErrorKind::OutputLocked`] about the output `dir`, whose lock `holder` holds:
+    /// whether the holder still runs is judged now.
+    pub(crate) fn locked(
+        dir: &Path,
+        holder: Box<LockHolder>,
+        breaking: bool,
+        front_end: FrontEnd,
+    ) -> Error {
+        let liveness = holder.liveness();
+        Error::new(ErrorKind::OutputLocked {
+            holder,
+            liveness,
+            breaking,
+            front_end,
+        })
+        .in_file(dir)
     }
 
     /// An I/O error about `path`.
@@ -310,20 +333,39 @@ impl fmt::Display for ErrorKind {
                     front_end.switch("overwrite")
                 )
             }
-            ErrorKind::OutputLocked { holder, stale } => {
-                f.write_str("another ofconvert run")?;
-                if let Some(holder) = holder {
-                    write!(f, " (process {holder})")?;
-                }
-                f.write_str(" is writing into this directory: wait for it to end")?;
-                if let Some(stale) = stale {
-                    write!(
+            ErrorKind::OutputLocked {
+                holder,
+                liveness,
+                breaking,
+                front_end,
+            } => {
+                let break_lock = front_end.switch("break_lock");
+                match liveness {
+                    Liveness::Running => {
+                        write!(
+                            f,
+                            "another ofconvert run ({holder}) is writing into this directory: \
+                             wait for it to end"
+                        )?;
+                        if *breaking {
+                            write!(f, "; {break_lock} breaks only a lock whose run has ended")?;
+                        }
+                        Ok(())
+                    }
+                    Liveness::Gone(why) => write!(
                         f,
-                        "; if it was killed, delete {} and run again",
-                        stale.display()
-                    )?;
+                        "{} is left over from a run that has ended: it names {holder}, and \
+                         {why}; pass {break_lock} to remove it",
+                        holder.lock.display()
+                    ),
+                    Liveness::Unknown => write!(
+                        f,
+                        "another ofconvert run ({holder}) holds {}: wait for it to end; if it no \
+                         longer runs (killed, or its machine gone), pass {break_lock} to remove \
+                         the lock",
+                        holder.lock.display()
+                    ),
                 }
-                Ok(())
             }
             ErrorKind::Overlap { other } => write!(
                 f,

@@ -29,7 +29,8 @@
 //! error                    errors with the file, offset and record they concern
 //! naming/                  names ofconvert writes and recognises (no I/O)
 //! schema/, images/, scan,  leaves: feature statistics, image headers, wire walks,
-//! progress, front_end      progress events; whose words messages use        (bottom)
+//! progress, front_end,     progress events; whose words messages use; who holds a
+//! holder                   lock and whether it still runs                   (bottom)
 //! ```
 //!
 //! The data's way: `planning` lists the input through `storage` and groups what `records`
@@ -46,8 +47,8 @@
 //!
 //! ```
 //! use ofconvert_engine::{
-//!     commit, convert, convert_shard, count_file, plan, verify_file, Checksums, Direction,
-//!     ExistingOutput, Format, FrontEnd, Options, Shard,
+//!     commit, convert, convert_shard, count_file, plan, verify_file, Checksums, CommitOptions,
+//!     Direction, ExistingOutput, Format, Options, Shard,
 //! };
 //! use ofconvert_tfrecord::Writer;
 //!
@@ -84,7 +85,11 @@
 //!     let share = plan(input.path(), &sharded, &options)?;
 //!     convert_shard(share, &options, Shard { index, count: 2 }, &|_event| {})?;
 //! }
-//! let committed = commit(&sharded, true, FrontEnd::CommandLine)?;
+//! let verified = CommitOptions {
+//!     verify_checksums: true,
+//!     ..CommitOptions::default()
+//! };
+//! let committed = commit(&sharded, &verified)?;
 //! assert_eq!((committed.failed, committed.records), (0, 3));
 //! assert_eq!(
 //!     std::fs::read(sharded.join("part-00000"))?,
@@ -100,6 +105,7 @@
 pub mod config;
 mod error;
 mod front_end;
+mod holder;
 mod images;
 mod inspect;
 mod manifest;
@@ -119,6 +125,7 @@ mod tfds;
 
 pub use error::{error_chain, Error, ErrorKind};
 pub use front_end::{FrontEnd, OptionValue};
+pub use holder::{Liveness, LockHolder};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
     collect_schema, count_file, count_files, diff, expand_paths, oneflow_reader_for, verify_file,
@@ -144,9 +151,9 @@ pub use records::detect::detect_format;
 pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;
 pub use running::preview::{preview, DatasetPreview, Preview};
-pub use running::summary::{DatasetSummary, ErrorPlace, Summary};
+pub use running::summary::{DatasetSummary, ErrorPlace, FailureKind, Summary};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder, IMAGE_ADVICE};
-pub use sharded::commit::commit;
+pub use sharded::commit::{commit, CommitOptions};
 pub use sharded::shard::{convert_shard, Shard, ShardSummary};
 pub use storage::object::{is_url, storage_for};
 pub use storage::retry::{set_network_bounds, NetworkBounds};

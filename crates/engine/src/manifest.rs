@@ -1,4 +1,11 @@
 //! The manifest written beside each converted dataset, last, once its parts are in place.
+//!
+//! A manifest names no place but its own directory: the reader lines it holds open `.`
+//! (OneFlow's `ofrecord_dir`) and files by their names, so that an output moved, copied or
+//! written by workers under another mount still describes itself. Read, a manifest is
+//! located where it was found: its reader lines name that directory, absolute, as summaries
+//! print them (and one written by an older version, with the absolute paths of where it was
+//! written, is located anew the same way).
 
 use std::io;
 use std::path::Path;
@@ -107,7 +114,8 @@ pub struct ManifestPart {
 /// The arguments of `oneflow.nn.OFRecordReader` that open a dataset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OneflowReader {
-    /// The directory, as the run wrote it.
+    /// The directory: `.` in the file (the manifest's own); where it was read from once
+    /// read, absolute (a URL in a store).
     pub ofrecord_dir: String,
     /// Number of parts.
     pub data_part_num: u64,
@@ -172,12 +180,19 @@ impl OneflowReader {
             notes,
         }
     }
+
+    /// The same reader opening the dataset in `dir`.
+    pub fn at(&self, dir: &Path) -> OneflowReader {
+        let digits = usize::try_from(self.part_name_suffix_length).unwrap_or(0);
+        OneflowReader::new(dir, self.data_part_num, &self.part_name_prefix, digits)
+    }
 }
 
 /// How to read TFRecord files written by of2tf.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorflowReader {
-    /// The files, in order.
+    /// The files, in order: their names in the file (beside the manifest); their paths once
+    /// read, absolute (URLs in a store).
     pub files: Vec<String>,
     /// `""`, `"GZIP"` or `"ZLIB"`.
     pub compression_type: String,
@@ -206,6 +221,17 @@ impl TensorflowReader {
             python,
         }
     }
+
+    /// The same reader reading the files in `dir` (an empty path: by their names alone).
+    pub fn at(&self, dir: &Path) -> TensorflowReader {
+        let names: Vec<String> = self.files.iter().map(|file| file_name(file)).collect();
+        TensorflowReader::new(dir, &names, &self.compression_type)
+    }
+}
+
+/// The last part of a path or URL, `/`- or `\\`-separated.
+fn file_name(path: &str) -> String {
+    path.rsplit(['/', '\\']).next().unwrap_or(path).to_owned()
 }
 
 /// `DIR/name-?????-of-00003.tfrecord` for the shards named like `first`.
@@ -267,18 +293,42 @@ impl Manifest {
         };
         Ok(serde_json::from_slice::<Manifest>(&bytes)
             .ok()
-            .filter(|manifest| manifest.format == FORMAT))
+            .filter(|manifest| manifest.format == FORMAT)
+            .map(|manifest| manifest.located(dir)))
+    }
+
+    /// The manifest as read from `dir`: its reader lines open `dir` (absolute, or a URL),
+    /// whatever place the file names.
+    pub(crate) fn located(mut self, dir: &Path) -> Manifest {
+        let dir = if crate::storage::object::is_url(dir) {
+            dir.to_path_buf()
+        } else {
+            std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+        };
+        self.oneflow = self.oneflow.map(|reader| reader.at(&dir));
+        self.tensorflow = self.tensorflow.map(|reader| reader.at(&dir));
+        self
+    }
+
+    /// The manifest as written: its reader lines open the manifest's own directory (`.`),
+    /// naming files by their names, so that it describes its dataset wherever that goes.
+    fn relative(&self) -> Manifest {
+        let mut manifest = self.clone();
+        manifest.oneflow = manifest.oneflow.map(|reader| reader.at(Path::new(".")));
+        manifest.tensorflow = manifest.tensorflow.map(|reader| reader.at(Path::new("")));
+        manifest
     }
 
     /// Writes the manifest into `dir` under a temporary name and syncs it; committing the
-    /// result renames it into place, so that a manifest is either whole or absent.
+    /// result renames it into place, so that a manifest is either whole or absent. The file
+    /// names no place but its own directory ([`Manifest::located`] undoes that).
     pub(crate) fn stage<'s>(
         &self,
         storage: &'s dyn Storage,
         dir: &Path,
         name: &str,
     ) -> io::Result<output::Staged<'s>> {
-        let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        let mut bytes = serde_json::to_vec_pretty(&self.relative()).map_err(io::Error::other)?;
         bytes.push(b'\n');
         output::stage(storage, dir, name, &bytes)
     }
@@ -322,5 +372,57 @@ mod tests {
         let single = OneflowReader::new(Path::new("d"), 1, "part-", 0);
         assert_eq!(single.notes.len(), 1, "{:?}", single.notes);
         assert!(single.notes[0].contains("--parts N"));
+    }
+
+    #[test]
+    fn a_manifest_written_names_its_own_directory_and_read_names_where_it_is() {
+        let mut manifest = Manifest::new(
+            crate::options::Options::new(crate::options::Direction::TfToOf).settings(),
+        );
+        manifest.oneflow = Some(OneflowReader::new(Path::new("/old/of"), 2, "part-", 5));
+        manifest.tensorflow = Some(TensorflowReader::new(
+            Path::new("/old/tf"),
+            &[
+                "d-00000-of-00002.tfrecord".to_owned(),
+                "d-00001-of-00002.tfrecord".to_owned(),
+            ],
+            "",
+        ));
+        let written = manifest.relative();
+        let oneflow = written.oneflow.as_ref().unwrap();
+        assert_eq!(oneflow.ofrecord_dir, ".");
+        assert!(
+            oneflow.python.starts_with("flow.nn.OFRecordReader(\".\", "),
+            "{}",
+            oneflow.python
+        );
+        let tensorflow = written.tensorflow.as_ref().unwrap();
+        assert_eq!(tensorflow.files[1], "d-00001-of-00002.tfrecord");
+        assert!(
+            tensorflow
+                .python
+                .contains("glob(\"d-?????-of-00002.tfrecord\")"),
+            "{}",
+            tensorflow.python
+        );
+        assert!(!serde_json::to_string(&written).unwrap().contains("/old"));
+
+        // Read from where it is now, whatever it names: its own file's `.` or an older
+        // version's absolute path.
+        for found in [written, manifest] {
+            let located = found.located(Path::new("/new/place"));
+            assert_eq!(located.oneflow.as_ref().unwrap().ofrecord_dir, "/new/place");
+            assert_eq!(
+                located.tensorflow.as_ref().unwrap().files[0],
+                "/new/place/d-00000-of-00002.tfrecord"
+            );
+        }
+        let in_store = Manifest::new(
+            crate::options::Options::new(crate::options::Direction::TfToOf).settings(),
+        );
+        let mut in_store = in_store;
+        in_store.oneflow = Some(OneflowReader::new(Path::new("."), 1, "part-", 0));
+        let located = in_store.located(Path::new("s3://bucket/of"));
+        assert_eq!(located.oneflow.unwrap().ofrecord_dir, "s3://bucket/of");
     }
 }

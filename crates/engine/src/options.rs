@@ -116,6 +116,10 @@ pub struct Options {
     pub on_empty: OnEmpty,
     /// What to do about existing output.
     pub existing: ExistingOutput,
+    /// Remove a lock on the output whose holder is not known to run (a lock object a killed
+    /// run left in a store) and convert; a holder running on this machine is still waited
+    /// for.
+    pub break_lock: bool,
     /// Worker threads; 0 means one per available core.
     pub jobs: usize,
     /// Set from elsewhere (a signal handler) to stop the conversion early.
@@ -175,6 +179,7 @@ impl Options {
             on_corrupt: OnCorrupt::default(),
             on_empty: OnEmpty::default(),
             existing: ExistingOutput::default(),
+            break_lock: false,
             jobs: 0,
             interrupt: Interrupt::new(),
             images: ImagePolicy::Keep,
@@ -189,12 +194,7 @@ impl Options {
     pub(crate) fn skips(&self, kind: &MappingErrorKind) -> Option<Skip> {
         match kind {
             MappingErrorKind::EmptyRecord if self.on_empty == OnEmpty::Skip => Some(Skip::Empty),
-            MappingErrorKind::Malformed { .. }
-            | MappingErrorKind::UnknownFeatureKind { .. }
-            | MappingErrorKind::AmbiguousFeature
-            | MappingErrorKind::NotAnExample
-                if self.on_corrupt == OnCorrupt::Skip =>
-            {
+            kind if is_corrupt_payload(kind) && self.on_corrupt == OnCorrupt::Skip => {
                 Some(Skip::Corrupt)
             }
             _ => None,
@@ -238,6 +238,19 @@ impl Options {
             side_files: self.side_files,
         }
     }
+}
+
+/// Whether a mapping error is a payload that does not parse (damage, which
+/// [`OnCorrupt::Skip`] steps over) rather than a mapping that cannot be applied to values
+/// that parse.
+pub(crate) fn is_corrupt_payload(kind: &MappingErrorKind) -> bool {
+    matches!(
+        kind,
+        MappingErrorKind::Malformed { .. }
+            | MappingErrorKind::UnknownFeatureKind { .. }
+            | MappingErrorKind::AmbiguousFeature
+            | MappingErrorKind::NotAnExample
+    )
 }
 
 /// Whether a [`RecordReader`](crate::RecordReader) checks TFRecord checksums (OFRecord has

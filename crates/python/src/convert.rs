@@ -42,6 +42,11 @@ pub struct Settings {
     offset: Vec<(String, i64)>,
     keep: Vec<String>,
     drop: Vec<String>,
+    rename_if_present: Vec<(String, String)>,
+    cast_if_present: Vec<(String, String)>,
+    offset_if_present: Vec<(String, i64)>,
+    keep_if_present: Vec<String>,
+    drop_if_present: Vec<String>,
     sequence: String,
     raw_feature: Option<String>,
     empty: String,
@@ -52,6 +57,7 @@ pub struct Settings {
     on_corrupt: String,
     overwrite: bool,
     resume: bool,
+    break_lock: bool,
     shard: Option<(i64, i64)>,
     jobs: Option<usize>,
     sync: bool,
@@ -139,23 +145,31 @@ fn configure(
         .preset
         .map(|name| choice(python, &name))
         .transpose()?;
-    config.rename = settings
-        .rename
-        .iter()
-        .map(|(old, new)| Rename::new(old, new))
-        .collect::<Result<_, _>>()?;
-    config.cast = settings
-        .cast
-        .iter()
-        .map(|(name, to)| Cast::new(name, to))
-        .collect::<Result<_, _>>()?;
-    config.offset = settings
-        .offset
-        .iter()
-        .map(|(name, delta)| Offset::new(name, *delta))
-        .collect::<Result<_, _>>()?;
+    let renames = |pairs: &[(String, String)]| -> Result<Vec<Rename>, String> {
+        pairs
+            .iter()
+            .map(|(old, new)| Rename::new(old, new))
+            .collect()
+    };
+    let casts = |pairs: &[(String, String)]| -> Result<Vec<Cast>, String> {
+        pairs.iter().map(|(name, to)| Cast::new(name, to)).collect()
+    };
+    let offsets = |pairs: &[(String, i64)]| -> Result<Vec<Offset>, String> {
+        pairs
+            .iter()
+            .map(|(name, delta)| Offset::new(name, *delta))
+            .collect()
+    };
+    config.rename = renames(&settings.rename)?;
+    config.cast = casts(&settings.cast)?;
+    config.offset = offsets(&settings.offset)?;
     config.keep = settings.keep;
     config.drop = settings.drop;
+    config.rename_if_present = renames(&settings.rename_if_present)?;
+    config.cast_if_present = casts(&settings.cast_if_present)?;
+    config.offset_if_present = offsets(&settings.offset_if_present)?;
+    config.keep_if_present = settings.keep_if_present;
+    config.drop_if_present = settings.drop_if_present;
     config.sequence = choice(python, &settings.sequence)?;
     config.raw_feature = settings.raw_feature;
     config.empty = choice(python, &settings.empty)?;
@@ -166,6 +180,7 @@ fn configure(
     config.on_corrupt = choice(python, &settings.on_corrupt)?;
     config.overwrite = settings.overwrite;
     config.resume = settings.resume;
+    config.break_lock = settings.break_lock;
     config.shard = settings.shard.map(shard).transpose()?;
     config.jobs = settings.jobs;
     config.sync = settings.sync;
@@ -257,9 +272,20 @@ pub fn convert(
 
 /// Publishes a sharded run once every worker is done; returns the summary as JSON text.
 #[pyfunction]
-pub fn commit(py: Python<'_>, output: PathBuf, verify: bool, network: Network) -> PyResult<String> {
+pub fn commit(
+    py: Python<'_>,
+    output: PathBuf,
+    verify: bool,
+    break_lock: bool,
+    network: Network,
+) -> PyResult<String> {
     network.apply().map_err(|message| usage(py, &message))?;
-    let outcome = py.detach(|| ofconvert_engine::commit(&output, verify, FrontEnd::Python));
+    let how = ofconvert_engine::CommitOptions {
+        verify_checksums: verify,
+        break_lock,
+        front_end: FrontEnd::Python,
+    };
+    let outcome = py.detach(|| ofconvert_engine::commit(&output, &how));
     let summary = outcome.map_err(|err| errors::engine_error(py, &err))?;
     finished(py, &summary, None)
 }

@@ -138,6 +138,19 @@ def test_a_rule_naming_a_missing_feature_fails_its_dataset(tmp_path):
     assert not (tmp_path / "of").exists()
 
 
+def test_rules_if_present_apply_where_a_dataset_of_a_mixed_tree_has_the_feature(tmp_path):
+    src = TESTDATA / "datasets"
+    with pytest.raises(ofconvert.ConversionError, match=r'drop=\["feature0"\] matches nothing') as raised:
+        ofconvert.tf2of(src, tmp_path / "strict", drop=["feature0"], sync=False)
+    datasets = len(raised.value.summary["datasets"])
+    assert raised.value.summary["failed"] == datasets - 1
+    summary = ofconvert.tf2of(src, tmp_path / "of", drop_if_present=["feature0"], sync=False)
+    assert summary["failed"] == 0 and len(summary["datasets"]) == datasets
+    (tutorial,) = [d for d in summary["datasets"] if d["name"] == "tutorial"]
+    names = [f["name"] for f in tutorial["manifest"]["schema"]["features"]]
+    assert names == ["feature1", "feature2", "feature3"]
+
+
 def test_unknown_keyword_is_a_type_error(tmp_path):
     with pytest.raises(TypeError):
         ofconvert.of2tf(TESTDATA / "ofdatasets", tmp_path / "tf", preset="imagenet")
@@ -160,6 +173,9 @@ def test_damaged_input_fails_its_dataset_with_the_place(tmp_path):
     assert (err.offset, err.record) == (312, 3)
     assert err.summary["failed"] == 1
     assert err.summary["datasets"][0]["status"] == "failed"
+    assert err.summary["datasets"][0]["error_kind"] == "damaged"
+    # The way out, in Python's words.
+    assert 'pass on_corrupt="skip"' in str(err) and "--on-corrupt" not in str(err)
     assert not list((tmp_path / "of").glob("part-*"))
 
     salvaged = ofconvert.tf2of(src, tmp_path / "salvaged", on_corrupt="skip", sync=False)
@@ -197,8 +213,9 @@ def test_empty_examples_skip(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     shutil.copy(TESTDATA / "golden" / "edge.tfrecord", src)
-    with pytest.raises(ofconvert.ConversionError):
+    with pytest.raises(ofconvert.ConversionError, match='pass empty="skip"') as raised:
         ofconvert.tf2of(src, tmp_path / "of", sync=False)
+    assert raised.value.summary["datasets"][0]["error_kind"] == "empty_record"
     summary = ofconvert.tf2of(src, tmp_path / "skipped", empty="skip", sync=False)
     assert summary["failed"] == 0
 

@@ -110,11 +110,14 @@ def without_manifests(files):
 
 
 def manifests(files, root):
-    """Manifests by name, with their output root swapped for ROOT and their time left out."""
+    """Manifests by name, their time left out; none names its output root (a manifest names
+    no place but its own directory, so that the output can move)."""
     found = {}
     for name, data in files.items():
         if name.endswith("ofconvert-manifest.json"):
-            manifest = json.loads(data.decode().replace(root, "ROOT"))
+            text = data.decode()
+            assert root not in text, f"{name} names {root}"
+            manifest = json.loads(text)
             manifest.pop("seconds", None)
             found[name] = manifest
     return found
@@ -235,6 +238,8 @@ def test_options_a_sharded_run_cannot_take_are_refused_before_anything_starts(tm
         ofconvert.ray.tf2of(SOURCE, tmp_path / "of", workers=2, max_part_bytes="1M")
     with pytest.raises(ofconvert.UsageError, match="workers must be"):
         ofconvert.spark.tf2of(None, SOURCE, tmp_path / "of", workers=0)
+    with pytest.raises(ofconvert.UsageError, match=r"break_lock=True does not go with workers.*commit\(dst, break_lock=True\)"):
+        ofconvert.spark.tf2of(None, SOURCE, tmp_path / "of", workers=2, break_lock=True)
     assert not (tmp_path / "of").exists()
 
 

@@ -89,8 +89,8 @@ fn a_tree_and_its_conversions_hold_the_same_records() {
     let run = diff(&datasets.join("imagenet/train"), &offset, &[]).expect_code(1);
     assert!(
         run.stdout.starts_with(
-            "differ: dataset ., record #0, feature \"image/class/label\": values differ\n  A: \
-             int64_list [1]  ("
+            "differ: dataset train, record #0, feature \"image/class/label\": values differ\n  \
+             A: int64_list [1]  ("
         ),
         "{}",
         run.stdout
@@ -125,7 +125,7 @@ fn the_first_difference_is_named_with_its_place_and_values() {
     let run = diff(&a, &b, &[]).expect_code(1);
     assert!(
         run.stdout
-            .starts_with("differ: dataset ., record #37, feature \"id\": values differ\n"),
+            .starts_with("differ: dataset a, record #37, feature \"id\": values differ\n"),
         "{}",
         run.stdout
     );
@@ -140,7 +140,7 @@ fn the_first_difference_is_named_with_its_place_and_values() {
     let run = diff(&a, &shorter, &[]).expect_code(1);
     assert!(
         run.stdout
-            .starts_with("differ: dataset ., record #45: B ends after 45 records; A has more"),
+            .starts_with("differ: dataset a, record #45: B ends after 45 records; A has more"),
         "{}",
         run.stdout
     );
@@ -203,6 +203,24 @@ fn datasets_pair_by_name_and_one_missing_is_a_difference() {
     );
     // Those before it in name order were compared.
     assert_eq!(report["datasets"], 3);
+}
+
+#[test]
+fn the_datasets_at_the_roots_of_two_trees_pair_whatever_the_trees_are_called() {
+    let work = tempdir();
+    let tree = work.path().join("tree");
+    fs::create_dir_all(tree.join("sub")).unwrap();
+    write_tfrecord(&tree.join("train.tfrecord"), &examples(0, 4, 10));
+    write_tfrecord(&tree.join("sub/x.tfrecord"), &examples(10, 3, 10));
+    let of = work.path().join("of");
+    ofconvert().arg("tf2of").args([&tree, &of]).ok();
+    let report = json(&tree, &of, &[]);
+    assert!(report["difference"].is_null(), "{report}");
+    assert_eq!(report["datasets"], 2);
+    // A difference at the root names the dataset as the converters do: A's own name.
+    write_tfrecord(&tree.join("train.tfrecord"), &examples(0, 5, 10));
+    let report = json(&tree, &of, &[]);
+    assert_eq!(report["difference"]["dataset"], "tree", "{report}");
 }
 
 #[test]
@@ -320,7 +338,7 @@ fn files_that_line_up_are_compared_pair_by_pair_and_the_others_as_streams() {
     let run = diff(&a, &short, &[]).expect_code(1);
     assert!(
         run.stdout
-            .starts_with("differ: dataset ., record #29: B ends after 29 records; A has more"),
+            .starts_with("differ: dataset a, record #29: B ends after 29 records; A has more"),
         "{}",
         run.stdout
     );

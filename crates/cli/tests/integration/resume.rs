@@ -331,6 +331,65 @@ fn a_second_run_on_a_locked_output_fails_at_once_naming_the_holder() {
     assert_eq!(tree(&output), ["ofconvert-manifest.json", "part-00000"]);
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn a_running_run_s_lock_is_reported_before_its_files_whatever_the_flags() {
+    let work = tempdir();
+    let input = small_input(work.path());
+    let output = work.path().join("out");
+    // What a run holds while it writes: its lock, a dataset's directory, a temporary part.
+    fs::create_dir_all(output.join("train")).unwrap();
+    fs::write(output.join(".ofconvert-part-0-0.tmp-7"), b"half").unwrap();
+    let mut lock = fs::File::create(output.join(".ofconvert-lock")).unwrap();
+    lock.try_lock().unwrap();
+    let holder = format!("{} on {}", std::process::id(), host_name());
+    std::io::Write::write_all(&mut lock, holder.as_bytes()).unwrap();
+
+    for flags in [&[][..], &["--resume"][..], &["--overwrite"][..]] {
+        let run = ofconvert()
+            .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+            .args(flags)
+            .expect_code(2);
+        let says = format!(
+            "another ofconvert run (process {} on this machine ({})) is writing into this \
+             directory: wait for it to end",
+            std::process::id(),
+            host_name()
+        );
+        assert!(run.stderr.contains(&says), "{flags:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("interrupted run"), "{}", run.stderr);
+    }
+    // Its holder runs on this machine: the lock is not broken.
+    let refused = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .args(["--resume", "--break-lock"])
+        .expect_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("--break-lock breaks only a lock whose run has ended"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        tree(&output),
+        [".ofconvert-lock", ".ofconvert-part-0-0.tmp-7"]
+    );
+
+    // Once it has ended, what it left is an interrupted run's.
+    drop(lock);
+    let ended = ofconvert()
+        .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+        .expect_code(2);
+    assert!(
+        ended
+            .stderr
+            .contains("temporary files of an interrupted run"),
+        "{}",
+        ended.stderr
+    );
+}
+
 #[test]
 fn an_output_holding_only_hidden_temporary_files_is_named_as_such() {
     let work = tempdir();

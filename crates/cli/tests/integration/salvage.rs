@@ -129,3 +129,48 @@ fn a_oneflow_length_off_by_one_loses_nothing() {
     assert_eq!(written, to_tf(&payloads));
     assert_eq!(manifest(&out)["skipped"]["corrupt"], 0);
 }
+
+#[test]
+fn a_truncated_input_fails_with_a_hint_to_salvage_it_which_converts_the_rest() {
+    let work = tempdir();
+    let dir = work.path().join("in");
+    let file = dir.join("data.tfrecord");
+    let (records, starts, mut bytes) = tfrecord_file(&file);
+    // Cut inside the last record, as a copy that stopped short leaves it.
+    bytes.truncate(starts[RECORDS - 1] + 20);
+    fs::write(&file, bytes).unwrap();
+
+    let out = work.path().join("out");
+    let failed = ofconvert()
+        .arg("tf2of")
+        .args([&dir, &out])
+        .arg("--json")
+        .expect_code(1);
+    assert!(
+        failed
+            .stderr
+            .contains("hint: damaged input fails its dataset: pass --on-corrupt skip"),
+        "{}",
+        failed.stderr
+    );
+    // Known as damage by its kind, not by its message.
+    let summary: serde_json::Value = serde_json::from_str(&failed.stdout).unwrap();
+    assert_eq!(summary["datasets"][0]["error_kind"], "damaged");
+
+    tf2of_skip(&dir, &out);
+    assert_eq!(converted(&out), to_of(&records[..RECORDS - 1]));
+    assert_eq!(manifest(&out)["skipped"]["corrupt"], 1);
+
+    // A failure that skipping damage would not fix gets no such hint.
+    let whole = work.path().join("whole");
+    fs::create_dir(&whole).unwrap();
+    write_tfrecord(&whole.join("data.tfrecord"), &records);
+    let mapped = ofconvert()
+        .arg("tf2of")
+        .args([&whole, &work.path().join("mapped")])
+        .args(["--cast", "payload=int32", "--json"])
+        .expect_code(1);
+    let summary: serde_json::Value = serde_json::from_str(&mapped.stdout).unwrap();
+    assert_eq!(summary["datasets"][0]["error_kind"], "other");
+    assert!(!mapped.stderr.contains("--on-corrupt"), "{}", mapped.stderr);
+}

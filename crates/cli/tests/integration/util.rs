@@ -340,3 +340,19 @@ pub fn sample_tree(dir: &Path, name: &str) -> PathBuf {
     copy_tree(&testdata().join("datasets"), &copy);
     copy
 }
+
+/// This machine's name, as `ofconvert` writes it into the locks it takes.
+pub fn host_name() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("a Linux host name")
+        .trim()
+        .to_owned()
+}
+
+/// The id of a process that has ended.
+pub fn ended_process() -> u32 {
+    let mut child = Command::new("true").spawn().expect("true runs");
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}

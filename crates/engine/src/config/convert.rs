@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ofconvert_bridge::{MappingSpec, SequencePolicy};
+use ofconvert_bridge::SequencePolicy;
 use ofconvert_tfrecord::Compression;
 
 use super::values::{Cast, Images, Offset, Preset, Rename};
@@ -12,7 +12,7 @@ use crate::front_end::{FrontEnd, OptionValue};
 use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
 use crate::options::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing};
 use crate::planning::plan::Plan;
-use crate::planning::rules::{check_rules, NamedRule, Needs};
+use crate::planning::rules::check_rules;
 use crate::progress::ProgressFn;
 use crate::recode::ImagePolicy;
 use crate::running::convert::convert;
@@ -45,8 +45,8 @@ pub const IMAGENET_KEYS: [&str; 15] = [
 ];
 
 /// Everything `tf2of` and `of2tf` take, in the caller's terms. [`ConvertConfig::new`] gives
-/// the defaults; a front end sets what its user said, [`plan`](ConvertConfig::plan)s it and
-/// [`convert`](ConvertConfig::convert)s it.
+/// the defaults; a front end sets what its user said, then [`plan`](ConvertConfig::plan)s
+/// and [`convert`](ConvertConfig::convert)s it.
 /// The options of the other direction (`compression` for `tf2of`, `images` for `of2tf`)
 /// must stay at their defaults.
 #[derive(Clone, Debug)]
@@ -81,6 +81,16 @@ pub struct ConvertConfig {
     pub keep: Vec<String>,
     /// Features left out.
     pub drop: Vec<String>,
+    /// Features renamed where a dataset has them (a dataset without is no failure).
+    pub rename_if_present: Vec<Rename>,
+    /// Features cast where a dataset has them.
+    pub cast_if_present: Vec<Cast>,
+    /// Integer features offset where a dataset has them.
+    pub offset_if_present: Vec<Offset>,
+    /// Features kept (with [`keep`](ConvertConfig::keep)'s) where a dataset has them.
+    pub keep_if_present: Vec<String>,
+    /// Features left out where a dataset has them.
+    pub drop_if_present: Vec<String>,
     /// What happens to SequenceExamples (`tf2of`).
     pub sequence: SequencePolicy,
     /// Records that are not Examples wrapped whole as this bytes feature (`tf2of`).
@@ -107,6 +117,8 @@ pub struct ConvertConfig {
     pub overwrite: bool,
     /// Finish an interrupted run.
     pub resume: bool,
+    /// Remove a lock on the output whose holder is not known to run.
+    pub break_lock: bool,
     /// Be one worker of a conversion spread over many machines.
     pub shard: Option<Shard>,
     /// Worker threads; `None` for one per core.
@@ -150,6 +162,11 @@ impl ConvertConfig {
             offset: Vec::new(),
             keep: Vec::new(),
             drop: Vec::new(),
+            rename_if_present: Vec::new(),
+            cast_if_present: Vec::new(),
+            offset_if_present: Vec::new(),
+            keep_if_present: Vec::new(),
+            drop_if_present: Vec::new(),
             sequence: SequencePolicy::Refuse,
             raw_feature: None,
             empty: OnEmpty::Error,
@@ -163,6 +180,7 @@ impl ConvertConfig {
             side_files: true,
             overwrite: false,
             resume: false,
+            break_lock: false,
             shard: None,
             jobs: None,
             dry_run: false,
@@ -281,6 +299,13 @@ impl ConvertConfig {
                  it",
                 words.switch("resume")
             ))
+        } else if self.break_lock {
+            Some(format!(
+                "{}: a worker takes no lock on the output; a lock a killed commit left is \
+                 broken by {} with it",
+                words.switch("break_lock"),
+                words.command("commit", "OUT"),
+            ))
         } else {
             None
         };
@@ -291,53 +316,6 @@ impl ConvertConfig {
             ))),
             None => Ok(()),
         }
-    }
-
-    /// The mapping, and how it was asked for in the command line's words, which manifests
-    /// record (the same words whichever front end asked, so that a run resumed by the other
-    /// reads alike).
-    fn mapping(&self) -> (MappingSpec, Vec<String>) {
-        let mut description = Vec::new();
-        let mut spec = match self.preset {
-            Some(Preset::Imagenet) => {
-                description.push("--preset=imagenet".to_owned());
-                MappingSpec::imagenet()
-            }
-            None => MappingSpec::new(),
-        };
-        for rename in &self.rename {
-            spec = spec.rename(&rename.old, &rename.new);
-            description.push(format!("--rename={rename}"));
-        }
-        for cast in &self.cast {
-            spec = spec.cast(&cast.name, cast.to);
-            description.push(format!("--cast={cast}"));
-        }
-        for offset in &self.offset {
-            spec = spec.offset(&offset.name, offset.delta);
-            description.push(format!("--offset={offset}"));
-        }
-        if !self.keep.is_empty() {
-            spec = spec.keep(self.keep.iter().cloned());
-            description.extend(self.keep.iter().map(|name| format!("--keep={name}")));
-        }
-        for name in &self.drop {
-            spec = spec.drop_feature(name);
-            description.push(format!("--drop={name}"));
-        }
-        if self.sequence == SequencePolicy::Flatten {
-            spec = spec.sequence(SequencePolicy::Flatten);
-            description.push("--sequence=flatten".to_owned());
-        }
-        if let Some(name) = &self.raw_feature {
-            spec = spec.raw_feature(name);
-            description.push(format!("--raw-feature={name}"));
-        }
-        if self.lossy {
-            spec = spec.lossy(true);
-            description.push("--lossy".to_owned());
-        }
-        (spec, description)
     }
 
     /// The engine's options, once every check has passed.
@@ -370,6 +348,7 @@ impl ConvertConfig {
         } else {
             ExistingOutput::Refuse
         };
+        options.break_lock = self.break_lock;
         options.jobs = self.jobs.unwrap_or(0);
         options.compression = self.compression;
         options.images = match self.images {
@@ -381,53 +360,6 @@ impl ConvertConfig {
         };
         (options.mapping, options.mapping_description) = self.mapping();
         Ok(options)
-    }
-
-    /// The mapping rules in the front end's words, each with the input features it names,
-    /// for the engine to check against the data before converting: a misspelt name fails
-    /// its dataset rather than doing nothing.
-    pub fn rules(&self) -> Vec<NamedRule> {
-        let words = self.front_end;
-        let mut rules = Vec::new();
-        if let Some(Preset::Imagenet) = self.preset {
-            rules.push(NamedRule {
-                rule: words.option("preset", OptionValue::Text("imagenet")),
-                features: IMAGENET_KEYS.iter().map(|key| key.to_string()).collect(),
-                needs: Needs::Any,
-            });
-        }
-        for rename in &self.rename {
-            rules.push(NamedRule::one(
-                rename.words(words),
-                &rename.old,
-                Needs::Each,
-            ));
-        }
-        for cast in &self.cast {
-            rules.push(NamedRule::one(cast.words(words), &cast.name, Needs::Each));
-        }
-        for offset in &self.offset {
-            rules.push(NamedRule::one(
-                offset.words(words),
-                &offset.name,
-                Needs::Each,
-            ));
-        }
-        for name in &self.keep {
-            rules.push(NamedRule::one(
-                words.listed("keep", name),
-                name,
-                Needs::Keep,
-            ));
-        }
-        for name in &self.drop {
-            rules.push(NamedRule::one(
-                words.listed("drop", name),
-                name,
-                Needs::Each,
-            ));
-        }
-        rules
     }
 
     /// The plan of the conversion, with the [`rules`](ConvertConfig::rules) checked against

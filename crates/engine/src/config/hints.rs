@@ -1,6 +1,7 @@
 //! What to tell a user whose conversion found nothing or failed in a way an option fixes:
 //! the input may be of the other format (the wrong direction), OneFlow parts may be named
-//! with another prefix, a double may need rounding.
+//! with another prefix, damaged input may be salvaged, a double may need rounding, an empty
+//! Example left out.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -10,7 +11,7 @@ use crate::inspect::expand_paths;
 use crate::naming::names::{part_number, Format};
 use crate::options::Direction;
 use crate::progress::DatasetStatus;
-use crate::running::summary::Summary;
+use crate::running::summary::{FailureKind, Summary};
 
 /// A hint for a run of `direction` over `input` that found no dataset, when the record
 /// files there tell what was meant.
@@ -81,20 +82,35 @@ pub fn nothing_found(
     }
 }
 
-/// The hint a finished run's failures need to be fixed, when an option fixes them.
+/// The hint a finished run's failures need to be fixed, when an option fixes them: known
+/// by each failed dataset's [`FailureKind`], several joined by `; `.
 pub fn failure_hint(summary: &Summary, front_end: FrontEnd) -> Option<String> {
-    let inexact = summary.datasets.iter().any(|dataset| {
-        dataset.status == DatasetStatus::Failed
-            && dataset
-                .error
-                .as_deref()
-                .is_some_and(|error| error.contains("is not exactly representable as float"))
-    });
-    (inexact && summary.direction == Direction::OfToTf).then(|| {
-        format!(
+    let failed = |kind: FailureKind| {
+        summary.datasets.iter().any(|dataset| {
+            dataset.status == DatasetStatus::Failed && dataset.error_kind == Some(kind)
+        })
+    };
+    let mut hints = Vec::new();
+    if failed(FailureKind::Damaged) {
+        hints.push(format!(
+            "damaged input fails its dataset: pass {} to leave out the damaged records \
+             (counted in the summary and the manifest) and convert the others",
+            front_end.option("on_corrupt", OptionValue::Text("skip"))
+        ));
+    }
+    if failed(FailureKind::InexactDouble) && summary.direction == Direction::OfToTf {
+        hints.push(format!(
             "a double that float cannot hold exactly fails its dataset: pass {} to round \
              such doubles to the nearest float",
             front_end.switch("lossy")
-        )
-    })
+        ));
+    }
+    if failed(FailureKind::EmptyRecord) && summary.direction == Direction::TfToOf {
+        hints.push(format!(
+            "an Example without features fails its dataset (OneFlow cannot read one): pass \
+             {} to leave such records out, counted",
+            front_end.option("empty", OptionValue::Text("skip"))
+        ));
+    }
+    (!hints.is_empty()).then(|| hints.join("; "))
 }

@@ -9,6 +9,7 @@ use super::convert::ConvertConfig;
 use crate::error::{Error, ErrorKind};
 use crate::options::Options;
 use crate::planning::plan::{plan, Plan};
+use crate::running::summary::slash_path;
 
 impl ConvertConfig {
     /// The plan of every input into the output: one input is planned as it is; several
@@ -40,7 +41,14 @@ impl ConvertConfig {
                     self.output.join(&name).display()
                 )));
             }
-            plans.push(plan(dir, &self.output.join(name), options)?);
+            let mut planned = plan(dir, &self.output.join(name), options)?;
+            // Named as placed under the output: `big/extra`, `big` for the root of `big`.
+            for dataset in &mut planned.datasets {
+                if let Ok(relative) = dataset.output_dir.strip_prefix(&self.output) {
+                    dataset.name = slash_path(relative);
+                }
+            }
+            plans.push(planned);
         }
         let mut merged = plans.remove(0);
         merged.output = self.output.clone();

@@ -10,6 +10,7 @@
 mod convert;
 mod hints;
 mod inputs;
+mod mapping;
 mod values;
 
 pub use convert::{ConvertConfig, Ran, IMAGENET_KEYS};

@@ -161,7 +161,8 @@ fn schema_of_file(
     (builder, errors, read)
 }
 
-/// The `OFRecordReader` arguments that open the OneFlow dataset in `dir`, when it holds
+/// The `OFRecordReader` arguments that open the OneFlow dataset in `dir` (made absolute),
+/// when it holds
 /// `prefix`-numbered parts from 0 without a gap. Zero-padded numbers of one width give
 /// `part_name_suffix_length`; unpadded ones give -1.
 pub fn oneflow_reader_for(dir: &Path, prefix: &str) -> Option<OneflowReader> {
@@ -189,8 +190,14 @@ pub fn oneflow_reader_for(dir: &Path, prefix: &str) -> Option<OneflowReader> {
         && parts
             .iter()
             .any(|(number, digits)| number.to_string().len() < *digits);
+    // A line to paste runs from wherever Python runs: an absolute path.
+    let dir = if object::is_url(dir) {
+        dir.to_path_buf()
+    } else {
+        std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
+    };
     Some(OneflowReader::new(
-        dir,
+        &dir,
         parts.len() as u64,
         prefix,
         if padded { width } else { 0 },

@@ -81,13 +81,16 @@ fn under(root: &Path, relative: &Path) -> PathBuf {
     }
 }
 
-fn display_name(relative: &Path) -> String {
+/// How a dataset is named in messages and summaries: its directory `relative` to the root,
+/// `/`-separated; the dataset at the root by the input's own name (the file's, for a single
+/// file), never `.`.
+fn display_name(input: &Path, relative: &Path) -> String {
     let parts: Vec<_> = relative
         .components()
         .map(|component| component.as_os_str().to_string_lossy().into_owned())
         .collect();
     if parts.is_empty() {
-        ".".to_owned()
+        directory_name(input, relative)
     } else {
         parts.join("/")
     }
@@ -265,7 +268,7 @@ fn tf_dataset(
         family.files.sort_by(|(a, _), (b, _)| a.name.cmp(&b.name));
     }
     DatasetPlan {
-        name: display_name(&relative_out),
+        name: display_name(input, &relative_out),
         source: relative_dir.to_path_buf(),
         output_dir: under(output, &relative_out),
         inputs: family
@@ -410,7 +413,7 @@ pub(crate) fn group_of(
             side.retain(|file| !names::is_known_metadata(&file_name_of(file)));
         }
         datasets.push(DatasetPlan {
-            name: display_name(&relative_dir),
+            name: display_name(input, &relative_dir),
             source: relative_dir.clone(),
             output_dir: under(output, &output_relative),
             inputs: parts

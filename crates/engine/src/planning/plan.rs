@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::group::{group_of, group_tf, mark_clashes, walk};
 use crate::error::{Error, ErrorKind};
 use crate::front_end::FrontEnd;
+use crate::holder::{Liveness, LockHolder};
 use crate::options::{Direction, ExistingOutput, Options};
 use crate::storage::object;
 use crate::storage::{absolute_through_existing, LocalFs, Storage};
@@ -30,8 +31,9 @@ pub struct InputFile {
 /// A dataset found in the input: the files that become one output directory.
 #[derive(Debug)]
 pub struct DatasetPlan {
-    /// The output directory relative to the output root, with `/` separators; `.` for the
-    /// root itself. Used to name the dataset in messages.
+    /// The dataset's name in messages and summaries: its directory relative to the root,
+    /// with `/` separators; the input's own name (the directory's, or the file's) for a
+    /// dataset at the root.
     pub name: String,
     /// The directory of the inputs, relative to the input root.
     pub source: PathBuf,
@@ -199,18 +201,50 @@ fn check_urls(
     if !input_found {
         return Err(Error::new(ErrorKind::InputMissing).in_file(input));
     }
+    // Workers of a sharded run take no lock in a store (a rerun worker must not wait for a
+    // lock a killed one left), nor heed one.
+    if existing != ExistingOutput::Shared {
+        let holder = output_storage
+            .lock_holder(output)
+            .map_err(|err| Error::io(output, err))?;
+        check_lock(output, holder, options)?;
+    }
     match existing {
         ExistingOutput::Refuse | ExistingOutput::Shared => {
             let mut names = output_storage
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
-            // Another run's lock is for the lock to report, naming its holder.
+            // A lock nobody holds (or one to break) is nothing in the way.
             names.retain(|name| name != crate::naming::layout::LOCK_NAME);
             refuse_unless_empty(output, unshared(existing, names), options.front_end)?;
         }
         ExistingOutput::Overwrite | ExistingOutput::Resume => {}
     }
     Ok(())
+}
+
+/// Refuses an output whose lock `holder` holds, before anything else is said of it: a
+/// running conversion's files are not an interrupted run's. With
+/// [`Options::break_lock`], a holder not known to run is let be: the run breaks its lock
+/// when it takes its own.
+fn check_lock(output: &Path, holder: Option<LockHolder>, options: &Options) -> Result<(), Error> {
+    let Some(holder) = holder else {
+        return Ok(());
+    };
+    let err = Error::locked(
+        output,
+        Box::new(holder),
+        options.break_lock,
+        options.front_end,
+    );
+    match err.kind() {
+        ErrorKind::OutputLocked { liveness, .. }
+            if options.break_lock && *liveness != Liveness::Running =>
+        {
+            Ok(())
+        }
+        _ => Err(err),
+    }
 }
 
 /// The names found in an output that refuse it: all of them, or for a worker of a sharded
@@ -268,13 +302,20 @@ fn check_paths(input: &Path, output: &Path, options: &Options) -> Result<(), Err
         Ok(meta) if !meta.is_dir() => {
             Err(Error::new(ErrorKind::OutputNotDirectory).in_file(output))
         }
-        Ok(_) if matches!(existing, ExistingOutput::Refuse | ExistingOutput::Shared) => {
-            let names = LocalFs
+        Ok(_) => {
+            // One that cannot be read is no lock this run could take either: the run
+            // fails on what it cannot write.
+            check_lock(output, LocalFs.lock_holder(output).ok().flatten(), options)?;
+            if !matches!(existing, ExistingOutput::Refuse | ExistingOutput::Shared) {
+                return Ok(());
+            }
+            let mut names = LocalFs
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
+            // A lock file nobody holds is what a killed run leaves: nothing in the way.
+            names.retain(|name| name != crate::naming::layout::LOCK_NAME);
             refuse_unless_empty(output, unshared(existing, names), options.front_end)
         }
-        Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(Error::io(output, err)),
     }

@@ -41,6 +41,25 @@ pub enum Needs {
     /// Each feature it names, and every record must keep at least one of them (`--keep`:
     /// a record left with no feature cannot be written).
     Keep,
+    /// Nothing of a dataset (`--drop-if-present` and the other `-if-present` rules, for
+    /// trees whose datasets differ); a feature that none of the run's datasets has is
+    /// warned about, as a likely typo.
+    Somewhere,
+    /// What [`Somewhere`](Needs::Somewhere) needs, and every record must keep at least one
+    /// of the features kept (`--keep-if-present`).
+    KeepSomewhere,
+}
+
+impl Needs {
+    /// Whether the rule keeps the features it names (and drops the others).
+    fn keeps(self) -> bool {
+        matches!(self, Needs::Keep | Needs::KeepSomewhere)
+    }
+
+    /// Whether the rule asks nothing of a single dataset.
+    fn anywhere(self) -> bool {
+        matches!(self, Needs::Somewhere | Needs::KeepSomewhere)
+    }
 }
 
 impl NamedRule {
@@ -172,6 +191,7 @@ fn judge(rules: &[NamedRule], sample: &Sample, dataset: &DatasetPlan) -> Option<
         let fails = match rule.needs {
             Needs::Each | Needs::Keep => !missing.is_empty(),
             Needs::Any => missing.len() == rule.features.len(),
+            Needs::Somewhere | Needs::KeepSomewhere => false,
         };
         if !fails {
             continue;
@@ -198,7 +218,7 @@ fn judge(rules: &[NamedRule], sample: &Sample, dataset: &DatasetPlan) -> Option<
     }
     let kept: BTreeSet<&String> = rules
         .iter()
-        .filter(|rule| rule.needs == Needs::Keep)
+        .filter(|rule| rule.needs.keeps())
         .flat_map(|rule| &rule.features)
         .collect();
     if kept.is_empty() {
@@ -208,7 +228,7 @@ fn judge(rules: &[NamedRule], sample: &Sample, dataset: &DatasetPlan) -> Option<
         if !names.is_empty() && !names.iter().any(|name| kept.contains(name)) {
             let keep: Vec<String> = rules
                 .iter()
-                .filter(|rule| rule.needs == Needs::Keep)
+                .filter(|rule| rule.needs.keeps())
                 .map(|rule| rule.rule.clone())
                 .collect();
             let names: BTreeSet<String> = names.clone();
@@ -226,7 +246,8 @@ fn judge(rules: &[NamedRule], sample: &Sample, dataset: &DatasetPlan) -> Option<
 
 /// Checks `rules` against the first [`RULE_SAMPLE`] records of every dataset of `plan`
 /// that has no problem yet; a dataset whose rules name features its records do not have
-/// fails before anything of it is written.
+/// fails before anything of it is written. A rule that needs its feature only somewhere in
+/// the run ([`Needs::Somewhere`]) and finds it nowhere is a warning of every dataset.
 pub fn check_rules(plan: &mut Plan, rules: &[NamedRule]) {
     if rules.is_empty() {
         return;
@@ -235,12 +256,14 @@ pub fn check_rules(plan: &mut Plan, rules: &[NamedRule]) {
         Direction::TfToOf => Format::Tf,
         Direction::OfToTf => Format::Of,
     };
-    let keep = rules.iter().any(|rule| rule.needs == Needs::Keep);
+    let keep = rules.iter().any(|rule| rule.needs.keeps());
+    let mut seen = BTreeSet::new();
     for dataset in plan.datasets.iter_mut() {
         if dataset.problem.is_some() {
             continue;
         }
         let sample = sample(&*plan.input_storage, dataset, format, RULE_SAMPLE, keep);
+        seen.extend(sample.names.iter().cloned());
         if let Some(message) = judge(rules, &sample, dataset) {
             let source = dataset
                 .inputs
@@ -253,6 +276,36 @@ pub fn check_rules(plan: &mut Plan, rules: &[NamedRule]) {
             dataset.problem = Some(Error::new(ErrorKind::Mapping(why)).in_file(&source));
         }
     }
+    for warning in nowhere(rules, &seen) {
+        for dataset in plan.datasets.iter_mut() {
+            if dataset.problem.is_none() {
+                dataset.warnings.push(warning.clone());
+            }
+        }
+    }
+}
+
+/// What is said of each rule that needs its feature only somewhere in the run and found it
+/// in none of the features `seen` (none when nothing could be read: nothing to judge by).
+fn nowhere(rules: &[NamedRule], seen: &BTreeSet<String>) -> Vec<String> {
+    if seen.is_empty() {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for rule in rules.iter().filter(|rule| rule.needs.anywhere()) {
+        for feature in rule.features.iter().filter(|name| !seen.contains(*name)) {
+            let mut warning = format!(
+                "{} matches nothing: no dataset of the run has a feature {feature:?} in the \
+                 records read",
+                rule.rule
+            );
+            if let Some(near) = closest(feature, seen) {
+                warning.push_str(&format!("; did you mean {near:?}?"));
+            }
+            warnings.push(warning);
+        }
+    }
+    warnings
 }
 
 #[cfg(test)]
@@ -273,5 +326,29 @@ mod tests {
             Some("image/class/label")
         );
         assert_eq!(closest("nosuch", &names), None);
+    }
+
+    #[test]
+    fn a_rule_for_features_where_present_is_warned_about_only_when_none_has_it() {
+        let seen: BTreeSet<String> = ["feature0", "label"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let rule = |feature: &str| {
+            NamedRule::one(
+                format!("--drop-if-present {feature}"),
+                feature,
+                Needs::Somewhere,
+            )
+        };
+        assert!(nowhere(&[rule("feature0")], &seen).is_empty());
+        assert_eq!(
+            nowhere(&[rule("featur0")], &seen),
+            [
+                "--drop-if-present featur0 matches nothing: no dataset of the run has a feature \
+              \"featur0\" in the records read; did you mean \"feature0\"?"
+            ]
+        );
+        assert!(nowhere(&[rule("featur0")], &BTreeSet::new()).is_empty());
     }
 }

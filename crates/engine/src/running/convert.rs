@@ -1,6 +1,7 @@
 //! Running a plan: work items in parallel, parts renamed into place when a dataset is
 //! complete, its manifest last.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -15,6 +16,7 @@ use crate::running::job::{
     Worker,
 };
 
+use crate::front_end::FrontEnd;
 use crate::options::{Direction, Options};
 use crate::planning::group::tf_file_stem;
 use crate::planning::plan::Plan;
@@ -22,7 +24,8 @@ use crate::progress::{Event, ProgressFn};
 use crate::running::publish::Target;
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::running::workers::Pool;
-use crate::storage::LockError;
+use crate::storage::lock::{self, LockError, OutputLock};
+use crate::storage::Storage;
 
 /// A dataset of the run: settled before converting (kept from an earlier run, or failed
 /// while planning), or being converted.
@@ -62,12 +65,10 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
     // Held until the run ends: a second run on the same output would remove this one's
     // temporary files as leftovers of a killed run. An output root nobody can write into
     // needs no lock (and each dataset then fails for what it cannot write).
-    let _lock = match storage.lock(&output) {
+    let _lock = match take_lock(storage, &output, options.break_lock, options.front_end) {
         Ok(lock) => Some(lock),
-        Err(LockError::Busy { holder, stale }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(&output))
-        }
-        Err(LockError::Io(err))
+        Err(LockFailed::Refused(err)) => return Err(err),
+        Err(LockFailed::Io(err))
             if matches!(
                 err.kind(),
                 std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
@@ -75,7 +76,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         {
             None
         }
-        Err(LockError::Io(err)) => return Err(Error::io(&output, err)),
+        Err(LockFailed::Io(err)) => return Err(Error::io(&output, err)),
     };
     let settings = options.settings();
     let context = Context {
@@ -175,6 +176,30 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             datasets,
             started,
         )
+    })
+}
+
+/// Why the lock of an output was not taken.
+pub(crate) enum LockFailed {
+    /// Another run holds it ([`ErrorKind::OutputLocked`]).
+    Refused(Error),
+    /// It could not be taken for another reason.
+    Io(std::io::Error),
+}
+
+/// Takes the lock of the output `dir`, breaking one whose holder is not known to run when
+/// `break_lock` says so; a refusal names the holder in `front_end`'s words.
+pub(crate) fn take_lock(
+    storage: &dyn Storage,
+    dir: &Path,
+    break_lock: bool,
+    front_end: FrontEnd,
+) -> Result<Box<dyn OutputLock>, LockFailed> {
+    lock::take(storage, dir, break_lock).map_err(|err| match err {
+        LockError::Busy(holder) => {
+            LockFailed::Refused(Error::locked(dir, holder, break_lock, front_end))
+        }
+        LockError::Io(err) => LockFailed::Io(err),
     })
 }
 

@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{error_chain, Error};
+use crate::error::{error_chain, Error, ErrorKind};
 use crate::manifest::Manifest;
-use crate::options::Direction;
+use crate::options::{is_corrupt_payload, Direction};
 use crate::planning::plan::{DatasetPlan, SkippedFile};
 use crate::progress::DatasetStatus;
+use crate::records::is_damage;
 
 /// What a conversion did.
 #[derive(Debug, Serialize)]
@@ -129,7 +130,8 @@ impl Summary {
 /// What happened to one dataset.
 #[derive(Debug, Serialize)]
 pub struct DatasetSummary {
-    /// The output directory relative to the output root (`.` for the root).
+    /// Its name: its directory relative to the root, `/`-separated; the input's own name
+    /// (the directory's, or the file's) for a dataset at the root.
     pub name: String,
     /// The input directory relative to the input root.
     pub source: String,
@@ -140,6 +142,9 @@ pub struct DatasetSummary {
     /// Why it failed: `path: offset N (record #I): what`, with the causes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What kind of failure it was, when it failed: what the hint that fixes it goes by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<FailureKind>,
     /// Where it failed, when the error says: for callers that want the place as values
     /// rather than inside the message (the Python bindings' exceptions).
     #[serde(skip)]
@@ -151,6 +156,41 @@ pub struct DatasetSummary {
     /// splits are done.
     #[serde(skip)]
     pub(crate) tfds: bool,
+}
+
+/// What kind of failure failed a dataset, as far as an option may change it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// Damaged input: a record whose framing or checksum is wrong, a file cut short, a
+    /// payload that does not parse. Salvaging ([`OnCorrupt::Skip`](crate::OnCorrupt::Skip))
+    /// converts the rest.
+    Damaged,
+    /// A double that float cannot hold exactly, without lossy rounding.
+    InexactDouble,
+    /// An Example without features, which OneFlow cannot read
+    /// ([`OnEmpty::Skip`](crate::OnEmpty::Skip) leaves such records out).
+    EmptyRecord,
+    /// Anything else: an unreadable or unwritable file, a rule that matches nothing, ...
+    Other,
+}
+
+impl FailureKind {
+    /// The kind of `err`.
+    pub(crate) fn of(err: &Error) -> FailureKind {
+        use ofconvert_bridge::ErrorKind as Mapping;
+        match err.kind() {
+            _ if is_damage(err) => FailureKind::Damaged,
+            ErrorKind::Mapping(mapping) => match mapping.kind() {
+                kind if is_corrupt_payload(kind) => FailureKind::Damaged,
+                Mapping::InexactDouble { .. } => FailureKind::InexactDouble,
+                Mapping::EmptyRecord => FailureKind::EmptyRecord,
+                _ => FailureKind::Other,
+            },
+            _ => FailureKind::Other,
+        }
+    }
 }
 
 /// The file and position an error names, each when known.
@@ -182,6 +222,7 @@ impl DatasetSummary {
     pub(crate) fn failed(dataset: &DatasetPlan, err: &Error) -> DatasetSummary {
         DatasetSummary {
             error: Some(error_chain(err)),
+            error_kind: Some(FailureKind::of(err)),
             error_at: Some(ErrorPlace {
                 path: err.path().map(Path::to_path_buf),
                 offset: err.offset(),
@@ -203,6 +244,7 @@ impl DatasetSummary {
             output_dir: dataset.output_dir.display().to_string(),
             status,
             error: None,
+            error_kind: None,
             error_at: None,
             manifest: None,
             tfds: dataset.tfds.is_some(),

@@ -17,6 +17,7 @@ use crate::planning::plan::{DatasetPlan, InputFile};
 use crate::progress::DatasetStatus;
 use crate::records::output::{self, remove_temps};
 use crate::running::chunk::ChunkOutput;
+use crate::running::convert::{take_lock, LockFailed};
 use crate::running::publish::Target;
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::sharded::receipt::Receipt;
@@ -25,9 +26,22 @@ use crate::sharded::stored::{StoredDataset, StoredPlan};
 use crate::storage::object;
 use crate::storage::{LockError, Storage};
 
+/// How [`commit()`] publishes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CommitOptions {
+    /// Also read every part back and compare its CRC32C with its receipt's.
+    pub verify_checksums: bool,
+    /// Remove a lock on the output whose holder is not known to run (a lock object a
+    /// killed `commit` or run left in a store) and go on.
+    pub break_lock: bool,
+    /// Whose words messages use.
+    pub front_end: FrontEnd,
+}
+
 /// Finishes the sharded run in `output` once all its workers are done: checks that every
 /// part of the stored plan has its receipt and is there with the size the receipt says
-/// (and, with `verify_checksums`, reads it back and compares its CRC32C), writes every
+/// (and, with [`CommitOptions::verify_checksums`], reads it back and compares its CRC32C),
+/// writes every
 /// dataset's manifest, and removes `OUT/.ofconvert/`. It converts nothing.
 ///
 /// # Errors
@@ -38,11 +52,12 @@ use crate::storage::{LockError, Storage};
 /// part and its worker) or [`ErrorKind::ReceiptMismatch`] when a worker has not finished or
 /// a part changed: then nothing is published. A dataset the plan found unconvertible is
 /// failed in the summary, as a single run fails it.
-pub fn commit(
-    output: &Path,
-    verify_checksums: bool,
-    front_end: FrontEnd,
-) -> Result<Summary, Error> {
+pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
+    let CommitOptions {
+        verify_checksums,
+        break_lock,
+        front_end,
+    } = *how;
     let started = Instant::now();
     let (storage, output) = object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let storage = &*storage;
@@ -50,12 +65,10 @@ pub fn commit(
     let Some(stored) = StoredPlan::read(storage, output)? else {
         return Err(Error::new(ErrorKind::NotSharded { front_end }).in_file(output));
     };
-    let _lock = match storage.lock(output) {
+    let _lock = match take_lock(storage, output, break_lock, front_end) {
         Ok(lock) => lock,
-        Err(LockError::Busy { holder, stale }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(output))
-        }
-        Err(LockError::Io(err)) => return Err(Error::io(output, err)),
+        Err(LockFailed::Refused(err)) => return Err(err),
+        Err(LockFailed::Io(err)) => return Err(Error::io(output, err)),
     };
     for worker in 0..stored.workers {
         let dir = worker_dir(output, worker);

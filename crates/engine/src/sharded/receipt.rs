@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
+use crate::holder::LockHolder;
 use crate::recode::ImageConversion;
 use crate::records::output::TempPart;
 use crate::records::SkippedRecords;
@@ -301,5 +302,13 @@ impl Storage for Checksummed {
 
     fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
         self.inner.lock(dir)
+    }
+
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
+        self.inner.lock_holder(dir)
+    }
+
+    fn break_lock(&self, holder: &LockHolder) -> io::Result<()> {
+        self.inner.break_lock(holder)
     }
 }

@@ -18,6 +18,7 @@ use ofconvert_bridge::Transcoder;
 use serde::Serialize;
 
 use crate::error::{error_chain, Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::naming::layout::CONTROL_DIR;
 use crate::naming::names::Format;
 use crate::options::{Direction, Options};
@@ -48,14 +49,14 @@ impl FromStr for Shard {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Shard, String> {
-        let usage = "expected K/N: worker K of N, counted from 0 (0/4, 1/4, 2/4, 3/4)";
-        let (index, count) = text
-            .split_once('/')
-            .ok_or_else(|| format!("{text:?}: {usage}"))?;
+        let number = |part: &str| part.trim().parse::<usize>().ok();
+        let parsed = text.split_once('/');
+        // The workers of the run asked for, when its size is readable: `3/3` is explained
+        // with the three workers of a run of three.
+        let usage = usage(parsed.and_then(|(_, count)| number(count)));
+        let (index, count) = parsed.ok_or_else(|| format!("{text:?}: {usage}"))?;
         let number = |part: &str| {
-            part.trim()
-                .parse::<usize>()
-                .map_err(|_| format!("{text:?}: {part:?} is not a number; {usage}"))
+            number(part).ok_or_else(|| format!("{text:?}: {part:?} is not a number; {usage}"))
         };
         let (index, count) = (number(index)?, number(count)?);
         if count == 0 {
@@ -71,6 +72,26 @@ impl FromStr for Shard {
         }
         Ok(Shard { index, count })
     }
+}
+
+/// What `--shard` expects, with the workers of a run of `count` (of four when it is not
+/// known) as the example: `0/3, 1/3, 2/3`; a long run's first two and last.
+fn usage(count: Option<usize>) -> String {
+    let count = count.filter(|count| *count > 0).unwrap_or(4);
+    let workers: Vec<String> = if count <= 5 {
+        (0..count).map(|k| format!("{k}/{count}")).collect()
+    } else {
+        vec![
+            format!("0/{count}"),
+            format!("1/{count}"),
+            "...".to_owned(),
+            format!("{}/{count}", count - 1),
+        ]
+    };
+    format!(
+        "expected K/N: worker K of N, counted from 0 ({})",
+        workers.join(", ")
+    )
 }
 
 impl fmt::Display for Shard {
@@ -155,7 +176,7 @@ pub fn convert_shard(
             .create_dir_all(dir)
             .map_err(|err| Error::io(dir, err))?;
     }
-    let _lock = lock_worker(&*storage, &worker_dir, &output)?;
+    let _lock = lock_worker(&*storage, &worker_dir, &output, options.front_end)?;
 
     let settings = options.settings();
     let found: Vec<StoredDataset> = plan
@@ -171,7 +192,7 @@ pub fn convert_shard(
         }
     };
     stored
-        .check(&settings, shard.count, &found)
+        .check(&settings, shard, &found, options.front_end)
         .map_err(|kind| Error::new(kind).in_file(&output))?;
 
     let crcs = Arc::new(Checksums::default());
@@ -381,30 +402,21 @@ fn lock_worker(
     storage: &dyn Storage,
     worker_dir: &Path,
     output: &Path,
+    front_end: FrontEnd,
 ) -> Result<Option<Box<dyn OutputLock>>, Error> {
     if !storage.renames_cheaply() || crate::storage::object::is_url(output) {
         return Ok(None);
     }
+    // A worker's lock is a file lock: it ends with its process, and is never broken.
     let lock = match storage.lock(worker_dir) {
         Ok(lock) => lock,
-        Err(LockError::Busy { holder, stale }) => {
-            return Err(Error::new(ErrorKind::OutputLocked { holder, stale }).in_file(worker_dir))
+        Err(LockError::Busy(holder)) => {
+            return Err(Error::locked(worker_dir, holder, false, front_end))
         }
         Err(LockError::Io(err)) => return Err(Error::io(worker_dir, err)),
     };
-    let path = output.join(crate::naming::layout::LOCK_NAME);
-    if let Ok(file) = std::fs::File::open(&path) {
-        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock_shared() {
-            let holder = std::fs::read_to_string(&path)
-                .ok()
-                .map(|text| text.trim().to_owned())
-                .filter(|text| !text.is_empty());
-            return Err(Error::new(ErrorKind::OutputLocked {
-                holder,
-                stale: None,
-            })
-            .in_file(output));
-        }
+    if let Ok(Some(holder)) = storage.lock_holder(output) {
+        return Err(Error::locked(output, Box::new(holder), false, front_end));
     }
     Ok(Some(lock))
 }
@@ -420,5 +432,19 @@ mod tests {
         for bad in ["3/3", "0/0", "a/b", "1", "-1/3", "1/3/4", ""] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_wrong_worker_number_is_explained_with_the_workers_of_its_run() {
+        let err = "3/3".parse::<Shard>().unwrap_err();
+        assert!(err.contains("numbered from 0 to 2"), "{err}");
+        assert!(err.ends_with("(0/3, 1/3, 2/3)"), "{err}");
+        let err = "12/12".parse::<Shard>().unwrap_err();
+        assert!(err.ends_with("(0/12, 1/12, ..., 11/12)"), "{err}");
+        // No run size to go by: a run of four.
+        let err = "1".parse::<Shard>().unwrap_err();
+        assert!(err.ends_with("(0/4, 1/4, 2/4, 3/4)"), "{err}");
+        let err = "1/0".parse::<Shard>().unwrap_err();
+        assert!(err.ends_with("(0/4, 1/4, 2/4, 3/4)"), "{err}");
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{error_chain, Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::naming::layout::CONTROL_DIR;
 use crate::naming::names::Format;
 use crate::options::{Direction, Options, Settings};
@@ -17,6 +18,7 @@ use crate::planning::plan::{DatasetPlan, Plan, Restore};
 use crate::records::RecordAt;
 use crate::running::chunk::{plan_chunks, Chunk, Segment};
 use crate::running::summary::slash_path;
+use crate::sharded::shard::Shard;
 use crate::storage::Storage;
 use crate::tfds::TfdsOrigin;
 
@@ -148,45 +150,50 @@ impl StoredPlan {
         }
     }
 
-    /// Whether a worker with these `settings`, of `workers`, that found `datasets` belongs
-    /// to this plan.
+    /// Whether worker `shard` with these `settings`, that found `datasets`, belongs to this
+    /// plan; what differs is said in `front_end`'s words.
     pub(crate) fn check(
         &self,
         settings: &Settings,
-        workers: usize,
+        shard: Shard,
         datasets: &[StoredDataset],
+        front_end: FrontEnd,
     ) -> Result<(), ErrorKind> {
-        if self.workers != workers {
+        if self.workers != shard.count {
             return Err(ErrorKind::ShardFlags {
                 differs: format!(
-                    "it was planned for {} workers, this one is told there are {workers}",
-                    self.workers
+                    "it was planned for {} workers ({}), this one was given {}",
+                    self.workers,
+                    front_end.shard("K", &self.workers.to_string()),
+                    front_end.shard(&shard.index.to_string(), &shard.count.to_string()),
                 ),
             });
         }
         if &self.settings != settings {
-            let show = |settings: &Settings| serde_json::to_value(settings).unwrap_or_default();
-            let (stored, given) = (show(&self.settings), show(settings));
-            let differs: Vec<String> = stored
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(key, value)| given.get(key.as_str()) != Some(value))
-                .map(|(key, value)| {
-                    let given = given.get(key.as_str()).cloned().unwrap_or_default();
-                    format!("{key} was {value}, is {given}")
-                })
-                .collect();
             return Err(ErrorKind::ShardFlags {
-                differs: format!("its flags differ ({})", differs.join("; ")),
+                differs: format!(
+                    "its flags differ ({})",
+                    super::flags::differing(&self.settings, settings, front_end)
+                ),
             });
         }
-        let names = |list: &[StoredDataset]| list.iter().map(|d| d.name.clone()).collect();
-        let (stored_names, found_names): (Vec<String>, Vec<String>) =
-            (names(&self.datasets), names(datasets));
-        if stored_names != found_names {
+        // Datasets are told apart by where they are, not by their names: the one at the
+        // root is named after the input, which workers may reach under other names.
+        let places = |list: &[StoredDataset]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|d| (d.source.clone(), d.output.clone()))
+                .collect()
+        };
+        if places(&self.datasets) != places(datasets) {
+            let names = |list: &[StoredDataset]| -> Vec<String> {
+                list.iter().map(|d| d.name.clone()).collect()
+            };
             return Err(ErrorKind::InputChanged {
-                what: format!("datasets were {stored_names:?}, are {found_names:?}"),
+                what: format!(
+                    "datasets were {:?}, are {:?}",
+                    names(&self.datasets),
+                    names(datasets)
+                ),
             });
         }
         for (stored, found) in self.datasets.iter().zip(datasets) {

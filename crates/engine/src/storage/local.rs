@@ -6,6 +6,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use crate::holder::LockHolder;
 use crate::storage::{
     Durability, Listed, Listing, LockError, NotListed, Opened, OutputFile, OutputLock, Storage,
 };
@@ -291,13 +292,7 @@ impl Storage for LocalFs {
             match file.try_lock() {
                 Ok(()) => {}
                 Err(fs::TryLockError::WouldBlock) => {
-                    let mut holder = String::new();
-                    let _ = file.read_to_string(&mut holder);
-                    let holder = Some(holder.trim().to_owned()).filter(|h| !h.is_empty());
-                    return Err(LockError::Busy {
-                        holder,
-                        stale: None,
-                    });
+                    return Err(LockError::Busy(Box::new(held_by(&path, &mut file))))
                 }
                 Err(fs::TryLockError::Error(err)) => return Err(LockError::Io(err)),
             }
@@ -306,15 +301,47 @@ impl Storage for LocalFs {
             }
             let written = file
                 .set_len(0)
-                .and_then(|()| writeln!(file, "{}", std::process::id()));
+                .and_then(|()| writeln!(file, "{}", LockHolder::this_process()));
             written.map_err(LockError::Io)?;
             return Ok(Box::new(LocalLock { path, _file: file }));
         }
-        Err(LockError::Busy {
-            holder: None,
-            stale: None,
-        })
+        Err(LockError::Busy(Box::new(LockHolder::read(
+            path, "", None, true,
+        ))))
     }
+
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
+        let path = dir.join(crate::naming::layout::LOCK_NAME);
+        let mut file = match fs::File::open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        // Taken and at once released when nobody holds it: a lock file left by a killed
+        // run is nobody's.
+        match file.try_lock_shared() {
+            Ok(()) => Ok(None),
+            Err(fs::TryLockError::WouldBlock) => Ok(Some(held_by(&path, &mut file))),
+            Err(fs::TryLockError::Error(err)) => Err(err),
+        }
+    }
+
+    fn break_lock(&self, holder: &LockHolder) -> io::Result<()> {
+        match fs::read_to_string(&holder.lock) {
+            // A new lock file is a new lock: its holder's process no longer holds it.
+            Ok(text) if holder.says(&text) => self.remove(&holder.lock),
+            Ok(_) => Ok(()),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// The holder of the lock file `path` that another process holds, as it wrote itself in.
+fn held_by(path: &Path, file: &mut File) -> LockHolder {
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    LockHolder::read(path.to_path_buf(), &text, None, true)
 }
 
 /// The entries of `dir`, none when it does not exist.
@@ -397,11 +424,18 @@ mod tests {
     #[test]
     fn a_second_lock_on_one_directory_is_refused_and_names_the_holder() {
         let dir = tempfile::tempdir().unwrap();
+        assert_eq!(LocalFs.lock_holder(dir.path()).unwrap(), None);
         let held = LocalFs.lock(dir.path()).unwrap();
         match LocalFs.lock(dir.path()) {
-            Err(LockError::Busy { holder, stale }) => {
-                assert_eq!(stale, None);
-                assert_eq!(holder, Some(std::process::id().to_string()))
+            Err(LockError::Busy(holder)) => {
+                assert!(holder.dies_with_holder);
+                assert_eq!(holder.pid, Some(std::process::id()));
+                assert_eq!(
+                    holder.liveness(),
+                    crate::holder::Liveness::Running,
+                    "{holder}"
+                );
+                assert_eq!(LocalFs.lock_holder(dir.path()).unwrap(), Some(*holder));
             }
             other => panic!("expected Busy, got {other:?}"),
         }

@@ -8,11 +8,13 @@
 //! the environment (`stores`) with the HTTP client its requests go through (`client`:
 //! certificates, `Retry-After`), ranged reads and uploads (`transfer`), directories on
 //! HTTP servers (`webdav`), the stores' errors (`store_error`) and how hard a request is
-//! tried (`retry`). It uses only `naming` (the lock's name); nothing in it knows of records,
-//! plans or runs.
+//! tried (`retry`), and the output's lock (`lock`). It uses only `naming` (the lock's name)
+//! and `holder` (what a lock says of its holder); nothing in it knows of records, plans or
+//! runs.
 
 mod client;
 mod local;
+pub(crate) mod lock;
 pub(crate) mod object;
 pub(crate) mod retry;
 pub(crate) mod store_error;
@@ -23,7 +25,10 @@ mod webdav;
 
 pub(crate) use local::absolute_through_existing;
 pub use local::LocalFs;
+pub use lock::{LockError, OutputLock};
 pub use tries::take_failed_tries;
+
+use crate::holder::LockHolder;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -89,24 +94,6 @@ pub trait OutputFile: Write + Send {
     fn finish(self: Box<Self>) -> io::Result<u64>;
 }
 
-/// Held while a run owns an output directory; dropping it releases the lock.
-pub trait OutputLock: Send + fmt::Debug {}
-
-/// Why an output directory could not be locked.
-#[derive(Debug)]
-pub enum LockError {
-    /// Another run holds it.
-    Busy {
-        /// What the other run wrote into the lock (its process id), when readable.
-        holder: Option<String>,
-        /// The lock to remove by hand if its holder was killed, where a lock outlives the
-        /// process that took it (an object in a store); `None` where it dies with it.
-        stale: Option<PathBuf>,
-    },
-    /// The lock could not be taken for another reason.
-    Io(io::Error),
-}
-
 /// Everything a conversion does to the storage of its input and output.
 ///
 /// Paths are those the storage understands: for [`LocalFs`], ordinary paths.
@@ -168,6 +155,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn remove_dir_if_empty(&self, dir: &Path);
 
     /// Takes the lock of the output directory `dir` (which exists), failing at once when
-    /// another run holds it.
+    /// another run holds it; this process writes into it who it is (its process id and
+    /// machine, and what tells that process from a later one of the same number).
     fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError>;
+
+    /// Who holds the lock of `dir` now, without taking it; `Ok(None)` when nobody does.
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>>;
+
+    /// Removes the lock `holder` was read from, if it still says what it said then (another
+    /// run may have taken it since).
+    fn break_lock(&self, holder: &LockHolder) -> io::Result<()>;
 }

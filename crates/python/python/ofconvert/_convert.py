@@ -61,11 +61,18 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
     size = settings["max_part_bytes"]
     if size is not None and not isinstance(size, (int, str)):
         raise UsageError(f"max_part_bytes must be an int or a size such as \"256M\", not {size!r}")
-    settings["rename"] = [(old, str(new)) for old, new in _pairs("rename", settings["rename"])]
-    settings["cast"] = [(name, str(kind)) for name, kind in _pairs("cast", settings["cast"])]
-    settings["offset"] = [(name, int(delta)) for name, delta in _pairs("offset", settings["offset"])]
-    settings["keep"] = _names("keep", settings["keep"])
-    settings["drop"] = _names("drop", settings["drop"])
+    for rule in ("", "_if_present"):
+        settings["rename" + rule] = [
+            (old, str(new)) for old, new in _pairs("rename" + rule, settings["rename" + rule])
+        ]
+        settings["cast" + rule] = [
+            (name, str(kind)) for name, kind in _pairs("cast" + rule, settings["cast" + rule])
+        ]
+        settings["offset" + rule] = [
+            (name, int(delta)) for name, delta in _pairs("offset" + rule, settings["offset" + rule])
+        ]
+        settings["keep" + rule] = _names("keep" + rule, settings["keep" + rule])
+        settings["drop" + rule] = _names("drop" + rule, settings["drop" + rule])
     compression = settings["compression"]
     settings["compression"] = "none" if compression is None else str(compression)
     settings["shard"] = _shard(settings["shard"])
@@ -92,6 +99,11 @@ def tf2of(
     offset: Optional[Mapping[str, int]] = None,
     keep: Optional[Iterable[str]] = None,
     drop: Optional[Iterable[str]] = None,
+    rename_if_present: Optional[Mapping[str, str]] = None,
+    cast_if_present: Optional[Mapping[str, str]] = None,
+    offset_if_present: Optional[Mapping[str, int]] = None,
+    keep_if_present: Optional[Iterable[str]] = None,
+    drop_if_present: Optional[Iterable[str]] = None,
     sequence: str = "refuse",
     raw_feature: Optional[str] = None,
     empty: str = "error",
@@ -100,6 +112,7 @@ def tf2of(
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
+    break_lock: bool = False,
     shard: Optional[Tuple[int, int]] = None,
     jobs: Optional[int] = None,
     sync: bool = True,
@@ -123,11 +136,15 @@ def tf2of(
     The keyword arguments are the command line's flags: ``parts``/``records_per_part``/
     ``max_part_bytes`` (an int or ``"256M"``) cut the parts; ``preset="imagenet"``,
     ``rename={old: new}``, ``cast={name: "int32"}``, ``offset={name: -1}``, ``keep=[...]``,
-    ``drop=[...]``, ``sequence="flatten"`` and ``raw_feature=NAME`` map features;
+    ``drop=[...]``, ``sequence="flatten"`` and ``raw_feature=NAME`` map features (a dataset
+    whose records lack a feature a rule names fails; ``rename_if_present``,
+    ``cast_if_present``, ``offset_if_present``, ``keep_if_present`` and ``drop_if_present``
+    apply where a dataset has the feature, for trees whose datasets differ);
     ``images="jpeg"`` (with ``jpeg_quality``) re-encodes the images OneFlow cannot decode,
     ``images="raw"`` decodes them to pixels; ``empty="skip"`` leaves out Examples without
     features; ``on_corrupt="skip"`` salvages damaged input; ``overwrite``/``resume`` deal with
-    an output that exists; ``shard=(k, n)`` converts worker k's share of a run spread over n
+    an output that exists; ``break_lock=True`` removes the lock a run that no longer runs left
+    on it (a killed run's lock object in a bucket); ``shard=(k, n)`` converts worker k's share of a run spread over n
     workers (then :func:`commit`); ``jobs`` sets the worker threads; ``sync=False`` skips
     fsync; ``verify=False`` skips checksums; ``side_files=False`` carries only the parts (not
     the other files of a dataset's folder: TFDS metadata, class names, READMEs); ``retries``, ``retry_timeout`` and
@@ -145,10 +162,13 @@ def tf2of(
     return _run("tf2of", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
         part_prefix=part_prefix, part_digits=part_digits, preset=preset, rename=rename,
-        cast=cast, offset=offset, keep=keep, drop=drop, sequence=sequence,
+        cast=cast, offset=offset, keep=keep, drop=drop, rename_if_present=rename_if_present,
+        cast_if_present=cast_if_present, offset_if_present=offset_if_present,
+        keep_if_present=keep_if_present, drop_if_present=drop_if_present, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
         compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
-        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, dry_run=dry_run, retries=retries,
+        resume=resume, break_lock=break_lock, shard=shard, jobs=jobs, sync=sync, verify=verify,
+        side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
     ))
 
@@ -168,9 +188,15 @@ def of2tf(
     offset: Optional[Mapping[str, int]] = None,
     keep: Optional[Iterable[str]] = None,
     drop: Optional[Iterable[str]] = None,
+    rename_if_present: Optional[Mapping[str, str]] = None,
+    cast_if_present: Optional[Mapping[str, str]] = None,
+    offset_if_present: Optional[Mapping[str, int]] = None,
+    keep_if_present: Optional[Iterable[str]] = None,
+    drop_if_present: Optional[Iterable[str]] = None,
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
+    break_lock: bool = False,
     shard: Optional[Tuple[int, int]] = None,
     jobs: Optional[int] = None,
     sync: bool = True,
@@ -196,10 +222,14 @@ def of2tf(
     return _run("of2tf", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
         part_prefix=part_prefix, part_digits=5, preset=None, rename=rename, cast=cast,
-        offset=offset, keep=keep, drop=drop, sequence="refuse", raw_feature=None,
+        offset=offset, keep=keep, drop=drop, rename_if_present=rename_if_present,
+        cast_if_present=cast_if_present, offset_if_present=offset_if_present,
+        keep_if_present=keep_if_present, drop_if_present=drop_if_present,
+        sequence="refuse", raw_feature=None,
         empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
-        on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, shard=shard, jobs=jobs,
-        sync=sync, verify=verify, side_files=side_files, dry_run=dry_run, retries=retries,
+        on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, break_lock=break_lock,
+        shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, dry_run=dry_run,
+        retries=retries,
         retry_timeout=retry_timeout,
         request_timeout=request_timeout, anonymous=anonymous,
     ))
@@ -209,6 +239,7 @@ def commit(
     dst: PathLike,
     *,
     verify: bool = False,
+    break_lock: bool = False,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -218,7 +249,8 @@ def commit(
     ``shard=(k, n)``) once every worker is done, as ``ofconvert commit DST`` does, and
     returns the summary that ``--json`` prints: each dataset's manifest, the one a single
     run writes. ``verify=True`` also reads every part back and compares its CRC32C with its
-    worker's receipt. It converts nothing.
+    worker's receipt. ``break_lock=True`` removes the lock a commit (or run) that no longer
+    runs left on ``dst``. It converts nothing.
 
     Raises:
         UsageError: no sharded run in ``dst``, or a worker still running.
@@ -226,6 +258,7 @@ def commit(
             nothing is published), or a dataset that failed.
     """
     summary = _native.commit(
-        os.fspath(dst), bool(verify), network(retries, retry_timeout, request_timeout, anonymous)
+        os.fspath(dst), bool(verify), bool(break_lock),
+        network(retries, retry_timeout, request_timeout, anonymous),
     )
     return json.loads(summary)

@@ -19,6 +19,7 @@ _REFUSED = {
     "shard": "the runner gives each worker its share",
     "overwrite": "a worker cannot clear what the others write; remove the output first",
     "resume": "a worker run again always keeps the parts it finished",
+    "break_lock": "workers take no lock on the output; ofconvert.commit(dst, break_lock=True) breaks one a killed commit left",
     "max_part_bytes": (
         "where a part ends depends on the parts before it, which other workers write; use "
         "parts or records_per_part"

@@ -25,9 +25,9 @@ def _reason(error: BaseException) -> str:
 
 
 def _run(direction: str, src: Any, dst: Any, workers: int, max_retries: int, options: Dict[str, Any]) -> Dict[str, Any]:
+    _workers.check(workers, options)
     import ray
 
-    _workers.check(workers, options)
     src, dst = _workers.as_path(src), _workers.as_path(dst)
     # Each task converts with `jobs` threads and asks Ray for as many CPUs.
     jobs = int(options.pop("jobs", None) or 1)

@@ -107,6 +107,13 @@ fn empty_examples_fail_or_are_skipped_and_counted() {
         16 + example(0, 10).len()
     );
     assert!(run.stderr.contains(&second), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("hint: an Example without features fails its dataset")
+            && run.stderr.contains("pass --empty skip"),
+        "{}",
+        run.stderr
+    );
     assert!(tree(&failed).is_empty());
 
     let skipped = work.path().join("skipped");

@@ -9,6 +9,7 @@ use ofconvert_bridge::OfRecordExt;
 
 mod mapping;
 mod parts;
+mod relocated;
 
 /// The sample tree's datasets: output directory, and its inputs in order.
 const SAMPLE_DATASETS: [(&str, &[&str]); 9] = [
@@ -478,4 +479,49 @@ fn no_verify_reads_past_a_bad_length_checksum() {
         of_records(&unchecked.join("part-00000")),
         to_of(&tf_records(&testdata().join("golden/tutorial.tfrecord")))
     );
+}
+
+#[test]
+fn a_dataset_at_the_root_of_its_input_is_named_after_the_input_never_dot() {
+    let work = tempdir();
+    let big = work.path().join("big");
+    write_tfrecord_in(&big, "train.tfrecord", &examples(0, 3, 10));
+    write_tfrecord_in(&big.join("extra"), "x.tfrecord", &examples(10, 2, 10));
+    let run = ofconvert()
+        .arg("tf2of")
+        .args([&big, &work.path().join("o")])
+        .args(["--drop", "nosuch", "--json"])
+        .expect_code(1);
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let names: Vec<&str> = summary["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|dataset| dataset["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["big", "extra"]);
+    assert!(!run.stderr.contains(" .:"), "{}", run.stderr);
+
+    // Several inputs: each directory's root dataset by its own name, as it is placed.
+    let other = work.path().join("other");
+    write_tfrecord_in(&other, "y.tfrecord", &examples(20, 2, 10));
+    let both = ofconvert()
+        .arg("tf2of")
+        .args([&big, &other, &work.path().join("both")])
+        .arg("--json")
+        .ok();
+    let summary: serde_json::Value = serde_json::from_str(&both.stdout).unwrap();
+    let names: Vec<&str> = summary["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|dataset| dataset["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["big", "big/extra", "other"]);
+}
+
+/// Writes `records` as the TFRecord file `dir/name`, creating `dir`.
+fn write_tfrecord_in(dir: &std::path::Path, name: &str, records: &[Vec<u8>]) {
+    fs::create_dir_all(dir).unwrap();
+    write_tfrecord(&dir.join(name), records);
 }

@@ -13,6 +13,8 @@ use crate::util::*;
 
 mod errors;
 mod inspect;
+#[cfg(target_os = "linux")]
+mod lock;
 mod public;
 
 const ACCESS_KEY: &str = "ofconvert-test";
@@ -506,8 +508,10 @@ fn a_second_run_into_a_locked_bucket_output_fails_naming_the_holder_until_the_lo
         .expect_code(2);
     assert!(run.stderr.contains("4242 on worker-7"), "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("if it was killed, delete s3://data/of/.ofconvert-lock"),
+        run.stderr.contains(
+            "holds s3://data/of/.ofconvert-lock: wait for it to end; if it no longer runs \
+             (killed, or its machine gone), pass --break-lock to remove the lock"
+        ),
         "{}",
         run.stderr
     );

@@ -95,3 +95,60 @@ fn keep_that_leaves_a_record_empty_names_the_rule() {
     );
     assert_eq!(tree(&output), Vec::<String>::new());
 }
+
+#[test]
+fn rules_if_present_apply_where_a_dataset_of_a_mixed_tree_has_the_feature() {
+    let work = tempdir();
+    let input = sample_tree(work.path(), "in");
+    // Only the tutorial dataset has feature0: --drop fails every other one.
+    let strict = ofconvert()
+        .arg("tf2of")
+        .args([&input, &work.path().join("strict")])
+        .args(["--drop", "feature0", "--json"])
+        .expect_code(1);
+    let summary: serde_json::Value = serde_json::from_str(&strict.stdout).unwrap();
+    let datasets = summary["datasets"].as_array().unwrap().len();
+    assert!(datasets > 2, "{summary}");
+    assert_eq!(summary["failed"], datasets as u64 - 1, "{summary}");
+
+    let out = work.path().join("present");
+    let run = ofconvert()
+        .arg("tf2of")
+        .args([&input, &out])
+        .args(["--drop-if-present", "feature0", "--json"])
+        .ok();
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["failed"], 0, "{summary}");
+    assert_eq!(summary["datasets"].as_array().unwrap().len(), datasets);
+    let tutorial = manifest(&out.join("tutorial"));
+    let names: Vec<&str> = tutorial["schema"]["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|feature| feature["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["feature1", "feature2", "feature3"]);
+    assert_eq!(
+        tutorial["settings"]["mapping"][0],
+        "--drop-if-present=feature0"
+    );
+
+    // A name no dataset has is still a likely typo: every dataset warns of it.
+    let typo = ofconvert()
+        .arg("tf2of")
+        .args([&input, &work.path().join("typo")])
+        .args(["--drop-if-present", "featur0", "--json"])
+        .ok();
+    let summary: serde_json::Value = serde_json::from_str(&typo.stdout).unwrap();
+    let warned = summary["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|warning| {
+            let warning = warning.as_str().unwrap();
+            warning.contains("--drop-if-present featur0 matches nothing")
+                && warning.contains("did you mean \"feature0\"?")
+        })
+        .count();
+    assert_eq!(warned, datasets, "{summary}");
+}

@@ -21,7 +21,11 @@ fn warnings_go_to_stderr_and_into_the_json_summary() {
         .env_remove("CLICOLOR_FORCE")
         .ok();
     assert!(!run.stdout.contains("warning"), "{}", run.stdout);
-    assert!(run.stderr.contains("warning: .: feature"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("warning: in: feature"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("is missing from"), "{}", run.stderr);
 
     let json = ofconvert()

@@ -229,12 +229,12 @@ fn pair<'a>(a: &'a [sides::Dataset], b: &'a [sides::Dataset]) -> Vec<Pair<'a>> {
     let (mut i, mut j) = (0, 0);
     while i < a.len() || j < b.len() {
         match (a.get(i), b.get(j)) {
-            (Some(x), Some(y)) if x.name == y.name => {
+            (Some(x), Some(y)) if x.key == y.key => {
                 pairs.push((Some(x), Some(y)));
                 i += 1;
                 j += 1;
             }
-            (Some(x), Some(y)) if x.name < y.name => {
+            (Some(x), Some(y)) if x.key < y.key => {
                 pairs.push((Some(x), None));
                 i += 1;
             }

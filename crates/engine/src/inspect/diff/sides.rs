@@ -11,6 +11,7 @@ use crate::naming::names::{self, part_number, Format};
 use crate::options::{Direction, Options};
 use crate::planning::group::{group_of, group_tf, walk};
 use crate::records::detect;
+use crate::running::summary::slash_path;
 use crate::storage::{object, Storage};
 
 /// What one side holds.
@@ -23,9 +24,12 @@ pub(crate) struct Side {
 
 /// A dataset of one side: its record files in order.
 pub(crate) struct Dataset {
-    /// What `tf2of` calls it (its OneFlow directory, relative to the root); for a single
-    /// file, the file's name.
+    /// What the converters call it (its directory relative to the root, the tree's own
+    /// name at the root); for a single file, the file's name.
     pub(crate) name: String,
+    /// What it pairs up by: its directory relative to the root (`.` for the root, whatever
+    /// the two trees are called), as `tf2of` places it.
+    pub(crate) key: String,
     pub(crate) files: Vec<(PathBuf, u64)>,
 }
 
@@ -67,6 +71,7 @@ pub(crate) fn side(path: &Path, format: Option<Format>) -> Result<Side, Error> {
         };
         let datasets = vec![Dataset {
             name: file.name.clone(),
+            key: file.name.clone(),
             files: vec![(file.path.clone(), file.size)],
         }];
         return Ok(Side {
@@ -96,7 +101,17 @@ pub(crate) fn side(path: &Path, format: Option<Format>) -> Result<Side, Error> {
         if let Some(problem) = dataset.problem {
             return Err(problem);
         }
+        let relative = match format {
+            Format::Tf => dataset
+                .output_dir
+                .strip_prefix(&root)
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            Format::Of => dataset.source.clone(),
+        };
+        let key = slash_path(&relative);
         datasets.push(Dataset {
+            key: if key.is_empty() { ".".to_owned() } else { key },
             name: dataset.name,
             files: dataset
                 .inputs
@@ -110,7 +125,7 @@ pub(crate) fn side(path: &Path, format: Option<Format>) -> Result<Side, Error> {
             dir: path.to_path_buf(),
         }));
     }
-    datasets.sort_by(|a, b| a.name.cmp(&b.name));
+    datasets.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(Side {
         format,
         datasets,

@@ -20,6 +20,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
+use crate::holder::LockHolder;
 use crate::naming::layout::LOCK_NAME;
 use crate::storage::client::NO_WEBDAV;
 use crate::storage::retry::{self, CreateAnswer};
@@ -30,6 +31,8 @@ use crate::storage::webdav;
 use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
+
+mod lock;
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
 /// rather than a local path. `file://` URLs are local.
@@ -400,25 +403,15 @@ impl Storage for ObjectStorage {
     }
 
     fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
-        let path = dir.join(LOCK_NAME);
-        let key = self.key(&path).map_err(LockError::Io)?;
-        let holder = format!("{} on {}", std::process::id(), host_name());
-        match self.create(&key, holder.as_bytes()) {
-            Ok(Created::IfAbsent) => Ok(Box::new(ObjectLock {
-                store: Arc::clone(&self.store),
-                runtime: Arc::clone(&self.runtime),
-                key,
-            })),
-            Err(object_store::Error::AlreadyExists { .. })
-            | Err(object_store::Error::Precondition { .. }) => Err(LockError::Busy {
-                holder: self.lock_holder(&key),
-                stale: Some(path),
-            }),
-            // A store without conditional writes cannot lock: the manifest's write is all
-            // there is to keep two runs apart.
-            Ok(Created::Unconditional) => Ok(Box::new(NoLock)),
-            Err(err) => Err(LockError::Io(self.error(err))),
-        }
+        self.take_lock(dir)
+    }
+
+    fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
+        self.holder_of(&dir.join(LOCK_NAME))
+    }
+
+    fn break_lock(&self, holder: &LockHolder) -> io::Result<()> {
+        self.remove_lock(holder)
     }
 }
 
@@ -464,62 +457,6 @@ impl ObjectStorage {
             },
         )?;
         Ok(created)
-    }
-}
-
-impl ObjectStorage {
-    /// Who holds the lock object `key` and since when, as far as it can be read.
-    fn lock_holder(&self, key: &ObjectPath) -> Option<String> {
-        let fetched = self.block_on(async {
-            let result = self.store.get(key).await?;
-            let since = result.meta.last_modified;
-            Ok::<_, object_store::Error>((result.bytes().await?, since))
-        });
-        let (bytes, since) = fetched.ok()?;
-        let who = String::from_utf8_lossy(&bytes).trim().to_owned();
-        Some(format!(
-            "{who}, since {}",
-            since.format("%Y-%m-%d %H:%M:%S UTC")
-        ))
-    }
-}
-
-/// This machine's name, for a lock's holder.
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "an unknown host".to_owned())
-}
-
-#[derive(Debug)]
-struct NoLock;
-
-impl OutputLock for NoLock {}
-
-/// The lock object of an output: created only if absent, deleted when the run ends. A run
-/// killed hard leaves it behind; deleting it by hand clears it.
-struct ObjectLock {
-    store: Arc<dyn ObjectStore>,
-    runtime: Arc<Runtime>,
-    key: ObjectPath,
-}
-
-impl fmt::Debug for ObjectLock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ObjectLock")
-            .field("key", &self.key)
-            .finish()
-    }
-}
-
-impl OutputLock for ObjectLock {}
-
-impl Drop for ObjectLock {
-    fn drop(&mut self) {
-        let _ = self.runtime.block_on(self.store.delete(&self.key));
     }
 }
 
