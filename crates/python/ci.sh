@@ -35,9 +35,11 @@ wheel="${wheels[0]}"
 "$work/venv/bin/auditwheel" show "$wheel" | tee "$work/auditwheel.txt"
 # maturin tags a wheel pip builds linux_x86_64; what matters is that it needs nothing a
 # manylinux system lacks (`auditwheel repair` gives it the tag for a release: README).
-grep -q 'consistent with the following platform tag: "manylinux' "$work/auditwheel.txt" \
+# auditwheel wraps its sentences to the terminal's width: read them as one line.
+verdict="$(tr -s ' \n' '  ' < "$work/auditwheel.txt")"
+grep -q 'consistent with the following platform tag: "manylinux' <<<"$verdict" \
     || die "auditwheel finds the wheel needs more than manylinux allows"
-if grep -q 'external shared libraries are required' "$work/auditwheel.txt"; then
+if grep -q 'external shared libraries are required' <<<"$verdict"; then
     die "the wheel needs shared libraries from outside manylinux"
 fi
 
