@@ -1,52 +1,142 @@
-//! The buffered output both writers write through. Records are copied into the buffer up to
-//! its brim, and the writer underneath only ever gets whole buffers, at offsets that are
-//! multiples of the buffer's size, plus the last, shorter piece when the file is finished.
+//! The buffered output both writers write through. Records are gathered in a buffer, and
+//! the writer underneath only ever gets whole buffers, at offsets that are multiples of the
+//! buffer's size, plus the last, shorter piece when the file is finished.
 //!
 //! Large, aligned writes are what a file system's page cache handles best: on Linux ext4,
 //! writing a file in 256 KiB pieces costs about two thirds of the CPU time of writing it
 //! in one piece per 60–160 KB record, as a `writev` of each record did, and the copy into the
 //! buffer costs far less than that saves.
+//!
+//! A record can also be written straight into the buffer ([`RecordBuffer::pending`], then
+//! [`RecordBuffer::settle`]): a converter appends its output there, and the record is not
+//! copied again on its way out.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
-/// Writes the pieces of one framed record to `out`, in order, keeping every write the inner
-/// writer receives a whole buffer: the buffer is filled to the brim before it is written,
-/// and a piece that spans more than a buffer goes through in whole multiples of it, straight
-/// from the caller's slice.
-///
-/// The inner writer is never flushed: this suits a file or an upload as well as a
-/// compressor.
+/// A buffer of records in front of a writer, which gets only whole buffers (a multiple of
+/// the capacity at a time) until [`flush`](RecordBuffer::flush).
 ///
 /// ```
-/// use std::io::BufWriter;
-/// use ofconvert_frame::output;
+/// use ofconvert_frame::output::RecordBuffer;
 ///
-/// let mut out = BufWriter::with_capacity(16, Vec::new());
-/// output::write_record(&mut out, &[b"head", b"a record's data", b"foot"]).unwrap();
+/// let mut out = RecordBuffer::with_capacity(16, Vec::new());
+/// out.write_parts(&[b"head", b"a record's data", b"foot"]).unwrap();
 /// // Only whole buffers reached the vector; the rest waits in the buffer.
 /// assert_eq!(out.get_ref().as_slice(), b"heada record's d");
-/// output::write_record(&mut out, &[b"small"]).unwrap();
+/// // A record written in place: appended to the pending bytes, then settled.
+/// out.pending().extend_from_slice(b"small");
+/// out.settle().unwrap();
 /// let written = out.into_inner().unwrap();
 /// assert_eq!(written, b"heada record's datafootsmall");
 /// ```
-pub fn write_record<W: Write>(out: &mut BufWriter<W>, parts: &[&[u8]]) -> io::Result<()> {
-    parts.iter().try_for_each(|part| write_filling(out, part))
+#[derive(Debug)]
+pub struct RecordBuffer<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    capacity: usize,
 }
 
-/// Writes `bytes` through `out` so that the inner writer only gets whole buffers.
-fn write_filling<W: Write>(out: &mut BufWriter<W>, bytes: &[u8]) -> io::Result<()> {
-    let spare = out.capacity() - out.buffer().len();
-    if bytes.len() <= spare {
-        return out.write_all(bytes);
+impl<W: Write> RecordBuffer<W> {
+    /// A buffer of `capacity` bytes (at least 1) in front of `inner`.
+    pub fn with_capacity(capacity: usize, inner: W) -> Self {
+        RecordBuffer {
+            inner,
+            buf: Vec::with_capacity(capacity.max(1)),
+            capacity: capacity.max(1),
+        }
     }
-    let (brim, rest) = bytes.split_at(spare);
-    out.write_all(brim)?;
-    // The buffer is full. `BufWriter` writes a full buffer whole before it takes more, and
-    // passes a slice at least as large as its capacity straight through: whole multiples
-    // of the capacity keep every write the same size and aligned.
-    let whole = rest.len() - rest.len() % out.capacity();
-    out.write_all(&rest[..whole])?;
-    out.write_all(&rest[whole..])
+
+    /// Writes the pieces of one framed record, in order. The buffer is filled to the brim
+    /// before it is written, and a piece that spans more than a buffer goes through in whole
+    /// multiples of it, straight from the caller's slice.
+    ///
+    /// # Errors
+    ///
+    /// When the writer underneath fails; what it took of the buffer is then unknown.
+    pub fn write_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        parts.iter().try_for_each(|part| self.write_filling(part))
+    }
+
+    fn write_filling(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let spare = self.capacity.saturating_sub(self.buf.len());
+        if bytes.len() <= spare {
+            self.buf.extend_from_slice(bytes);
+            return Ok(());
+        }
+        let (brim, rest) = bytes.split_at(spare);
+        self.buf.extend_from_slice(brim);
+        self.settle()?;
+        if !self.buf.is_empty() {
+            // Bytes appended in place took the buffer past its capacity unsettled.
+            self.buf.extend_from_slice(rest);
+            return self.settle();
+        }
+        // The buffer is empty now (its bytes were a whole multiple of the capacity): whole
+        // multiples of the capacity go through straight, which keeps every write aligned.
+        let whole = rest.len() - rest.len() % self.capacity;
+        if whole > 0 {
+            self.inner.write_all(&rest[..whole])?;
+        }
+        self.buf.extend_from_slice(&rest[whole..]);
+        Ok(())
+    }
+
+    /// The bytes waiting to be written, for a caller to append records to in place; the
+    /// buffer may grow past its capacity until [`settle`](RecordBuffer::settle).
+    pub fn pending(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Writes out every whole multiple of the capacity the buffer holds, keeping the rest
+    /// (less than the capacity) for later.
+    ///
+    /// # Errors
+    ///
+    /// When the writer underneath fails; what it took of the buffer is then unknown.
+    #[inline]
+    pub fn settle(&mut self) -> io::Result<()> {
+        if self.buf.len() < self.capacity {
+            return Ok(());
+        }
+        let whole = self.buf.len() - self.buf.len() % self.capacity;
+        if whole > 0 {
+            self.inner.write_all(&self.buf[..whole])?;
+            self.buf.drain(..whole);
+        }
+        Ok(())
+    }
+
+    /// Writes out everything buffered and flushes the writer underneath.
+    ///
+    /// # Errors
+    ///
+    /// When the writer underneath fails.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.inner.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        self.inner.flush()
+    }
+
+    /// The writer underneath.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// Writes out everything buffered (without flushing the writer underneath) and returns
+    /// the writer.
+    ///
+    /// # Errors
+    ///
+    /// When the writer underneath fails.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        if !self.buf.is_empty() {
+            self.inner.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(self.inner)
+    }
 }
 
 #[cfg(test)]
@@ -107,12 +197,12 @@ mod tests {
         .collect()
     }
 
-    fn write_all_records(out: &mut BufWriter<Trickle>) -> Vec<u8> {
+    fn write_all_records(out: &mut RecordBuffer<Trickle>) -> Vec<u8> {
         let mut expected = Vec::new();
         for (round, data) in records().iter().enumerate() {
             let header = [round as u8; 12];
             let footer = [!(round as u8); 4];
-            write_record(out, &[&header, data, &footer]).unwrap();
+            out.write_parts(&[&header, data, &footer]).unwrap();
             [&header[..], data, &footer]
                 .iter()
                 .for_each(|part| expected.extend_from_slice(part));
@@ -122,7 +212,7 @@ mod tests {
 
     #[test]
     fn every_write_but_the_last_is_a_whole_buffer_at_an_aligned_offset() {
-        let mut out = BufWriter::with_capacity(CAPACITY, Trickle::new(usize::MAX));
+        let mut out = RecordBuffer::with_capacity(CAPACITY, Trickle::new(usize::MAX));
         let expected = write_all_records(&mut out);
         let trickle = out.into_inner().unwrap_or_else(|_| panic!("flush failed"));
         assert_eq!(trickle.written, expected);
@@ -139,8 +229,30 @@ mod tests {
     }
 
     #[test]
+    fn records_appended_in_place_come_out_in_order_in_whole_buffers() {
+        let mut out = RecordBuffer::with_capacity(CAPACITY, Trickle::new(usize::MAX));
+        let mut expected = Vec::new();
+        for (round, data) in records().iter().enumerate() {
+            if round % 2 == 0 {
+                out.write_parts(&[&[round as u8; 3], data]).unwrap();
+            } else {
+                out.pending().extend_from_slice(&[round as u8; 3]);
+                out.pending().extend_from_slice(data);
+                if round % 3 != 0 {
+                    out.settle().unwrap();
+                }
+            }
+            expected.extend_from_slice(&[round as u8; 3]);
+            expected.extend_from_slice(data);
+            assert!(out.get_ref().calls.iter().all(|&n| n % CAPACITY == 0));
+        }
+        let trickle = out.into_inner().unwrap_or_else(|_| panic!("flush failed"));
+        assert_eq!(trickle.written, expected);
+    }
+
+    #[test]
     fn records_come_out_in_order_whatever_the_writer_takes() {
-        let mut out = BufWriter::with_capacity(CAPACITY, Trickle::new(300));
+        let mut out = RecordBuffer::with_capacity(CAPACITY, Trickle::new(300));
         let expected = write_all_records(&mut out);
         let trickle = out.into_inner().unwrap_or_else(|_| panic!("flush failed"));
         assert_eq!(trickle.written, expected);
@@ -157,9 +269,9 @@ mod tests {
                 Ok(())
             }
         }
-        let mut out = BufWriter::with_capacity(CAPACITY, Full);
+        let mut out = RecordBuffer::with_capacity(CAPACITY, Full);
         let large = pattern(2 * CAPACITY);
-        let err = write_record(&mut out, &[&large]).unwrap_err();
+        let err = out.write_parts(&[&large]).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::WriteZero);
     }
 }
