@@ -8,23 +8,47 @@
 //! or an int32 list that int64 would read differently, a name that is not ASCII, a damaged
 //! byte — makes the pass give up, and the general path, which gives the same bytes for
 //! everything this pass accepts, converts the record or says what is wrong with it.
+//!
+//! The records of a dataset mostly carry the same names in the same order. The pass keeps
+//! the names of the last record it took (its [`Shape`]): a record whose every name matches
+//! the one at the same place, no more and no fewer, has names already known to be ASCII and
+//! distinct, so those two checks are skipped, and the shape's id tells a caller gathering
+//! statistics that the features are where they were.
+//!
+//! The same walk, without the copy, tells [`check_example`] and [`check_ofrecord`] that a
+//! record is sound, which is what verifying a file asks of each record.
 
 use std::ops::Range;
 
-use crate::message::{each_overridden, next_top_level_field};
+use crate::message::each_overridden;
 use crate::numeric::{self, Dialect};
 use crate::wire::{self, Cursor};
 use crate::FeatureKind;
 
-/// One feature as the pass wrote it: where its name and value list lie in the output.
-#[derive(Clone, Debug)]
-pub(crate) struct Written {
-    pub(crate) key: Range<usize>,
-    /// `None` for a `Feature` with no kind set.
-    pub(crate) kind: Option<FeatureKind>,
-    pub(crate) count: usize,
-    pub(crate) list: Range<usize>,
+mod fields;
+mod shape;
+
+use fields::{bytes_count, float_count, int64_count, len_tag, take_field};
+use shape::Shape;
+
+/// One feature as the single pass wrote it (see [`Transcoder::single_pass_features`]).
+///
+/// [`Transcoder::single_pass_features`]: crate::Transcoder::single_pass_features
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenFeature {
+    /// Where its name lies in the output.
+    pub name: Range<usize>,
+    /// Its kind, `None` for a `Feature` with no kind set.
+    pub kind: Option<FeatureKind>,
+    /// How many values it holds.
+    pub values: usize,
+    /// Where its serialized value list (`BytesList`, `Int64List`, ... without its tag and
+    /// length) lies in the output; empty for a `Feature` with no kind.
+    pub list: Range<usize>,
 }
+
+/// The name the pass's code uses.
+type Written = WrittenFeature;
 
 /// What the pass found in the last record it converted, and its scratch space.
 #[derive(Clone, Debug, Default)]
@@ -32,42 +56,75 @@ pub(crate) struct Pass {
     /// The features written, in order; empty when the pass gave the record up.
     pub(crate) written: Vec<Written>,
     order: Vec<usize>,
+    shape: Shape,
 }
 
-/// The tag byte of a length-delimited field `n` (for the fields 1–15 a one-byte tag holds).
-const fn len_tag(field: u8) -> u8 {
-    (field << 3) | 2
+impl Pass {
+    /// The id of the names of the last record the pass took, in order: two records with the
+    /// same id have the same names in the same order. `None` when the pass gave the last
+    /// record up.
+    pub(crate) fn shape(&self) -> Option<u64> {
+        (!self.written.is_empty()).then_some(self.shape.id)
+    }
 }
 
 const KEY: u8 = len_tag(1);
 const VALUE: u8 = len_tag(2);
 const ENTRY: u8 = len_tag(1);
+const FEATURES: u8 = len_tag(1);
 
-/// A serialized Example into `out` (empty) as an OFRecord, listing its features; false, with
-/// `out` and the pass's features cleared, when the general path must do it.
+/// A serialized Example appended to `out` as an OFRecord, listing its features; false, with
+/// `out` as it was and the pass's features cleared, when the general path must do it.
 pub(crate) fn tf_to_of(example: &[u8], out: &mut Vec<u8>, pass: &mut Pass) -> bool {
-    // TensorFlow writes an Example as one `features` field and nothing else.
-    let mut cursor = Cursor::new(example);
-    let body = match next_top_level_field(&mut cursor) {
-        Ok(Some((1, body))) if cursor.at_end() => body,
-        _ => return false,
+    let Some(body) = example_body(example) else {
+        pass.written.clear();
+        return false;
     };
-    out.extend_from_slice(&example[body]);
-    rewrite_map(out, 0, Dialect::Tf, pass) || {
-        out.clear();
+    let start = out.len();
+    out.extend_from_slice(&example[body..]);
+    rewrite_map(out, start, Dialect::Tf, pass) || {
+        out.truncate(start);
         false
     }
 }
 
-/// A serialized OFRecord into `out` (empty) as an Example, as [`tf_to_of`] does.
+/// A serialized OFRecord appended to `out` as an Example, as [`tf_to_of`] does.
 pub(crate) fn of_to_tf(record: &[u8], out: &mut Vec<u8>, pass: &mut Pass) -> bool {
+    let start = out.len();
     wire::put_tag(out, 1, wire::LEN);
     wire::put_varint(out, record.len() as u64);
     let base = out.len();
     out.extend_from_slice(record);
     rewrite_map(out, base, Dialect::Of, pass) || {
-        out.clear();
+        out.truncate(start);
         false
+    }
+}
+
+/// Whether the pass takes a serialized Example as it is: its features sound, as
+/// [`crate::visit_example`] would find them. False when only the general walk can tell.
+pub(crate) fn check_example(example: &[u8], pass: &mut Pass) -> bool {
+    match example_body(example) {
+        Some(body) => take_map(example, body, Dialect::Tf, pass),
+        None => {
+            pass.written.clear();
+            false
+        }
+    }
+}
+
+/// Whether the pass takes a serialized OFRecord as it is, as [`check_example`] does.
+pub(crate) fn check_ofrecord(record: &[u8], pass: &mut Pass) -> bool {
+    take_map(record, 0, Dialect::Of, pass)
+}
+
+/// Where the `Features` map of an Example starts, when the Example is that one field and
+/// nothing else, as TensorFlow writes it; it then runs to the end.
+#[inline]
+fn example_body(example: &[u8]) -> Option<usize> {
+    match take_field(example, FEATURES)? {
+        (body, []) => Some(example.len() - body.len()),
+        _ => None,
     }
 }
 
@@ -76,352 +133,215 @@ pub(crate) fn of_to_tf(record: &[u8], out: &mut Vec<u8>, pass: &mut Pass) -> boo
 /// lists each feature in `pass`. False when the record needs the general path; `buf` then
 /// holds bytes that mean nothing and the pass lists no features.
 fn rewrite_map(buf: &mut [u8], start: usize, from: Dialect, pass: &mut Pass) -> bool {
-    let Pass { written, order } = pass;
+    if !take_map(buf, start, from, pass) {
+        return false;
+    }
+    for feature in &pass.written {
+        if let Some(FeatureKind::Int64) = feature.kind {
+            // The list's tag sits before its length.
+            let tag_at = feature.list.start - 1 - wire::varint_len(feature.list.len() as u64);
+            buf[tag_at] = match from {
+                Dialect::Tf => len_tag(5),
+                Dialect::Of => len_tag(3),
+            };
+        }
+    }
+    true
+}
+
+/// Walks and validates the map entries in `buf[start..]`, listing each feature in `pass`.
+/// False, with no features listed, when the record needs the general path.
+fn take_map(buf: &[u8], start: usize, from: Dialect, pass: &mut Pass) -> bool {
+    let Pass {
+        written,
+        order,
+        shape,
+    } = pass;
     written.clear();
-    let done = rewrite_entries(buf, start, from, written).is_some()
-        && !written.is_empty()
-        && !has_repeated_key(buf, written, order);
-    if !done {
+    let taken = match walk_entries(buf, start, from, written, shape) {
+        // An empty record is the general path's to refuse, whatever the shape.
+        _ if written.is_empty() => false,
+        Some(true) if written.len() == shape.len() => true,
+        Some(_) if !has_repeated_key(buf, written, order) => {
+            shape.remember(buf, written);
+            true
+        }
+        _ => false,
+    };
+    if !taken {
         written.clear();
     }
-    done
+    taken
 }
 
 /// True when two features share a name: protobuf keeps the last, which the general path
 /// does.
 fn has_repeated_key(buf: &[u8], written: &mut [Written], order: &mut Vec<usize>) -> bool {
     let mut repeated = false;
-    each_overridden(buf, written, |w| w.key.clone(), |_| repeated = true, order);
+    each_overridden(buf, written, |w| w.name.clone(), |_| repeated = true, order);
     repeated
 }
 
-fn rewrite_entries(
-    buf: &mut [u8],
+/// Walks the map entries of `buf[start..]`, listing each feature in `written`; `None` when
+/// the record needs the general path, else whether every name matched `shape`'s at the
+/// same place (it then is ASCII; any other name is checked to be).
+#[inline]
+fn walk_entries(
+    buf: &[u8],
     start: usize,
     from: Dialect,
     written: &mut Vec<Written>,
-) -> Option<()> {
-    let end = buf.len();
+    shape: &Shape,
+) -> Option<bool> {
     let mut pos = start;
-    while pos < end {
-        let entry_end = field(buf, &mut pos, ENTRY, end)?;
-        let key_end = field(buf, &mut pos, KEY, entry_end)?;
-        let key = pos..key_end;
-        pos = key_end;
-        if !buf[key.clone()].is_ascii() {
-            return None;
+    let mut same = true;
+    while pos < buf.len() {
+        let entry = match short_entry(buf, pos) {
+            Some(entry) => entry,
+            None => any_entry(buf, pos)?,
+        };
+        pos = entry.end;
+        let key = &buf[entry.key.clone()];
+        if !shape.matches(written.len(), key) {
+            same = false;
+            if !key.is_ascii() {
+                return None;
+            }
         }
-        let value_end = field(buf, &mut pos, VALUE, entry_end)?;
-        if value_end != entry_end {
-            return None;
-        }
-        if pos == value_end {
+        let Some(tag) = entry.tag else {
             written.push(Written {
-                key,
+                name: entry.key,
                 kind: None,
-                count: 0,
-                list: pos..pos,
+                values: 0,
+                list: entry.end..entry.end,
             });
             continue;
-        }
-        let tag_at = pos;
-        let (kind, to_tag) = convert_kind(from, buf[tag_at])?;
-        let list_end = field(buf, &mut pos, buf[tag_at], value_end)?;
-        if list_end != value_end {
-            return None;
-        }
-        let list = pos..list_end;
-        let count = match packed_count(&buf[list.clone()], kind) {
-            Some(count) => count,
-            None => {
-                let info = numeric::scan_list(Cursor::new(buf).sub(list.clone()), kind).ok()?;
-                if kind == FeatureKind::Int32 && !info.int32_canonical {
-                    return None;
-                }
-                info.count
-            }
         };
-        buf[tag_at] = to_tag;
+        let list = &buf[entry.list.clone()];
+        // TensorFlow: bytes 1, float 2, int64 3. OneFlow: bytes 1, float 2, double 3, int32
+        // 4, int64 5. An int32 list that reads the same as int64 is written as int64; a
+        // double list is the general path's.
+        let (kind, count) = match (from, tag) {
+            (_, 0x0a) => (FeatureKind::Bytes, bytes_count(list)),
+            (_, 0x12) => (FeatureKind::Float, float_count(list)),
+            (Dialect::Tf, 0x1a) | (Dialect::Of, 0x2a) => (FeatureKind::Int64, int64_count(list)),
+            (Dialect::Of, 0x22) => (FeatureKind::Int64, None),
+            _ => return None,
+        };
+        let count = match count {
+            Some(count) => count,
+            None => scanned_count(buf, entry.list.clone(), list_kind(from, tag)?)?,
+        };
         written.push(Written {
-            key,
-            kind: Some(if kind == FeatureKind::Int32 {
-                FeatureKind::Int64
-            } else {
-                kind
-            }),
-            count,
-            list,
+            name: entry.key,
+            kind: Some(kind),
+            values: count,
+            list: entry.list,
         });
-        pos = list_end;
     }
-    Some(())
+    Some(same)
 }
 
-/// The number of values of a list in the form TensorFlow writes it (bytes values one field
-/// each; numbers packed in one field, or none), once its every byte is checked; `None` for any
-/// other form, valid or not, and for int32 lists, which [`numeric::scan_list`] checks.
-#[inline]
-fn packed_count(list: &[u8], kind: FeatureKind) -> Option<usize> {
-    match kind {
-        FeatureKind::Bytes => {
-            let (mut at, mut count) = (0, 0);
-            while at < list.len() {
-                at = field(list, &mut at, len_tag(1), list.len())?;
-                count += 1;
-            }
-            Some(count)
-        }
-        FeatureKind::Float | FeatureKind::Int64 => {
-            if list.is_empty() {
-                return Some(0);
-            }
-            let mut at = 0;
-            if field(list, &mut at, len_tag(1), list.len())? != list.len() {
-                return None;
-            }
-            let values = &list[at..];
-            if kind == FeatureKind::Float {
-                return values.len().is_multiple_of(4).then_some(values.len() / 4);
-            }
-            varint_count(values)
-        }
-        FeatureKind::Double | FeatureKind::Int32 => None,
-    }
+/// One map entry, split: where its key and its value list lie in the record, the list's
+/// tag (`None` for a `Feature` with no kind), and where the entry ends.
+struct Entry {
+    key: Range<usize>,
+    tag: Option<u8>,
+    list: Range<usize>,
+    end: usize,
 }
 
-/// How many varints `packed` holds, when it is nothing but whole varints that fit 64 bits.
-#[inline]
-fn varint_count(packed: &[u8]) -> Option<usize> {
-    let (mut count, mut run) = (0, 0);
-    for &byte in packed {
-        if byte < 0x80 {
-            // The tenth byte of a varint holds bit 63 alone.
-            if run == 9 && byte > 1 {
-                return None;
-            }
-            count += 1;
-            run = 0;
-        } else {
-            run += 1;
-            if run == 10 {
-                return None;
-            }
-        }
+/// The entry at `pos` when its every tag and length takes one byte, as a small record's
+/// do, read two words at a time: the entry's tag and length with the key's, then the
+/// value's with its list's. `None` for anything else, which [`any_entry`] reads.
+#[inline(always)]
+fn short_entry(buf: &[u8], pos: usize) -> Option<Entry> {
+    let word = |at: usize| {
+        buf.get(at..)
+            .and_then(|bytes| bytes.first_chunk::<4>())
+            .map(|bytes| u32::from_le_bytes(*bytes))
+    };
+    // ENTRY, its length, KEY, the key's length: tags as given, lengths under 128.
+    let head = word(pos)?;
+    if head & 0x80ff_80ff != u32::from_le_bytes([ENTRY, 0, KEY, 0]) {
+        return None;
     }
-    (run == 0).then_some(count)
+    let key = pos + 4..pos + 4 + (head >> 24) as usize;
+    let end = pos + 2 + ((head >> 8) & 0x7f) as usize;
+    // VALUE, its length, the list's tag, the list's length: a Feature with one list.
+    let value = word(key.end)?;
+    if value & 0x8000_80ff != u32::from_le_bytes([VALUE, 0, 0, 0]) {
+        return None;
+    }
+    let value_len = ((value >> 8) & 0x7f) as usize;
+    let list_len = (value >> 24) as usize;
+    // The lengths must nest: the list fills the value, the value ends the entry, within the
+    // record.
+    if value_len != list_len + 2 || end != key.end + 2 + value_len || end > buf.len() {
+        return None;
+    }
+    Some(Entry {
+        key,
+        tag: Some((value >> 16) as u8),
+        list: end - list_len..end,
+        end,
+    })
 }
 
-/// The kind a list tag of `from` holds and the tag the other dialect gives it, for the kinds
-/// whose bytes both read the same way.
-fn convert_kind(from: Dialect, tag: u8) -> Option<(FeatureKind, u8)> {
+/// The entry at `pos` in any layout the pass takes (key, then value, lengths in their
+/// shortest form), or `None`.
+#[cold]
+fn any_entry(buf: &[u8], pos: usize) -> Option<Entry> {
+    let base = buf.as_ptr() as usize;
+    let at = |part: &[u8]| part.as_ptr() as usize - base;
+    let (entry, after) = take_field(buf.get(pos..)?, ENTRY)?;
+    let (key, entry) = take_field(entry, KEY)?;
+    let (value, []) = take_field(entry, VALUE)? else {
+        return None;
+    };
+    let end = buf.len() - after.len();
+    let key = at(key)..at(key) + key.len();
+    let Some(&tag) = value.first() else {
+        return Some(Entry {
+            key,
+            tag: None,
+            list: end..end,
+            end,
+        });
+    };
+    let (list, []) = take_field(value, tag)? else {
+        return None;
+    };
+    Some(Entry {
+        key,
+        tag: Some(tag),
+        list: at(list)..at(list) + list.len(),
+        end,
+    })
+}
+
+/// The values of a list in any other form than TensorFlow's, checked by the general scan;
+/// `None` when the list is damaged, or an int32 list int64 would read differently.
+#[cold]
+fn scanned_count(buf: &[u8], list: Range<usize>, kind: FeatureKind) -> Option<usize> {
+    let info = numeric::scan_list(Cursor::new(buf).sub(list), kind).ok()?;
+    (kind != FeatureKind::Int32 || info.int32_canonical).then_some(info.count)
+}
+
+/// The kind a list tag of `from` holds, for the kinds whose bytes both dialects read the
+/// same way.
+#[inline(always)]
+fn list_kind(from: Dialect, tag: u8) -> Option<FeatureKind> {
     // TensorFlow: bytes 1, float 2, int64 3. OneFlow: bytes 1, float 2, double 3, int32 4,
     // int64 5.
     Some(match (from, tag) {
-        (_, 0x0a) => (FeatureKind::Bytes, 0x0a),
-        (_, 0x12) => (FeatureKind::Float, 0x12),
-        (Dialect::Tf, 0x1a) => (FeatureKind::Int64, len_tag(5)),
-        (Dialect::Of, 0x22) => (FeatureKind::Int32, len_tag(3)),
-        (Dialect::Of, 0x2a) => (FeatureKind::Int64, len_tag(3)),
+        (_, 0x0a) => FeatureKind::Bytes,
+        (_, 0x12) => FeatureKind::Float,
+        (Dialect::Tf, 0x1a) | (Dialect::Of, 0x2a) => FeatureKind::Int64,
+        (Dialect::Of, 0x22) => FeatureKind::Int32,
         _ => return None,
     })
 }
 
-/// Reads the one-byte `tag` at `*pos` and the shortest-form length after it, leaving `*pos`
-/// at the field's first byte; returns where the field ends, which must be within `end`
-/// (itself within `buf`).
-#[inline(always)]
-fn field(buf: &[u8], pos: &mut usize, tag: u8, end: usize) -> Option<usize> {
-    let at = *pos;
-    // A tag and at least one byte of length.
-    if at + 1 >= end || buf[at] != tag {
-        return None;
-    }
-    let first = buf[at + 1];
-    let (len, start) = if first < 0x80 {
-        (usize::from(first), at + 2)
-    } else {
-        long_length(buf, at + 1, end)?
-    };
-    let field_end = start + len;
-    if field_end > end {
-        return None;
-    }
-    *pos = start;
-    Some(field_end)
-}
-
-/// A length of two to five bytes at `at`, in its shortest form (no trailing zero byte), and
-/// where the bytes after it start.
-#[cold]
-#[inline(never)]
-fn long_length(buf: &[u8], mut at: usize, end: usize) -> Option<(usize, usize)> {
-    let mut value = 0usize;
-    for i in 0..5 {
-        if at >= end {
-            return None;
-        }
-        let byte = buf[at];
-        at += 1;
-        value |= usize::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            return (i == 0 || byte != 0).then_some((value, at));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(key: &[u8], feature: &[u8]) -> Vec<u8> {
-        let mut body = vec![KEY, key.len() as u8];
-        body.extend_from_slice(key);
-        body.extend_from_slice(&[VALUE, feature.len() as u8]);
-        body.extend_from_slice(feature);
-        let mut out = vec![ENTRY, body.len() as u8];
-        out.extend_from_slice(&body);
-        out
-    }
-
-    fn run(map: &[u8], from: Dialect) -> Option<(Vec<u8>, Vec<Written>)> {
-        let mut buf = map.to_vec();
-        let mut pass = Pass::default();
-        rewrite_map(&mut buf, 0, from, &mut pass).then_some((buf, pass.written))
-    }
-
-    #[test]
-    fn int64_tags_change_and_everything_else_is_copied() {
-        let mut map = entry(b"label", &[0x1a, 2, 0x08, 7]);
-        map.extend(entry(b"name", &[0x0a, 3, 0x0a, 1, b'x']));
-        map.extend(entry(b"none", &[]));
-        let (out, written) = run(&map, Dialect::Tf).unwrap();
-        let mut expected = map.clone();
-        expected[2 + 7 + 2] = 0x2a;
-        assert_eq!(out, expected);
-        let kinds: Vec<_> = written.iter().map(|w| (w.kind, w.count)).collect();
-        assert_eq!(
-            kinds,
-            [
-                (Some(FeatureKind::Int64), 1),
-                (Some(FeatureKind::Bytes), 1),
-                (None, 0)
-            ]
-        );
-        assert_eq!(&out[written[1].key.clone()], b"name");
-        assert_eq!(&out[written[1].list.clone()], &[0x0a, 1, b'x']);
-        let (back, _) = run(&out, Dialect::Of).unwrap();
-        assert_eq!(back, map);
-    }
-
-    #[test]
-    fn what_the_general_path_must_decide_is_left_to_it() {
-        let cases: [(&str, Vec<u8>, Dialect); 9] = [
-            (
-                "repeated key",
-                [entry(b"a", &[]), entry(b"a", &[])].concat(),
-                Dialect::Tf,
-            ),
-            (
-                "value before key",
-                vec![ENTRY, 5, VALUE, 0, KEY, 1, b'a'],
-                Dialect::Tf,
-            ),
-            (
-                "long-form length",
-                vec![ENTRY, 0x85, 0x00, KEY, 1, b'a', VALUE, 0],
-                Dialect::Tf,
-            ),
-            (
-                "double list",
-                entry(b"d", &[0x1a, 8, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]),
-                Dialect::Of,
-            ),
-            (
-                "unknown kind",
-                entry(b"i", &[0x22, 2, 0x08, 0x7f]),
-                Dialect::Tf,
-            ),
-            (
-                "int32 beyond int32",
-                entry(b"i", &[0x22, 6, 0x08, 0x80, 0x80, 0x80, 0x80, 0x08]),
-                Dialect::Of,
-            ),
-            ("non-ASCII name", entry("é".as_bytes(), &[]), Dialect::Tf),
-            (
-                "damaged list",
-                entry(b"f", &[0x12, 3, 0x0a, 5, 0]),
-                Dialect::Tf,
-            ),
-            ("no entries", Vec::new(), Dialect::Tf),
-        ];
-        for (what, map, from) in cases {
-            assert!(run(&map, from).is_none(), "{what}");
-        }
-        // An int32 list of sign-extended values reads the same as int64.
-        let minus_one = [
-            0x22, 11, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1,
-        ];
-        let (out, written) = run(&entry(b"i", &minus_one), Dialect::Of).unwrap();
-        assert_eq!(out[2 + 3 + 2], 0x1a);
-        assert_eq!(written[0].kind, Some(FeatureKind::Int64));
-    }
-
-    #[test]
-    fn packed_varints_are_counted_only_when_whole_and_within_64_bits() {
-        let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
-        assert_eq!(varint_count(&max), Some(1));
-        assert_eq!(
-            varint_count(&[max.as_slice(), &[0, 0x7f]].concat()),
-            Some(3)
-        );
-        let mut overflow = max;
-        overflow[9] = 0x02;
-        assert_eq!(varint_count(&overflow), None);
-        assert_eq!(varint_count(&[0xff; 10]), None);
-        assert_eq!(varint_count(&[0x05, 0x80]), None);
-        assert_eq!(
-            packed_count(&[0x0a, 3, 1, 0x80, 1], FeatureKind::Int64),
-            Some(2)
-        );
-        assert_eq!(
-            packed_count(&[0x0a, 5, 0, 0, 0x80, 0x3f, 0], FeatureKind::Float),
-            None
-        );
-        assert_eq!(
-            packed_count(&[0x0d, 0, 0, 0x80, 0x3f], FeatureKind::Float),
-            None
-        );
-        assert_eq!(
-            packed_count(&[0x0a, 0, 0x0a, 1, b'x'], FeatureKind::Bytes),
-            Some(2)
-        );
-    }
-
-    #[test]
-    fn lengths_of_more_than_one_byte_are_read() {
-        let value = vec![b'v'; 300];
-        // BytesList { value } as a Feature, then the entry around it.
-        let mut list = vec![0x0a, 0xac, 0x02];
-        list.extend_from_slice(&value);
-        let mut feature = vec![0x0a, 0xaf, 0x02];
-        feature.extend_from_slice(&list);
-        let mut body = vec![KEY, 1, b'k', VALUE, 0xb2, 0x02];
-        body.extend_from_slice(&feature);
-        let mut map = vec![ENTRY, 0xb8, 0x02];
-        map.extend_from_slice(&body);
-        let (out, written) = run(&map, Dialect::Tf).unwrap();
-        assert_eq!(out, map);
-        assert_eq!(written[0].count, 1);
-        assert_eq!(&out[written[0].list.clone()], &list[..]);
-    }
-
-    #[test]
-    fn a_repeated_name_among_many_features_is_left_to_the_general_path() {
-        let names: Vec<Vec<u8>> = (0..20).map(|i| format!("f{i}").into_bytes()).collect();
-        let map: Vec<u8> = names.iter().flat_map(|name| entry(name, &[])).collect();
-        assert_eq!(run(&map, Dialect::Tf).unwrap().1.len(), 20);
-        let repeated = [map.clone(), entry(b"f7", &[])].concat();
-        assert!(run(&repeated, Dialect::Tf).is_none());
-    }
-}
+mod tests;
