@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use ofconvert_bridge::RecordChecker;
 use ofconvert_tfrecord::Compression;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -310,12 +311,14 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         }
     };
     let mut buf = Vec::new();
+    let mut checker = RecordChecker::new();
     loop {
-        match reader.read(&mut buf) {
+        match reader.read_in_place(&mut buf) {
             Ok(Some(at)) => {
+                let record = reader.record(&buf);
                 let parsed = match format {
-                    Format::Tf => ofconvert_bridge::visit_example(&buf, |_, _, _| {}).map(|_| ()),
-                    Format::Of => ofconvert_bridge::visit_ofrecord(&buf, |_, _, _| {}),
+                    Format::Tf => checker.check_example(record).map(|_| ()),
+                    Format::Of => checker.check_ofrecord(record),
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,

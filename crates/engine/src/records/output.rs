@@ -83,6 +83,24 @@ impl PartWriter {
         }
     }
 
+    /// Writes one record whose payload `fill` appends to the vector it is given, the part's
+    /// own buffer, so that it is not copied on its way out (see
+    /// `ofconvert_ofrecord::Writer::write_record_with`). When `fill` fails, nothing is
+    /// written and its error comes back inside `Ok`.
+    pub(crate) fn write_with<E>(
+        &mut self,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, Error> {
+        match &mut self.sink {
+            Sink::Of(writer) => writer
+                .write_record_with(fill)
+                .map_err(|err| write_error(&self.path, err.into_kind())),
+            Sink::Tf(writer) => writer
+                .write_record_with(fill)
+                .map_err(|err| write_error(&self.path, err.into_kind())),
+        }
+    }
+
     /// Flushes, syncs as the part was created to be, and closes the file; the part keeps
     /// its temporary name. A part that cannot be finished is removed.
     pub(crate) fn finish(self, storage: &dyn Storage) -> Result<TempPart, Error> {

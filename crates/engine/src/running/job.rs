@@ -55,22 +55,51 @@ pub(crate) struct Context<'a> {
 pub(crate) struct Worker {
     transcoder: Transcoder,
     recoder: Recoder,
+    /// Whether images are written as they are: records then go straight into the part's
+    /// buffer.
+    keeps_images: bool,
+    /// A record read that did not lie whole in the reader's buffer.
     record: Vec<u8>,
+    /// A record converted on its own: the first of a part, or one the images policy rewrites.
     converted: Vec<u8>,
 }
 
 impl Worker {
     /// Buffers for a worker converting from `input_format`.
     pub(crate) fn new(context: &Context<'_>, transcoder: &Transcoder) -> Worker {
+        let images = match context.input_format {
+            Format::Tf => context.options.images,
+            Format::Of => ImagePolicy::Keep,
+        };
         Worker {
             transcoder: transcoder.clone(),
-            recoder: Recoder::new(match context.input_format {
-                Format::Tf => context.options.images,
-                Format::Of => ImagePolicy::Keep,
-            }),
+            recoder: Recoder::new(images),
+            keeps_images: images == ImagePolicy::Keep,
             record: Vec::new(),
             converted: Vec::new(),
         }
+    }
+}
+
+/// Why a record converted straight into a part's buffer was not written there.
+enum NotWritten {
+    /// The conversion failed; nothing was written.
+    Failed(ofconvert_bridge::Error),
+    /// It would take the part past its size limit: it is in the worker's `converted`
+    /// buffer instead, for the next part.
+    Spilled,
+}
+
+/// Converts `record` from `format`, appending the result to `out`.
+fn transcode(
+    transcoder: &mut Transcoder,
+    format: Format,
+    record: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), ofconvert_bridge::Error> {
+    match format {
+        Format::Tf => transcoder.tf_to_of_appending(record, out),
+        Format::Of => transcoder.of_to_tf_appending(record, out),
     }
 }
 
@@ -196,65 +225,98 @@ pub(crate) fn convert_chunk(
                     return Err(Stop::Cancelled);
                 }
             }
-            let converted = match context.input_format {
-                Format::Tf => worker
-                    .transcoder
-                    .tf_to_of(&worker.record, &mut worker.converted),
-                Format::Of => worker
-                    .transcoder
-                    .of_to_tf(&worker.record, &mut worker.converted),
-            };
-            if let Err(err) = converted {
-                match options.skips(err.kind()) {
-                    Some(Skip::Empty) => output.skipped.empty += 1,
-                    Some(Skip::Corrupt) => output
-                        .skipped
-                        .note_corrupt(Error::mapping(&input.path, at, err).to_string()),
-                    None => return Err(Error::mapping(&input.path, at, err).into()),
-                }
-                continue;
-            }
-            output.rounded += worker.transcoder.rounded();
-            let rewritten = worker
-                .recoder
-                .rewrite(&mut worker.converted, &mut output.images)
-                .map_err(|err| {
-                    Error::new(ErrorKind::Image {
-                        feature: err.feature,
-                        reason: err.reason,
-                    })
-                    .in_file(&input.path)
-                    .at(at.offset, at.index)
+            let record = reader.record(&worker.record);
+            let format = context.input_format;
+            // The first record of a part is converted on its own, so that no part is made
+            // for records that all fail; the next ones go straight into the part's buffer.
+            if let Some(part) = writer.as_mut().filter(|_| worker.keeps_images) {
+                let room = options
+                    .sizing
+                    .max_part_bytes
+                    .map(|max| max.saturating_sub(part.bytes()));
+                let (transcoder, converted) = (&mut worker.transcoder, &mut worker.converted);
+                let outcome = part.write_with(|buf| {
+                    let start = buf.len();
+                    if let Err(err) = transcode(transcoder, format, record, buf) {
+                        return Err(NotWritten::Failed(err));
+                    }
+                    output.rounded += transcoder.rounded();
+                    output.schema.add_transcoded(transcoder, buf);
+                    if room.is_some_and(|room| frame_len(format, buf.len() - start) > room) {
+                        converted.clear();
+                        converted.extend_from_slice(&buf[start..]);
+                        return Err(NotWritten::Spilled);
+                    }
+                    Ok(())
                 })?;
-            if rewritten {
-                // The transcoder's plan no longer describes the record: read it again.
-                let _ = output.schema.add_ofrecord(&worker.converted);
+                match outcome {
+                    Ok(()) => continue,
+                    Err(NotWritten::Failed(err)) => {
+                        skip_or_fail(options, &input.path, at, err, &mut output.skipped)?;
+                        continue;
+                    }
+                    Err(NotWritten::Spilled) => {
+                        if let Some(full) = writer.take() {
+                            output.parts.push(full.finish(context.storage)?);
+                        }
+                    }
+                }
             } else {
-                output
-                    .schema
-                    .add_transcoded(&worker.transcoder, &worker.converted);
-            }
-            let framed = frame_len(context.input_format, worker.converted.len());
-            if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {
-                if current.records() > 0 && current.bytes() + framed > max {
-                    if let Some(full) = writer.take() {
-                        output.parts.push(full.finish(context.storage)?);
+                worker.converted.clear();
+                let converted = transcode(
+                    &mut worker.transcoder,
+                    format,
+                    record,
+                    &mut worker.converted,
+                );
+                if let Err(err) = converted {
+                    skip_or_fail(options, &input.path, at, err, &mut output.skipped)?;
+                    continue;
+                }
+                output.rounded += worker.transcoder.rounded();
+                let rewritten = worker
+                    .recoder
+                    .rewrite(&mut worker.converted, &mut output.images)
+                    .map_err(|err| {
+                        Error::new(ErrorKind::Image {
+                            feature: err.feature,
+                            reason: err.reason,
+                        })
+                        .in_file(&input.path)
+                        .at(at.offset, at.index)
+                    })?;
+                if rewritten {
+                    // The transcoder's plan no longer describes the record: read it again.
+                    let _ = output.schema.add_ofrecord(&worker.converted);
+                } else {
+                    output
+                        .schema
+                        .add_transcoded(&worker.transcoder, &worker.converted);
+                }
+                let framed = frame_len(format, worker.converted.len());
+                if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes)
+                {
+                    if current.records() > 0 && current.bytes() + framed > max {
+                        if let Some(full) = writer.take() {
+                            output.parts.push(full.finish(context.storage)?);
+                        }
                     }
                 }
             }
-            if writer.is_none() {
-                *writer = Some(PartWriter::create(
-                    context.storage,
-                    job.target.part_path(chunk.index, chunk.of, next_sub),
-                    context.input_format,
-                    options.compression,
-                    options.durability(),
-                )?);
-                next_sub += 1;
-            }
-            if let Some(current) = writer.as_mut() {
-                current.write(&worker.converted)?;
-            }
+            let current = match writer {
+                Some(current) => current,
+                None => {
+                    next_sub += 1;
+                    writer.insert(PartWriter::create(
+                        context.storage,
+                        job.target.part_path(chunk.index, chunk.of, next_sub - 1),
+                        format,
+                        options.compression,
+                        options.durability(),
+                    )?)
+                }
+            };
+            current.write(&worker.converted)?;
         }
     }
     if unreported > 0 {
@@ -262,6 +324,23 @@ pub(crate) fn convert_chunk(
             bytes: 0,
             records: unreported,
         });
+    }
+    Ok(())
+}
+
+/// Counts a record that failed to convert as skipped, when the options say to skip such
+/// records, or fails the work item.
+fn skip_or_fail(
+    options: &Options,
+    path: &std::path::Path,
+    at: crate::records::RecordAt,
+    err: ofconvert_bridge::Error,
+    skipped: &mut crate::records::SkippedRecords,
+) -> Result<(), Stop> {
+    match options.skips(err.kind()) {
+        Some(Skip::Empty) => skipped.empty += 1,
+        Some(Skip::Corrupt) => skipped.note_corrupt(Error::mapping(path, at, err).to_string()),
+        None => return Err(Error::mapping(path, at, err).into()),
     }
     Ok(())
 }
