@@ -134,9 +134,24 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// The wrapped writer.
-    pub fn get_ref(&self) -> &W {
+    /// The wrapped writer; `None` while a thread writes to it
+    /// ([`writing_on_thread`](Writer::writing_on_thread)).
+    pub fn get_ref(&self) -> Option<&W> {
         self.inner.get_ref()
+    }
+
+    /// From now on, whole buffers of records go to a thread that writes them to the inner
+    /// writer while the caller prepares the next (see
+    /// `ofconvert_frame::output::RecordBuffer::writing_on_thread`); nothing is copied on
+    /// the way. A write that fails there is reported by a later call, at the latest by
+    /// [`finish`](Writer::finish).
+    #[must_use]
+    pub fn writing_on_thread(mut self) -> Self
+    where
+        W: Send + 'static,
+    {
+        self.inner = self.inner.writing_on_thread();
+        self
     }
 
     /// Flushes everything and gives back the inner writer.

@@ -157,13 +157,32 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// The underlying writer.
-    pub fn get_ref(&self) -> &W {
+    /// The underlying writer; `None` while a thread writes to it
+    /// ([`writing_on_thread`](Writer::writing_on_thread)).
+    pub fn get_ref(&self) -> Option<&W> {
         match &self.sink {
             Sink::Plain(out) => out.get_ref(),
-            Sink::Gzip(out) => out.get_ref().get_ref().get_ref(),
-            Sink::Zlib(out) => out.get_ref().get_ref().get_ref(),
+            Sink::Gzip(out) => out.get_ref().map(|gz| gz.get_ref().get_ref()),
+            Sink::Zlib(out) => out.get_ref().map(|zlib| zlib.get_ref().get_ref()),
         }
+    }
+
+    /// From now on, whole buffers of framed records go to a thread that compresses them
+    /// (when the stream is compressed) and writes them while the caller prepares the next
+    /// (see `ofconvert_frame::output::RecordBuffer::writing_on_thread`); nothing is copied
+    /// on the way. A write that fails there is reported by a later call, at the latest by
+    /// [`finish`](Writer::finish).
+    #[must_use]
+    pub fn writing_on_thread(mut self) -> Self
+    where
+        W: Send + 'static,
+    {
+        self.sink = match self.sink {
+            Sink::Plain(out) => Sink::Plain(out.writing_on_thread()),
+            Sink::Gzip(out) => Sink::Gzip(out.writing_on_thread()),
+            Sink::Zlib(out) => Sink::Zlib(out.writing_on_thread()),
+        };
+        self
     }
 
     /// How many records have been written.
