@@ -33,20 +33,40 @@ enum Sink {
 impl PartWriter {
     /// Creates the part at `path`: OFRecord when converting from TFRecord (`input_format`),
     /// TFRecord with `compression` the other way; made as durable as `durability` says
-    /// when finished.
+    /// when finished. `first_record`, the size of the first record to be written, tells
+    /// whether the part's buffers are written on a thread of their own (when records are
+    /// [large](super::LARGE_RECORD) and a [core is idle](super::spare_core)): with large
+    /// records the worker's time goes in about equal parts to reading and checking, and to
+    /// writing (the kernel's copy into the page cache), which then overlap.
     pub(crate) fn create(
         storage: &dyn Storage,
         path: PathBuf,
         input_format: Format,
         compression: Compression,
         durability: Durability,
+        first_record: u64,
     ) -> Result<Self, Error> {
         let file = storage
             .create(&path, durability)
             .map_err(|err| Error::io(&path, err))?;
+        let on_thread = first_record >= super::LARGE_RECORD && super::spare_core();
         let sink = match input_format {
-            Format::Tf => Sink::Of(ofrecord::Writer::new(file)),
-            Format::Of => Sink::Tf(tfrecord::Writer::with_compression(file, compression)),
+            Format::Tf => {
+                let writer = ofrecord::Writer::new(file);
+                Sink::Of(if on_thread {
+                    writer.writing_on_thread()
+                } else {
+                    writer
+                })
+            }
+            Format::Of => {
+                let writer = tfrecord::Writer::with_compression(file, compression);
+                Sink::Tf(if on_thread {
+                    writer.writing_on_thread()
+                } else {
+                    writer
+                })
+            }
         };
         Ok(PartWriter { sink, path })
     }

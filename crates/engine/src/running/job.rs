@@ -313,6 +313,7 @@ pub(crate) fn convert_chunk(
                         format,
                         options.compression,
                         options.durability(),
+                        frame_len(format, worker.converted.len()),
                     )?)
                 }
             };
