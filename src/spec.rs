@@ -218,6 +218,40 @@ impl MappingSpec {
         spec
     }
 
+    /// The name input feature `name` is written under (its rename, or its own name), or
+    /// `None` when the spec leaves it out: for what is said of features beside the records
+    /// (TFDS's class names, say) to follow them.
+    ///
+    /// ```
+    /// use ofconvert_bridge::MappingSpec;
+    /// let spec = MappingSpec::new().rename("label", "class").drop_feature("id");
+    /// assert_eq!(spec.output_name("label"), Some("class"));
+    /// assert_eq!(spec.output_name("image"), Some("image"));
+    /// assert_eq!(spec.output_name("id"), None);
+    /// assert_eq!(MappingSpec::new().keep(["image"]).output_name("label"), None);
+    /// ```
+    pub fn output_name<'a>(&'a self, name: &'a str) -> Option<&'a str> {
+        if self
+            .keep
+            .as_ref()
+            .is_some_and(|keep| !keep.iter().any(|kept| kept == name))
+        {
+            return None;
+        }
+        match self.rules.iter().find(|(input, _)| input == name) {
+            Some((_, rule)) if rule.drop => None,
+            Some((_, rule)) => Some(rule.rename.as_deref().unwrap_or(name)),
+            None => Some(name),
+        }
+    }
+
+    /// Whether the spec adds an offset to the values of input feature `name`.
+    pub fn offsets(&self, name: &str) -> bool {
+        self.rules
+            .iter()
+            .any(|(input, rule)| input == name && rule.offset.is_some_and(|delta| delta != 0))
+    }
+
     /// True when the spec changes nothing beyond each direction's default mapping.
     pub fn is_identity(&self) -> bool {
         self.rules.is_empty()

@@ -760,7 +760,8 @@ def write_tfds_mnist(base):
         for i, payloads in enumerate(shards):
             path = directory / ("mnist-%s.tfrecord-%05d-of-%05d" % (split, i, len(shards)))
             tf_write(path, payloads)
-            num_bytes += path.stat().st_size
+            # TFDS's numBytes: the serialized examples, their framing left out.
+            num_bytes += sum(len(p) for p in payloads)
         split_info.append({
             "filepathTemplate": "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}",
             "name": split,
@@ -808,7 +809,8 @@ def write_tfds(directory, name, version, splits, description, image_shape, extra
         for i, payloads in enumerate(shards):
             path = directory / ("%s-%s.tfrecord-%05d-of-%05d" % (name, split, i, len(shards)))
             tf_write(path, payloads)
-            num_bytes += path.stat().st_size
+            # TFDS's numBytes: the serialized examples, their framing left out.
+            num_bytes += sum(len(p) for p in payloads)
         split_info.append({
             "filepathTemplate": "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}",
             "name": split,

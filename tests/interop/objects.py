@@ -16,6 +16,15 @@
         as s3-check, for blobs; Azure has no open uploads to list (uncommitted blocks are
         not blobs)
 
+    objects.py gcs-bucket BASE BUCKET
+        creates BUCKET in the GCS emulator at BASE through the JSON API (urllib)
+    objects.py gcs-check BASE BUCKET PREFIX LOCAL
+        as s3-check, for the emulator's objects (JSON API listing and downloads)
+    objects.py gcs-put BASE BUCKET KEY TEXT
+        writes TEXT to the object KEY (JSON API media upload)
+    objects.py binary-version PATH
+        prints the fake-gcs-server version that the Go binary PATH was built from
+
 boto3 reads AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION from the environment.
 Exits 1 naming the first difference.
 """
@@ -118,6 +127,54 @@ def az_check(connection, container, prefix, local):
     compare(store, local_files(local), read)
 
 
+def gcs_request(method, url, body=None, headers=None):
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    with urllib.request.urlopen(request) as response:
+        return response.read()
+
+
+def gcs_check(base, bucket, prefix, local):
+    import json
+    import urllib.parse
+
+    store = {}
+    token = None
+    while True:
+        query = {"prefix": prefix + "/"}
+        if token:
+            query["pageToken"] = token
+        page = json.loads(
+            gcs_request("GET", f"{base}/storage/v1/b/{bucket}/o?{urllib.parse.urlencode(query)}")
+        )
+        for item in page.get("items", []):
+            relative = item["name"][len(prefix) + 1 :]
+            if not any(part.startswith(".") for part in relative.split("/")):
+                store[relative] = int(item["size"])
+        token = page.get("nextPageToken")
+        if not token:
+            break
+
+    def read(key):
+        name = urllib.parse.quote(f"{prefix}/{key}", safe="")
+        return gcs_request("GET", f"{base}/download/storage/v1/b/{bucket}/o/{name}?alt=media")
+
+    compare(store, local_files(local), read)
+
+
+def gcs_put(base, bucket, key, text):
+    import urllib.parse
+
+    query = urllib.parse.urlencode({"uploadType": "media", "name": key})
+    gcs_request(
+        "POST",
+        f"{base}/upload/storage/v1/b/{bucket}/o?{query}",
+        text.encode(),
+        {"Content-Type": "application/octet-stream"},
+    )
+
+
 def main(argv):
     command, args = argv[1], argv[2:]
     if command == "s3-bucket":
@@ -128,6 +185,25 @@ def main(argv):
         s3_get(*args)
     elif command == "s3-put":
         s3(args[0]).put_object(Bucket=args[1], Key=args[2], Body=args[3].encode())
+    elif command == "gcs-bucket":
+        import json
+
+        gcs_request(
+            "POST",
+            f"{args[0]}/storage/v1/b",
+            json.dumps({"name": args[1]}).encode(),
+            {"Content-Type": "application/json"},
+        )
+    elif command == "gcs-check":
+        gcs_check(*args)
+    elif command == "gcs-put":
+        gcs_put(*args)
+    elif command == "binary-version":
+        import re
+
+        with open(args[0], "rb") as f:
+            found = set(re.findall(rb"fsouza/fake-gcs-server\s+(v[0-9][^\s]*)", f.read()))
+        print("fake-gcs-server", *sorted(v.decode() for v in found))
     elif command == "az-container":
         azure(args[0], args[1]).create_container()
     elif command == "az-check":

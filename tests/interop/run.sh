@@ -6,8 +6,10 @@
 # Creates a virtualenv in a temporary directory and installs tensorflow-cpu, protobuf,
 # grpcio-tools and tensorflow-datasets into it (set OFCONVERT_INTEROP_VENV to a virtualenv
 # that has them to skip that; tensorflow-datasets is added to it if missing), builds the
-# release binary, converts testdata/ both ways, runs check.py on every output and loads
-# the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py).
+# release binary, converts testdata/ both ways, runs check.py on every output, loads
+# the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py), and
+# takes a dataset TFDS's own builder writes (a ClassLabel with names) through tf2of, diff
+# and of2tf and back into TFDS (tfds_builder.py).
 # Exits non-zero on any mismatch.
 set -euo pipefail
 
@@ -96,5 +98,10 @@ for folder in mnist/3.0.1 cifar10/3.0.2; do
             "$testdata/datasets/tfds/$folder" "$written" "${resharded[@]}"
     done
 done
+
+step "TFDS's own builder: class names, side files and names through tf2of and of2tf, back into TFDS"
+mkdir -p "$work/tfds-builder"
+empty="$(mktemp -d "$work/tfds-data.XXXXXX")"
+TFDS_DATA_DIR="$empty" "$python" "$here/tfds_builder.py" "$ofconvert" "$work/tfds-builder"
 
 step "interop: all outputs read back as they should"

@@ -8,7 +8,7 @@ use ofconvert_bridge::text;
 use ofconvert_bridge::TfRecordType;
 use ofconvert_engine::{error_chain, Checksums, ErrorKind, Format, RecordReader};
 
-use crate::cli::{CatArgs, FormatArg};
+use crate::cli::CatArgs;
 use crate::exit_codes::ExitCode;
 use crate::shown;
 use crate::style::error;
@@ -28,10 +28,7 @@ impl From<io::Error> for Stop {
 }
 
 pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
-    let format = args.format.map(|format| match format {
-        FormatArg::Tf => Format::Tf,
-        FormatArg::Of => Format::Of,
-    });
+    let format = args.format;
     let (files, mut failed, missing) = files_of(&args.files, format, args.message);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());

@@ -1,15 +1,16 @@
-//! The command line, as clap parses it. The values it takes parse themselves
-//! (`values.rs`); the checks that need more than one argument live in `config.rs`.
+//! The command line, as clap parses it. The values it takes are parsed by the engine's
+//! configuration (`ofconvert_engine::config`), which the Python package shares; so are the
+//! checks that need more than one argument (`config.rs` hands them over).
 
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use ofconvert_tfrecord::Compression;
-
+use clap::{Args, Parser, Subcommand};
+use ofconvert_bridge::SequencePolicy;
+use ofconvert_engine::config::{choice, parse_size, Cast, Choice, Images, Offset, Preset, Rename};
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
-
-use crate::values::{ByteSize, Cast, Offset, Rename};
+use ofconvert_engine::{Format, FrontEnd, OnCorrupt, OnEmpty};
+use ofconvert_tfrecord::Compression;
 
 /// Convert TensorFlow TFRecord datasets to OneFlow OFRecord datasets and back, and inspect
 /// record files of both formats.
@@ -48,6 +49,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "SECS", default_value_t = 60.0,
           value_parser = seconds)]
     pub request_timeout: f64,
+
+    /// Send requests to S3, GCS and Azure unsigned, as to a public bucket, whatever
+    /// credentials the environment holds.
+    #[arg(long, global = true)]
+    pub anonymous: bool,
 }
 
 /// A positive number of seconds.
@@ -144,6 +150,16 @@ pub enum Command {
     /// Write .idx files (OFFSET LENGTH per record) for DALI and the Python tfrecord package.
     Index(IndexArgs),
 
+    /// Compare two datasets record by record: exit 0 when they hold the same records, 1
+    /// naming the first difference, 2 when they cannot be compared.
+    ///
+    /// Each side is a TFRecord or OFRecord file or a tree of them, local or a URL. Trees are
+    /// cut into datasets as tf2of cuts them, which pair up by name (a dataset and its
+    /// conversion have the same). An Example and an OFRecord are equal when they carry the
+    /// same features with the same values, as the default mapping relates them: OneFlow's
+    /// int32 equals the int64 of the same number, a double the float it holds exactly.
+    Diff(DiffArgs),
+
     /// Print a shell completion script for bash, zsh, fish or powershell.
     ///
     /// For bash: `ofconvert completions bash > ~/.local/share/bash-completion/completions/ofconvert`.
@@ -203,8 +219,9 @@ pub struct ConvertArgs {
     /// What to do with damaged records: fail their dataset, or skip them (bad data
     /// checksums and unparsable payloads are skipped, a truncated tail ends the file) and
     /// count them.
-    #[arg(long, value_enum, default_value_t = CorruptPolicy::Fail, value_name = "POLICY")]
-    pub on_corrupt: CorruptPolicy,
+    #[arg(long, default_value = "fail", value_name = "POLICY", ignore_case = true,
+          value_parser = choices::<OnCorrupt>())]
+    pub on_corrupt: OnCorrupt,
 
     /// Do not check TFRecord checksums while reading.
     #[arg(long)]
@@ -233,8 +250,14 @@ pub struct ConvertArgs {
     pub records_per_part: Option<u64>,
 
     /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).
-    #[arg(long, value_name = "SIZE")]
-    pub max_part_bytes: Option<ByteSize>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_part_bytes: Option<u64>,
+
+    /// Parts only: leave out the files that come with the records (every other file of a
+    /// dataset's folder: TFDS metadata and class names, READMEs, licences...), which are
+    /// otherwise copied beside the parts and written back by of2tf.
+    #[arg(long)]
+    pub no_side_files: bool,
 
     /// Be worker K of N (counted from 0) of one conversion spread over many machines: every
     /// worker plans alike, the first stores the plan in OUT/.ofconvert/, each converts its
@@ -288,29 +311,32 @@ pub struct Tf2ofArgs {
     /// labels into OneFlow-Benchmark's encoded and 0-based int32 class/label; it also
     /// shifts image/object/bbox/label by -1 into an int32 object/bbox/label, and casts
     /// height, width and channels to int32.
-    #[arg(long, value_enum, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", ignore_case = true, value_parser = choices::<Preset>())]
     pub preset: Option<Preset>,
 
     /// What to do with tf.train.SequenceExample records: refuse them, or flatten each
     /// feature list NAME into NAME (all values) and NAME/lengths.
-    #[arg(long, value_enum, default_value_t = SequenceArg::Refuse, value_name = "POLICY")]
-    pub sequence: SequenceArg,
+    #[arg(long, default_value = "refuse", value_name = "POLICY", ignore_case = true,
+          value_parser = choices::<SequencePolicy>())]
+    pub sequence: SequencePolicy,
 
     /// Wrap records that are not Examples whole, as one bytes feature NAME.
     #[arg(long, value_name = "NAME")]
     pub raw_feature: Option<String>,
 
     /// What to do with Examples that have no features (OneFlow cannot read them).
-    #[arg(long, value_enum, default_value_t = EmptyPolicy::Error, value_name = "POLICY")]
-    pub empty: EmptyPolicy,
+    #[arg(long, default_value = "error", value_name = "POLICY", ignore_case = true,
+          value_parser = choices::<OnEmpty>())]
+    pub empty: OnEmpty,
 
     /// What to do with encoded images: keep their bytes; re-encode as RGB JPEG the ones
     /// OneFlow 0.9's OFRecordImageDecoder cannot decode (PNG, GIF, BMP, WebP, grayscale and
     /// CMYK JPEG; image/format, image/colorspace and image/channels, or format, colorspace
     /// and channels, then say JPEG, RGB and 3 where the record has them); or decode every
     /// image to its uint8 pixels (height x width x channels) with NAME/shape beside it.
-    #[arg(long, value_enum, default_value_t = ImagesArg::Keep, value_name = "MODE")]
-    pub images: ImagesArg,
+    #[arg(long, default_value = "keep", value_name = "MODE", ignore_case = true,
+          value_parser = choices::<Images>())]
+    pub images: Images,
 
     /// JPEG quality for --images jpeg (100, as TensorFlow's inception
     /// build_imagenet_data.py re-encodes its PNG and CMYK images).
@@ -327,7 +353,7 @@ pub struct Of2tfArgs {
     /// Compress the TFRecord files as TensorFlow does (read them with compression_type).
     /// TensorFlow's own spellings are taken too: GZIP, ZLIB and "" (none), in any case.
     #[arg(long, default_value = "none", value_name = "KIND", ignore_case = true,
-          value_parser = compression_parser())]
+          value_parser = choices::<Compression>())]
     pub compression: Compression,
 
     /// Round doubles (and integers cast to a float type) to the nearest float, counting the
@@ -346,8 +372,8 @@ pub struct CatArgs {
     pub files: Vec<PathBuf>,
 
     /// Read the files as this format instead of telling it from their content.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format: Option<Format>,
 
     /// One JSON object per record instead of text format: protobuf's JSON mapping, except
     /// that bytes values that are UTF-8 text are shown as text (base64 for the others).
@@ -382,8 +408,8 @@ pub struct CountArgs {
     pub paths: Vec<PathBuf>,
 
     /// Read the files as this format instead of telling it from their content.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format: Option<Format>,
 
     /// Do not check TFRecord length checksums.
     #[arg(long)]
@@ -403,8 +429,8 @@ pub struct VerifyArgs {
     pub paths: Vec<PathBuf>,
 
     /// Read the files as this format instead of telling it from their content.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format: Option<Format>,
 
     /// Print the results as JSON.
     #[arg(long)]
@@ -420,8 +446,8 @@ pub struct SchemaArgs {
     pub paths: Vec<PathBuf>,
 
     /// Read the files as this format instead of telling it from their content.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format: Option<Format>,
 
     /// Print the OneFlow reader and decoder lines that read these features.
     #[arg(long, conflicts_with_all = ["tf", "json"])]
@@ -452,56 +478,56 @@ pub struct IndexArgs {
     /// Write the .idx files here instead of beside each input (a directory or a URL).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+
+    /// Print what was written as JSON: each file, its index and its records.
+    #[arg(long)]
+    pub json: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CorruptPolicy {
-    Fail,
-    Skip,
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first dataset: a TFRecord or OFRecord file, or a tree of them; a local path or
+    /// a URL (s3://bucket/prefix, gs://..., az://container/prefix, file:///path,
+    /// https://... for one file).
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+
+    /// The second dataset, the same way.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+
+    /// Compare the records of each dataset as multisets (by a digest of each record),
+    /// whatever their order.
+    #[arg(long)]
+    pub unordered: bool,
+
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Read A's files as this format instead of telling it from them.
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format_a: Option<Format>,
+
+    /// Read B's files as this format instead of telling it from them.
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format_b: Option<Format>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ImagesArg {
-    Keep,
-    Jpeg,
-    Raw,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EmptyPolicy {
-    Error,
-    Skip,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SequenceArg {
-    Refuse,
-    Flatten,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Preset {
-    Imagenet,
-}
-
-/// `--compression`: the names the library's `Compression::from_str` takes, listed for help and
-/// shell completion, `""` being TensorFlow's name for none.
-fn compression_parser() -> impl TypedValueParser<Value = Compression> {
-    PossibleValuesParser::new([
-        PossibleValue::new("none").alias(""),
-        PossibleValue::new("gzip"),
-        PossibleValue::new("zlib"),
-    ])
-    .map(|name| {
-        name.parse::<Compression>()
-            .expect("every listed name is one Compression::from_str takes")
+/// The names of choice `T`, for clap to check and to list in help and completion: each value
+/// under its first name, its other names (TensorFlow's `""` for no compression) taken as
+/// aliases; parsed by the engine's configuration, as the Python package parses them.
+fn choices<T: Choice + PartialEq + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    let mut listed: Vec<(PossibleValue, T)> = Vec::new();
+    for &(name, value) in T::CHOICES {
+        match listed.iter_mut().find(|(_, known)| *known == value) {
+            Some((possible, _)) => *possible = possible.clone().alias(name),
+            None => listed.push((PossibleValue::new(name), value)),
+        }
+    }
+    PossibleValuesParser::new(listed.into_iter().map(|(possible, _)| possible)).map(|name| {
+        choice::<T>(FrontEnd::CommandLine, &name).expect("every listed name is a choice")
     })
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    Tf,
-    Of,
 }
 
 /// Gives a flag shared by both directions the help text of one of them.

@@ -1,8 +1,6 @@
 //! The process exit status: 0 all good, 1 some inputs failed, 2 a usage error, 130
 //! interrupted (by SIGINT or SIGTERM, as shells report a Ctrl-C).
 
-use std::process;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitCode {
     Success,
@@ -15,13 +13,14 @@ pub enum ExitCode {
 }
 
 impl ExitCode {
-    pub fn exit(self) -> ! {
-        process::exit(match self {
+    /// The number the process exits with.
+    pub fn status(self) -> i32 {
+        match self {
             ExitCode::Success => 0,
             ExitCode::Failure => 1,
             ExitCode::Usage => 2,
             ExitCode::Interrupted => 130,
-        })
+        }
     }
 
     /// `Failure` when `failed`, else `Success`.

@@ -1,27 +1,14 @@
-//! `count`, `verify`, `schema` and `index`: the engine looks, this prints.
+//! `count`, `verify`, `schema` and `index`: the engine's reports find and look, this prints.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 
-use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
-use ofconvert_engine::{
-    error_chain, Checksums, ErrorKind, Event, Expanded, Format, OneflowReader, ProgressFn, Schema,
-    MANIFEST_NAME,
-};
-use serde_json::json;
+use ofconvert_engine::reports::{self, Found};
+use ofconvert_engine::{error_chain, Checksums, Event, FrontEnd, ProgressFn, Schema};
 
-use crate::cli::{CountArgs, FormatArg, IndexArgs, SchemaArgs, VerifyArgs};
+use crate::cli::{CountArgs, IndexArgs, SchemaArgs, VerifyArgs};
 use crate::exit_codes::ExitCode;
 use crate::progress::{plural, plural_u64, Progress};
 use crate::style::{error, warning};
-
-fn format_of(arg: Option<FormatArg>) -> Option<Format> {
-    arg.map(|format| match format {
-        FormatArg::Tf => Format::Tf,
-        FormatArg::Of => Format::Of,
-    })
-}
 
 fn jobs_of(jobs: Option<u64>) -> usize {
     jobs.map_or(0, |jobs| jobs as usize)
@@ -46,59 +33,33 @@ impl Outcome {
     }
 }
 
-/// Finds the record files; reports the paths that are not, what could not be searched, and
-/// the directories named that hold no record file (an empty answer is no success).
-fn expand(paths: &[PathBuf], format: Option<Format>) -> (Expanded, Outcome) {
-    let expanded = ofconvert_engine::expand_paths(paths, format);
-    let mut outcome = Outcome::default();
-    for err in &expanded.errors {
+/// Prints what is wrong with the paths found and what to know about them; the outcome so
+/// far (an empty answer is no success).
+fn report_found(found: &Found) -> Outcome {
+    for err in &found.errors {
         error!("{}", error_chain(err));
-        outcome.failed = true;
-        outcome.missing |= matches!(err.kind(), ErrorKind::InputMissing);
     }
-    for skipped in &expanded.skipped {
-        warning!("skipped {}: {}", skipped.path, skipped.reason);
+    for line in &found.warnings {
+        warning!("{line}");
     }
-    for unpublished in &expanded.unpublished {
-        let why = if unpublished.interrupted {
-            "an ofconvert run writing it was killed or has not finished (`--resume` finishes it)"
-        } else {
-            "a run that did not finish (`--resume` finishes it), or parts ofconvert did not write"
-        };
-        warning!(
-            "{}: OneFlow parts without {MANIFEST_NAME}: not a published dataset: {why}",
-            unpublished.dir.display()
-        );
+    Outcome {
+        failed: !found.errors.is_empty(),
+        missing: found.missing(),
     }
-    outcome.failed |= report_empty_directories(&expanded.directories, &expanded.files);
-    (expanded, outcome)
-}
-
-/// Names each directory of `directories` under which none of `files` lies; true if there is
-/// one.
-fn report_empty_directories(directories: &[PathBuf], files: &[(PathBuf, Format)]) -> bool {
-    let mut any = false;
-    for dir in directories {
-        if !files.iter().any(|(file, _)| file.starts_with(dir)) {
-            error!("no record files found under {}", dir.display());
-            any = true;
-        }
-    }
-    any
 }
 
 /// Runs `work` on a worker thread while this thread draws the bytes it reads: a bar on a
 /// terminal, as the converters draw, and nothing elsewhere.
 fn with_progress<T: Send>(
-    expanded: &Expanded,
+    found: &Found,
     quiet: bool,
     work: impl FnOnce(ProgressFn<'_>) -> T + Send,
 ) -> T {
     let mut progress = Progress::bar_only(quiet);
     progress.handle(Event::Started {
         datasets: 0,
-        files: expanded.files.len(),
-        bytes: expanded.sizes.iter().sum(),
+        files: found.files.len(),
+        bytes: found.bytes(),
     });
     progress.drive(work)
 }
@@ -112,45 +73,33 @@ fn finish_output(result: io::Result<()>) -> io::Result<()> {
 }
 
 pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
-    let files = &expanded.files;
-    let results = with_progress(&expanded, quiet, |progress| {
-        ofconvert_engine::count_files(
-            files,
-            if args.no_verify {
-                Checksums::Ignore
-            } else {
-                Checksums::Verify
-            },
-            jobs_of(jobs),
-            progress,
-        )
+    let found = reports::find(&args.paths, args.format, FrontEnd::CommandLine);
+    let mut outcome = report_found(&found);
+    let checksums = if args.no_verify {
+        Checksums::Ignore
+    } else {
+        Checksums::Verify
+    };
+    let (report, errors) = with_progress(&found, quiet, |progress| {
+        reports::count(&found, checksums, jobs_of(jobs), progress)
     });
-    let mut counts = Vec::new();
-    for result in results {
-        match result {
-            Ok(count) => counts.push(count),
-            Err(err) => {
-                outcome.failed = true;
-                error!("{}", error_chain(&err));
-            }
-        }
+    for err in &errors {
+        outcome.failed = true;
+        error!("{}", error_chain(err));
     }
-    let total: u64 = counts.iter().map(|count| count.records).sum();
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let written = (|| {
         if args.json {
-            let value = json!({ "files": counts, "total": total });
-            serde_json::to_writer_pretty(&mut out, &value)?;
+            serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;
         } else {
-            let width = total.to_string().len().max(7);
-            for count in &counts {
+            let width = report.total.to_string().len().max(7);
+            for count in &report.files {
                 writeln!(out, "{:>width$}  {}", count.records, count.path)?;
             }
-            if counts.len() > 1 {
-                writeln!(out, "{total:>width$}  total")?;
+            if report.files.len() > 1 {
+                writeln!(out, "{:>width$}  total", report.total)?;
             }
         }
         out.flush()
@@ -160,42 +109,29 @@ pub fn count(args: &CountArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result
 }
 
 pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let (expanded, mut outcome) = expand(&args.paths, format_of(args.format));
+    let found = reports::find(&args.paths, args.format, FrontEnd::CommandLine);
+    let mut outcome = report_found(&found);
     // Parts a run was still writing, or left when it was killed, are no sound dataset.
-    outcome.failed |= expanded.unpublished.iter().any(|dir| dir.interrupted);
-    let files = &expanded.files;
-    let results = with_progress(&expanded, quiet, |progress| {
-        ofconvert_engine::verify_files(files, jobs_of(jobs), progress)
+    outcome.failed |= found.interrupted;
+    let report = with_progress(&found, quiet, |progress| {
+        reports::verify(&found, jobs_of(jobs), progress)
     });
-    let problems: usize = results.iter().map(|r| r.problems.len()).sum();
-    let good: u64 = results.iter().map(|r| r.good_records).sum();
+    let (good, problems, results) = (report.good_records, report.problems, &report.files);
     outcome.failed |= problems > 0;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let written = (|| {
         if args.json {
-            let files: Vec<_> = results
-                .iter()
-                .map(|result| {
-                    json!({
-                        "path": result.path.display().to_string(),
-                        "format": result.format,
-                        "good_records": result.good_records,
-                        "problems": result.problems.iter().map(|p| error_chain(p)).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            let value = json!({ "files": files, "good_records": good, "problems": problems });
-            serde_json::to_writer_pretty(&mut out, &value)?;
+            serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;
         } else {
-            for result in &results {
+            for result in results {
                 if result.problems.is_empty() {
                     if !quiet {
                         writeln!(
                             out,
                             "OK      {}: {} record{}",
-                            result.path.display(),
+                            result.path,
                             result.good_records,
                             plural_u64(result.good_records)
                         )?;
@@ -205,14 +141,14 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
                 writeln!(
                     out,
                     "FAILED  {}: {} problem{}, {} good record{}",
-                    result.path.display(),
+                    result.path,
                     result.problems.len(),
                     plural(result.problems.len()),
                     result.good_records,
                     plural_u64(result.good_records)
                 )?;
                 for problem in &result.problems {
-                    writeln!(out, "  {}", error_chain(problem))?;
+                    writeln!(out, "  {problem}")?;
                 }
             }
             if !quiet {
@@ -233,28 +169,25 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
 }
 
 pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
-    let format = format_of(args.format);
-    let (expanded, mut outcome) = expand(&args.paths, format);
-    let files = &expanded.files;
-    let (schema, errors) = with_progress(&expanded, quiet, |progress| {
-        ofconvert_engine::collect_schema(files, jobs_of(jobs), args.sample, progress)
+    let found = reports::find(&args.paths, args.format, FrontEnd::CommandLine);
+    let mut outcome = report_found(&found);
+    let (schema, errors) = with_progress(&found, quiet, |progress| {
+        reports::schema(&found, jobs_of(jobs), args.sample, progress)
     });
     for err in &errors {
         outcome.failed = true;
         error!("{}", error_chain(err));
     }
     let text = if args.json {
-        let mut value = serde_json::to_value(&schema)?;
-        value["warnings"] = json!(schema.warnings());
-        let mut text = serde_json::to_string_pretty(&value)?;
+        let mut text = serde_json::to_string_pretty(&reports::schema_json(&schema))?;
         text.push('\n');
         text
     } else if args.oneflow {
-        schema.oneflow_snippet(&oneflow_reader(&args.paths, &expanded))
+        schema.oneflow_snippet(&reports::oneflow_reader(&args.paths, &found))
     } else if args.tf {
         schema.tf_snippet()
     } else {
-        table(&schema, expanded.files.len())
+        table(&schema, found.files.len())
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -266,29 +199,6 @@ pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
         }
     }
     Ok(outcome.exit_code())
-}
-
-/// The `OFRecordReader(...)` call for the schema's records: the dataset's own when one
-/// OneFlow dataset directory was given, else the one `tf2of` would make of the files.
-fn oneflow_reader(paths: &[PathBuf], expanded: &Expanded) -> String {
-    if let [dir] = paths {
-        if let Some(reader) = ofconvert_engine::oneflow_reader_for(dir, DEFAULT_PART_PREFIX) {
-            return reader.python;
-        }
-    }
-    let parts = expanded
-        .sizes
-        .iter()
-        .filter(|size| **size > 0)
-        .count()
-        .max(1);
-    OneflowReader::new(
-        Path::new("OUT"),
-        parts as u64,
-        DEFAULT_PART_PREFIX,
-        DEFAULT_PART_DIGITS,
-    )
-    .python
 }
 
 fn table(schema: &Schema, files: usize) -> String {
@@ -363,120 +273,52 @@ fn table(schema: &Schema, files: usize) -> String {
             }
         }
     }
+    for feature in &schema.features {
+        if let Some(names) = &feature.class_names {
+            const SHOWN: usize = 20;
+            let mut shown = names[..names.len().min(SHOWN)].join(", ");
+            if names.len() > SHOWN {
+                shown.push_str(&format!(", and {} more", names.len() - SHOWN));
+            }
+            text.push_str(&format!(
+                "\n{}: {} class names (TFDS): {shown}\n",
+                feature.name,
+                names.len()
+            ));
+        }
+    }
     text
 }
 
-/// Where the index of `file` goes: beside it, or under `output_dir` at the path `file` has
-/// relative to the directory named on the command line that holds it (a file named itself
-/// keeps only its name).
-fn index_path(file: &Path, roots: &[PathBuf], output_dir: Option<&Path>) -> PathBuf {
-    let mut name = file.file_name().unwrap_or_default().to_os_string();
-    name.push(INDEX_SUFFIX);
-    let Some(output_dir) = output_dir else {
-        return file.with_file_name(name);
-    };
-    let relative = roots
-        .iter()
-        .find_map(|root| file.strip_prefix(root).ok())
-        .and_then(Path::parent)
-        .unwrap_or(Path::new(""));
-    output_dir.join(relative).join(name)
-}
-
 pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let found = ofconvert_engine::expand_paths(&args.paths, None);
-    let mut outcome = Outcome::default();
-    for err in &found.errors {
-        error!("{}", error_chain(err));
-        outcome.failed = true;
-        outcome.missing |= matches!(err.kind(), ErrorKind::InputMissing);
-    }
-    for skipped in &found.skipped {
-        warning!("skipped {}: {}", skipped.path, skipped.reason);
-    }
-    // OneFlow parts met in a directory are no TFRecord files to index: passed over. One
-    // named on the command line is a mistake worth a word.
-    let (mut files, mut sizes) = (Vec::new(), Vec::new());
-    for ((path, format), size) in found.files.into_iter().zip(found.sizes) {
-        match format {
-            Format::Tf => {
-                files.push((path, format));
-                sizes.push(size);
-            }
-            Format::Of if args.paths.contains(&path) => {
-                error!(
-                    "{}: an OFRecord file: index writes indexes of TFRecord files",
-                    path.display()
-                );
-                outcome.failed = true;
-            }
-            Format::Of => {}
-        }
-    }
-    outcome.failed |= report_empty_directories(&found.directories, &files);
-    let found = Expanded {
-        files,
-        sizes,
-        directories: found.directories,
-        ..Expanded::default()
-    };
-    let results = with_progress(&found, quiet, |progress| {
-        write_indexes(&found, args, progress)
+    let found = reports::find_tfrecords(&args.paths);
+    let mut outcome = report_found(&found);
+    let (report, errors) = with_progress(&found, quiet, |progress| {
+        reports::index(&found, args.output_dir.as_deref(), progress)
     });
+    for message in &errors {
+        outcome.failed = true;
+        error!("{message}");
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    let mut written = Ok(());
-    for result in results {
-        match result {
-            Ok((index, records)) if !quiet && written.is_ok() => {
-                written = writeln!(
+    let written = (|| {
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        } else if !quiet {
+            for file in &report.files {
+                writeln!(
                     out,
-                    "{}: {records} record{}",
-                    index.display(),
-                    plural_u64(records)
-                );
-            }
-            Ok(_) => {}
-            Err(message) => {
-                outcome.failed = true;
-                error!("{message}");
+                    "{}: {} record{}",
+                    file.index,
+                    file.records,
+                    plural_u64(file.records)
+                )?;
             }
         }
-    }
-    finish_output(written.and_then(|()| out.flush()))?;
+        out.flush()
+    })();
+    finish_output(written)?;
     Ok(outcome.exit_code())
-}
-
-/// Writes the index of each file; for each, where it went and its records, or what went
-/// wrong.
-fn write_indexes(
-    found: &Expanded,
-    args: &IndexArgs,
-    progress: ProgressFn<'_>,
-) -> Vec<Result<(PathBuf, u64), String>> {
-    let mut results = Vec::new();
-    let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
-    for (path, _) in &found.files {
-        let index = index_path(path, &found.directories, args.output_dir.as_deref());
-        match sources.get(&index) {
-            Some(source) if source == path => continue,
-            Some(source) => {
-                results.push(Err(format!(
-                    "{}: not written: the index of {} went there in this run",
-                    index.display(),
-                    source.display()
-                )));
-                continue;
-            }
-            None => {
-                sources.insert(index.clone(), path.clone());
-            }
-        }
-        results.push(
-            ofconvert_engine::write_index(path, &index, progress)
-                .map(|records| (index, records))
-                .map_err(|err| error_chain(&err)),
-        );
-    }
-    results
 }

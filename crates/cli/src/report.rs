@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use indicatif::HumanBytes;
-use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, Summary};
+use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, FrontEnd, Summary};
 
 use crate::progress::{plural, plural_u64};
 use crate::style::Style;
@@ -46,9 +46,7 @@ pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<
 pub fn print_summary(summary: &Summary, json: bool, quiet: bool) -> serde_json::Result<()> {
     let mut out = io::stdout().lock();
     if json {
-        let mut value = serde_json::to_value(summary)?;
-        value["warnings"] = serde_json::json!(warnings(summary));
-        let _ = serde_json::to_writer_pretty(&mut out, &value);
+        let _ = serde_json::to_writer_pretty(&mut out, &summary.to_json());
         let _ = writeln!(out);
     } else if !quiet {
         let _ = write_report(&mut out, summary);
@@ -155,6 +153,25 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
         {
             writeln!(out, "      {described}")?;
         }
+        for feature in &manifest.schema.features {
+            if let Some(names) = &feature.class_names {
+                writeln!(
+                    out,
+                    "      class names of {} ({}): {}",
+                    feature.name,
+                    names.len(),
+                    shown_names(names)
+                )?;
+            }
+        }
+        if !manifest.side_files.is_empty() {
+            let names: Vec<&str> = manifest
+                .side_files
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect();
+            writeln!(out, "      with {}", shown_names(&names))?;
+        }
         if let Some(rounded) = manifest.rounded_values {
             writeln!(
                 out,
@@ -198,6 +215,15 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
             )?,
         }
     }
+    if summary.side_files > 0 {
+        writeln!(
+            out,
+            "Carried {} side file{} (the other files of the datasets' folders) beside them; \
+             --no-side-files leaves them out.",
+            summary.side_files,
+            plural(summary.side_files)
+        )?;
+    }
     if !summary.skipped_files.is_empty() {
         writeln!(out)?;
         writeln!(
@@ -213,43 +239,23 @@ pub fn write_report(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
     Ok(())
 }
 
-/// Every warning of a run, `DATASET: what`: what would abort OneFlow (a feature missing from
-/// some records, a kind that varies), shards missing from a family.
-pub fn warnings(summary: &Summary) -> Vec<String> {
-    summary
-        .datasets
-        .iter()
-        .filter_map(|dataset| Some((&dataset.name, dataset.manifest.as_ref()?)))
-        .flat_map(|(name, manifest)| {
-            manifest
-                .warnings
-                .iter()
-                .map(move |warning| format!("{name}: {warning}"))
-        })
-        .collect()
+/// Names in a line: the first few, then how many more.
+fn shown_names(names: &[impl AsRef<str>]) -> String {
+    const SHOWN: usize = 8;
+    let mut shown: Vec<&str> = names.iter().take(SHOWN).map(AsRef::as_ref).collect();
+    let more = format!("and {} more", names.len().saturating_sub(SHOWN));
+    if names.len() > SHOWN {
+        shown.push(&more);
+    }
+    shown.join(", ")
 }
 
 /// Writes the warnings, for stderr.
 pub fn write_warnings(out: &mut impl Write, summary: &Summary, style: Style) -> io::Result<()> {
-    for warning in warnings(summary) {
+    for warning in summary.warnings() {
         writeln!(out, "{} {warning}", style.warning_prefix())?;
     }
     Ok(())
-}
-
-/// The hint a failure needs to be fixed, when a flag fixes it.
-fn hint(summary: &Summary) -> Option<&'static str> {
-    let inexact = summary.datasets.iter().any(|dataset| {
-        dataset.status == DatasetStatus::Failed
-            && dataset
-                .error
-                .as_deref()
-                .is_some_and(|error| error.contains("is not exactly representable as float"))
-    });
-    (inexact && summary.direction == Direction::OfToTf).then_some(
-        "a double that float cannot hold exactly fails its dataset: pass --lossy to round \
-         such doubles to the nearest float",
-    )
 }
 
 /// Writes the failures, for stderr: input that could not be read, datasets that failed.
@@ -288,7 +294,7 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
             )?;
         }
     }
-    if let Some(hint) = hint(summary) {
+    if let Some(hint) = ofconvert_engine::config::failure_hint(summary, FrontEnd::CommandLine) {
         writeln!(out, "{prefix} hint: {hint}")?;
     }
     Ok(())

@@ -5,30 +5,22 @@ use std::io::{self, Write};
 
 use anyhow::Context as _;
 use indicatif::HumanBytes;
-use ofconvert_engine::{NamedRule, Options, Shard};
+use ofconvert_engine::{FrontEnd, Shard, ShardSummary};
 
-use crate::cli::{CommitArgs, ConvertArgs};
+use crate::cli::CommitArgs;
 use crate::exit_codes::ExitCode;
-use crate::progress::{plural, Progress};
+use crate::progress::plural;
+use crate::report;
 use crate::style;
-use crate::{inputs, report};
 
-/// Runs worker `shard`'s share, drawing its progress, then says what it did and what is
-/// left to do.
-pub fn run_worker(
-    options: Options,
-    rules: &[NamedRule],
-    args: &ConvertArgs,
-    shard: Shard,
-    quiet: bool,
-) -> anyhow::Result<ExitCode> {
-    crate::stop_on_signals(&options.interrupt)?;
-    let mut plan = inputs::plan(&args.inputs, &args.output, &options)?;
-    ofconvert_engine::check_rules(&mut plan, rules);
-    let summary = Progress::new(quiet)
-        .drive(|report| ofconvert_engine::convert_shard(plan, &options, shard, report))?;
+/// Says what a worker did and what is left to do.
+pub fn report_worker(summary: &ShardSummary, json: bool, quiet: bool) -> anyhow::Result<ExitCode> {
+    let shard = Shard {
+        index: summary.worker,
+        count: summary.workers,
+    };
     let mut out = io::stdout().lock();
-    if args.json {
+    if json {
         let _ = serde_json::to_writer_pretty(&mut out, &summary);
         let _ = writeln!(out);
     } else if !quiet {
@@ -73,7 +65,7 @@ pub fn run_worker(
 
 /// Publishes the sharded run in `args.output`.
 pub fn run_commit(args: &CommitArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let summary = ofconvert_engine::commit(&args.output, args.verify)
+    let summary = ofconvert_engine::commit(&args.output, args.verify, FrontEnd::CommandLine)
         .with_context(|| format!("commit {}", args.output.display()))?;
     report::print_summary(&summary, args.json, quiet)?;
     Ok(ExitCode::failure_if(summary.failed > 0))

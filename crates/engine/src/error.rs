@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use ofconvert_tfrecord::Position as RecordAt;
 
+use crate::front_end::FrontEnd;
+
 /// An error while planning, converting or inspecting, with the file and the place in it
 /// when they are known.
 ///
@@ -49,6 +51,8 @@ pub enum ErrorKind {
         found: Vec<String>,
         /// How many more there are.
         more: usize,
+        /// Whose words name the options that would go on.
+        front_end: FrontEnd,
     },
     /// Another run is converting into the same output directory.
     OutputLocked {
@@ -84,6 +88,14 @@ pub enum ErrorKind {
         /// The other dataset's input directory.
         other: PathBuf,
     },
+    /// Two datasets going back to the folder they shared bring different files of one name
+    /// (copies of one file that no longer agree).
+    SideFileClash {
+        /// The file's name.
+        name: String,
+        /// The other dataset's input directory.
+        other: PathBuf,
+    },
     /// An index was asked for a compressed file, whose offsets no index reader can use.
     Compressed,
     /// The file is neither a TFRecord nor an OFRecord file.
@@ -100,7 +112,19 @@ pub enum ErrorKind {
         what: String,
     },
     /// `commit` found no sharded run in the output.
-    NotSharded,
+    NotSharded {
+        /// Whose words say how to start one.
+        front_end: FrontEnd,
+    },
+    /// A call that makes no sense: options that exclude each other, a value out of range.
+    Usage(String),
+    /// A directory given to an inspection holds no record file.
+    NoRecordFiles {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A file named for a TFRecord index is an OFRecord file.
+    NotTfRecord,
     /// `commit` found parts not finished by their workers.
     PartsMissing {
         /// One line per missing part: its dataset, its number and its worker.
@@ -115,6 +139,13 @@ pub enum ErrorKind {
     WorkerRunning {
         /// Its number.
         worker: usize,
+    },
+    /// A tree given to `diff` holds record files of both formats.
+    MixedFormats {
+        /// A TFRecord file in it.
+        tf: PathBuf,
+        /// A OneFlow part in it.
+        of: PathBuf,
     },
     /// An image `--images` asked to re-encode or decode could not be.
     Image {
@@ -210,8 +241,10 @@ impl Error {
                 | ErrorKind::OutputNotDirectory
                 | ErrorKind::InvalidMapping(_)
                 | ErrorKind::ShardFlags { .. }
-                | ErrorKind::NotSharded
+                | ErrorKind::NotSharded { .. }
+                | ErrorKind::Usage(_)
                 | ErrorKind::WorkerRunning { .. }
+                | ErrorKind::MixedFormats { .. }
         )
     }
 }
@@ -243,7 +276,11 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::InvalidMapping(err) => write!(f, "invalid mapping: {err}"),
             ErrorKind::InputMissing => f.write_str("no such file or directory"),
-            ErrorKind::OutputNotEmpty { found, more } => {
+            ErrorKind::OutputNotEmpty {
+                found,
+                more,
+                front_end,
+            } => {
                 f.write_str("the output directory is not empty: it holds ")?;
                 for (index, name) in found.iter().enumerate() {
                     if index > 0 {
@@ -260,9 +297,12 @@ impl fmt::Display for ErrorKind {
                 {
                     f.write_str(" (hidden temporary files of an interrupted run)")?;
                 }
-                f.write_str(
-                    "; pass --resume to finish an interrupted run, or --overwrite to replace \
-                     the datasets this run writes",
+                write!(
+                    f,
+                    "; pass {} to finish an interrupted run, or {} to replace the datasets \
+                     this run writes",
+                    front_end.switch("resume"),
+                    front_end.switch("overwrite")
                 )
             }
             ErrorKind::OutputLocked { holder, stale } => {
@@ -301,6 +341,19 @@ impl fmt::Display for ErrorKind {
                 "would be written to the same output directory as {}",
                 other.display()
             ),
+            ErrorKind::MixedFormats { tf, of } => write!(
+                f,
+                "holds TFRecord files ({}) and OneFlow parts ({}): name a directory of one \
+                 format, or pass --format",
+                tf.display(),
+                of.display()
+            ),
+            ErrorKind::SideFileClash { name, other } => write!(
+                f,
+                "its {name} and that of {}, which goes back to the same folder, differ: one \
+                 would replace the other",
+                other.display()
+            ),
             ErrorKind::ShardFlags { differs } => write!(
                 f,
                 "this worker does not belong to the sharded run stored here: {differs}; run \
@@ -311,8 +364,17 @@ impl fmt::Display for ErrorKind {
                 "the input changed since this sharded run was planned: {what}; the parts \
                  already written no longer match it, so convert into a new output"
             ),
-            ErrorKind::NotSharded => {
-                f.write_str("no sharded run to commit here: run the workers with --shard K/N first")
+            ErrorKind::NotSharded { front_end } => write!(
+                f,
+                "no sharded run to commit here: run the workers with {} first",
+                front_end.shard("K", "N")
+            ),
+            ErrorKind::Usage(message) => f.write_str(message),
+            ErrorKind::NoRecordFiles { dir } => {
+                write!(f, "no record files found under {}", dir.display())
+            }
+            ErrorKind::NotTfRecord => {
+                f.write_str("an OFRecord file: index writes indexes of TFRecord files")
             }
             ErrorKind::PartsMissing { missing } => {
                 write!(

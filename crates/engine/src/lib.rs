@@ -6,8 +6,8 @@
 //! [`Plan`] from [`plan`], runs it with [`convert`] and receives progress [`Event`]s through
 //! a callback. [`convert_shard`] runs one worker's share of a conversion spread over many
 //! machines and [`commit()`] publishes it once all are done. The inspection functions
-//! ([`count_file`], [`verify_file`], [`write_index`], [`SchemaBuilder`]) serve the `count`,
-//! `verify`, `index` and `schema` subcommands.
+//! ([`count_file`], [`verify_file`], [`write_index`], [`SchemaBuilder`], [`diff()`]) serve
+//! the `count`, `verify`, `index`, `schema` and `diff` subcommands.
 //!
 //! # Layers
 //!
@@ -15,27 +15,29 @@
 //! that in CI), and each folder's `mod.rs` says what it owns.
 //!
 //! ```text
-//! inspect                  count, verify, index, schema of existing files     (top)
+//! config/, reports         the callers' words: options, rules, hints, a run;
+//!                          what the inspections found, as the front ends show it (top)
+//! inspect/                 count, verify, index, schema, diff of existing files
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
 //! manifest                 what a published dataset says of itself
-//! tfds/                    TFDS folders: origin, dataset_info.json
-//! records/                 format sniffing, record reader, part and shard writers
+//! tfds/                    TFDS folders: origin, dataset_info.json, class names
+//! records/                 format sniffing, record reader, part and shard writers, copies
 //! options, recode          what the caller asked for; images re-encoded on the way
 //! storage/                 the Storage trait: local disk, object stores, transfers
 //! error                    errors with the file, offset and record they concern
 //! naming/                  names ofconvert writes and recognises (no I/O)
 //! schema/, images/, scan,  leaves: feature statistics, image headers, wire walks,
-//! progress                 progress events                                   (bottom)
+//! progress, front_end      progress events; whose words messages use        (bottom)
 //! ```
 //!
 //! The data's way: `planning` lists the input through `storage` and groups what `records`
 //! recognises into a [`Plan`]; `running` hands each work item to a worker, which reads its
 //! records through `records`, converts them with the bridge's `Transcoder` (and `recode`
 //! for images), writes temporary parts through `records` into `storage`, and publishes a
-//! dataset with its `manifest` once every part is whole; `sharded` splits the same plan
-//! among machines and `commit` publishes what they wrote.
+//! dataset, the files that came with it and its `manifest` once every part is whole;
+//! `sharded` splits the same plan among machines and `commit` publishes what they wrote.
 //!
 //! # Example
 //!
@@ -45,7 +47,7 @@
 //! ```
 //! use ofconvert_engine::{
 //!     commit, convert, convert_shard, count_file, plan, verify_file, Checksums, Direction,
-//!     ExistingOutput, Format, Options, Shard,
+//!     ExistingOutput, Format, FrontEnd, Options, Shard,
 //! };
 //! use ofconvert_tfrecord::Writer;
 //!
@@ -82,7 +84,7 @@
 //!     let share = plan(input.path(), &sharded, &options)?;
 //!     convert_shard(share, &options, Shard { index, count: 2 }, &|_event| {})?;
 //! }
-//! let committed = commit(&sharded, true)?;
+//! let committed = commit(&sharded, true, FrontEnd::CommandLine)?;
 //! assert_eq!((committed.failed, committed.records), (0, 3));
 //! assert_eq!(
 //!     std::fs::read(sharded.join("part-00000"))?,
@@ -95,7 +97,9 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod config;
 mod error;
+mod front_end;
 mod images;
 mod inspect;
 mod manifest;
@@ -105,6 +109,7 @@ mod planning;
 mod progress;
 mod recode;
 mod records;
+pub mod reports;
 mod running;
 mod scan;
 mod schema;
@@ -113,13 +118,15 @@ pub mod storage;
 mod tfds;
 
 pub use error::{error_chain, Error, ErrorKind};
+pub use front_end::{FrontEnd, OptionValue};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};
 pub use inspect::{
-    collect_schema, count_file, count_files, expand_paths, oneflow_reader_for, verify_file,
-    verify_files, write_index, Expanded, FileCount, Unpublished, Verification,
+    collect_schema, count_file, count_files, diff, expand_paths, oneflow_reader_for, verify_file,
+    verify_files, write_index, DiffOptions, DiffReport, Difference, Expanded, FileCount, Place,
+    Unpublished, Verification,
 };
 pub use manifest::{
-    Manifest, ManifestInput, ManifestPart, OneflowReader, TensorflowReader, MANIFEST_NAME,
+    Manifest, ManifestInput, ManifestPart, OneflowReader, SideFile, TensorflowReader, MANIFEST_NAME,
 };
 pub use naming::layout;
 pub use naming::layout::CONTROL_DIR;
@@ -142,4 +149,5 @@ pub use sharded::commit::commit;
 pub use sharded::shard::{convert_shard, Shard, ShardSummary};
 pub use storage::object::{is_url, storage_for};
 pub use storage::retry::{set_network_bounds, NetworkBounds};
+pub use storage::stores::set_anonymous;
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

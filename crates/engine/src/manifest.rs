@@ -55,6 +55,27 @@ pub struct Manifest {
     /// of2tf gives them back in TFDS's layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tfds: Option<TfdsOrigin>,
+    /// The files that came with the records (every other file of their folder: TFDS's
+    /// metadata and label names, READMEs, licences, vocabularies...), copied beside the
+    /// parts under their own names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub side_files: Vec<SideFile>,
+    /// tf2of: the directory of its own the dataset was given, named after its shard
+    /// family, inside the place of the folder its files came from, which held other
+    /// families too. of2tf gives such a dataset back to that folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subfolder: Option<String>,
+}
+
+/// A file that came with a dataset's records, as its [`Manifest`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideFile {
+    /// Its name, the same in the input's folder and beside the parts.
+    pub name: String,
+    /// Its size.
+    pub bytes: u64,
+    /// The CRC-32C (Castagnoli) of its bytes, as 8 hex digits.
+    pub crc32c: String,
 }
 
 /// One input file in a [`Manifest`].
@@ -77,6 +98,10 @@ pub struct ManifestPart {
     pub records: u64,
     /// Its size.
     pub bytes: u64,
+    /// tf2of, without resharding: the input file whose records, all of them, the part
+    /// holds (its name in its folder). of2tf gives the records back under that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 /// The arguments of `oneflow.nn.OFRecordReader` that open a dataset.
@@ -214,6 +239,8 @@ impl Manifest {
             oneflow: None,
             tensorflow: None,
             tfds: None,
+            side_files: Vec::new(),
+            subfolder: None,
         }
     }
 
@@ -256,18 +283,24 @@ impl Manifest {
         output::stage(storage, dir, name, &bytes)
     }
 
-    /// Whether every part the manifest lists is in `dir` with the size it lists.
+    /// Whether every part and side file the manifest lists is in `dir` with the size it
+    /// lists.
     pub fn parts_complete(&self, dir: &Path) -> bool {
         self.parts_complete_in(&LocalFs, dir)
     }
 
-    /// [`Manifest::parts_complete`] in `storage`.
+    /// [`Manifest::parts_complete`] in `storage`: the side files too.
     pub(crate) fn parts_complete_in(&self, storage: &dyn Storage, dir: &Path) -> bool {
-        self.parts.iter().all(|part| {
+        let there = |name: &str, bytes: u64| {
             storage
-                .size(&dir.join(&part.name))
-                .is_ok_and(|size| size == Some(part.bytes))
-        })
+                .size(&dir.join(name))
+                .is_ok_and(|size| size == Some(bytes))
+        };
+        self.parts.iter().all(|part| there(&part.name, part.bytes))
+            && self
+                .side_files
+                .iter()
+                .all(|side| there(&side.name, side.bytes))
     }
 }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::recode::ImagePolicy;
 
+use crate::front_end::FrontEnd;
 use crate::naming::layout;
 use crate::storage::Durability;
 
@@ -121,6 +122,11 @@ pub struct Options {
     pub interrupt: Interrupt,
     /// What tf2of does with encoded images (of2tf leaves them as they are).
     pub images: ImagePolicy,
+    /// Whose words the messages of the run use when they name an option.
+    pub front_end: FrontEnd,
+    /// Carry the files that come with the records (every other file of a dataset's folder)
+    /// to the output, beside the parts (the default); without it, parts only.
+    pub side_files: bool,
 }
 
 /// A flag that stops a running conversion when set, from any thread or a signal handler:
@@ -172,6 +178,8 @@ impl Options {
             jobs: 0,
             interrupt: Interrupt::new(),
             images: ImagePolicy::Keep,
+            front_end: FrontEnd::CommandLine,
+            side_files: true,
         }
     }
 
@@ -227,6 +235,7 @@ impl Options {
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
             images: self.images,
+            side_files: self.side_files,
         }
     }
 }
@@ -281,8 +290,21 @@ pub struct Settings {
     /// Whether images are re-encoded or decoded.
     #[serde(default, skip_serializing_if = "is_keep")]
     pub images: ImagePolicy,
+    /// Whether the files that came with the records were carried too.
+    #[serde(default = "carried", skip_serializing_if = "is_carried")]
+    pub side_files: bool,
 }
 
 fn is_keep(policy: &ImagePolicy) -> bool {
     *policy == ImagePolicy::Keep
+}
+
+/// Side files are carried unless a manifest says otherwise (those written before there were
+/// side files say nothing).
+fn carried() -> bool {
+    true
+}
+
+fn is_carried(side_files: &bool) -> bool {
+    *side_files
 }

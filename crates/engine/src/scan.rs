@@ -121,6 +121,60 @@ fn scan_map(map: &[u8], dialect: Dialect, f: &mut impl FnMut(&[u8], FeatureKind,
     }
 }
 
+/// Calls `f(name, kind, list)` for every feature of a record in wire order, those with no
+/// kind set included (`None`, an empty list): for comparing records, where a `Feature`
+/// without a kind is not the same as no feature. For an Example, its features (those of
+/// every `features` field, as protobuf merges them).
+pub(crate) fn scan_entries<'a>(
+    record: &'a [u8],
+    dialect: Dialect,
+    mut f: impl FnMut(&'a [u8], Option<FeatureKind>, &'a [u8]),
+) {
+    match dialect {
+        Dialect::OfRecord => entries_of_map(record, dialect, &mut f),
+        Dialect::Example => {
+            let mut top = Cursor::new(record);
+            while let Some((field, wire_type, features)) = top.field() {
+                if field == 1 && wire_type == 2 {
+                    entries_of_map(features, dialect, &mut f);
+                }
+            }
+        }
+    }
+}
+
+fn entries_of_map<'a>(
+    map: &'a [u8],
+    dialect: Dialect,
+    f: &mut impl FnMut(&'a [u8], Option<FeatureKind>, &'a [u8]),
+) {
+    let mut entries = Cursor::new(map);
+    while let Some((field, wire_type, entry)) = entries.field() {
+        if field != 1 || wire_type != 2 {
+            continue;
+        }
+        let (mut name, mut feature) = (&[][..], &[][..]);
+        let mut fields = Cursor::new(entry);
+        while let Some((field, wire_type, value)) = fields.field() {
+            match (field, wire_type) {
+                (1, 2) => name = value,
+                (2, 2) => feature = value,
+                _ => {}
+            }
+        }
+        let mut kinds = Cursor::new(feature);
+        let mut last = (None, &[][..]);
+        while let Some((field, wire_type, list)) = kinds.field() {
+            if wire_type == 2 {
+                if let Some(kind) = kind_of(field, dialect) {
+                    last = (Some(kind), list);
+                }
+            }
+        }
+        f(name, last.0, last.1);
+    }
+}
+
 fn kind_of(field: u64, dialect: Dialect) -> Option<FeatureKind> {
     Some(match (field, dialect) {
         (1, _) => FeatureKind::Bytes,

@@ -86,7 +86,9 @@ pub fn class_of(err: &Error) -> Class {
         }
         ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) => Class::Corrupt,
         ErrorKind::Mapping(_) => Class::Mapping,
-        ErrorKind::UnknownFormat => Class::Format,
+        ErrorKind::UnknownFormat | ErrorKind::NotTfRecord => Class::Format,
+        ErrorKind::NoRecordFiles { .. } => Class::File,
+        ErrorKind::PartsMissing { .. } | ErrorKind::ReceiptMismatch { .. } => Class::Conversion,
         _ if err.is_usage() => Class::Usage,
         _ => Class::Other,
     }

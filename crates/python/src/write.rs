@@ -1,4 +1,7 @@
-//! The writers behind `ofconvert.TFRecordWriter` and `ofconvert.OFRecordWriter`.
+//! The writers behind `ofconvert.TFRecordWriter` and `ofconvert.OFRecordWriter`. A file is
+//! written under a hidden temporary name beside its own and takes its name only when it is
+//! closed holding at least one record: a writer whose first record was refused, or that is
+//! abandoned (an exception out of its `with` block), publishes nothing.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -24,8 +27,22 @@ enum Sink {
 #[pyclass(module = "ofconvert._native")]
 pub struct Writer {
     state: Mutex<State>,
+    /// The name the file takes once closed.
     path: PathBuf,
+    /// Where it is written until then.
+    temporary: PathBuf,
     spec: MappingSpec,
+}
+
+/// The hidden name a file is written under until it is closed: ofconvert's own temporary
+/// prefix, which every command passes over.
+fn temporary_name(path: &std::path::Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(
+        "{}writer-{}-{name}",
+        ofconvert_engine::layout::TEMP_PREFIX,
+        std::process::id()
+    ))
 }
 
 struct State {
@@ -92,7 +109,8 @@ impl Writer {
                 )))
             }
         };
-        let file = File::create(&path).map_err(|err| {
+        let temporary = temporary_name(&path);
+        let file = File::create(&temporary).map_err(|err| {
             let place = Place {
                 path: Some(&path),
                 ..Place::default()
@@ -123,6 +141,7 @@ impl Writer {
                 written: 0,
             }),
             path,
+            temporary,
             spec: MappingSpec::new().lossy(lossy),
         })
     }
@@ -185,23 +204,63 @@ impl Writer {
         Ok(self.state.try_lock().map_err(busy)?.written)
     }
 
-    /// Finishes the file (the compressed stream's end, the buffer flushed). Closing twice
-    /// does nothing.
+    /// Finishes the file (the compressed stream's end, the buffer flushed) and gives it its
+    /// name; without a record written, removes it instead. Closing twice does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let sink = self.state.try_lock().map_err(busy)?.sink.take();
-        let finished = match sink {
-            None => return Ok(()),
-            Some(Sink::Tf(writer)) => writer
-                .finish()
-                .map_err(|err| self.file_error(py, &err))?
-                .into_inner(),
-            Some(Sink::Of(writer)) => writer
-                .finish()
-                .map_err(|err| self.file_error(py, &err))?
-                .into_inner(),
+        let (sink, written) = {
+            let mut state = self.state.try_lock().map_err(busy)?;
+            (state.sink.take(), state.written)
         };
-        finished
-            .map(drop)
-            .map_err(|err| self.file_error(py, err.error()))
+        let Some(sink) = sink else {
+            return Ok(());
+        };
+        let finished = match sink {
+            Sink::Tf(writer) => writer
+                .finish()
+                .map_err(|err| self.file_error(py, &err))
+                .map(BufWriter::into_inner),
+            Sink::Of(writer) => writer
+                .finish()
+                .map_err(|err| self.file_error(py, &err))
+                .map(BufWriter::into_inner),
+        };
+        let closed = match finished {
+            Ok(Ok(_file)) => Ok(()),
+            Ok(Err(err)) => Err(self.file_error(py, err.error())),
+            Err(err) => Err(err),
+        };
+        if closed.is_err() || written == 0 {
+            let _ = std::fs::remove_file(&self.temporary);
+            return closed;
+        }
+        std::fs::rename(&self.temporary, &self.path).map_err(|err| {
+            let _ = std::fs::remove_file(&self.temporary);
+            self.file_error(py, &err)
+        })
+    }
+
+    /// Gives up the file: nothing is published, whatever was written.
+    fn abort(&self) -> PyResult<()> {
+        let sink = self.state.try_lock().map_err(busy)?.sink.take();
+        if sink.is_some() {
+            drop(sink);
+            let _ = std::fs::remove_file(&self.temporary);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Writer {
+    /// A writer dropped unclosed (its program ended, or it was forgotten) publishes
+    /// nothing either.
+    fn drop(&mut self) {
+        let open = self
+            .state
+            .get_mut()
+            .map(|state| state.sink.is_some())
+            .unwrap_or(true);
+        if open {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
     }
 }

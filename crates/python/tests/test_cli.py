@@ -1,4 +1,5 @@
-"""The `ofconvert` command the wheel puts on PATH."""
+"""The `ofconvert` command the wheel puts on PATH: the command line itself, every
+subcommand and flag of it (the Rust integration suite also runs against it in CI)."""
 
 import json
 import os
@@ -41,8 +42,9 @@ def test_tf2of_and_of2tf_with_json(tmp_path):
 def test_exit_statuses(tmp_path):
     done = run("tf2of", TESTDATA / "datasets", tmp_path / "of", "--preset", "nope")
     assert done.returncode == 2
+    # A path that does not exist is a usage error, for every command.
     done = run("tf2of", tmp_path / "missing", tmp_path / "of")
-    assert done.returncode == 1 and "missing" in done.stderr
+    assert done.returncode == 2 and "missing: no such file or directory" in done.stderr
     (tmp_path / "in").mkdir()
     shutil.copy(TESTDATA / "damaged" / "flipped_data.tfrecord", tmp_path / "in")
     done = run("tf2of", tmp_path / "in", tmp_path / "of", "--json")
@@ -76,3 +78,40 @@ def test_sigint_stops_the_command_with_status_130(tmp_path):
     assert len(list((tmp_path / "of").glob("*/ofconvert-manifest.json"))) < 48
     temporary = [p for p in (tmp_path / "of").rglob(".ofconvert-*") if p.name != ".ofconvert-lock"]
     assert temporary == []
+
+
+def test_every_subcommand_is_there(tmp_path):
+    done = run("count", TESTDATA / "golden" / "tutorial.tfrecord")
+    assert done.returncode == 0 and done.stdout.split() == ["500", str(TESTDATA / "golden" / "tutorial.tfrecord")]
+    done = run("verify", TESTDATA / "damaged" / "flipped_data.tfrecord")
+    assert done.returncode == 1 and "offset 312 (record #3)" in done.stdout
+    done = run("schema", TESTDATA / "datasets" / "tutorial", "--oneflow")
+    assert done.returncode == 0 and "flow.nn.OFRecordReader(" in done.stdout
+    done = run("cat", TESTDATA / "golden" / "tutorial.tfrecord", "-n", "1")
+    assert done.returncode == 0 and "features {" in done.stdout
+    done = run("completions", "bash")
+    assert done.returncode == 0 and "tf2of" in done.stdout and "commit" in done.stdout
+    done = run("man")
+    assert done.returncode == 0 and done.stdout.startswith(".ie")
+    done = run("--version")
+    assert done.returncode == 0 and done.stdout.startswith(f"ofconvert {ofconvert.__version__}")
+
+
+def test_the_report_and_its_warnings_are_the_binarys(tmp_path):
+    done = run("tf2of", TESTDATA / "datasets" / "tfds" / "cifar10", tmp_path / "of", "--no-sync")
+    assert done.returncode == 0, done.stderr
+    assert "flow.nn.OFRecordReader(" in done.stdout
+    assert "--images jpeg" in done.stderr
+    done = run("tf2of", TESTDATA / "datasets" / "tfds" / "cifar10", tmp_path / "jpeg", "--images", "jpeg", "--no-sync")
+    assert done.returncode == 0, done.stderr
+    assert "re-encoded" in done.stdout and "PNG" in done.stdout
+
+
+def test_sharded_workers_and_commit(tmp_path):
+    for k in range(2):
+        done = run("tf2of", TESTDATA / "datasets", tmp_path / "of", "--parts", "2", "--shard", f"{k}/2", "--no-sync")
+        assert done.returncode == 0, done.stderr
+        assert f"Worker {k}/2" in done.stdout
+    done = run("commit", tmp_path / "of", "--verify", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["failed"] == 0

@@ -90,8 +90,8 @@ def test_summary_is_the_cli_json(tmp_path):
     summary = ofconvert.tf2of(TESTDATA / "datasets" / "tutorial", tmp_path / "of", jobs=1)
     assert set(summary) == {
         "direction", "input", "output", "datasets", "skipped_files", "unreadable",
-        "records", "input_bytes", "output_bytes", "failed", "interrupted", "seconds",
-        "warnings",
+        "records", "input_bytes", "output_bytes", "side_files", "failed", "interrupted",
+        "seconds", "warnings",
     }
     assert summary["records"] == len(list(ofconvert.read(TESTDATA / "datasets" / "tutorial")))
 

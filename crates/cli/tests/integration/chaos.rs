@@ -2,11 +2,14 @@
 //! share of requests with `503 SlowDown`, resets connections before and after serving them,
 //! cuts bodies short and stalls past the client's timeout. At one fault in ten every run
 //! gives the bytes of a run without faults; when every request fails, each run fails within
-//! its bounds, naming the URL, with nothing published. `OFCONVERT_CHAOS_SEED` replays a seed.
+//! its bounds, naming the URL, with nothing published and no multipart upload left open.
+//! `OFCONVERT_CHAOS_SEED` replays a seed. Each test writes how many faults of each kind it
+//! injected to `chaos-report-*.txt` in cargo's temporary directory for tests
+//! (`target/tmp`), which CI prints: cargo test shows no output of a passing test.
 
 use std::time::Duration;
 
-use crate::chaos_proxy::ChaosProxy;
+use crate::chaos_proxy::{ChaosProxy, Target};
 use crate::objects::{manifests, written, S3Server};
 use crate::util::*;
 
@@ -20,6 +23,14 @@ const BOUNDS: [&str; 6] = [
     "60",
 ];
 const STALL: Duration = Duration::from_millis(1500);
+
+/// Prints `text` and keeps it as the report `name` for CI to print.
+fn report(name: &str, text: &str) {
+    eprintln!("{text}");
+    let path =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chaos-report-{name}.txt"));
+    std::fs::write(&path, text).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+}
 
 fn seed() -> u64 {
     std::env::var("OFCONVERT_CHAOS_SEED")
@@ -125,7 +136,14 @@ fn one_request_in_ten_failing_changes_no_byte_of_any_conversion() {
     assert_eq!(written(&idx), written(&clean_idx));
 
     let injected = proxy.injected();
-    eprintln!("chaos seed {seed}, all survived:\n{}", proxy.report());
+    report(
+        "one-in-ten",
+        &format!(
+            "chaos test, one request in ten failing (seed {seed}), every fault survived, \
+             every output byte-identical:\n{}",
+            proxy.report()
+        ),
+    );
     for (fault, count) in injected {
         assert!(
             count > 0,
@@ -208,8 +226,61 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
         assert!(failed.stderr.contains("s3://src/tf"), "{}", failed.stderr);
         assert!(failed.stderr.contains("retries"), "{}", failed.stderr);
     }
-    eprintln!(
-        "chaos seed {seed}, every request failed:\n{}",
-        proxy.report()
+    // An object of four upload parts (16 MiB each, two in flight): nothing gets through,
+    // so no multipart upload is opened.
+    let big = work.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    let records: Vec<Vec<u8>> = (0..900).map(|id| example(id, 60_000)).collect();
+    write_tfrecord(&big.join("big.tfrecord"), &records);
+    let failed = through()
+        .arg("tf2of")
+        .arg(&big)
+        .arg("s3://chaos/dead-big")
+        .expect_code(1);
+    assert!(
+        failed.stderr.contains("s3://chaos/dead-big"),
+        "{}",
+        failed.stderr
+    );
+    assert!(tree(&s3.file("chaos", "dead-big")).is_empty());
+    assert_eq!(s3.open_uploads(), Vec::<String>::new());
+    let every_request = proxy.report();
+
+    // Every upload of a part failing, the rest getting through: the upload is opened,
+    // its first part fails while the third is being written, and the upload is aborted.
+    proxy.set_target(Target::PartUploads);
+    let before = proxy.injected();
+    let failed = through()
+        .arg("tf2of")
+        .arg(&big)
+        .arg("s3://chaos/dead-parts")
+        .expect_code(1);
+    assert!(
+        failed.stderr.contains("s3://chaos/dead-parts"),
+        "{}",
+        failed.stderr
+    );
+    let parts_failed: u64 = proxy
+        .injected()
+        .iter()
+        .zip(&before)
+        .map(|((_, after), (_, before))| after - before)
+        .sum();
+    assert!(
+        parts_failed > 0,
+        "no part upload was tried: nothing was tested"
+    );
+    assert!(manifests(&s3.file("chaos", "dead-parts")).is_empty());
+    assert!(written(&s3.file("chaos", "dead-parts")).is_empty());
+    assert_eq!(s3.open_uploads(), Vec::<String>::new());
+    report(
+        "every-request",
+        &format!(
+            "chaos test, every request failing (seed {seed}): each run failed within its \
+             bounds, naming the URL, nothing published, no multipart upload left open:\n\
+             {every_request}then every part upload failing ({parts_failed} faults), the \
+             upload aborted:\n{}",
+            proxy.report()
+        ),
     );
 }

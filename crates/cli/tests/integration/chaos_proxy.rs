@@ -53,11 +53,35 @@ impl Fault {
     }
 }
 
+/// Which requests the faults are drawn for; the others pass untouched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    Every,
+    /// The uploads of a multipart upload's parts (`PUT ...?partNumber=N&uploadId=...`).
+    PartUploads,
+}
+
+impl Target {
+    fn takes(self, request: &Request<Incoming>) -> bool {
+        match self {
+            Target::Every => true,
+            Target::PartUploads => {
+                request.method() == hyper::Method::PUT
+                    && request
+                        .uri()
+                        .query()
+                        .is_some_and(|query| query.contains("partNumber="))
+            }
+        }
+    }
+}
+
 struct State {
     upstream: s3s::service::S3Service,
     rng: Mutex<ChaCha8Rng>,
     /// Faults per thousand requests.
     per_mille: AtomicU64,
+    target: Mutex<Target>,
     stall: Duration,
     requests: AtomicU64,
     injected: [AtomicU64; 5],
@@ -108,6 +132,7 @@ impl ChaosProxy {
             upstream,
             rng: Mutex::new(ChaCha8Rng::seed_from_u64(seed)),
             per_mille: AtomicU64::new(per_mille),
+            target: Mutex::new(Target::Every),
             stall,
             requests: AtomicU64::new(0),
             injected: Default::default(),
@@ -147,6 +172,11 @@ impl ChaosProxy {
         self.state.per_mille.store(per_mille, Ordering::Relaxed);
     }
 
+    /// Draws faults for `target`'s requests only from now on.
+    pub(crate) fn set_target(&self, target: Target) {
+        *self.state.target.lock().unwrap() = target;
+    }
+
     /// Requests seen so far.
     pub(crate) fn requests(&self) -> u64 {
         self.state.requests.load(Ordering::Relaxed)
@@ -181,7 +211,8 @@ async fn handle(
     request: Request<Incoming>,
     state: Arc<State>,
 ) -> Result<Response<ProxyBody>, BoxError> {
-    let fault = state.draw();
+    let targeted = state.target.lock().unwrap().takes(&request);
+    let fault = if targeted { state.draw() } else { None };
     match fault {
         Some(Fault::SlowDown) => {
             state.count(Fault::SlowDown);

@@ -420,6 +420,45 @@ fn index_writes_offset_and_framed_length_per_record() {
 }
 
 #[test]
+fn index_json_lists_each_index_with_its_records() {
+    let work = tempdir();
+    let tutorial = copy_into(&testdata().join("golden/tutorial.tfrecord"), work.path());
+    let bert = copy_into(&testdata().join("golden/bert.tfrecord"), work.path());
+    let run = ofconvert()
+        .args(["index".as_ref(), work.path().as_os_str(), "--json".as_ref()])
+        .ok();
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let files = report["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{report}");
+    let mut total = 0;
+    for file in files {
+        let index = file["index"].as_str().unwrap();
+        let lines = fs::read_to_string(index).unwrap().lines().count() as u64;
+        assert_eq!(file["records"], lines, "{report}");
+        assert_eq!(format!("{}.idx", file["path"].as_str().unwrap()), index);
+        total += lines;
+    }
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [bert.to_str().unwrap(), tutorial.to_str().unwrap()],
+        "in name order"
+    );
+    assert_eq!(report["total"], total);
+    assert_eq!(total, 500 + count_of(&bert));
+}
+
+fn count_of(file: &std::path::Path) -> u64 {
+    let run = ofconvert().args(["count".as_ref(), file.as_os_str()]).ok();
+    run.stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
 fn index_refuses_compressed_files() {
     let work = tempdir();
     let gz = copy_into(&testdata().join("golden/tutorial.tfrecord.gz"), work.path());

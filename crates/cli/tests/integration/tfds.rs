@@ -452,10 +452,11 @@ fn killed_after_one_split_the_folder_has_no_dataset_info_and_resume_finishes_it(
             ("train".to_owned(), serde_json::json!(["200", "200"]))
         ]
     );
-    // numBytes: the size of the split's shards.
-    let train_bytes: u64 = files_starting(&output, "big-train.tfrecord-")
+    // numBytes: what TFDS counts, the bytes of the split's serialized examples.
+    let train_bytes: usize = files_starting(&output, "big-train.tfrecord-")
         .iter()
-        .map(|file| fs::metadata(file).unwrap().len())
+        .flat_map(|file| tf_records(file))
+        .map(|record| record.len())
         .sum();
     assert_eq!(info["splits"][1]["numBytes"], train_bytes.to_string());
 }

@@ -54,9 +54,34 @@ pub(crate) fn temp_part_name(tag: &str, chunk: usize, sub: usize) -> String {
     )
 }
 
-/// The temporary name under which `name` is written before it is renamed into place.
+/// The temporary name under which `name` is written before it is renamed into place: the
+/// process id and a number drawn for this name, as two processes on two machines that share
+/// a file system (containers, NFS) may have the same id and write the same file.
 pub(crate) fn staged_name(name: &str) -> String {
-    format!("{TEMP_PREFIX}{name}.tmp-{}", std::process::id())
+    use std::hash::{BuildHasher, Hasher};
+    // A hasher keyed at random for each process, fed a counter: a number no other process
+    // draws, nor this one twice.
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    format!(
+        "{TEMP_PREFIX}{name}.tmp-{}-{:016x}",
+        std::process::id(),
+        hasher.finish()
+    )
+}
+
+/// The temporary name of a whole file copied into a dataset's directory (a side file, an
+/// empty shard given back) before it takes its name `name`; `tag` as for
+/// [`temp_part_name`], so that datasets sharing a directory never share a temporary file.
+pub(crate) fn temp_copy_name(tag: &str, name: &str) -> String {
+    format!("{TEMP_PREFIX}{tag}copy.{name}.tmp-{}", std::process::id())
+}
+
+/// The manifest's name of a dataset that shares its directory with others, each known by
+/// `tag` (a TFDS split's `name-split`, a shard family's name): `tag.ofconvert-manifest.json`.
+pub(crate) fn shared_manifest_name(tag: &str) -> String {
+    format!("{tag}.{MANIFEST_NAME}")
 }
 
 /// Whether `name` is a temporary file of some run.
@@ -88,6 +113,8 @@ pub(crate) enum DatasetFiles<'a> {
     /// TFRecord shards `stem-NNNNN-of-NNNNN.tfrecord*`, `stem.tfrecord*` or TFDS's
     /// `stem.tfrecord-NNNNN-of-NNNNN*` (of2tf).
     Shards { stem: &'a str },
+    /// TFRecord files given back under the names they had (of2tf).
+    Named { names: &'a [String] },
 }
 
 /// Whether `name`, in an output directory, belongs to the dataset written there: its
@@ -112,6 +139,7 @@ pub(crate) fn is_dataset_file(
                     || (shard_name(name).is_some_and(|shard| shard.stem == stem)
                         && name.contains(".tfrecord"))
             }
+            DatasetFiles::Named { names } => names.iter().any(|known| known == name),
         }
 }
 

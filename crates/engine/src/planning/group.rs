@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::plan::{DatasetPlan, InputFile, SkippedFile};
+use super::plan::{DatasetPlan, InputFile, Restore, SkippedFile};
+use crate::manifest::Manifest;
+use crate::options::{Direction, Options};
 
 /// A file found by the walk.
 type Found = Listed;
@@ -23,6 +25,23 @@ pub(crate) struct Walk {
     unreadable: Vec<SkippedFile>,
     /// Set when the input is a single file rather than a directory.
     single_file: bool,
+}
+
+impl Walk {
+    /// Every file found, directory by directory.
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Found> {
+        self.directories.values().flatten()
+    }
+
+    /// Whether the input is a single file.
+    pub(crate) fn single_file(&self) -> bool {
+        self.single_file
+    }
+
+    /// The paths that could not be read, and why.
+    pub(crate) fn unreadable(&self) -> &[SkippedFile] {
+        &self.unreadable
+    }
 }
 
 pub(crate) fn walk(storage: &dyn Storage, input: &Path) -> Result<Walk, Error> {
@@ -91,12 +110,6 @@ fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
     }
 }
 
-/// Files ofconvert wrote (indexes, manifests, ...) and TFDS metadata: neither converted nor
-/// listed as skipped.
-fn passed_over(name: &str) -> bool {
-    crate::naming::layout::is_own_file(name) || names::is_known_metadata(name)
-}
-
 /// A family of TFRecord files in one directory.
 struct Family {
     /// The shard stem; `None` for the files without a shard name.
@@ -107,7 +120,15 @@ struct Family {
 /// Datasets, skipped files and unreadable files.
 type Grouped = (Vec<DatasetPlan>, Vec<SkippedFile>, Vec<SkippedFile>);
 
-pub(crate) fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk: Walk) -> Grouped {
+/// `side_files`: the prefix of the parts to be written when the other files of a folder of
+/// records travel with them; `None` for records only.
+pub(crate) fn group_tf(
+    storage: &dyn Storage,
+    input: &Path,
+    output: &Path,
+    walk: Walk,
+    side_files: Option<&str>,
+) -> Grouped {
     let Walk {
         directories,
         mut skipped,
@@ -121,8 +142,13 @@ pub(crate) fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk:
             .find(|found| found.name == tfds::DATASET_INFO)
             .and_then(|found| tfds::Metadata::read(storage, found.path.parent()?));
         let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
+        let mut others = Vec::new();
         for found in files {
-            if passed_over(&found.name) {
+            if crate::naming::layout::is_own_file(&found.name) {
+                continue;
+            }
+            if names::is_known_metadata(&found.name) {
+                others.push((found, None));
                 continue;
             }
             let record_by_name = names::has_record_name(&found.name);
@@ -133,10 +159,7 @@ pub(crate) fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk:
                 match sniffed {
                     Ok(true) => {}
                     Ok(false) => {
-                        skipped.push(SkippedFile {
-                            path: found.path.display().to_string(),
-                            reason: "not a TFRecord file".to_owned(),
-                        });
+                        others.push((found, Some("not a TFRecord file")));
                         continue;
                     }
                     Err(err) => {
@@ -159,17 +182,52 @@ pub(crate) fn group_tf(storage: &dyn Storage, input: &Path, output: &Path, walk:
                 .files
                 .push((found, shard));
         }
+        // The other files of a folder of records travel with every dataset made of them;
+        // in a folder without records they are nobody's. One named like a part would be
+        // taken for one, or replace one.
+        let carried = side_files.filter(|_| !families.is_empty());
+        let mut side = Vec::new();
+        for (found, reason) in others {
+            let part_like =
+                carried.is_some_and(|prefix| part_number(&found.name, prefix).is_some());
+            if carried.is_some() && !part_like {
+                side.push(input_file(input, found, single_file));
+            } else if part_like {
+                skipped.push(SkippedFile {
+                    path: found.path.display().to_string(),
+                    reason: "named like a OneFlow part: not carried beside the parts".to_owned(),
+                });
+            } else if let Some(reason) = reason {
+                skipped.push(SkippedFile {
+                    path: found.path.display().to_string(),
+                    reason: reason.to_owned(),
+                });
+            }
+        }
+        let class_names = if families.is_empty() {
+            BTreeMap::new()
+        } else {
+            let dir = under(input, &relative_dir);
+            tfds::class_names(storage, &dir, side.iter().map(|file| &file.path))
+        };
         let several = families.len() > 1;
         for family in families.into_values() {
-            let relative_out = match (&family.stem, several) {
-                (_, false) => relative_dir.clone(),
-                (Some(stem), true) => relative_dir.join(stem),
-                (None, true) => relative_dir.join(directory_name(input, &relative_dir)),
+            let subfolder = match (&family.stem, several) {
+                (_, false) => None,
+                (Some(stem), true) => Some(stem.clone()),
+                (None, true) => Some(directory_name(input, &relative_dir)),
+            };
+            let relative_out = match &subfolder {
+                Some(name) => relative_dir.join(name),
+                None => relative_dir.clone(),
             };
             let origin = metadata.as_ref().zip(family.stem.as_deref());
             let tfds = origin.and_then(|(metadata, stem)| metadata.origin(stem));
             datasets.push(DatasetPlan {
                 tfds,
+                side_files: side.clone(),
+                class_names: class_names.clone(),
+                subfolder,
                 ..tf_dataset(
                     input,
                     output,
@@ -218,6 +276,10 @@ fn tf_dataset(
         warnings,
         problem: None,
         tfds: None,
+        side_files: Vec::new(),
+        class_names: BTreeMap::new(),
+        subfolder: None,
+        restore: None,
     }
 }
 
@@ -263,8 +325,9 @@ pub(crate) fn group_of(
     input: &Path,
     output: &Path,
     walk: Walk,
-    prefix: &str,
+    options: &Options,
 ) -> Grouped {
+    let prefix = options.part_prefix.as_str();
     let Walk {
         directories,
         mut skipped,
@@ -273,50 +336,79 @@ pub(crate) fn group_of(
     } = walk;
     let mut datasets = Vec::new();
     for (relative_dir, files) in directories {
+        let dir = under(input, &relative_dir);
+        let manifest = files
+            .iter()
+            .any(|found| found.name == crate::naming::layout::MANIFEST_NAME && !single_file)
+            .then(|| Manifest::read_from(storage, &dir).ok().flatten())
+            .flatten();
+        // A dataset tf2of made of files without records has no part: its manifest says it
+        // is one.
+        let no_records = manifest.as_ref().is_some_and(|manifest| {
+            manifest.settings.direction == Direction::TfToOf && manifest.parts.is_empty()
+        });
         let mut parts = Vec::new();
+        let mut others = Vec::new();
         for found in files {
-            if passed_over(&found.name) {
+            if crate::naming::layout::is_own_file(&found.name) {
                 continue;
             }
             match part_number(&found.name, prefix) {
                 Some(number) => parts.push((number, found)),
-                None => {
-                    let reason = if found.name.starts_with(prefix) {
-                        format!(
-                            "not a OneFlow part name: OFRecordReader opens only \
-                             {prefix}<number>"
-                        )
-                    } else {
-                        format!("not a part file ({prefix}<number>)")
-                    };
+                None if found.name.starts_with(prefix) => skipped.push(SkippedFile {
+                    path: found.path.display().to_string(),
+                    reason: format!(
+                        "not a OneFlow part name: OFRecordReader opens only {prefix}<number>"
+                    ),
+                }),
+                None => others.push(found),
+            }
+        }
+        let empty = parts.is_empty() && !no_records;
+        if empty || !options.side_files {
+            for found in others {
+                if !names::is_known_metadata(&found.name) {
                     skipped.push(SkippedFile {
                         path: found.path.display().to_string(),
-                        reason,
+                        reason: format!("not a part file ({prefix}<number>)"),
                     });
                 }
             }
-        }
-        if parts.is_empty() {
-            continue;
+            if empty {
+                continue;
+            }
+            others = Vec::new();
         }
         parts.sort_by(|(a, a_found), (b, b_found)| {
             a.cmp(b).then_with(|| a_found.name.cmp(&b_found.name))
         });
         let problem =
             part_problem(&parts).map(|kind| Error::new(kind).in_file(&input.join(&relative_dir)));
-        let found = (!single_file).then(|| {
-            let name = directory_name(input, &relative_dir);
-            crate::planning::tfds_origin::origin_of_oneflow(
-                storage,
-                &under(input, &relative_dir),
-                &name,
-            )
-        });
+        let name = directory_name(input, &relative_dir);
+        let found = (!single_file)
+            .then(|| crate::planning::tfds_origin::origin_of_oneflow(storage, &dir, &name));
         let (origin, up) = found.flatten().unzip();
-        let output_relative = match (up, relative_dir.parent()) {
-            (Some(true), Some(parent)) => parent.to_path_buf(),
+        let has_parent = relative_dir.parent().is_some();
+        let restore = manifest
+            .as_ref()
+            .and_then(|manifest| restore_of(manifest, &parts, options, &name, has_parent));
+        let go_up = up == Some(true) || restore.as_ref().is_some_and(|r| r.shared.is_some());
+        let output_relative = match (go_up, relative_dir.parent()) {
+            (true, Some(parent)) => parent.to_path_buf(),
             _ => relative_dir.clone(),
         };
+        let mut side: Vec<InputFile> = others
+            .into_iter()
+            .map(|found| input_file(input, found, single_file))
+            .collect();
+        let class_names = match manifest.as_ref() {
+            Some(manifest) => manifest.schema.class_names(),
+            None => tfds::class_names(storage, &dir, side.iter().map(|file| &file.path)),
+        };
+        if origin.is_some() {
+            // TFDS's metadata is written anew beside the splits, once they are all done.
+            side.retain(|file| !names::is_known_metadata(&file_name_of(file)));
+        }
         datasets.push(DatasetPlan {
             name: display_name(&relative_dir),
             source: relative_dir.clone(),
@@ -328,9 +420,83 @@ pub(crate) fn group_of(
             warnings: Vec::new(),
             problem,
             tfds: origin,
+            side_files: side,
+            class_names,
+            subfolder: None,
+            restore,
         });
     }
     (datasets, skipped, unreadable)
+}
+
+fn file_name_of(file: &InputFile) -> String {
+    file.relative
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The TFRecord files the OneFlow dataset in directory `dir_name` was converted from, when
+/// of2tf can give them back as they were: its manifest is tf2of's, each of its parts is
+/// there as listed and holds one whole input file, and this run neither reshards nor
+/// compresses otherwise than those files were. `has_parent`: whether the directory has
+/// one in the input, for a dataset tf2of gave a directory of its own to go back to.
+fn restore_of(
+    manifest: &Manifest,
+    parts: &[(u64, Found)],
+    options: &Options,
+    dir_name: &str,
+    has_parent: bool,
+) -> Option<Restore> {
+    let sizing = options.sizing;
+    if manifest.settings.direction != Direction::TfToOf
+        || sizing.reshards()
+        || sizing.max_part_bytes.is_some()
+        || manifest.parts.len() != parts.len()
+    {
+        return None;
+    }
+    let untouched = manifest
+        .parts
+        .iter()
+        .zip(parts)
+        .all(|(listed, (_, found))| listed.name == found.name && listed.bytes == found.size);
+    let from: Vec<&str> = manifest
+        .parts
+        .iter()
+        .map(|part| part.from.as_deref())
+        .collect::<Option<_>>()?;
+    let files: Vec<(String, bool)> = manifest
+        .inputs
+        .iter()
+        .map(|input| {
+            let name = input.path.rsplit('/').next().unwrap_or_default();
+            (name.to_owned(), input.bytes == 0)
+        })
+        .collect();
+    let restore = Restore {
+        shared: manifest
+            .subfolder
+            .clone()
+            .filter(|subfolder| subfolder == dir_name && has_parent),
+        files,
+    };
+    let same_compression = manifest
+        .inputs
+        .iter()
+        .all(|input| input.bytes == 0 || input.compression == options.compression.name());
+    let mut names: Vec<&str> = restore
+        .files
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    names.sort_unstable();
+    // Names written down with invalid UTF-8 replaced are not the names the files had.
+    let exact = names
+        .iter()
+        .all(|name| !name.is_empty() && !name.contains(char::REPLACEMENT_CHARACTER));
+    let distinct = names.windows(2).all(|pair| pair[0] != pair[1]) && exact;
+    (untouched && same_compression && distinct && restore.part_names().eq(from)).then_some(restore)
 }
 
 /// OneFlow opens `part-0` to `part-(N-1)`: a gap or a doubled number is an error.
@@ -350,35 +516,61 @@ fn part_problem(parts: &[(u64, Found)]) -> Option<ErrorKind> {
 }
 
 /// Two datasets bound for one output directory would overwrite each other: both fail.
-/// Only the splits of one TFDS dataset share a folder, as TFDS keeps them.
-pub(crate) fn mark_clashes(datasets: &mut [DatasetPlan]) {
+/// Only datasets going back to a folder they shared (the splits of one TFDS dataset, the
+/// shard families of one folder) share one, each known by its own tag, and only when the
+/// side files both bring there are alike.
+pub(crate) fn mark_clashes(datasets: &mut [DatasetPlan], direction: Direction) {
     let mut by_output: HashMap<PathBuf, Vec<usize>> = HashMap::new();
     let mut clashes = Vec::new();
     for (index, dataset) in datasets.iter().enumerate() {
         let sharing = by_output.entry(dataset.output_dir.clone()).or_default();
-        if let Some(&other) = sharing
-            .iter()
-            .find(|&&other| !tfds::splits_of_one(&dataset.tfds, &datasets[other].tfds))
-        {
-            clashes.push((index, other));
+        let tag = dataset.shared_tag(direction);
+        let clash = sharing.iter().find_map(|&other| {
+            let other_plan = &datasets[other];
+            let other_tag = other_plan.shared_tag(direction);
+            let other_tfds_dataset = matches!(
+                (&dataset.tfds, &other_plan.tfds),
+                (Some(a), Some(b)) if a.name != b.name
+            );
+            if tag.is_none() || other_tag.is_none() || tag == other_tag || other_tfds_dataset {
+                return Some((other, None));
+            }
+            differing_side_file(dataset, other_plan).map(|name| (other, Some(name)))
+        });
+        if let Some((other, side_file)) = clash {
+            clashes.push((index, other, side_file));
         } else {
             sharing.push(index);
         }
     }
-    for (a, b) in clashes {
+    for (a, b, side_file) in clashes {
         for (this, other) in [(a, b), (b, a)] {
-            let other_source = datasets[other].source.clone();
+            let other = datasets[other].source.clone();
             let dataset = &mut datasets[this];
             if dataset.problem.is_none() {
-                dataset.problem = Some(
-                    Error::new(ErrorKind::OutputClash {
-                        other: other_source,
-                    })
-                    .in_file(&dataset.output_dir),
-                );
+                let kind = match &side_file {
+                    Some(name) => ErrorKind::SideFileClash {
+                        name: name.clone(),
+                        other,
+                    },
+                    None => ErrorKind::OutputClash { other },
+                };
+                dataset.problem = Some(Error::new(kind).in_file(&dataset.output_dir));
             }
         }
     }
+}
+
+/// The first side file two datasets bring to one folder under one name but at different
+/// sizes: not copies of one file.
+fn differing_side_file(a: &DatasetPlan, b: &DatasetPlan) -> Option<String> {
+    a.side_files.iter().find_map(|mine| {
+        let name = mine.relative.file_name()?;
+        b.side_files
+            .iter()
+            .any(|theirs| theirs.relative.file_name() == Some(name) && theirs.size != mine.size)
+            .then(|| name.to_string_lossy().into_owned())
+    })
 }
 
 /// Directory name used for the TFRecord files written from a OneFlow dataset.

@@ -1,5 +1,6 @@
 //! Walking the input tree and grouping record files into datasets.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use serde::Serialize;
 
 use super::group::{group_of, group_tf, mark_clashes, walk};
 use crate::error::{Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::options::{Direction, ExistingOutput, Options};
 use crate::storage::object;
 use crate::storage::{absolute_through_existing, LocalFs, Storage};
@@ -43,6 +45,56 @@ pub struct DatasetPlan {
     pub problem: Option<Error>,
     /// The TFDS dataset and split the records came from, when they did.
     pub tfds: Option<TfdsOrigin>,
+    /// The files that come with the records, carried beside them (unless
+    /// [`Options::side_files`] is off): for tf2of every other file of the folder of its
+    /// TFRecord files, for of2tf every file of its directory that is not a part.
+    pub side_files: Vec<InputFile>,
+    /// The class names TFDS gives integer features (`ClassLabel`s), by feature name.
+    pub(crate) class_names: BTreeMap<String, Vec<String>>,
+    /// tf2of: the directory of its own the dataset gets, named after its family, below the
+    /// place of a folder that holds several families.
+    pub(crate) subfolder: Option<String>,
+    /// of2tf: the TFRecord files tf2of read, given back under their names.
+    pub(crate) restore: Option<Restore>,
+}
+
+/// The TFRecord files a OneFlow dataset was converted from, as of2tf gives them back when
+/// it writes one file per part (its default) and each part holds one whole file: the same
+/// names, in the same folder, empty files included.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub(crate) struct Restore {
+    /// Every file, in order: its name, and whether it was empty (then it has no part and is
+    /// given back empty). The others match the parts one for one, in order.
+    pub(crate) files: Vec<(String, bool)>,
+    /// The family name the dataset goes back under when it goes back to a folder it shares
+    /// with other families (the folder above its directory): what its manifest's and its
+    /// temporary files' names start with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shared: Option<String>,
+}
+
+impl Restore {
+    /// The names of the files that hold records, in part order.
+    pub(crate) fn part_names(&self) -> impl Iterator<Item = &str> {
+        self.files
+            .iter()
+            .filter(|(_, empty)| !empty)
+            .map(|(name, _)| name.as_str())
+    }
+}
+
+impl DatasetPlan {
+    /// What tells this dataset from the others that share its output directory (a TFDS
+    /// split's `name-split`, a shard family's name), when it shares one.
+    pub(crate) fn shared_tag(&self, direction: Direction) -> Option<String> {
+        if direction != Direction::OfToTf {
+            return None;
+        }
+        if let Some(shared) = self.restore.as_ref().and_then(|r| r.shared.clone()) {
+            return Some(shared);
+        }
+        self.tfds.as_ref().map(TfdsOrigin::stem)
+    }
 }
 
 /// A file of the input tree that is not converted, and why.
@@ -93,22 +145,19 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
         object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let (input, output) = (input.as_path(), output.as_path());
     if object::is_url(input) || object::is_url(output) {
-        check_urls(
-            &*input_storage,
-            input,
-            &*output_storage,
-            output,
-            options.existing,
-        )?;
+        check_urls(&*input_storage, input, &*output_storage, output, options)?;
     } else {
-        check_paths(input, output, options.existing)?;
+        check_paths(input, output, options)?;
     }
     let walk = walk(&*input_storage, input)?;
     let (mut datasets, skipped, unreadable) = match options.direction {
-        Direction::TfToOf => group_tf(&*input_storage, input, output, walk),
-        Direction::OfToTf => group_of(&*input_storage, input, output, walk, &options.part_prefix),
+        Direction::TfToOf => {
+            let side_files = options.side_files.then_some(options.part_prefix.as_str());
+            group_tf(&*input_storage, input, output, walk, side_files)
+        }
+        Direction::OfToTf => group_of(&*input_storage, input, output, walk, options),
     };
-    mark_clashes(&mut datasets);
+    mark_clashes(&mut datasets, options.direction);
     Ok(Plan {
         direction: options.direction,
         input: input.to_path_buf(),
@@ -128,8 +177,9 @@ fn check_urls(
     input: &Path,
     output_storage: &dyn Storage,
     output: &Path,
-    existing: ExistingOutput,
+    options: &Options,
 ) -> Result<(), Error> {
+    let existing = options.existing;
     let (input_text, output_text) = (input.to_string_lossy(), output.to_string_lossy());
     let inside = |outer: &str, inner: &str| {
         let outer = outer.trim_end_matches('/');
@@ -156,7 +206,7 @@ fn check_urls(
                 .map_err(|err| Error::io(output, err))?;
             // Another run's lock is for the lock to report, naming its holder.
             names.retain(|name| name != crate::naming::layout::LOCK_NAME);
-            refuse_unless_empty(output, unshared(existing, names))?;
+            refuse_unless_empty(output, unshared(existing, names), options.front_end)?;
         }
         ExistingOutput::Overwrite | ExistingOutput::Resume => {}
     }
@@ -182,19 +232,29 @@ fn unshared(existing: ExistingOutput, names: Vec<String>) -> Vec<String> {
 }
 
 /// [`ErrorKind::OutputNotEmpty`] naming some of `names` (sorted), if there are any.
-fn refuse_unless_empty(output: &Path, mut names: Vec<String>) -> Result<(), Error> {
+fn refuse_unless_empty(
+    output: &Path,
+    mut names: Vec<String>,
+    front_end: FrontEnd,
+) -> Result<(), Error> {
     if names.is_empty() {
         return Ok(());
     }
     let more = names.len().saturating_sub(NAMES_SHOWN);
     names.truncate(NAMES_SHOWN);
-    Err(Error::new(ErrorKind::OutputNotEmpty { found: names, more }).in_file(output))
+    Err(Error::new(ErrorKind::OutputNotEmpty {
+        found: names,
+        more,
+        front_end,
+    })
+    .in_file(output))
 }
 
 /// How many of the names found in an output that is not empty the error shows.
 const NAMES_SHOWN: usize = 4;
 
-fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<(), Error> {
+fn check_paths(input: &Path, output: &Path, options: &Options) -> Result<(), Error> {
+    let existing = options.existing;
     let input_abs =
         fs::canonicalize(input).map_err(|_| Error::new(ErrorKind::InputMissing).in_file(input))?;
     let output_abs = absolute_through_existing(output).map_err(|err| Error::io(output, err))?;
@@ -212,7 +272,7 @@ fn check_paths(input: &Path, output: &Path, existing: ExistingOutput) -> Result<
             let names = LocalFs
                 .entries(output)
                 .map_err(|err| Error::io(output, err))?;
-            refuse_unless_empty(output, unshared(existing, names))
+            refuse_unless_empty(output, unshared(existing, names), options.front_end)
         }
         Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),

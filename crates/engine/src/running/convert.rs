@@ -99,6 +99,7 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         .map(|(dataset, problem)| {
             let target = Target {
                 storage,
+                input_storage: &*input_storage,
                 options,
                 settings: &settings,
                 dataset,

@@ -2,18 +2,23 @@
 //! keeps, what an earlier run left that must go, and publication — parts renamed to their
 //! final names in order, the manifest last.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
+use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
 use crate::error::Error;
-use crate::manifest::{Manifest, ManifestInput, ManifestPart, OneflowReader, TensorflowReader};
+use crate::manifest::{
+    Manifest, ManifestInput, ManifestPart, OneflowReader, SideFile, TensorflowReader,
+};
 use crate::naming::layout::{self, DatasetFiles};
 use crate::options::{Direction, ExistingOutput, Options, Settings};
-use crate::planning::plan::DatasetPlan;
+use crate::planning::plan::{DatasetPlan, Restore};
 use crate::progress::DatasetStatus;
 use crate::recode::ImageConversion;
-use crate::records::output::clear_dataset;
+use crate::records::copy::{copy_file, empty_file, Copied, Destination};
+use crate::records::output::{clear_dataset, TempPart};
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
 use crate::running::summary::{slash_path, DatasetSummary};
@@ -23,7 +28,10 @@ use crate::tfds::TfdsOrigin;
 
 /// What a dataset's output directory is written with.
 pub(crate) struct Target<'a> {
+    /// Where the output is written.
     pub(crate) storage: &'a dyn Storage,
+    /// Where the inputs, and the files that come with them, are read.
+    pub(crate) input_storage: &'a dyn Storage,
     pub(crate) options: &'a Options,
     pub(crate) settings: &'a Settings,
     pub(crate) dataset: &'a DatasetPlan,
@@ -40,6 +48,7 @@ impl Target<'_> {
             if let Ok(Some(manifest)) = self.read_manifest() {
                 if &manifest.settings == self.settings
                     && same_inputs(&manifest, self.dataset)
+                    && same_side_files(&manifest, self.dataset)
                     && manifest.parts_complete_in(self.storage, dir)
                 {
                     crate::records::output::remove_temps(self.storage, dir)
@@ -70,11 +79,17 @@ impl Target<'_> {
     /// metadata too, which no longer describes the files there.
     pub(crate) fn clear(&self, temps: &str) -> std::io::Result<()> {
         let dir = &self.dataset.output_dir;
-        let files = match self.settings.direction {
-            Direction::TfToOf => DatasetFiles::Parts {
+        let stem = self.stem();
+        let names: Vec<String>;
+        let files = match (self.settings.direction, self.restore()) {
+            (Direction::TfToOf, _) => DatasetFiles::Parts {
                 prefix: &self.options.part_prefix,
             },
-            Direction::OfToTf => DatasetFiles::Shards { stem: &self.stem() },
+            (Direction::OfToTf, Some(restore)) => {
+                names = restore.files.iter().map(|(name, _)| name.clone()).collect();
+                DatasetFiles::Named { names: &names }
+            }
+            (Direction::OfToTf, None) => DatasetFiles::Shards { stem: &stem },
         };
         clear_dataset(self.storage, dir, &self.manifest_name(), files, temps)?;
         if self.tfds().is_some() {
@@ -101,6 +116,19 @@ impl Target<'_> {
         }
     }
 
+    /// The TFRecord files given back under the names they had (of2tf).
+    fn restore(&self) -> Option<&Restore> {
+        match self.settings.direction {
+            Direction::TfToOf => None,
+            Direction::OfToTf => self.dataset.restore.as_ref(),
+        }
+    }
+
+    /// What tells the dataset from the others sharing its directory, if it shares one.
+    fn shared_tag(&self) -> Option<String> {
+        self.dataset.shared_tag(self.settings.direction)
+    }
+
     /// What the TFRecord files' names start with (of2tf).
     fn stem(&self) -> String {
         match self.tfds() {
@@ -118,24 +146,28 @@ impl Target<'_> {
         )
     }
 
-    /// The manifest's file name: each split of a TFDS dataset has its own.
+    /// The manifest's file name: each dataset sharing a directory (the splits of a TFDS
+    /// dataset, the families of a folder given back to it) has its own.
     pub(crate) fn manifest_name(&self) -> String {
-        match self.tfds() {
-            Some(origin) => origin.manifest_name(),
+        match self.shared_tag() {
+            Some(tag) => layout::shared_manifest_name(&tag),
             None => layout::MANIFEST_NAME.to_owned(),
         }
     }
 
     /// What this dataset's temporary file names carry after the temporary prefix.
     fn temp_tag(&self) -> String {
-        self.tfds()
-            .map(|origin| format!("{}.", origin.stem()))
+        self.shared_tag()
+            .map(|tag| format!("{tag}."))
             .unwrap_or_default()
     }
 
     /// The name of part `index` of `count`.
     pub(crate) fn part_name(&self, index: usize, count: usize) -> String {
         let options = self.options;
+        if let Some(name) = self.restore().and_then(|r| r.part_names().nth(index)) {
+            return name.to_owned();
+        }
         match (self.settings.direction, self.tfds()) {
             (Direction::TfToOf, _) => {
                 layout::part_name(&options.part_prefix, options.part_digits, index)
@@ -162,13 +194,14 @@ impl Target<'_> {
         }
     }
 
-    /// Renames a dataset's parts to their final names, in order, and writes its manifest.
+    /// Renames a dataset's parts to their final names, in order, copies the files that
+    /// come with it beside them, and writes its manifest.
     pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, Error> {
         let dir = &self.dataset.output_dir;
         let options = self.options;
         let mut schema = SchemaBuilder::new();
         let mut skipped = SkippedRecords::default();
-        let mut temps = Vec::new();
+        let mut per_chunk = Vec::new();
         let mut compressions = vec![None; self.dataset.inputs.len()];
         let mut images = ImageConversion::default();
         let mut rounded = 0;
@@ -177,25 +210,20 @@ impl Target<'_> {
             rounded += output.rounded;
             schema.merge(output.schema);
             skipped.add(output.skipped);
-            temps.extend(output.parts);
+            per_chunk.push(output.parts);
             for (input, compression) in output.compressions {
                 if let Some(slot) = compressions.get_mut(input) {
                     *slot = Some(compression);
                 }
             }
         }
-        let count = temps.len();
-        let parts: Vec<ManifestPart> = temps
-            .iter()
-            .enumerate()
-            .map(|(index, temp)| ManifestPart {
-                name: self.part_name(index, count),
-                records: temp.records,
-                bytes: temp.bytes,
-            })
-            .collect();
+        let files = self.files(per_chunk);
+        let count = files.len();
+        let copies = self.copy_files(&files)?;
+        let (parts, temps): (Vec<ManifestPart>, Vec<Option<TempPart>>) = files.into_iter().unzip();
 
-        let schema = schema.finish();
+        let mut schema = schema.finish();
+        schema.set_class_names(&self.class_names());
         let mut manifest = Manifest::new(self.settings.clone());
         manifest.inputs = manifest_inputs(self.dataset, &compressions);
         manifest.records = parts.iter().map(|part| part.records).sum();
@@ -236,6 +264,16 @@ impl Target<'_> {
         manifest.schema = schema;
         manifest.image_conversion = (!images.is_empty()).then_some(images);
         manifest.tfds = self.dataset.tfds.clone();
+        manifest.subfolder = self.dataset.subfolder.clone();
+        manifest.side_files = copies
+            .iter()
+            .filter(|copy| self.is_side_file(&copy.name))
+            .map(|copy| SideFile {
+                name: copy.name.clone(),
+                bytes: copy.bytes,
+                crc32c: format!("{:08x}", copy.crc32c),
+            })
+            .collect();
         if self.tfds().is_some() && options.compression != Compression::None {
             manifest.warnings.push(format!(
                 "{} shards: tfds.builder_from_directory reads only uncompressed TFRecord \
@@ -247,12 +285,18 @@ impl Target<'_> {
 
         // The manifest is complete and synced before the first part takes its final name: a
         // run killed while renaming leaves it staged beside the parts, and it appears last.
-        let staged = manifest
-            .stage(self.storage, dir, &self.manifest_name())
-            .map_err(|err| Error::io(dir, err))?;
-        let renamed = temps
+        let staged = match manifest.stage(self.storage, dir, &self.manifest_name()) {
+            Ok(staged) => staged,
+            Err(err) => {
+                undo_all(self.storage, &copies);
+                return Err(Error::io(dir, err));
+            }
+        };
+        let mut copies = copies;
+        let placed = temps
             .iter()
             .zip(&manifest.parts)
+            .filter_map(|(temp, part)| Some((temp.as_ref()?, part)))
             .filter(|(temp, part)| temp.path != dir.join(&part.name))
             .try_for_each(|(temp, part)| {
                 self.storage
@@ -260,17 +304,181 @@ impl Target<'_> {
                     .map_err(|err| Error::io(&temp.path, err))
             })
             .and_then(|()| {
+                copies
+                    .iter_mut()
+                    .try_for_each(|copy| copy.place(self.storage))
+            })
+            .and_then(|()| {
                 self.storage
                     .sync_dir(dir)
                     .map_err(|err| Error::io(dir, err))
             });
-        if let Err(err) = renamed {
+        if let Err(err) = placed {
             staged.discard();
+            undo_all(self.storage, &copies);
             return Err(err);
         }
-        staged.commit().map_err(|err| Error::io(dir, err))?;
+        if let Err(err) = staged.commit() {
+            undo_all(self.storage, &copies);
+            return Err(Error::io(dir, err));
+        }
         Ok(manifest)
     }
+
+    /// The dataset's files in order, each as its manifest lists it, with the part that
+    /// holds it (`per_chunk`: the parts of each work item, in order). Given back as it was,
+    /// a file that held no records has no part: it is written empty.
+    fn files(&self, per_chunk: Vec<Vec<TempPart>>) -> Vec<(ManifestPart, Option<TempPart>)> {
+        let listed = |name: String, temp: Option<TempPart>, from: Option<String>| {
+            let part = ManifestPart {
+                name,
+                records: temp.as_ref().map_or(0, |temp| temp.records),
+                bytes: temp.as_ref().map_or(0, |temp| temp.bytes),
+                from,
+            };
+            (part, temp)
+        };
+        if let Some(restore) = self.restore() {
+            let mut chunks = per_chunk.into_iter();
+            return restore
+                .files
+                .iter()
+                .map(|(name, empty)| {
+                    let temp = match empty {
+                        true => None,
+                        false => chunks.next().and_then(|parts| parts.into_iter().next()),
+                    };
+                    listed(name.clone(), temp, None)
+                })
+                .collect();
+        }
+        // One part per input file holding records, unless resharding: the part holds
+        // that whole file, which of2tf can give back under its name.
+        let whole_files = self.settings.direction == Direction::TfToOf
+            && !self.options.sizing.reshards()
+            && self.options.sizing.max_part_bytes.is_none();
+        // A name that is not UTF-8 cannot be written down exactly: such a file is not
+        // given back under its name.
+        let mut sources = self
+            .dataset
+            .inputs
+            .iter()
+            .filter(|input| input.size > 0)
+            .map(|input| {
+                input
+                    .relative
+                    .file_name()
+                    .and_then(|name| name.to_str())
+                    .map(str::to_owned)
+            });
+        let mut found = Vec::new();
+        for parts in per_chunk {
+            let source = sources.next().flatten();
+            let whole = whole_files && parts.len() == 1;
+            for temp in parts {
+                found.push((temp, source.clone().filter(|_| whole)));
+            }
+        }
+        let count = found.len();
+        found
+            .into_iter()
+            .enumerate()
+            .map(|(index, (temp, from))| listed(self.part_name(index, count), Some(temp), from))
+            .collect()
+    }
+
+    /// Copies the files that come with the dataset beside its parts, and writes the empty
+    /// files of a dataset given back as it was; all or none.
+    fn copy_files(&self, files: &[(ManifestPart, Option<TempPart>)]) -> Result<Vec<Copied>, Error> {
+        let tag = self.temp_tag();
+        let to = Destination {
+            storage: self.storage,
+            dir: &self.dataset.output_dir,
+            tag: &tag,
+            durability: self.options.durability(),
+        };
+        let mut copies = Vec::new();
+        let empties = files
+            .iter()
+            .filter(|(_, temp)| temp.is_none())
+            .map(|(part, _)| part.name.as_str());
+        // In a directory other datasets share, a side file placed is theirs too (a copy of
+        // the same file): a failure never removes it.
+        let shared = self.shared_tag().is_some();
+        let copy_all = || -> Result<(), Error> {
+            if self.options.side_files {
+                for side in &self.dataset.side_files {
+                    let name = side
+                        .relative
+                        .file_name()
+                        .unwrap_or(side.relative.as_os_str());
+                    let copy = copy_file(self.input_storage, &side.path, side.size, to, name)?;
+                    copies.push(if shared {
+                        copy.kept_once_placed()
+                    } else {
+                        copy
+                    });
+                }
+            }
+            for name in empties {
+                copies.push(empty_file(to, name.as_ref())?);
+            }
+            Ok(())
+        };
+        match copy_all() {
+            Ok(()) => Ok(copies),
+            Err(err) => {
+                undo_all(self.storage, &copies);
+                Err(err)
+            }
+        }
+    }
+
+    /// Whether `name` is one of the files that came with the dataset (not an empty file it
+    /// gives back).
+    fn is_side_file(&self, name: &str) -> bool {
+        self.options.side_files
+            && self
+                .dataset
+                .side_files
+                .iter()
+                .any(|side| file_name(&side.relative) == name)
+    }
+
+    /// The class names of the dataset's features, under the names the mapping gives them.
+    fn class_names(&self) -> BTreeMap<String, Vec<String>> {
+        mapped_class_names(self.dataset, &self.options.mapping)
+    }
+}
+
+/// The class names of `dataset`'s features under the names `mapping` gives them; a feature
+/// the mapping leaves out or shifts (an offset) loses them.
+pub(crate) fn mapped_class_names(
+    dataset: &DatasetPlan,
+    mapping: &MappingSpec,
+) -> BTreeMap<String, Vec<String>> {
+    dataset
+        .class_names
+        .iter()
+        .filter(|(name, _)| !mapping.offsets(name))
+        .filter_map(|(name, names)| Some((mapping.output_name(name)?.to_owned(), names.clone())))
+        .collect()
+}
+
+/// Removes what copying wrote.
+fn undo_all(storage: &dyn Storage, copies: &[Copied]) {
+    for copy in copies {
+        copy.undo(storage);
+    }
+}
+
+/// The last component of a path relative to a root.
+fn file_name(relative: &Path) -> String {
+    relative
+        .file_name()
+        .unwrap_or(relative.as_os_str())
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The inputs as a manifest lists them; `compressions` holds what reading found, by input
@@ -295,6 +503,22 @@ fn manifest_inputs(
                 .to_owned(),
         })
         .collect()
+}
+
+/// Whether a manifest lists the files that come with `dataset` as they are now: same names,
+/// same sizes (none when side files are not carried).
+fn same_side_files(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
+    if !manifest.settings.side_files {
+        return manifest.side_files.is_empty();
+    }
+    manifest.side_files.len() == dataset.side_files.len()
+        && manifest
+            .side_files
+            .iter()
+            .zip(&dataset.side_files)
+            .all(|(listed, side)| {
+                listed.name == file_name(&side.relative) && listed.bytes == side.size
+            })
 }
 
 /// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes.

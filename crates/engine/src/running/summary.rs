@@ -32,6 +32,9 @@ pub struct Summary {
     pub input_bytes: u64,
     /// Size of the parts written by this run.
     pub output_bytes: u64,
+    /// The files that came with the records (every other file of their folders) this run
+    /// copied beside the parts; a file the datasets sharing a folder all bring counts once.
+    pub side_files: usize,
     /// How many datasets failed.
     pub failed: usize,
     /// Whether the run was interrupted: some datasets may not have been converted.
@@ -45,6 +48,29 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Every warning of the run, `DATASET: what`: what would abort OneFlow (a feature
+    /// missing from some records, a kind that varies), shards missing from a family.
+    pub fn warnings(&self) -> Vec<String> {
+        self.datasets
+            .iter()
+            .filter_map(|dataset| Some((&dataset.name, dataset.manifest.as_ref()?)))
+            .flat_map(|(name, manifest)| {
+                manifest
+                    .warnings
+                    .iter()
+                    .map(move |warning| format!("{name}: {warning}"))
+            })
+            .collect()
+    }
+
+    /// The summary as `--json` prints it and the Python package returns it: its fields,
+    /// with [`warnings`](Summary::warnings) gathered under `warnings`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        value["warnings"] = serde_json::json!(self.warnings());
+        value
+    }
+
     /// The summary of a run that ended with `datasets`, started at `started`: records of
     /// every dataset converted or kept, bytes of those converted by this run. Nothing
     /// skipped or unreadable, not interrupted, no TFDS metadata: the caller adds those.
@@ -79,6 +105,13 @@ impl Summary {
                 .flat_map(|m| &m.parts)
                 .map(|part| part.bytes)
                 .sum(),
+            side_files: datasets
+                .iter()
+                .filter(|d| d.status == DatasetStatus::Converted)
+                .filter_map(|d| Some((&d.output_dir, &d.manifest.as_ref()?.side_files)))
+                .flat_map(|(dir, sides)| sides.iter().map(move |side| (dir, &side.name)))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
             failed: datasets
                 .iter()
                 .filter(|d| d.status == DatasetStatus::Failed)

@@ -53,13 +53,12 @@ pub(crate) fn write_metadata(
         let Some(first) = manifests.first().and_then(|m| m.tfds.clone()) else {
             continue;
         };
-        let splits: Vec<(String, Vec<u64>, u64)> = manifests
+        let splits: Vec<(String, Vec<u64>, Option<u64>)> = manifests
             .iter()
             .filter_map(|manifest| {
                 let origin = manifest.tfds.as_ref()?;
                 let lengths = manifest.parts.iter().map(|part| part.records).collect();
-                let bytes = manifest.parts.iter().map(|part| part.bytes).sum();
-                Some((origin.split.clone(), lengths, bytes))
+                Some((origin.split.clone(), lengths, example_bytes(manifest)))
             })
             .collect();
         let dir = PathBuf::from(&folder);
@@ -106,4 +105,17 @@ pub(crate) fn write_metadata(
         }
     }
     written
+}
+
+/// What TFDS counts as a split's `numBytes`: the bytes of its serialized examples, the
+/// TFRecord framing (16 bytes a record) left out. Unknown for compressed files.
+fn example_bytes(manifest: &Manifest) -> Option<u64> {
+    const FRAMING: u64 = 16;
+    (manifest.settings.compression == ofconvert_tfrecord::Compression::None.name()).then(|| {
+        manifest
+            .parts
+            .iter()
+            .map(|part| part.bytes.saturating_sub(FRAMING * part.records))
+            .sum()
+    })
 }

@@ -5,7 +5,7 @@
 //! a record's wire form), so that the run, the inspections and the manifest can all gather
 //! and print schemas.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use ofconvert_bridge::{FeatureKind, TfRecordType, Transcoder};
 use serde::{Deserialize, Serialize};
@@ -61,6 +61,29 @@ pub struct FeatureSchema {
     /// from 0) that differs from the first one holding it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_difference: Option<u64>,
+    /// The names of the classes its integers number, where TFDS names them (a
+    /// `ClassLabel`): value `i` is class `class_names[i]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_names: Option<Vec<String>>,
+}
+
+impl Schema {
+    /// The class names of its features, by feature name.
+    pub fn class_names(&self) -> BTreeMap<String, Vec<String>> {
+        self.features
+            .iter()
+            .filter_map(|feature| Some((feature.name.clone(), feature.class_names.clone()?)))
+            .collect()
+    }
+
+    /// Gives the features named in `names` their class names (others keep theirs).
+    pub fn set_class_names(&mut self, names: &BTreeMap<String, Vec<String>>) {
+        for feature in &mut self.features {
+            if let Some(names) = names.get(&feature.name) {
+                feature.class_names = Some(names.clone());
+            }
+        }
+    }
 }
 
 /// The smallest and largest value of an integer feature.
@@ -401,6 +424,7 @@ impl SchemaBuilder {
                         Same::Differ(record) => record,
                         _ => None,
                     },
+                    class_names: None,
                 }
             })
             .collect();

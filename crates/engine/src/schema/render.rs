@@ -191,6 +191,14 @@ impl Schema {
             }
             out.push_str(&line);
             out.push('\n');
+            if let Some(names) = &feature.class_names {
+                let names: Vec<String> = names.iter().map(|name| python_string(name)).collect();
+                let _ = writeln!(
+                    out,
+                    "{variable}_names = [{}]  # TFDS's class names, by value",
+                    names.join(", ")
+                );
+            }
         }
         out
     }

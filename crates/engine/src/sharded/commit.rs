@@ -10,6 +10,7 @@ use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
 use crate::error::{Error, ErrorKind};
+use crate::front_end::FrontEnd;
 use crate::naming::layout::CONTROL_DIR;
 use crate::options::Options;
 use crate::planning::plan::{DatasetPlan, InputFile};
@@ -20,7 +21,7 @@ use crate::running::publish::Target;
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::sharded::receipt::Receipt;
 use crate::sharded::shard::{read_receipt, receipt_path, worker_dir};
-use crate::sharded::stored::StoredPlan;
+use crate::sharded::stored::{StoredDataset, StoredPlan};
 use crate::storage::object;
 use crate::storage::{LockError, Storage};
 
@@ -37,13 +38,17 @@ use crate::storage::{LockError, Storage};
 /// part and its worker) or [`ErrorKind::ReceiptMismatch`] when a worker has not finished or
 /// a part changed: then nothing is published. A dataset the plan found unconvertible is
 /// failed in the summary, as a single run fails it.
-pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
+pub fn commit(
+    output: &Path,
+    verify_checksums: bool,
+    front_end: FrontEnd,
+) -> Result<Summary, Error> {
     let started = Instant::now();
     let (storage, output) = object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let storage = &*storage;
     let output = output.as_path();
     let Some(stored) = StoredPlan::read(storage, output)? else {
-        return Err(Error::new(ErrorKind::NotSharded).in_file(output));
+        return Err(Error::new(ErrorKind::NotSharded { front_end }).in_file(output));
     };
     let _lock = match storage.lock(output) {
         Ok(lock) => lock,
@@ -66,6 +71,10 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
     }
 
     let options = options_of(&stored)?;
+    // The files that come with the records are copied from the input by `commit`, the one
+    // process that publishes: never by two workers at once.
+    let (input_storage, _) = object::storage_for(Path::new(&stored.input))
+        .map_err(|err| Error::io(Path::new(&stored.input), err))?;
     let datasets: Vec<DatasetPlan> = stored
         .datasets
         .iter()
@@ -89,6 +98,18 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
             warnings: dataset.warnings.clone(),
             problem: None,
             tfds: dataset.tfds.clone(),
+            side_files: dataset
+                .side_files
+                .iter()
+                .map(|side| InputFile {
+                    path: PathBuf::from(side.location.as_deref().unwrap_or(&side.path)),
+                    relative: PathBuf::from(&side.path),
+                    size: side.bytes,
+                })
+                .collect(),
+            class_names: dataset.class_names.clone(),
+            subfolder: dataset.subfolder.clone(),
+            restore: dataset.restore.clone(),
         })
         .collect();
     let settings = stored.settings.clone();
@@ -98,6 +119,7 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
         .zip(&datasets)
         .map(|(dataset, plan)| Target {
             storage,
+            input_storage: &*input_storage,
             options: &options,
             settings: &settings,
             dataset: plan,
@@ -146,12 +168,18 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
             }
             (None, None) => match target.read_manifest() {
                 Ok(Some(manifest)) => DatasetSummary::done(plan, DatasetStatus::Kept, manifest),
-                _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded)),
+                _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded { front_end })),
             },
-            (None, Some(found)) => {
-                let manifest = target.publish(found)?;
-                DatasetSummary::done(plan, DatasetStatus::Converted, manifest)
-            }
+            (None, Some(found)) => match side_files_changed(&*input_storage, dataset) {
+                Some(what) => {
+                    let err = Error::new(ErrorKind::InputChanged { what }).in_file(output);
+                    DatasetSummary::failed(plan, &err)
+                }
+                None => {
+                    let manifest = target.publish(found)?;
+                    DatasetSummary::done(plan, DatasetStatus::Converted, manifest)
+                }
+            },
         };
         summaries.push(summary);
     }
@@ -176,6 +204,21 @@ pub fn commit(output: &Path, verify_checksums: bool) -> Result<Summary, Error> {
             summaries,
             started,
         )
+    })
+}
+
+/// The first side file of `dataset` rewritten since the plan was stored, in words.
+fn side_files_changed(input: &dyn Storage, dataset: &StoredDataset) -> Option<String> {
+    dataset.side_files.iter().find_map(|side| {
+        let path = PathBuf::from(side.location.as_deref().unwrap_or(&side.path));
+        let (size, version) = (input.size(&path), input.version(&path));
+        match (size, version) {
+            (Ok(Some(size)), Ok(version)) if size == side.bytes && version == side.version => None,
+            _ => Some(format!(
+                "dataset {}: {} changed since the plan was stored",
+                dataset.name, side.path
+            )),
+        }
     })
 }
 
@@ -216,6 +259,7 @@ fn options_of(stored: &StoredPlan) -> Result<Options, Error> {
     options.part_prefix = settings.part_prefix.clone();
     options.part_digits = settings.part_digits;
     options.sizing = settings.sizing;
+    options.side_files = settings.side_files;
     options.compression = Compression::from_str(&settings.compression).map_err(|_| {
         Error::new(ErrorKind::Io(std::io::Error::other(format!(
             "unknown compression {:?} in the stored plan",

@@ -161,13 +161,13 @@ pub fn convert_shard(
     let found: Vec<StoredDataset> = plan
         .datasets
         .iter()
-        .map(|dataset| describe(&plan, dataset))
+        .map(|dataset| describe(&plan, options, dataset))
         .collect();
     let (stored, planned) = match StoredPlan::read(&*storage, &output)? {
         Some(stored) => (stored, false),
         None => {
             let built = StoredPlan::build(&plan, options, shard.count, &found);
-            (built.store(&*storage, &output)?, true)
+            built.store(&*storage, &output)?
         }
     };
     stored
@@ -208,6 +208,7 @@ pub fn convert_shard(
         .map(|dataset| Job {
             target: Target {
                 storage: &checksummed,
+                input_storage: &*plan.input_storage,
                 options,
                 settings: &settings,
                 dataset,

@@ -2,6 +2,7 @@
 //! their inputs as the plan saw them (so that a late worker finds out if they changed),
 //! the settings, and every work item with the worker it is given to.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
@@ -12,7 +13,7 @@ use crate::naming::layout::CONTROL_DIR;
 use crate::naming::names::Format;
 use crate::options::{Direction, Options, Settings};
 use crate::planning::group::tf_file_stem;
-use crate::planning::plan::{DatasetPlan, Plan};
+use crate::planning::plan::{DatasetPlan, Plan, Restore};
 use crate::records::RecordAt;
 use crate::running::chunk::{plan_chunks, Chunk, Segment};
 use crate::running::summary::slash_path;
@@ -48,6 +49,19 @@ pub(crate) struct StoredDataset {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tfds: Option<TfdsOrigin>,
     pub(crate) inputs: Vec<StoredInput>,
+    /// The files that come with the records, which `commit` copies beside the parts: each
+    /// named by its relative path, with its place (an absolute path or a URL) in `location`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) side_files: Vec<StoredInput>,
+    /// The class names of its features, where TFDS names them, under their output names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) class_names: BTreeMap<String, Vec<String>>,
+    /// tf2of: the directory of its own the dataset was given among its folder's families.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) subfolder: Option<String>,
+    /// of2tf: the TFRecord files given back under the names they had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) restore: Option<Restore>,
     pub(crate) warnings: Vec<String>,
     /// Why it cannot be converted, found while planning.
     pub(crate) problem: Option<String>,
@@ -63,6 +77,9 @@ pub(crate) struct StoredInput {
     /// What changes when it is rewritten ([`Storage::version`]): modification time or ETag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) version: Option<String>,
+    /// Where a side file is read from, whatever the directory `commit` runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) location: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -173,7 +190,9 @@ impl StoredPlan {
             });
         }
         for (stored, found) in self.datasets.iter().zip(datasets) {
-            if let Some(what) = input_change(&stored.inputs, &found.inputs) {
+            let changed = input_change(&stored.inputs, &found.inputs)
+                .or_else(|| input_change(&stored.side_files, &found.side_files));
+            if let Some(what) = changed {
                 return Err(ErrorKind::InputChanged {
                     what: format!("dataset {}: {what}", stored.name),
                 });
@@ -224,8 +243,13 @@ impl StoredPlan {
         Ok(Some(plan))
     }
 
-    /// Stores the plan in `output` unless one is there already; returns the one stored.
-    pub(crate) fn store(self, storage: &dyn Storage, output: &Path) -> Result<StoredPlan, Error> {
+    /// Stores the plan in `output` unless one is there already; returns the one stored, and
+    /// whether this call stored it (another worker may have been first in between).
+    pub(crate) fn store(
+        self,
+        storage: &dyn Storage,
+        output: &Path,
+    ) -> Result<(StoredPlan, bool), Error> {
         let control = output.join(CONTROL_DIR);
         let path = control.join(PLAN_NAME);
         let mut bytes = serde_json::to_vec_pretty(&self).map_err(io::Error::other);
@@ -234,10 +258,11 @@ impl StoredPlan {
         }
         let written = bytes.and_then(|bytes| put_if_absent(storage, &control, &bytes));
         match written {
-            Ok(()) => Ok(self),
+            Ok(()) => Ok((self, true)),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-                StoredPlan::read(storage, output)?
-                    .ok_or_else(|| Error::io(&path, io::Error::from(io::ErrorKind::NotFound)))
+                let stored = StoredPlan::read(storage, output)?
+                    .ok_or_else(|| Error::io(&path, io::Error::from(io::ErrorKind::NotFound)))?;
+                Ok((stored, false))
             }
             Err(err) => Err(Error::io(&path, err)),
         }
@@ -280,9 +305,20 @@ impl From<&Chunk> for StoredChunk {
     }
 }
 
+/// Where `path` is, wherever it is read from: a URL as it is, a local path made absolute.
+fn location(path: &Path) -> String {
+    let path = if crate::storage::object::is_url(path) {
+        path.to_path_buf()
+    } else {
+        std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+    };
+    path.display().to_string()
+}
+
 /// A dataset as the plan stores it, without its work items. Asks the input's storage for
-/// the version of every input (a request each in an object store, several at a time).
-pub(crate) fn describe(plan: &Plan, dataset: &DatasetPlan) -> StoredDataset {
+/// the version of every input and side file (a request each in an object store, several
+/// at a time).
+pub(crate) fn describe(plan: &Plan, options: &Options, dataset: &DatasetPlan) -> StoredDataset {
     use rayon::prelude::*;
 
     let storage = &*plan.input_storage;
@@ -304,8 +340,27 @@ pub(crate) fn describe(plan: &Plan, dataset: &DatasetPlan) -> StoredDataset {
                 path: slash_path(&input.relative),
                 bytes: input.size,
                 version: storage.version(&input.path).ok().flatten(),
+                location: None,
             })
             .collect(),
+        side_files: if options.side_files {
+            dataset
+                .side_files
+                .par_iter()
+                .map(|side| StoredInput {
+                    path: slash_path(&side.relative),
+                    bytes: side.size,
+                    version: storage.version(&side.path).ok().flatten(),
+                    location: Some(location(&side.path)),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+        // Under their output names: `commit` publishes without the mapping.
+        class_names: crate::running::publish::mapped_class_names(dataset, &options.mapping),
+        subfolder: dataset.subfolder.clone(),
+        restore: dataset.restore.clone(),
         warnings: dataset.warnings.clone(),
         problem: None,
         chunks: Vec::new(),
@@ -375,6 +430,10 @@ mod tests {
             tf_stem: "d".to_owned(),
             tfds: None,
             inputs: Vec::new(),
+            side_files: Vec::new(),
+            class_names: BTreeMap::new(),
+            subfolder: None,
+            restore: None,
             warnings: Vec::new(),
             problem: None,
             chunks: chunk_bytes
@@ -404,11 +463,35 @@ mod tests {
     }
 
     #[test]
+    fn of_two_workers_storing_a_plan_only_the_first_stored_it() {
+        let out = tempfile::tempdir().unwrap();
+        let plan = || StoredPlan {
+            format: PLAN_FORMAT,
+            workers: 2,
+            input: "in".to_owned(),
+            settings: crate::options::Options::new(crate::options::Direction::TfToOf).settings(),
+            lossy: false,
+            datasets: vec![dataset(&[1, 2])],
+        };
+        let storage = crate::storage::LocalFs;
+        std::fs::create_dir_all(out.path().join(CONTROL_DIR)).unwrap();
+        let (first, stored) = plan().store(&storage, out.path()).unwrap();
+        assert!(stored);
+        let (second, stored) = plan().store(&storage, out.path()).unwrap();
+        assert!(
+            !stored,
+            "the second worker took the plan stored, it stored none"
+        );
+        assert_eq!(second.workers, first.workers);
+    }
+
+    #[test]
     fn an_input_that_grew_moved_or_went_is_named() {
         let input = |path: &str, bytes: u64| StoredInput {
             path: path.to_owned(),
             bytes,
             version: Some("1".to_owned()),
+            location: None,
         };
         let stored = vec![input("a", 10), input("b", 20)];
         assert_eq!(

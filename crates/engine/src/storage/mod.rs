@@ -4,16 +4,21 @@
 //! serve a conversion without the run loop knowing. [`LocalFs`] is the local file system.
 //!
 //! This folder owns the trait and what serves it: the local disk ([`LocalFs`]), object
-//! stores (`object`: S3, GCS, Azure, HTTP through `object_store`), ranged reads and uploads
-//! (`transfer`), the stores' errors (`store_error`) and how hard a request is tried
-//! (`retry`). It uses only `naming` (the lock's name); nothing in it knows of records,
+//! stores (`object`: S3, GCS, Azure, HTTP through `object_store`), how each is built from
+//! the environment (`stores`) with the HTTP client its requests go through (`client`:
+//! certificates, `Retry-After`), ranged reads and uploads (`transfer`), directories on
+//! HTTP servers (`webdav`), the stores' errors (`store_error`) and how hard a request is
+//! tried (`retry`). It uses only `naming` (the lock's name); nothing in it knows of records,
 //! plans or runs.
 
+mod client;
 mod local;
 pub(crate) mod object;
 pub(crate) mod retry;
 pub(crate) mod store_error;
+pub(crate) mod stores;
 pub(crate) mod transfer;
+mod webdav;
 
 pub(crate) use local::absolute_through_existing;
 pub use local::LocalFs;

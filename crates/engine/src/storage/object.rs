@@ -11,21 +11,22 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::aws::AmazonS3ConfigKey;
-use object_store::azure::AzureConfigKey;
-use object_store::gcp::GoogleConfigKey;
 use object_store::path::Path as ObjectPath;
-use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use tokio::runtime::Runtime;
 
 use crate::naming::layout::LOCK_NAME;
+use crate::storage::client::NO_WEBDAV;
 use crate::storage::retry::{self, CreateAnswer};
 use crate::storage::store_error::store_error;
-use crate::storage::transfer::{RangeReader, Upload};
+use crate::storage::stores::{self, StoreInfo, StoreKind};
+use crate::storage::transfer::{RangeReader, Source, Upload};
+use crate::storage::webdav;
 use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
@@ -100,9 +101,11 @@ pub(crate) struct ObjectStorage {
     store: Arc<dyn ObjectStore>,
     /// The URL of the store's root, without a trailing `/`.
     root: String,
-    /// Whether the store can list (plain HTTP servers serve single files).
-    lists: bool,
+    /// What the store's messages may name.
+    info: Arc<StoreInfo>,
     runtime: Arc<Runtime>,
+    /// Whether the store answers ranged reads (a plain HTTP server may not).
+    ranges: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for ObjectStorage {
@@ -116,66 +119,12 @@ impl fmt::Debug for ObjectStorage {
 impl ObjectStorage {
     /// The store of `url`, configured from each cloud's standard environment variables
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
-    /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...).
+    /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...): `stores`.
     pub(crate) fn for_url(url: &str) -> io::Result<ObjectStorage> {
-        // reqwest is built without a crypto provider of its own (that would be aws-lc-rs, a
-        // long C build); ring serves every TLS connection. Installing it a second time, or
-        // after a host program installed one, changes nothing.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
-        let timeouts = retry::client_timeouts();
-        let store: Arc<dyn ObjectStore> = match parsed.scheme() {
-            "s3" | "s3a" => {
-                let mut builder = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(url)
-                    .with_retry(retry::retry_config());
-                for (key, value) in timeouts {
-                    builder = builder.with_config(AmazonS3ConfigKey::Client(key), value);
-                }
-                Arc::new(builder.build().map_err(store_error)?)
-            }
-            "gs" => {
-                let mut builder = object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry::retry_config());
-                for (key, value) in timeouts {
-                    builder = builder.with_config(GoogleConfigKey::Client(key), value);
-                }
-                Arc::new(builder.build().map_err(store_error)?)
-            }
-            "az" | "abfs" | "abfss" | "azure" => {
-                let mut builder = object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry::retry_config());
-                for (key, value) in timeouts {
-                    builder = builder.with_config(AzureConfigKey::Client(key), value);
-                }
-                Arc::new(builder.build().map_err(store_error)?)
-            }
-            "http" | "https" => {
-                let mut builder = object_store::http::HttpBuilder::new()
-                    .with_url(root.clone())
-                    .with_retry(retry::retry_config());
-                for (key, value) in timeouts {
-                    builder = builder.with_config(key, value);
-                }
-                // The user typed http://: plain HTTP is what was asked for.
-                if parsed.scheme() == "http" {
-                    builder = builder.with_config(ClientConfigKey::AllowHttp, "true");
-                }
-                Arc::new(builder.build().map_err(store_error)?)
-            }
-            other => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                    "{url}: unknown scheme {other}:// (s3, gs, az, http, https and file are known)"
-                ),
-                ))
-            }
-        };
+        let (store, info) = stores::build(url, parsed.scheme(), &root)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("ofconvert-io")
@@ -183,9 +132,10 @@ impl ObjectStorage {
             .build()?;
         Ok(ObjectStorage {
             store,
-            lists: !matches!(parsed.scheme(), "http" | "https"),
+            info: Arc::new(info),
             root,
             runtime: Arc::new(runtime),
+            ranges: Arc::new(AtomicBool::new(true)),
         })
     }
 
@@ -207,6 +157,22 @@ impl ObjectStorage {
         PathBuf::from(format!("{}/{}", self.root, key))
     }
 
+    /// What is directly in `dir`; `None` from an HTTP server that lists nothing (no
+    /// WebDAV).
+    fn level(&self, dir: &Path) -> io::Result<Option<object_store::ListResult>> {
+        let key = self.key(dir)?;
+        match self.block_on(self.store.list_with_delimiter(Some(&key))) {
+            Ok(listed) => Ok(Some(listed)),
+            Err(_) if self.info.kind == StoreKind::Http => Ok(None),
+            Err(err) => Err(self.error(err)),
+        }
+    }
+
+    /// The `io::Error` of a store error.
+    fn error(&self, err: object_store::Error) -> io::Error {
+        store_error(&self.info, err)
+    }
+
     fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
@@ -219,18 +185,47 @@ fn is_hidden_key(relative: &str) -> bool {
 impl Storage for ObjectStorage {
     fn list(&self, root: &Path) -> io::Result<Listing> {
         let prefix = self.key(root)?;
-        let objects: Vec<object_store::ObjectMeta> = if self.lists {
-            self.block_on(self.store.list(Some(&prefix)).try_collect())
-                .map_err(store_error)?
+        let mut not_listed = None;
+        let objects: Vec<object_store::ObjectMeta> = if self.info.kind == StoreKind::Http {
+            match self.block_on(webdav::walk(&*self.store, &prefix)) {
+                Ok(objects) => objects,
+                Err(err) => {
+                    let err = self.error(err);
+                    // Not a WebDAV server (a plain file server answers 405 or 501, some
+                    // a page): maybe a single file.
+                    let text = err.to_string();
+                    if !(text.contains(NO_WEBDAV) || text.contains("PROPFIND response")) {
+                        return Err(err);
+                    }
+                    not_listed = Some(err);
+                    Vec::new()
+                }
+            }
         } else {
-            Vec::new()
+            self.block_on(self.store.list(Some(&prefix)).try_collect())
+                .map_err(|err| self.error(err))?
         };
         let mut listing = Listing::default();
         if objects.is_empty() {
             // Not a prefix: a single object, or nothing at all.
+            let head = GetOptions {
+                head: true,
+                ..GetOptions::default()
+            };
             let meta = self
-                .block_on(self.store.head(&prefix))
-                .map_err(store_error)?;
+                .block_on(self.store.get_opts(&prefix, head))
+                .map_err(|err| self.error(err))?;
+            let directory = root.to_str().is_some_and(|url| url.ends_with('/'));
+            if let Some(why) = not_listed.filter(|_| directory || webdav::is_page(&meta.attributes))
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "this server lists no directories ({why}): only single files can be \
+                         read from it, each named by its URL"
+                    ),
+                ));
+            }
             let name = prefix.filename().unwrap_or_default().to_owned();
             listing
                 .directories
@@ -239,7 +234,7 @@ impl Storage for ObjectStorage {
                 .push(Listed {
                     path: root.to_path_buf(),
                     name,
-                    size: meta.size,
+                    size: meta.meta.size,
                 });
             listing.single_file = true;
             return Ok(listing);
@@ -273,13 +268,17 @@ impl Storage for ObjectStorage {
         let key = self.key(path)?;
         let size = self
             .block_on(self.store.head(&key))
-            .map_err(store_error)?
+            .map_err(|err| self.error(err))?
             .size;
         Ok(Opened {
             reader: Box::new(RangeReader::start(
-                Arc::clone(&self.store),
+                Source {
+                    store: Arc::clone(&self.store),
+                    info: Arc::clone(&self.info),
+                    key,
+                    ranges: Arc::clone(&self.ranges),
+                },
                 &self.runtime,
-                key,
                 offset,
                 size,
             )),
@@ -296,7 +295,7 @@ impl Storage for ObjectStorage {
         match fetched {
             Ok(bytes) => Ok(Some(bytes.to_vec())),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(err) => Err(store_error(err)),
+            Err(err) => Err(self.error(err)),
         }
     }
 
@@ -305,21 +304,22 @@ impl Storage for ObjectStorage {
         match self.block_on(self.store.head(&key)) {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(err) => Err(store_error(err)),
+            Err(err) => Err(self.error(err)),
         }
     }
 
     fn version(&self, path: &Path) -> io::Result<Option<String>> {
         let key = self.key(path)?;
-        let meta = self.block_on(self.store.head(&key)).map_err(store_error)?;
+        let meta = self
+            .block_on(self.store.head(&key))
+            .map_err(|err| self.error(err))?;
         Ok(meta.e_tag.map(|tag| format!("etag:{tag}")))
     }
 
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let key = self.key(dir)?;
-        let listed = self
-            .block_on(self.store.list_with_delimiter(Some(&key)))
-            .map_err(store_error)?;
+        let Some(listed) = self.level(dir)? else {
+            return Ok(Vec::new());
+        };
         Ok(listed
             .objects
             .into_iter()
@@ -328,13 +328,9 @@ impl Storage for ObjectStorage {
     }
 
     fn entries(&self, dir: &Path) -> io::Result<Vec<String>> {
-        if !self.lists {
+        let Some(listed) = self.level(dir)? else {
             return Ok(Vec::new());
-        }
-        let key = self.key(dir)?;
-        let listed = self
-            .block_on(self.store.list_with_delimiter(Some(&key)))
-            .map_err(store_error)?;
+        };
         let mut names: Vec<String> = listed
             .objects
             .iter()
@@ -355,6 +351,7 @@ impl Storage for ObjectStorage {
         let key = self.key(path)?;
         Ok(Box::new(Upload::new(
             Arc::clone(&self.store),
+            Arc::clone(&self.info),
             key,
             Arc::clone(&self.runtime),
         )))
@@ -367,12 +364,12 @@ impl Storage for ObjectStorage {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let (from, to) = (self.key(from)?, self.key(to)?);
         self.block_on(self.store.rename(&from, &to))
-            .map_err(store_error)
+            .map_err(|err| self.error(err))
     }
 
     fn put_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let key = self.key(path)?;
-        match self.create(&key, bytes).map_err(store_error)? {
+        match self.create(&key, bytes).map_err(|err| self.error(err))? {
             Created::IfAbsent => Ok(()),
             // A store without conditional writes: the run's lock is all there is.
             Created::Unconditional => self
@@ -381,7 +378,7 @@ impl Storage for ObjectStorage {
                         .put(&key, PutPayload::from(Bytes::copy_from_slice(bytes))),
                 )
                 .map(|_| ())
-                .map_err(store_error),
+                .map_err(|err| self.error(err)),
         }
     }
 
@@ -394,7 +391,7 @@ impl Storage for ObjectStorage {
         let key = self.key(path)?;
         match self.block_on(self.store.delete(&key)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(err) => Err(store_error(err)),
+            Err(err) => Err(self.error(err)),
         }
     }
 
@@ -420,7 +417,7 @@ impl Storage for ObjectStorage {
             // A store without conditional writes cannot lock: the manifest's write is all
             // there is to keep two runs apart.
             Ok(Created::Unconditional) => Ok(Box::new(NoLock)),
-            Err(err) => Err(LockError::Io(store_error(err))),
+            Err(err) => Err(LockError::Io(self.error(err))),
         }
     }
 }
@@ -560,7 +557,7 @@ mod tests {
         // Credentials are looked for when a request is made, not when the store is built.
         let storage = ObjectStorage::for_url("gs://tfds-data/datasets/mnist").unwrap();
         assert_eq!(storage.root, "gs://tfds-data");
-        assert!(storage.lists);
+        assert_eq!(storage.info.kind, StoreKind::Gcs);
         let key = storage
             .key(Path::new("gs://tfds-data/datasets/mnist/3.0.1/x.tfrecord"))
             .unwrap();
@@ -577,7 +574,7 @@ mod tests {
         let err = ObjectStorage::for_url("ftp://host/x").unwrap_err();
         assert!(err.to_string().contains("unknown scheme ftp://"), "{err}");
         let http = ObjectStorage::for_url("https://example.com/data/x.tfrecord").unwrap();
-        assert!(!http.lists);
+        assert_eq!(http.info.kind, StoreKind::Http);
         assert_eq!(http.root, "https://example.com");
     }
 }

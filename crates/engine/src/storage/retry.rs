@@ -3,7 +3,7 @@
 //! and bodies cut short, with exponential backoff and jitter), and a create-if-absent write
 //! that can be sent again without mistaking its own object for another's.
 
-use std::sync::OnceLock;
+use std::sync::RwLock;
 use std::time::Duration;
 
 use object_store::{BackoffConfig, ClientConfigKey, RetryConfig};
@@ -29,16 +29,23 @@ impl Default for NetworkBounds {
     }
 }
 
-static BOUNDS: OnceLock<NetworkBounds> = OnceLock::new();
+static BOUNDS: RwLock<Option<NetworkBounds>> = RwLock::new(None);
 
-/// Sets the bounds every store opened from now on is built with; the first call wins.
+/// Sets the bounds every store opened from now on is built with (a process that runs
+/// several conversions, as a Python program does, sets them for each).
 pub fn set_network_bounds(bounds: NetworkBounds) {
-    let _ = BOUNDS.set(bounds);
+    let mut set = BOUNDS
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    *set = Some(bounds);
 }
 
 /// The bounds in force.
 pub(crate) fn network_bounds() -> NetworkBounds {
-    BOUNDS.get().copied().unwrap_or_default()
+    let set = BOUNDS
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    set.unwrap_or_default()
 }
 
 /// The retry settings of a store.

@@ -1,9 +1,11 @@
 //! Moving one object's bytes: reading it in ranged requests, a few in flight, each resumed
-//! from its last byte when a connection drops; writing it in one request, or as a multipart
-//! upload once it outgrows a part, so that it appears whole or not at all.
+//! from its last byte when a connection drops (or, from a server that does not answer
+//! ranges, as one streamed body, started again when it breaks); writing it in one request,
+//! or as a multipart upload once it outgrows a part, so that it appears whole or not at all.
 
 use std::io::{self, Read, Write};
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -13,6 +15,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload
 use tokio::runtime::Runtime;
 
 use crate::storage::store_error::store_error;
+use crate::storage::stores::StoreInfo;
 use crate::storage::OutputFile;
 
 /// Bytes asked for in one ranged read.
@@ -32,6 +35,7 @@ const UPLOADS_IN_FLIGHT: usize = 2;
 /// goes up in one request when finished. Either way it appears whole or not at all.
 pub(crate) struct Upload {
     store: Arc<dyn ObjectStore>,
+    info: Arc<StoreInfo>,
     key: ObjectPath,
     runtime: Arc<Runtime>,
     /// The bytes written so far, while they fit in one part.
@@ -45,11 +49,13 @@ impl Upload {
     /// finished.
     pub(crate) fn new(
         store: Arc<dyn ObjectStore>,
+        info: Arc<StoreInfo>,
         key: ObjectPath,
         runtime: Arc<Runtime>,
     ) -> Upload {
         Upload {
             store,
+            info,
             key,
             runtime,
             first: Some(Vec::new()),
@@ -64,7 +70,7 @@ impl Upload {
         let upload = self
             .runtime
             .block_on(self.store.put_multipart(&self.key))
-            .map_err(store_error)?;
+            .map_err(|err| store_error(&self.info, err))?;
         let mut upload = WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
         let _runtime = self.runtime.enter();
         upload.write(&held);
@@ -92,7 +98,7 @@ impl Write for Upload {
         // Bounds memory: at most this many parts buffered or in flight.
         self.runtime
             .block_on(upload.wait_for_capacity(UPLOADS_IN_FLIGHT))
-            .map_err(store_error)?;
+            .map_err(|err| store_error(&self.info, err))?;
         // A full part starts its upload as a task of the runtime.
         let _runtime = self.runtime.enter();
         upload.write(buf);
@@ -111,7 +117,7 @@ impl OutputFile for Upload {
             let payload = PutPayload::from(Bytes::from(first));
             self.runtime
                 .block_on(self.store.put(&self.key, payload))
-                .map_err(store_error)?;
+                .map_err(|err| store_error(&self.info, err))?;
             return Ok(self.written);
         }
         let upload = self
@@ -120,7 +126,7 @@ impl OutputFile for Upload {
             .ok_or_else(|| io::Error::other("the upload is finished"))?;
         self.runtime
             .block_on(upload.finish())
-            .map_err(store_error)?;
+            .map_err(|err| store_error(&self.info, err))?;
         Ok(self.written)
     }
 }
@@ -135,37 +141,56 @@ impl Drop for Upload {
 }
 
 /// Reads an object from an offset through ranged requests, a few in flight ahead of the
-/// reader.
+/// reader; from a server that answers no ranges, as one streamed body.
 pub(crate) struct RangeReader {
     chunks: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
     current: Bytes,
     task: tokio::task::JoinHandle<()>,
 }
 
+/// Where an object is read from, and what its messages name.
+pub(crate) struct Source {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) info: Arc<StoreInfo>,
+    pub(crate) key: ObjectPath,
+    /// Whether the store answers ranged reads; cleared by the first read it refuses, so
+    /// that later reads of the store ask for whole bodies at once.
+    pub(crate) ranges: Arc<AtomicBool>,
+}
+
 impl RangeReader {
-    /// Starts reading `key`, `size` bytes long, from `offset`.
-    pub(crate) fn start(
-        store: Arc<dyn ObjectStore>,
-        runtime: &Runtime,
-        key: ObjectPath,
-        offset: u64,
-        size: u64,
-    ) -> RangeReader {
+    /// Starts reading `source`, `size` bytes long, from `offset`.
+    pub(crate) fn start(source: Source, runtime: &Runtime, offset: u64, size: u64) -> RangeReader {
         let (sender, chunks) = tokio::sync::mpsc::channel(1);
-        let ranges: Vec<Range<u64>> = (offset..size)
-            .step_by(RANGE_BYTES as usize)
-            .map(|start| start..(start + RANGE_BYTES).min(size))
-            .collect();
         let task = runtime.spawn(async move {
-            let mut fetched = futures::stream::iter(ranges)
-                .map(|range| fetch_range(Arc::clone(&store), key.clone(), range))
-                .buffered(RANGES_IN_FLIGHT);
-            while let Some(chunk) = fetched.next().await {
-                let failed = chunk.is_err();
-                if sender.send(chunk).await.is_err() || failed {
-                    return;
+            if source.ranges.load(Ordering::Relaxed) {
+                let ranges: Vec<Range<u64>> = (offset..size)
+                    .step_by(RANGE_BYTES as usize)
+                    .map(|start| start..(start + RANGE_BYTES).min(size))
+                    .collect();
+                let mut fetched = futures::stream::iter(ranges)
+                    .map(|range| fetch_range(&source, range))
+                    .buffered(RANGES_IN_FLIGHT);
+                let mut sent = false;
+                loop {
+                    match fetched.next().await {
+                        None => return,
+                        // A server that ignores `Range` answers the whole object.
+                        Some(Err(err)) if !sent && err.kind() == io::ErrorKind::Unsupported => {
+                            source.ranges.store(false, Ordering::Relaxed);
+                            break;
+                        }
+                        Some(chunk) => {
+                            let failed = chunk.is_err();
+                            if sender.send(chunk).await.is_err() || failed {
+                                return;
+                            }
+                            sent = true;
+                        }
+                    }
                 }
             }
+            stream_whole(&source, offset, size, &sender).await;
         });
         RangeReader {
             chunks,
@@ -197,11 +222,7 @@ impl Drop for RangeReader {
 
 /// One range of an object, asked for again from the last byte received when the transfer
 /// breaks (the store's own retries cover requests that fail before any byte arrives).
-async fn fetch_range(
-    store: Arc<dyn ObjectStore>,
-    key: ObjectPath,
-    range: Range<u64>,
-) -> io::Result<Bytes> {
+async fn fetch_range(source: &Source, range: Range<u64>) -> io::Result<Bytes> {
     let want = (range.end - range.start) as usize;
     let mut received = BytesMut::with_capacity(want);
     let mut attempts = 0;
@@ -211,7 +232,7 @@ async fn fetch_range(
             range: Some(GetRange::Bounded(from..range.end)),
             ..GetOptions::default()
         };
-        let broke = match store.get_opts(&key, options).await {
+        let broke = match source.store.get_opts(&source.key, options).await {
             Ok(result) => {
                 let mut stream = result.into_stream();
                 let mut broke = None;
@@ -237,17 +258,90 @@ async fn fetch_range(
                 // The body ended early without an error: ask for the rest.
                 attempts += 1;
                 if attempts >= READ_ATTEMPTS {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("{key}: the store sent {} of {want} bytes", received.len()),
-                    ));
+                    return Err(cut_short(source, received.len() as u64, want as u64));
                 }
             }
-            Some(err @ object_store::Error::NotFound { .. }) => return Err(store_error(err)),
+            Some(err @ object_store::Error::NotFound { .. })
+            | Some(err @ object_store::Error::NotSupported { .. }) => {
+                return Err(store_error(&source.info, err))
+            }
             Some(err) => {
                 attempts += 1;
                 if attempts >= READ_ATTEMPTS {
-                    return Err(store_error(err));
+                    return Err(store_error(&source.info, err));
+                }
+            }
+        }
+    }
+}
+
+fn cut_short(source: &Source, received: u64, want: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!("{}: the store sent {received} of {want} bytes", source.key),
+    )
+}
+
+/// The object from `offset` to `size` as one streamed body, passed on as it arrives, for a
+/// server that answers no ranges: a body that breaks is asked for again from its start,
+/// the bytes already passed on skipped.
+async fn stream_whole(
+    source: &Source,
+    offset: u64,
+    size: u64,
+    sender: &tokio::sync::mpsc::Sender<io::Result<Bytes>>,
+) {
+    // Bytes of the object passed on, or skipped before `offset`.
+    let mut done = offset;
+    let mut attempts = 0;
+    loop {
+        let broke = match source
+            .store
+            .get_opts(&source.key, GetOptions::default())
+            .await
+        {
+            Ok(result) => {
+                let mut stream = result.into_stream();
+                let mut position = 0u64;
+                let mut broke = None;
+                while let Some(piece) = stream.next().await {
+                    let mut piece = match piece {
+                        Ok(piece) => piece,
+                        Err(err) => {
+                            broke = Some(err);
+                            break;
+                        }
+                    };
+                    let end = position + piece.len() as u64;
+                    if end > done && done < size {
+                        piece = piece.slice((done - position) as usize..);
+                        piece.truncate((size - done) as usize);
+                        done += piece.len() as u64;
+                        if sender.send(Ok(piece)).await.is_err() {
+                            return;
+                        }
+                    }
+                    position = end;
+                }
+                broke
+            }
+            Err(err) => Some(err),
+        };
+        match broke {
+            None if done >= size => return,
+            Some(err @ object_store::Error::NotFound { .. }) => {
+                let _ = sender.send(Err(store_error(&source.info, err))).await;
+                return;
+            }
+            broke => {
+                attempts += 1;
+                if attempts >= READ_ATTEMPTS {
+                    let err = match broke {
+                        Some(err) => store_error(&source.info, err),
+                        None => cut_short(source, done - offset, size - offset),
+                    };
+                    let _ = sender.send(Err(err)).await;
+                    return;
                 }
             }
         }

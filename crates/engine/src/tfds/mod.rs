@@ -4,8 +4,8 @@
 //! `dataset_info.json` whose shard lengths are those of the new files and TFDS's
 //! `features.json` — so that `tfds.builder_from_directory` loads it.
 //!
-//! This folder owns reading TFDS's own files (`dataset_info.json`, `features.json`) and the
-//! origin a manifest records. It uses only `storage`; writing the metadata of a
+//! This folder owns reading TFDS's own files (`dataset_info.json`, `features.json`, the
+//! class names of `<feature>.labels.txt`, [`labels`]) and the origin a manifest records. It uses only `storage`; writing the metadata of a
 //! run's outputs, which needs the manifests and the summary, lives in `running`, and finding
 //! a OneFlow dataset's origin from its manifest lives in `planning`.
 
@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::storage::Storage;
+
+mod labels;
+
+pub(crate) use labels::class_names;
 
 /// TFDS's description of a dataset: its name, splits and their shard lengths.
 pub const DATASET_INFO: &str = "dataset_info.json";
@@ -118,21 +122,14 @@ impl Metadata {
     }
 }
 
-/// Whether two datasets are different splits of one TFDS dataset, which share a folder.
-pub(crate) fn splits_of_one(a: &Option<TfdsOrigin>, b: &Option<TfdsOrigin>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => a.name == b.name && a.split != b.split,
-        _ => false,
-    }
-}
-
-/// `dataset_info.json` with the splits replaced by `splits` (name, records per shard,
-/// bytes): splits not in `splits` are dropped, since their files are not there. Numbers
-/// are written as strings where TFDS wrote them so (its JSON writes int64 as strings);
-/// everything else stays as it was, keys sorted as TFDS sorts them.
+/// `dataset_info.json` with the splits replaced by `splits` (name, records per shard, bytes
+/// of the serialized examples when known): splits not in `splits` are dropped, since their
+/// files are not there. Numbers are written as strings where TFDS wrote them so (its JSON
+/// writes int64 as strings); everything else stays as it was, keys sorted as TFDS sorts
+/// them.
 pub(crate) fn rewrite_info(
     text: &str,
-    splits: &[(String, Vec<u64>, u64)],
+    splits: &[(String, Vec<u64>, Option<u64>)],
 ) -> Result<String, String> {
     let mut info: Value =
         serde_json::from_str(text).map_err(|err| format!("{DATASET_INFO}: {err}"))?;
@@ -175,7 +172,7 @@ pub(crate) fn rewrite_info(
             "shardLengths".to_owned(),
             Value::Array(lengths.iter().map(|&n| number(n)).collect()),
         );
-        if let Some(old) = fields.get("numBytes") {
+        if let (Some(old), Some(bytes)) = (fields.get("numBytes"), bytes) {
             let new = if old.is_string() {
                 Value::String(bytes.to_string())
             } else {
@@ -221,15 +218,16 @@ mod tests {
     #[test]
     fn same_shards_give_the_same_text() {
         let splits = [
-            ("test".to_owned(), vec![40], 23482),
-            ("train".to_owned(), vec![40, 40], 47537),
+            ("test".to_owned(), vec![40], Some(23482)),
+            ("train".to_owned(), vec![40, 40], Some(47537)),
         ];
         assert_eq!(rewrite_info(INFO, &splits).unwrap(), INFO);
     }
 
     #[test]
     fn new_shards_replace_lengths_and_drop_absent_splits() {
-        let rewritten = rewrite_info(INFO, &[("train".to_owned(), vec![27, 27, 26], 9)]).unwrap();
+        let rewritten =
+            rewrite_info(INFO, &[("train".to_owned(), vec![27, 27, 26], Some(9))]).unwrap();
         let info: Value = serde_json::from_str(&rewritten).unwrap();
         let splits = info["splits"].as_array().unwrap();
         assert_eq!(splits.len(), 1);
@@ -238,13 +236,17 @@ mod tests {
             serde_json::json!(["27", "27", "26"])
         );
         assert_eq!(splits[0]["numBytes"], "9");
-        assert!(rewrite_info(INFO, &[("valid".to_owned(), vec![1], 1)]).is_err());
+        assert!(rewrite_info(INFO, &[("valid".to_owned(), vec![1], Some(1))]).is_err());
+        // Bytes not known: numBytes stays as it was.
+        let kept = rewrite_info(INFO, &[("test".to_owned(), vec![40], None)]).unwrap();
+        let info: Value = serde_json::from_str(&kept).unwrap();
+        assert_eq!(info["splits"][0]["numBytes"], "23482");
     }
 
     #[test]
     fn numbers_stay_numbers() {
         let info = r#"{"splits": [{"name": "train", "shardLengths": [3], "numBytes": 5}]}"#;
-        let rewritten = rewrite_info(info, &[("train".to_owned(), vec![1, 2], 7)]).unwrap();
+        let rewritten = rewrite_info(info, &[("train".to_owned(), vec![1, 2], Some(7))]).unwrap();
         let info: Value = serde_json::from_str(&rewritten).unwrap();
         assert_eq!(info["splits"][0]["shardLengths"], serde_json::json!([1, 2]));
         assert_eq!(info["splits"][0]["numBytes"], 7);

@@ -7,7 +7,7 @@ write records of both formats without TensorFlow.
 ...     print(record["class/label"])
 """
 
-from ._convert import of2tf, tf2of
+from ._convert import commit, of2tf, tf2of
 from ._errors import (
     ConversionError,
     CorruptRecordError,
@@ -17,6 +17,7 @@ from ._errors import (
     MappingError,
     UsageError,
 )
+from ._inspect import count, diff, index, schema, verify
 from ._records import OFRecordWriter, TFRecordWriter, read
 
 __all__ = [
@@ -29,9 +30,15 @@ __all__ = [
     "OFRecordWriter",
     "TFRecordWriter",
     "UsageError",
+    "commit",
+    "count",
+    "diff",
+    "index",
     "of2tf",
     "read",
+    "schema",
     "tf2of",
+    "verify",
 ]
 
 try:

@@ -1,33 +1,16 @@
-"""tf2of and of2tf: the command line's conversions as functions."""
+"""tf2of, of2tf and commit: the command line's conversions as functions, each flag a keyword
+argument. The values are checked by the same configuration as the command line's, and
+errors name the keyword arguments (``resume=True``), not the flags."""
 
 import json
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._errors import UsageError
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-_SIZE_SHIFTS = {"K": 10, "M": 20, "G": 30, "T": 40}
-
-
-def _size(value: Union[int, str, None]) -> Optional[int]:
-    """A byte count: an int, or a string such as ``"256M"`` (powers of 1024)."""
-    if value is None or isinstance(value, int):
-        return value
-    text = value.strip().upper()
-    for suffix in ("IB", "B"):
-        if text.endswith(suffix):
-            text = text[: -len(suffix)]
-            break
-    shift = _SIZE_SHIFTS.get(text[-1:], 0)
-    if shift:
-        text = text[:-1]
-    try:
-        return int(text.strip()) << shift
-    except ValueError:
-        raise UsageError(f"{value!r} is not a size (like 1048576, 512K, 256M or 2G)") from None
+Inputs = Union[PathLike, Sequence[PathLike]]
 
 
 def _pairs(what: str, mapping: Optional[Mapping[str, Any]]) -> list:
@@ -46,21 +29,56 @@ def _names(what: str, names: Optional[Iterable[str]]) -> list:
     return [str(name) for name in names]
 
 
-def _run(direction: str, src: PathLike, dst: PathLike, settings: Dict[str, Any]) -> Dict[str, Any]:
-    settings["max_part_bytes"] = _size(settings["max_part_bytes"])
+def _inputs(src: Inputs) -> list:
+    if isinstance(src, (str, bytes, os.PathLike)):
+        return [os.fspath(src)]
+    inputs = [os.fspath(path) for path in src]
+    if not inputs:
+        raise UsageError("no input given")
+    return inputs
+
+
+def _shard(shard: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
+    if shard is None:
+        return None
+    try:
+        index, count = shard
+        return int(index), int(count)
+    except (TypeError, ValueError):
+        raise UsageError(f"shard={shard!r}: expected (k, n): worker k of n, counted from 0") from None
+
+
+def network(retries: int, retry_timeout: float, request_timeout: float, anonymous: bool) -> Dict[str, Any]:
+    """How every request to an object store is made, as the native functions take it: its
+    bounds, and whether it is sent unsigned (a public bucket)."""
+    return dict(
+        retries=int(retries), retry_timeout=float(retry_timeout),
+        request_timeout=float(request_timeout), anonymous=bool(anonymous),
+    )
+
+
+def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -> Dict[str, Any]:
+    size = settings["max_part_bytes"]
+    if size is not None and not isinstance(size, (int, str)):
+        raise UsageError(f"max_part_bytes must be an int or a size such as \"256M\", not {size!r}")
     settings["rename"] = [(old, str(new)) for old, new in _pairs("rename", settings["rename"])]
     settings["cast"] = [(name, str(kind)) for name, kind in _pairs("cast", settings["cast"])]
     settings["offset"] = [(name, int(delta)) for name, delta in _pairs("offset", settings["offset"])]
     settings["keep"] = _names("keep", settings["keep"])
     settings["drop"] = _names("drop", settings["drop"])
     compression = settings["compression"]
-    settings["compression"] = "none" if compression is None else str(compression).lower()
-    summary = _native.convert(direction, os.fspath(src), os.fspath(dst), settings)
+    settings["compression"] = "none" if compression is None else str(compression)
+    settings["shard"] = _shard(settings["shard"])
+    settings["network"] = network(
+        settings.pop("retries"), settings.pop("retry_timeout"), settings.pop("request_timeout"),
+        settings.pop("anonymous"),
+    )
+    summary = _native.convert(direction, _inputs(src), os.fspath(dst), settings)
     return json.loads(summary)
 
 
 def tf2of(
-    src: PathLike,
+    src: Inputs,
     dst: PathLike,
     *,
     parts: Optional[int] = None,
@@ -77,28 +95,46 @@ def tf2of(
     sequence: str = "refuse",
     raw_feature: Optional[str] = None,
     empty: str = "error",
+    images: str = "keep",
+    jpeg_quality: int = 100,
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
+    shard: Optional[Tuple[int, int]] = None,
     jobs: Optional[int] = None,
     sync: bool = True,
     verify: bool = True,
+    side_files: bool = True,
+    retries: int = 10,
+    retry_timeout: float = 180.0,
+    request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
-    """Converts a tree of TFRecord files into OneFlow OFRecord datasets, as
-    ``ofconvert tf2of SRC DST`` does, and returns the summary that ``--json`` prints.
+    """Converts trees of TFRecord files into OneFlow OFRecord datasets, as
+    ``ofconvert tf2of SRC... DST`` does, and returns the summary that ``--json`` prints.
 
-    Every directory's record files become a dataset of ``part-NNNNN`` files with an
-    ``ofconvert-manifest.json``. The keyword arguments are the command line's options:
-    ``parts``/``records_per_part``/``max_part_bytes`` (an int or ``"256M"``) cut the parts;
-    ``preset="imagenet"``, ``rename={old: new}``, ``cast={name: "int32"}``,
-    ``offset={name: -1}``, ``keep=[...]``, ``drop=[...]``, ``sequence="flatten"`` and
-    ``raw_feature=NAME`` map features; ``empty="skip"`` leaves out Examples without
-    features; ``on_corrupt="skip"`` salvages damaged input; ``overwrite``/``resume`` deal
-    with an output that exists; ``jobs`` sets the worker threads; ``sync=False`` skips
-    fsync; ``verify=False`` skips checksums.
+    ``src`` is a directory tree, a record file, or a list of them (as ``cp -r`` places
+    them: files named one by one are taken as their directory would be, each directory goes
+    to ``DST/<its name>``); each may be a URL (``s3://``, ``gs://``, ``az://``, ``https://``),
+    and so may ``dst``. Every directory's record files become a dataset of ``part-NNNNN``
+    files with an ``ofconvert-manifest.json``.
+
+    The keyword arguments are the command line's flags: ``parts``/``records_per_part``/
+    ``max_part_bytes`` (an int or ``"256M"``) cut the parts; ``preset="imagenet"``,
+    ``rename={old: new}``, ``cast={name: "int32"}``, ``offset={name: -1}``, ``keep=[...]``,
+    ``drop=[...]``, ``sequence="flatten"`` and ``raw_feature=NAME`` map features;
+    ``images="jpeg"`` (with ``jpeg_quality``) re-encodes the images OneFlow cannot decode,
+    ``images="raw"`` decodes them to pixels; ``empty="skip"`` leaves out Examples without
+    features; ``on_corrupt="skip"`` salvages damaged input; ``overwrite``/``resume`` deal with
+    an output that exists; ``shard=(k, n)`` converts worker k's share of a run spread over n
+    workers (then :func:`commit`); ``jobs`` sets the worker threads; ``sync=False`` skips
+    fsync; ``verify=False`` skips checksums; ``side_files=False`` carries only the parts (not
+    the other files of a dataset's folder: TFDS metadata, class names, READMEs); ``retries``, ``retry_timeout`` and
+    ``request_timeout`` bound the requests to an object store.
 
     The GIL is released while converting. Ctrl-C (KeyboardInterrupt) stops the conversion:
     temporary files are removed, finished datasets stay, and ``resume=True`` finishes later.
+    With ``shard``, the summary is the worker's (``ofconvert tf2of --shard K/N --json``).
 
     Raises:
         UsageError: a bad option, a missing input, an output that is not empty.
@@ -109,13 +145,15 @@ def tf2of(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
         part_prefix=part_prefix, part_digits=part_digits, preset=preset, rename=rename,
         cast=cast, offset=offset, keep=keep, drop=drop, sequence=sequence,
-        raw_feature=raw_feature, empty=empty, on_corrupt=on_corrupt, compression=None,
-        lossy=False, overwrite=overwrite, resume=resume, jobs=jobs, sync=sync, verify=verify,
+        raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
+        compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
+        resume=resume, shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, retries=retries,
+        retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
     ))
 
 
 def of2tf(
-    src: PathLike,
+    src: Inputs,
     dst: PathLike,
     *,
     parts: Optional[int] = None,
@@ -132,24 +170,60 @@ def of2tf(
     on_corrupt: str = "fail",
     overwrite: bool = False,
     resume: bool = False,
+    shard: Optional[Tuple[int, int]] = None,
     jobs: Optional[int] = None,
     sync: bool = True,
     verify: bool = True,
+    side_files: bool = True,
+    retries: int = 10,
+    retry_timeout: float = 180.0,
+    request_timeout: float = 60.0,
+    anonymous: bool = False,
 ) -> Dict[str, Any]:
     """Converts OneFlow OFRecord datasets (directories of ``part-N`` files) into TFRecord
     files, as ``ofconvert of2tf SRC DST`` does, and returns the summary that ``--json``
     prints.
 
-    ``compression="gzip"`` or ``"zlib"`` compresses the files as TensorFlow does;
-    ``lossy=True`` rounds doubles to float (without it a double that float cannot hold
-    exactly fails its dataset) and counts the values it changed in each dataset's
-    ``manifest["rounded_values"]``; a finite double beyond float's range fails its dataset
-    either way. The other keyword arguments are those of :func:`tf2of`.
+    ``compression="gzip"`` or ``"zlib"`` (TensorFlow's ``"GZIP"``, ``"ZLIB"`` and ``""`` too)
+    compresses the files as TensorFlow does; ``lossy=True`` rounds doubles to float (without
+    it a double that float cannot hold exactly fails its dataset) and counts the values it
+    changed in each dataset's ``manifest["rounded_values"]``; a finite double beyond float's
+    range fails its dataset either way. The other keyword arguments are those of
+    :func:`tf2of`.
     """
     return _run("of2tf", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
         part_prefix=part_prefix, part_digits=5, preset=None, rename=rename, cast=cast,
         offset=offset, keep=keep, drop=drop, sequence="refuse", raw_feature=None,
-        empty="error", on_corrupt=on_corrupt, compression=compression, lossy=lossy,
-        overwrite=overwrite, resume=resume, jobs=jobs, sync=sync, verify=verify,
+        empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
+        on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, shard=shard, jobs=jobs,
+        sync=sync, verify=verify, side_files=side_files, retries=retries,
+        retry_timeout=retry_timeout,
+        request_timeout=request_timeout, anonymous=anonymous,
     ))
+
+
+def commit(
+    dst: PathLike,
+    *,
+    verify: bool = False,
+    retries: int = 10,
+    retry_timeout: float = 180.0,
+    request_timeout: float = 60.0,
+    anonymous: bool = False,
+) -> Dict[str, Any]:
+    """Publishes a conversion spread over many workers (``tf2of``/``of2tf`` with
+    ``shard=(k, n)``) once every worker is done, as ``ofconvert commit DST`` does, and
+    returns the summary that ``--json`` prints: each dataset's manifest, the one a single
+    run writes. ``verify=True`` also reads every part back and compares its CRC32C with its
+    worker's receipt. It converts nothing.
+
+    Raises:
+        UsageError: no sharded run in ``dst``, or a worker still running.
+        ConversionError: parts not finished by their workers (each named with its worker;
+            nothing is published), or a dataset that failed.
+    """
+    summary = _native.commit(
+        os.fspath(dst), bool(verify), network(retries, retry_timeout, request_timeout, anonymous)
+    )
+    return json.loads(summary)

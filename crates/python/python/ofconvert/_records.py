@@ -171,14 +171,24 @@ class _Writer:
         return self._native.records_written
 
     def close(self) -> None:
-        """Finishes the file. Closing twice does nothing."""
+        """Finishes the file and gives it its name: until then it is written under a hidden
+        temporary name beside it. A writer closed without a record written leaves no file.
+        Closing twice does nothing."""
         self._native.close()
+
+    def abort(self) -> None:
+        """Gives up the file: nothing is published, whatever was written."""
+        self._native.abort()
 
     def __enter__(self) -> "_Writer":
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc_info: Any) -> None:
+        # An exception out of the block leaves the file half-written: it is not published.
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
 
 
 class TFRecordWriter(_Writer):

@@ -74,6 +74,25 @@ fn tf2of_converts_the_sample_tree_one_part_per_input() {
         expected_files.push(format!("{dataset}/ofconvert-manifest.json"));
 
         let manifest = manifest(&dir);
+        // TFDS's metadata comes with each split, beside its parts, listed in its manifest.
+        let side: &[&str] = if dataset.starts_with("tfds/") {
+            &["dataset_info.json", "features.json"]
+        } else {
+            &[]
+        };
+        let listed: Vec<&str> = manifest["side_files"]
+            .as_array()
+            .map(|files| files.iter().map(|f| f["name"].as_str().unwrap()).collect())
+            .unwrap_or_default();
+        assert_eq!(listed, side, "{dataset}");
+        for name in side {
+            let original = datasets().join(inputs[0]).with_file_name(name);
+            assert_eq!(
+                fs::read(dir.join(name)).unwrap(),
+                fs::read(original).unwrap()
+            );
+            expected_files.push(format!("{dataset}/{name}"));
+        }
         let inputs_listed: Vec<&str> = manifest["inputs"]
             .as_array()
             .unwrap()
@@ -93,8 +112,12 @@ fn tf2of_converts_the_sample_tree_one_part_per_input() {
     }
     expected_files.sort();
     assert_eq!(tree(&out), expected_files);
-    // TFDS's metadata is known, not noise: it is not listed as skipped.
-    assert!(!run.stdout.contains("dataset_info.json"), "{}", run.stdout);
+    // TFDS's metadata is carried, not skipped: two files beside each of four splits.
+    assert!(
+        run.stdout.contains("Carried 8 side files"),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
 }
 
@@ -140,19 +163,11 @@ fn of2tf_gives_back_the_bytes_tensorflow_wrote() {
     let run = ofconvert()
         .args(["of2tf".as_ref(), of.as_os_str(), tf.as_os_str()])
         .ok();
-    for (dataset, inputs) in SAMPLE_DATASETS {
-        let name = Path::new(dataset).file_name().unwrap().to_str().unwrap();
-        for (index, input) in inputs.iter().enumerate() {
-            // TFDS splits go back to their folder under TFDS's own names; a single part of
-            // any other dataset is named after its directory.
-            let written = if dataset.starts_with("tfds/") {
-                tf.join(input)
-            } else if inputs.len() == 1 {
-                tf.join(dataset).join(format!("{name}.tfrecord"))
-            } else {
-                tf.join(dataset)
-                    .join(format!("{name}-{index:05}-of-{:05}.tfrecord", inputs.len()))
-            };
+    for (_, inputs) in SAMPLE_DATASETS {
+        for input in inputs.iter() {
+            // One file per part, as the dataset had: each goes back under its own name, to
+            // its own folder (TFDS splits to the folder they shared).
+            let written = tf.join(input);
             assert_eq!(
                 fs::read(&written).unwrap(),
                 fs::read(datasets().join(input)).unwrap(),

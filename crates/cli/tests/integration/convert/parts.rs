@@ -114,19 +114,30 @@ fn several_families_in_one_directory_get_a_subdirectory_each() {
     let run = ofconvert()
         .args(["tf2of".as_ref(), input.as_os_str(), out.as_os_str()])
         .ok();
+    // labels.txt goes with each of the folder's families.
     assert_eq!(
         tree(&out),
         [
+            "data/labels.txt",
             "data/ofconvert-manifest.json",
             "data/part-00000",
             "data/part-00001",
+            "eval/labels.txt",
             "eval/ofconvert-manifest.json",
             "eval/part-00000",
+            "train/labels.txt",
             "train/ofconvert-manifest.json",
             "train/part-00000",
             "train/part-00001",
         ]
     );
+    for family in ["data", "eval", "train"] {
+        assert_eq!(
+            fs::read_to_string(out.join(family).join("labels.txt")).unwrap(),
+            "cat\ndog\n"
+        );
+        assert_eq!(manifest(&out.join(family))["subfolder"], family);
+    }
     let train: Vec<Vec<u8>> = [0, 1]
         .iter()
         .flat_map(|part| of_records(&out.join(format!("train/part-0000{part}"))))
@@ -137,8 +148,9 @@ fn several_families_in_one_directory_get_a_subdirectory_each() {
         of_records(&out.join("data/part-00001")),
         to_of(&[example(6, 1)])
     );
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("labels.txt: not a TFRecord file"),
+        run.stdout.contains("Carried 3 side files"),
         "{}",
         run.stdout
     );
@@ -221,9 +233,9 @@ fn large_and_small_records_mixed_keep_their_bytes_and_order() {
     ofconvert()
         .args(["of2tf".as_ref(), of.as_os_str(), tf.as_os_str()])
         .ok();
-    // A single part is named after its directory.
-    assert_eq!(tree(&tf), ["of.tfrecord", "ofconvert-manifest.json"]);
-    assert_eq!(fs::read(tf.join("of.tfrecord")).unwrap(), framed_tf);
+    // One part, one file, under the name it had.
+    assert_eq!(tree(&tf), ["mixed.tfrecord", "ofconvert-manifest.json"]);
+    assert_eq!(fs::read(tf.join("mixed.tfrecord")).unwrap(), framed_tf);
 }
 
 /// Records of 60–160 KB, as images are, in parts of several mebibytes: a part is written in

@@ -303,13 +303,14 @@ fn names_with_spaces_and_newlines_convert_both_ways() {
 
     let back = work.path().join("tf");
     invoke(args([os("of2tf"), output.as_os_str(), back.as_os_str()])).ok();
+    // Back under the names they had.
     assert_eq!(
-        tf_records(&back.join("my data/my data.tfrecord")),
-        to_tf(&to_of(&first))
+        fs::read(back.join("my data/a b\nc.tfrecord")).unwrap(),
+        fs::read(&file).unwrap()
     );
     assert_eq!(
-        tf_records(&back.join("new\nline set/new\nline set.tfrecord")),
-        to_tf(&to_of(&second))
+        fs::read(back.join("new\nline set/x y-00000-of-00001")).unwrap(),
+        fs::read(shards.join("x y-00000-of-00001")).unwrap()
     );
     let verified = invoke(args([os("verify"), file.as_os_str()])).ok();
     assert!(
@@ -347,12 +348,14 @@ fn zero_byte_files_hold_no_records_and_make_no_empty_part() {
     .ok();
     let summary: Value = serde_json::from_str(&summary.stdout).unwrap();
     assert_eq!(summary["records"], 4);
+    // `notes` is no record file: it comes with the dataset of its folder.
     assert_eq!(
         tree(&output),
         [
             "mixed/ofconvert-manifest.json",
             "mixed/part-00000",
             "mixed/part-00001",
+            "only-empty/notes",
             "only-empty/ofconvert-manifest.json"
         ]
     );
@@ -363,7 +366,23 @@ fn zero_byte_files_hold_no_records_and_make_no_empty_part() {
     let empty = manifest(&output.join("only-empty"));
     assert_eq!(empty["records"], 0);
     assert_eq!(empty["parts"].as_array().unwrap().len(), 0);
-    assert_eq!(summary["skipped_files"][0]["reason"], "not a TFRecord file");
+    assert_eq!(summary["skipped_files"], serde_json::json!([]));
+    assert_eq!(empty["side_files"][0]["name"], "notes");
+
+    // Back as they were: the empty shard too, under its name.
+    let tf = work.path().join("tf-back");
+    invoke(args([os("of2tf"), output.as_os_str(), tf.as_os_str()])).ok();
+    for shard in ["s-00000-of-00003", "s-00001-of-00003", "s-00002-of-00003"] {
+        assert_eq!(
+            fs::read(tf.join("mixed").join(shard)).unwrap(),
+            fs::read(mixed.join(shard)).unwrap(),
+            "{shard}"
+        );
+    }
+    assert_eq!(
+        tree(&tf.join("only-empty")),
+        ["e.tfrecord", "notes", "ofconvert-manifest.json"]
+    );
 
     // OneFlow: an empty part between two others.
     let of_input = work.path().join("of-in");

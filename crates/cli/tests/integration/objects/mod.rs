@@ -11,10 +11,25 @@ use s3s::service::S3ServiceBuilder;
 
 use crate::util::*;
 
+mod errors;
 mod inspect;
+mod public;
 
 const ACCESS_KEY: &str = "ofconvert-test";
 const SECRET_KEY: &str = "ofconvert-test-secret";
+
+/// The variables through which the AWS client finds credentials, besides the metadata
+/// service.
+const CREDENTIAL_VARIABLES: [&str; 8] = [
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_SKIP_SIGNATURE",
+    "AWS_CA_BUNDLE",
+];
 
 /// An S3 server over a temporary directory: bucket `B` is the directory `root/B`. It stops
 /// when dropped.
@@ -25,6 +40,31 @@ pub(crate) struct S3Server {
     pub(crate) service: s3s::service::S3Service,
     _runtime: tokio::runtime::Runtime,
 }
+
+/// Who may do what without credentials: anyone may read the bucket named `public`, as a
+/// bucket policy allowing `s3:GetObject` and `s3:ListBucket` to `*` lets them; nothing else
+/// is done unsigned.
+struct PublicReads;
+
+#[async_trait::async_trait]
+impl s3s::access::S3Access for PublicReads {
+    async fn check(&self, cx: &mut s3s::access::S3AccessContext<'_>) -> s3s::S3Result<()> {
+        let reads = matches!(
+            cx.s3_op().name(),
+            "GetObject" | "HeadObject" | "ListObjects" | "ListObjectsV2" | "HeadBucket"
+        );
+        if cx.credentials().is_some()
+            || (reads && cx.s3_path().get_bucket_name() == Some(PUBLIC_BUCKET))
+        {
+            Ok(())
+        } else {
+            Err(s3s::s3_error!(AccessDenied, "Access Denied"))
+        }
+    }
+}
+
+/// The bucket anyone may read.
+pub(crate) const PUBLIC_BUCKET: &str = "public";
 
 impl S3Server {
     pub(crate) fn start(buckets: &[&str]) -> S3Server {
@@ -43,6 +83,7 @@ impl S3Server {
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let mut builder = S3ServiceBuilder::new(s3s_fs::FileSystem::new(root.path()).unwrap());
         builder.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+        builder.set_access(PublicReads);
         let service = builder.build();
         let served = service.clone();
         runtime.spawn(async move {
@@ -75,7 +116,22 @@ impl S3Server {
         command
     }
 
-    fn ofconvert_as(&self, access_key: &str, secret_key: &str) -> TestCommand {
+    /// `ofconvert` pointed at this server with no credentials in its environment, the
+    /// instance metadata service looked for at `metadata` (on 127.0.0.1).
+    pub(crate) fn ofconvert_without_credentials(&self, metadata: &str) -> TestCommand {
+        let mut command = ofconvert();
+        for variable in CREDENTIAL_VARIABLES {
+            command.env_remove(variable);
+        }
+        command
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_METADATA_ENDPOINT", metadata);
+        command
+    }
+
+    pub(crate) fn ofconvert_as(&self, access_key: &str, secret_key: &str) -> TestCommand {
         let mut command = ofconvert();
         command
             .env("AWS_ACCESS_KEY_ID", access_key)
@@ -84,6 +140,19 @@ impl S3Server {
             .env("AWS_ENDPOINT_URL", &self.endpoint)
             .env("AWS_ALLOW_HTTP", "true");
         command
+    }
+
+    /// The multipart uploads open in the server: s3s-fs keeps each as `.upload-ID.json`
+    /// beside the buckets (its parts as `.upload_id-ID.part-N`: a part whose upload was
+    /// in flight while the upload was aborted may stay behind, as S3 warns it may).
+    pub(crate) fn open_uploads(&self) -> Vec<String> {
+        let mut open: Vec<String> = fs::read_dir(self.root.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(".upload-") && name.ends_with(".json"))
+            .collect();
+        open.sort();
+        open
     }
 
     /// Where the server keeps `s3://bucket/key`.

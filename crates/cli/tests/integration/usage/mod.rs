@@ -58,13 +58,30 @@ fn every_command_passes_over_the_indexes_and_manifests_ofconvert_wrote() {
 fn tfds_metadata_is_not_listed_as_skipped() {
     let work = tempdir();
     let input = sample_tree(work.path(), "in");
+    // Carried beside the parts, and named as carried.
     let run = ofconvert()
         .arg("tf2of")
         .arg(input.join("tfds"))
         .arg(work.path().join("out"))
         .ok();
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("with dataset_info.json, features.json"),
+        "{}",
+        run.stdout
+    );
+    // Parts only: left out, without a word.
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(input.join("tfds"))
+        .arg(work.path().join("parts-only"))
+        .arg("--no-side-files")
+        .ok();
     assert!(!run.stdout.contains("dataset_info.json"), "{}", run.stdout);
     assert!(!run.stdout.contains("features.json"), "{}", run.stdout);
+    assert!(!tree(&work.path().join("parts-only"))
+        .iter()
+        .any(|file| file.ends_with(".json") && !file.ends_with("manifest.json")));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,327 @@
+//! `diff A B`: the same records (exit 0, one line), the first difference named with its
+//! values (exit 1), or no comparison possible (exit 2); in order or as multisets, across
+//! formats, shardings, compressions and stores.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::objects::S3Server;
+use crate::util::*;
+
+fn diff(a: &Path, b: &Path, extra: &[&str]) -> Run {
+    ofconvert().arg("diff").args([a, b]).args(extra).run()
+}
+
+fn json(a: &Path, b: &Path, extra: &[&str]) -> Value {
+    let run = diff(a, b, &[extra, &["--json"]].concat());
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// A dataset of `count` records in `files` TFRecord files under `dir`.
+fn tf_dataset(dir: &Path, records: &[Vec<u8>], files: usize) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let per_file = records.len().div_ceil(files);
+    for (index, chunk) in records.chunks(per_file).enumerate() {
+        write_tfrecord(&dir.join(format!("data-{index:05}-of-{files:05}")), chunk);
+    }
+    dir.to_path_buf()
+}
+
+#[test]
+fn a_tree_and_its_conversions_hold_the_same_records() {
+    let work = tempdir();
+    let datasets = testdata().join("datasets");
+    let of = work.path().join("of");
+    let resharded = work.path().join("resharded");
+    let back = work.path().join("back");
+    ofconvert().arg("tf2of").args([&datasets, &of]).ok();
+    ofconvert()
+        .arg("tf2of")
+        .args([&datasets, &resharded])
+        .args(["--parts", "3"])
+        .ok();
+    ofconvert()
+        .arg("of2tf")
+        .args([&resharded, &back])
+        .args(["--records-per-part", "7", "--compression", "gzip"])
+        .ok();
+    for (a, b) in [
+        (&datasets, &of),
+        (&datasets, &resharded),
+        (&of, &back),
+        (&back, &datasets),
+    ] {
+        let run = diff(a, b, &[]).expect_code(0);
+        let line = "same: 329 records in 9 datasets (";
+        assert!(run.stdout.starts_with(line), "{}", run.stdout);
+        assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+        let unordered = json(a, b, &["--unordered"]);
+        assert_eq!(unordered["same"], true, "{unordered}");
+        assert_eq!(unordered["records"], 329);
+    }
+    let report = json(&datasets, &of, &[]);
+    assert_eq!(
+        (
+            &report["a_format"],
+            &report["b_format"],
+            &report["datasets"]
+        ),
+        (&Value::from("tf"), &Value::from("of"), &Value::from(9))
+    );
+    assert_eq!(report["difference"], Value::Null);
+
+    // int32 is the int64 of the same number; an offset makes other numbers.
+    let cast = work.path().join("cast");
+    ofconvert()
+        .arg("tf2of")
+        .args([&datasets.join("imagenet/train"), &cast])
+        .args(["--cast", "image/class/label=int32"])
+        .ok();
+    diff(&datasets.join("imagenet/train"), &cast, &[]).expect_code(0);
+    let offset = work.path().join("offset");
+    ofconvert()
+        .arg("tf2of")
+        .args([&datasets.join("imagenet/train"), &offset])
+        .args(["--offset", "image/class/label=-1"])
+        .ok();
+    let run = diff(&datasets.join("imagenet/train"), &offset, &[]).expect_code(1);
+    assert!(
+        run.stdout.starts_with(
+            "differ: dataset ., record #0, feature \"image/class/label\": values differ\n  A: \
+             int64_list [1]  ("
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_first_difference_is_named_with_its_place_and_values() {
+    let work = tempdir();
+    let records = examples(0, 50, 30);
+    let a = tf_dataset(&work.path().join("a"), &records, 3);
+    let mut changed = records.clone();
+    changed[37] = example(1037, 30);
+    changed[44] = example(1044, 30);
+    let b = tf_dataset(&work.path().join("b"), &changed, 2);
+    let report = json(&a, &b, &[]);
+    assert_eq!(report["same"], false);
+    let difference = &report["difference"];
+    assert_eq!(difference["record"], 37);
+    assert_eq!(difference["feature"], "id");
+    assert_eq!(difference["what"], "values differ");
+    assert_eq!(difference["a"], "int64_list [37]");
+    assert_eq!(difference["b"], "int64_list [1037]");
+    // Record 37 is record 3 of A's third file, record 12 of B's second.
+    let a_place = &difference["a_place"];
+    assert!(a_place["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("data-00002-of-00003"));
+    assert_eq!(a_place["record"], 3);
+    assert_eq!(difference["b_place"]["record"], 12);
+    let run = diff(&a, &b, &[]).expect_code(1);
+    assert!(
+        run.stdout
+            .starts_with("differ: dataset ., record #37, feature \"id\": values differ\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  B: int64_list [1037]  ("),
+        "{}",
+        run.stdout
+    );
+
+    // One side shorter.
+    let shorter = tf_dataset(&work.path().join("shorter"), &records[..45], 1);
+    let run = diff(&a, &shorter, &[]).expect_code(1);
+    assert!(
+        run.stdout
+            .starts_with("differ: dataset ., record #45: B ends after 45 records; A has more"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn records_in_another_order_are_the_same_only_as_multisets() {
+    let work = tempdir();
+    let records = examples(0, 40, 20);
+    let a = tf_dataset(&work.path().join("a"), &records, 2);
+    let mut shuffled = records.clone();
+    shuffled.reverse();
+    shuffled.swap(3, 30);
+    let b = tf_dataset(&work.path().join("b"), &shuffled, 3);
+    diff(&a, &b, &[]).expect_code(1);
+    let run = diff(&a, &b, &["--unordered"]).expect_code(0);
+    assert!(run.stdout.contains(", as multisets"), "{}", run.stdout);
+
+    // One record of A replaced by a second copy of another: the difference named is the
+    // one with the lowest record number, on A's side first.
+    let mut doubled = shuffled.clone();
+    let at = doubled.iter().position(|r| *r == records[11]).unwrap();
+    doubled[at] = records[12].clone();
+    let c = tf_dataset(&work.path().join("c"), &doubled, 1);
+    let difference = &json(&a, &c, &["--unordered"])["difference"];
+    assert_eq!(
+        difference["what"],
+        "record only in A: B has no record equal to it"
+    );
+    assert_eq!(difference["record"], 11);
+    assert_eq!(difference["a_place"]["record"], 11);
+    assert!(difference["a_place"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("data-00000-of-00002"));
+    assert_eq!(difference["b_place"], Value::Null);
+    // The last record replaced by a second copy of record 5: at number 39 on both sides,
+    // A's extra copy is named first.
+    let mut last = records.clone();
+    last[39] = records[5].clone();
+    let d = tf_dataset(&work.path().join("d"), &last, 1);
+    let difference = &json(&d, &a, &["--unordered"])["difference"];
+    assert_eq!(difference["what"], "record twice in A, once in B");
+    assert_eq!(difference["record"], 39);
+}
+
+#[test]
+fn datasets_pair_by_name_and_one_missing_is_a_difference() {
+    let work = tempdir();
+    let tree = sample_tree(work.path(), "tree");
+    let of = work.path().join("of");
+    ofconvert().arg("tf2of").args([&tree, &of]).ok();
+    fs::remove_dir_all(of.join("imagenet/validation")).unwrap();
+    let report = json(&tree, &of, &[]);
+    let difference = &report["difference"];
+    assert_eq!(difference["dataset"], "imagenet/validation");
+    assert_eq!(
+        difference["what"],
+        "dataset only in A: B has none of that name"
+    );
+    // Those before it in name order were compared.
+    assert_eq!(report["datasets"], 3);
+}
+
+#[test]
+fn what_cannot_be_compared_exits_2_saying_why() {
+    let work = tempdir();
+    let records = examples(0, 10, 20);
+    let a = tf_dataset(&work.path().join("a"), &records, 1);
+    let b = tf_dataset(&work.path().join("b"), &records, 1);
+    let file = b.join("data-00000-of-00001");
+    let mut bytes = fs::read(&file).unwrap();
+    let at = bytes.len() - 30;
+    bytes[at] ^= 0x40;
+    fs::write(&file, bytes).unwrap();
+    let run = diff(&a, &b, &[]).expect_code(2);
+    assert!(run.stderr.contains("cannot compare: "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("data-00000-of-00001: offset"),
+        "{}",
+        run.stderr
+    );
+    diff(&a, &b, &["--unordered"]).expect_code(2);
+
+    let run = diff(&a, &work.path().join("nowhere"), &[]).expect_code(2);
+    assert!(run.stderr.contains("nowhere"), "{}", run.stderr);
+
+    let mixed = work.path().join("mixed");
+    copy_tree(&a, &mixed);
+    write_ofrecord(&mixed.join("part-00000"), &to_of(&records));
+    let run = diff(&a, &mixed, &[]).expect_code(2);
+    assert!(
+        run.stderr.contains("holds TFRecord files"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_bucket_and_a_local_tree_compare_as_two_local_trees() {
+    let s3 = S3Server::start(&["data"]);
+    let datasets = testdata().join("datasets/tfds");
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&datasets)
+        .arg("s3://data/of")
+        .ok();
+    let run = s3
+        .ofconvert()
+        .arg("diff")
+        .arg(&datasets)
+        .arg("s3://data/of")
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("same: 168 records in 4 datasets"),
+        "{}",
+        run.stdout
+    );
+    let part = s3.file("data", "of/mnist/3.0.1/mnist-train/part-00001");
+    let mut records = of_records(&part);
+    records.pop();
+    write_ofrecord(&part, &records);
+    let run = s3
+        .ofconvert()
+        .args(["diff", "--unordered", "s3://data/of"])
+        .arg(&datasets)
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("differ: dataset mnist/3.0.1/mnist-train, record #79: record only in B"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Writes `records` cut into files of `sizes` records under `dir`.
+fn cut(dir: &Path, records: &[Vec<u8>], sizes: &[usize]) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let mut at = 0;
+    for (index, size) in sizes.iter().enumerate() {
+        let name = format!("data-{index:05}-of-{:05}", sizes.len());
+        write_tfrecord(&dir.join(name), &records[at..at + size]);
+        at += size;
+    }
+    dir.to_path_buf()
+}
+
+#[test]
+fn files_that_line_up_are_compared_pair_by_pair_and_the_others_as_streams() {
+    let work = tempdir();
+    let records = examples(0, 30, 20);
+    let a = cut(&work.path().join("a"), &records, &[10, 10, 10]);
+    // As many files, cut elsewhere: the same records.
+    let shifted = cut(&work.path().join("shifted"), &records, &[12, 10, 8]);
+    diff(&a, &shifted, &[]).expect_code(0);
+    // A record changed in the third file of both: its number in the dataset is counted
+    // over the files before it.
+    let mut changed = records.clone();
+    changed[25] = example(125, 20);
+    let b = cut(&work.path().join("b"), &changed, &[10, 10, 10]);
+    let difference = &json(&a, &b, &[])["difference"];
+    assert_eq!(difference["record"], 25);
+    assert_eq!(difference["a_place"]["record"], 5);
+    assert!(difference["b_place"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("data-00002-of-00003"));
+    // Also when an earlier file of the pair is cut elsewhere.
+    let c = cut(&work.path().join("c"), &changed, &[9, 11, 10]);
+    let difference = &json(&a, &c, &[])["difference"];
+    assert_eq!(difference["record"], 25);
+    assert_eq!(difference["b_place"]["record"], 5);
+    // The last record missing.
+    let short = cut(&work.path().join("short"), &records[..29], &[10, 10, 9]);
+    let run = diff(&a, &short, &[]).expect_code(1);
+    assert!(
+        run.stdout
+            .starts_with("differ: dataset ., record #29: B ends after 29 records; A has more"),
+        "{}",
+        run.stdout
+    );
+}

@@ -1,0 +1,544 @@
+//! A conversion as the caller asked for it, checked and turned into [`Options`], the
+//! [`NamedRule`]s checked against the data, and a planned and finished run.
+
+use std::path::PathBuf;
+
+use ofconvert_bridge::{MappingSpec, SequencePolicy};
+use ofconvert_tfrecord::Compression;
+
+use super::values::{Cast, Images, Offset, Preset, Rename};
+use crate::error::{Error, ErrorKind};
+use crate::front_end::{FrontEnd, OptionValue};
+use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
+use crate::options::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing};
+use crate::planning::plan::Plan;
+use crate::planning::rules::{check_rules, NamedRule, Needs};
+use crate::progress::ProgressFn;
+use crate::recode::ImagePolicy;
+use crate::running::convert::convert;
+use crate::running::summary::Summary;
+use crate::sharded::shard::{convert_shard, Shard, ShardSummary};
+use crate::storage::object;
+
+/// The widest part number `part_digits` may ask for.
+const MAX_PART_DIGITS: usize = 20;
+
+/// The input keys of the inception scripts' ImageNet records that the `imagenet` preset
+/// renames: a dataset with none of them is not what the preset is for.
+pub const IMAGENET_KEYS: [&str; 15] = [
+    "image/encoded",
+    "image/format",
+    "image/filename",
+    "image/colorspace",
+    "image/class/synset",
+    "image/class/text",
+    "image/object/bbox/xmin",
+    "image/object/bbox/xmax",
+    "image/object/bbox/ymin",
+    "image/object/bbox/ymax",
+    "image/height",
+    "image/width",
+    "image/channels",
+    "image/class/label",
+    "image/object/bbox/label",
+];
+
+/// Everything `tf2of` and `of2tf` take, in the caller's terms. [`ConvertConfig::new`] gives
+/// the defaults; a front end sets what its user said, then [`run`](ConvertConfig::run)s it.
+/// The options of the other direction (`compression` for `tf2of`, `images` for `of2tf`)
+/// must stay at their defaults.
+#[derive(Clone, Debug)]
+pub struct ConvertConfig {
+    /// Which way.
+    pub direction: Direction,
+    /// Whose words messages use.
+    pub front_end: FrontEnd,
+    /// The inputs: one tree or file, or (`tf2of`) several, as `cp -r` places them.
+    pub inputs: Vec<PathBuf>,
+    /// The output root.
+    pub output: PathBuf,
+    /// Parts of balanced record counts per dataset.
+    pub parts: Option<u64>,
+    /// At most this many records a part.
+    pub records_per_part: Option<u64>,
+    /// A new part before one grows past this many bytes.
+    pub max_part_bytes: Option<u64>,
+    /// The prefix of OneFlow part names.
+    pub part_prefix: String,
+    /// The zero-padded width of part numbers (`tf2of`).
+    pub part_digits: usize,
+    /// A mapping preset (`tf2of`).
+    pub preset: Option<Preset>,
+    /// Features renamed.
+    pub rename: Vec<Rename>,
+    /// Features cast.
+    pub cast: Vec<Cast>,
+    /// Integer features offset.
+    pub offset: Vec<Offset>,
+    /// The only features kept, when not empty.
+    pub keep: Vec<String>,
+    /// Features left out.
+    pub drop: Vec<String>,
+    /// What happens to SequenceExamples (`tf2of`).
+    pub sequence: SequencePolicy,
+    /// Records that are not Examples wrapped whole as this bytes feature (`tf2of`).
+    pub raw_feature: Option<String>,
+    /// What happens to Examples without features (`tf2of`).
+    pub empty: OnEmpty,
+    /// What happens to encoded images (`tf2of`).
+    pub images: Images,
+    /// The JPEG quality of `images` = jpeg, 1 to 100.
+    pub jpeg_quality: u8,
+    /// The compression of the TFRecord files written (`of2tf`).
+    pub compression: Compression,
+    /// Doubles rounded to float (`of2tf`).
+    pub lossy: bool,
+    /// What happens to damaged records.
+    pub on_corrupt: OnCorrupt,
+    /// TFRecord checksums checked while reading.
+    pub verify: bool,
+    /// Parts flushed to the disk before they take their names.
+    pub sync: bool,
+    /// The files that come with the records carried beside the parts and back.
+    pub side_files: bool,
+    /// Replace the datasets this run writes.
+    pub overwrite: bool,
+    /// Finish an interrupted run.
+    pub resume: bool,
+    /// Be one worker of a conversion spread over many machines.
+    pub shard: Option<Shard>,
+    /// Worker threads; `None` for one per core.
+    pub jobs: Option<usize>,
+}
+
+/// What a run did: a whole conversion, or one worker's share.
+#[derive(Debug)]
+pub enum Ran {
+    /// A conversion of every dataset.
+    Whole(Summary),
+    /// One worker's share of a sharded run.
+    Share(ShardSummary),
+}
+
+impl ConvertConfig {
+    /// The defaults for converting `inputs` into `output`.
+    pub fn new(
+        direction: Direction,
+        front_end: FrontEnd,
+        inputs: Vec<PathBuf>,
+        output: PathBuf,
+    ) -> ConvertConfig {
+        ConvertConfig {
+            direction,
+            front_end,
+            inputs,
+            output,
+            parts: None,
+            records_per_part: None,
+            max_part_bytes: None,
+            part_prefix: DEFAULT_PART_PREFIX.to_owned(),
+            part_digits: DEFAULT_PART_DIGITS,
+            preset: None,
+            rename: Vec::new(),
+            cast: Vec::new(),
+            offset: Vec::new(),
+            keep: Vec::new(),
+            drop: Vec::new(),
+            sequence: SequencePolicy::Refuse,
+            raw_feature: None,
+            empty: OnEmpty::Error,
+            images: Images::Keep,
+            jpeg_quality: 100,
+            compression: Compression::None,
+            lossy: false,
+            on_corrupt: OnCorrupt::Fail,
+            verify: true,
+            sync: true,
+            side_files: true,
+            overwrite: false,
+            resume: false,
+            shard: None,
+            jobs: None,
+        }
+    }
+
+    pub(super) fn usage(&self, message: String) -> Error {
+        Error::new(ErrorKind::Usage(message))
+    }
+
+    /// The checks no single value can make: options that exclude each other, values out of
+    /// range, options of the other direction.
+    fn check(&self) -> Result<(), Error> {
+        let words = self.front_end;
+        let prefix = &self.part_prefix;
+        if prefix.contains(['/', '\\']) || prefix.starts_with('.') {
+            return Err(self.usage(format!(
+                "{}: a part name prefix cannot hold a path separator or start with a dot",
+                words.option("part_prefix", OptionValue::Text(prefix))
+            )));
+        }
+        if self.overwrite && self.resume {
+            return Err(self.usage(format!(
+                "{} and {} exclude each other",
+                words.switch("overwrite"),
+                words.switch("resume")
+            )));
+        }
+        for (name, value) in [
+            ("parts", self.parts),
+            ("records_per_part", self.records_per_part),
+            ("max_part_bytes", self.max_part_bytes),
+            ("jobs", self.jobs.map(|jobs| jobs as u64)),
+        ] {
+            if value == Some(0) {
+                return Err(self.usage(format!("{} must be at least 1", words.name(name))));
+            }
+        }
+        if self.part_digits > MAX_PART_DIGITS {
+            return Err(self.usage(format!(
+                "{} must be between 0 and {MAX_PART_DIGITS}",
+                words.name("part_digits")
+            )));
+        }
+        if !(1..=100).contains(&self.jpeg_quality) {
+            return Err(self.usage(format!(
+                "{} must be between 1 and 100",
+                words.name("jpeg_quality")
+            )));
+        }
+        let defaults =
+            ConvertConfig::new(self.direction, self.front_end, Vec::new(), PathBuf::new());
+        let other_direction: &[(&str, bool)] = match self.direction {
+            Direction::TfToOf => &[
+                ("compression", self.compression != defaults.compression),
+                ("lossy", self.lossy),
+            ],
+            Direction::OfToTf => &[
+                ("part_digits", self.part_digits != defaults.part_digits),
+                ("preset", self.preset.is_some()),
+                ("sequence", self.sequence != defaults.sequence),
+                ("raw_feature", self.raw_feature.is_some()),
+                ("empty", self.empty != defaults.empty),
+                ("images", self.images != defaults.images),
+                ("jpeg_quality", self.jpeg_quality != defaults.jpeg_quality),
+            ],
+        };
+        if let Some((name, _)) = other_direction.iter().find(|(_, given)| *given) {
+            let other = match self.direction {
+                Direction::TfToOf => "of2tf",
+                Direction::OfToTf => "tf2of",
+            };
+            return Err(self.usage(format!("{} is an option of {other}", words.name(name))));
+        }
+        if self.inputs.is_empty() {
+            return Err(self.usage("no input given".to_owned()));
+        }
+        if self.inputs.len() > 1 && self.direction == Direction::OfToTf {
+            return Err(
+                self.usage("of2tf takes one input: a OneFlow dataset or a tree of them".to_owned())
+            );
+        }
+        self.check_shard()
+    }
+
+    /// Options a worker of a sharded run cannot take: parts cut by size end where a run's
+    /// previous part ended, which another worker wrote; and workers share OUT, so none may
+    /// clear it.
+    fn check_shard(&self) -> Result<(), Error> {
+        let Some(shard) = self.shard else {
+            return Ok(());
+        };
+        let words = self.front_end;
+        let refused = if self.max_part_bytes.is_some() {
+            Some(format!(
+                "{}: its part boundaries depend on the parts before, which other workers \
+                 write; use {} or {}",
+                words.name("max_part_bytes"),
+                words.option("parts", OptionValue::Number("N")),
+                words.option("records_per_part", OptionValue::Number("N")),
+            ))
+        } else if self.overwrite {
+            Some(format!(
+                "{}: a worker cannot clear what the other workers write; remove the output \
+                 before starting them",
+                words.switch("overwrite")
+            ))
+        } else if self.resume {
+            Some(format!(
+                "{}: a rerun worker always keeps the parts it finished; run it again without \
+                 it",
+                words.switch("resume")
+            ))
+        } else {
+            None
+        };
+        match refused {
+            Some(why) => Err(self.usage(format!(
+                "{} does not go with {why}",
+                words.shard(&shard.index.to_string(), &shard.count.to_string())
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The mapping, and how it was asked for in the command line's words, which manifests
+    /// record (the same words whichever front end asked, so that a run resumed by the other
+    /// reads alike).
+    fn mapping(&self) -> (MappingSpec, Vec<String>) {
+        let mut description = Vec::new();
+        let mut spec = match self.preset {
+            Some(Preset::Imagenet) => {
+                description.push("--preset=imagenet".to_owned());
+                MappingSpec::imagenet()
+            }
+            None => MappingSpec::new(),
+        };
+        for rename in &self.rename {
+            spec = spec.rename(&rename.old, &rename.new);
+            description.push(format!("--rename={rename}"));
+        }
+        for cast in &self.cast {
+            spec = spec.cast(&cast.name, cast.to);
+            description.push(format!("--cast={cast}"));
+        }
+        for offset in &self.offset {
+            spec = spec.offset(&offset.name, offset.delta);
+            description.push(format!("--offset={offset}"));
+        }
+        if !self.keep.is_empty() {
+            spec = spec.keep(self.keep.iter().cloned());
+            description.extend(self.keep.iter().map(|name| format!("--keep={name}")));
+        }
+        for name in &self.drop {
+            spec = spec.drop_feature(name);
+            description.push(format!("--drop={name}"));
+        }
+        if self.sequence == SequencePolicy::Flatten {
+            spec = spec.sequence(SequencePolicy::Flatten);
+            description.push("--sequence=flatten".to_owned());
+        }
+        if let Some(name) = &self.raw_feature {
+            spec = spec.raw_feature(name);
+            description.push(format!("--raw-feature={name}"));
+        }
+        if self.lossy {
+            spec = spec.lossy(true);
+            description.push("--lossy".to_owned());
+        }
+        (spec, description)
+    }
+
+    /// The engine's options, once every check has passed.
+    ///
+    /// # Errors
+    ///
+    /// A usage error ([`Error::is_usage`]) in the front end's words.
+    pub fn options(&self) -> Result<Options, Error> {
+        self.check()?;
+        let mut options = Options::new(self.direction);
+        options.front_end = self.front_end;
+        options.part_prefix = self.part_prefix.clone();
+        options.part_digits = self.part_digits;
+        options.sizing = Sizing {
+            parts: self.parts,
+            records_per_part: self.records_per_part,
+            max_part_bytes: self.max_part_bytes,
+        };
+        options.verify_checksums = self.verify;
+        options.sync = self.sync;
+        options.side_files = self.side_files;
+        options.on_corrupt = self.on_corrupt;
+        options.on_empty = self.empty;
+        options.existing = if self.shard.is_some() {
+            ExistingOutput::Shared
+        } else if self.resume {
+            ExistingOutput::Resume
+        } else if self.overwrite {
+            ExistingOutput::Overwrite
+        } else {
+            ExistingOutput::Refuse
+        };
+        options.jobs = self.jobs.unwrap_or(0);
+        options.compression = self.compression;
+        options.images = match self.images {
+            Images::Keep => ImagePolicy::Keep,
+            Images::Jpeg => ImagePolicy::Jpeg {
+                quality: self.jpeg_quality,
+            },
+            Images::Raw => ImagePolicy::Raw,
+        };
+        (options.mapping, options.mapping_description) = self.mapping();
+        Ok(options)
+    }
+
+    /// The mapping rules in the front end's words, each with the input features it names,
+    /// for the engine to check against the data before converting: a misspelt name fails
+    /// its dataset rather than doing nothing.
+    pub fn rules(&self) -> Vec<NamedRule> {
+        let words = self.front_end;
+        let mut rules = Vec::new();
+        if let Some(Preset::Imagenet) = self.preset {
+            rules.push(NamedRule {
+                rule: words.option("preset", OptionValue::Text("imagenet")),
+                features: IMAGENET_KEYS.iter().map(|key| key.to_string()).collect(),
+                needs: Needs::Any,
+            });
+        }
+        for rename in &self.rename {
+            rules.push(NamedRule::one(
+                rename.words(words),
+                &rename.old,
+                Needs::Each,
+            ));
+        }
+        for cast in &self.cast {
+            rules.push(NamedRule::one(cast.words(words), &cast.name, Needs::Each));
+        }
+        for offset in &self.offset {
+            rules.push(NamedRule::one(
+                offset.words(words),
+                &offset.name,
+                Needs::Each,
+            ));
+        }
+        for name in &self.keep {
+            rules.push(NamedRule::one(
+                words.listed("keep", name),
+                name,
+                Needs::Keep,
+            ));
+        }
+        for name in &self.drop {
+            rules.push(NamedRule::one(
+                words.listed("drop", name),
+                name,
+                Needs::Each,
+            ));
+        }
+        rules
+    }
+
+    /// The plan of the conversion, with the [`rules`](ConvertConfig::rules) checked against
+    /// the data: a dataset whose rules miss is failed in it.
+    ///
+    /// # Errors
+    ///
+    /// What [`plan`] refuses: a missing input, an output in the way, ...
+    pub fn plan(&self, options: &Options) -> Result<Plan, Error> {
+        let mut plan = self.plan_inputs(options)?;
+        check_rules(&mut plan, &self.rules());
+        Ok(plan)
+    }
+
+    /// Runs the conversion of `plan` (this worker's share of it, with
+    /// [`shard`](ConvertConfig::shard)), reporting progress to `progress`. A local output
+    /// that did not exist and to which nothing was written is not left behind as an empty
+    /// directory.
+    ///
+    /// # Errors
+    ///
+    /// What stops the run before it converts anything (see [`convert`] and
+    /// [`convert_shard`]); a dataset that fails is in the summary instead.
+    pub fn convert(
+        &self,
+        plan: Plan,
+        options: &Options,
+        progress: ProgressFn<'_>,
+    ) -> Result<Ran, Error> {
+        let output_existed = object::is_url(&self.output) || self.output.exists();
+        let ran = match self.shard {
+            Some(shard) => convert_shard(plan, options, shard, progress).map(Ran::Share),
+            None => convert(plan, options, progress).map(Ran::Whole),
+        };
+        if !output_existed {
+            // A run that wrote nothing leaves no empty directory behind (one that holds
+            // something is not removed).
+            let _ = std::fs::remove_dir(&self.output);
+        }
+        ran
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(front_end: FrontEnd) -> ConvertConfig {
+        ConvertConfig::new(
+            Direction::TfToOf,
+            front_end,
+            vec![PathBuf::from("in")],
+            PathBuf::from("out"),
+        )
+    }
+
+    fn refused(config: &ConvertConfig) -> String {
+        let err = config.options().expect_err("refused");
+        assert!(err.is_usage(), "{err}");
+        err.to_string()
+    }
+
+    #[test]
+    fn checks_speak_the_front_ends_words() {
+        let mut cli = config(FrontEnd::CommandLine);
+        cli.overwrite = true;
+        cli.resume = true;
+        assert_eq!(refused(&cli), "--overwrite and --resume exclude each other");
+        let mut py = config(FrontEnd::Python);
+        py.overwrite = true;
+        py.resume = true;
+        assert_eq!(
+            refused(&py),
+            "overwrite=True and resume=True exclude each other"
+        );
+
+        let mut py = config(FrontEnd::Python);
+        py.shard = Some(Shard { index: 1, count: 3 });
+        py.max_part_bytes = Some(1 << 20);
+        assert!(refused(&py).starts_with("shard=(1, 3) does not go with max_part_bytes"));
+        let mut cli = config(FrontEnd::CommandLine);
+        cli.part_prefix = "a/b".to_owned();
+        assert!(refused(&cli).starts_with("--part-prefix a/b: a part name prefix"));
+        let mut py = config(FrontEnd::Python);
+        py.compression = Compression::Gzip;
+        assert_eq!(refused(&py), "compression is an option of of2tf");
+        let mut py = config(FrontEnd::Python);
+        py.jobs = Some(0);
+        assert_eq!(refused(&py), "jobs must be at least 1");
+    }
+
+    #[test]
+    fn rules_are_named_as_the_user_wrote_them() {
+        let mut py = config(FrontEnd::Python);
+        py.preset = Some(Preset::Imagenet);
+        py.rename = vec![Rename::new("a", "b").unwrap()];
+        py.offset = vec![Offset::new("label", -1).unwrap()];
+        py.keep = vec!["a".to_owned()];
+        let rules: Vec<String> = py.rules().into_iter().map(|rule| rule.rule).collect();
+        assert_eq!(
+            rules,
+            [
+                "preset=\"imagenet\"",
+                "rename={\"a\": \"b\"}",
+                "offset={\"label\": -1}",
+                "keep=[\"a\"]"
+            ]
+        );
+        let mut cli = config(FrontEnd::CommandLine);
+        cli.preset = Some(Preset::Imagenet);
+        cli.cast = vec![Cast::new("x", "int32").unwrap()];
+        let rules: Vec<String> = cli.rules().into_iter().map(|rule| rule.rule).collect();
+        assert_eq!(rules, ["--preset imagenet", "--cast x=int32"]);
+        // The manifest's words are the command line's, whoever asked.
+        let options = py.options().unwrap();
+        assert_eq!(
+            options.mapping_description,
+            [
+                "--preset=imagenet",
+                "--rename=a=b",
+                "--offset=label=-1",
+                "--keep=a"
+            ]
+        );
+    }
+}

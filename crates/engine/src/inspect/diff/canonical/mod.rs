@@ -1,0 +1,509 @@
+//! Records of either format brought to one form and compared as the default mapping
+//! relates them: an Example is equal to the OFRecord `tf2of` makes of it, and to the one
+//! `of2tf` reads it back from. Integers compare by value (OneFlow's int32 is the int64 of
+//! the same number), reals by bits, a double being the float it holds exactly; bytes are
+//! bytes. A payload that is not a record of its format is compared as bytes.
+//!
+//! The work is per worker, in reused buffers: most equal records are equal byte for byte
+//! (once an Example is in OFRecord form) and cost one comparison of bytes.
+
+use ofconvert_bridge::{ErrorKind, FeatureKind, MappingSpec, SequencePolicy, Transcoder};
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::naming::names::Format;
+use crate::scan::{for_each_bytes, for_each_integer, scan_entries, Dialect};
+
+mod layout;
+mod show;
+
+use layout::same_layout;
+use show::{show, show_bytes};
+
+/// Examples of this many bytes and more are digested in place rather than transcoded.
+const COPY_SPARED: usize = 4096;
+
+/// Bytes values longer than this enter a digest as their own 128-bit hash.
+const HASHED_VALUE: usize = 64;
+
+/// How two records differ, in words and values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RecordDifference {
+    /// The feature, when the difference is in one.
+    pub(crate) feature: Option<String>,
+    /// What differs.
+    pub(crate) what: String,
+    /// The values on each side, cut short; `None` where there is none (a feature missing).
+    pub(crate) values: (Option<String>, Option<String>),
+}
+
+/// A record in the form records are compared in: an OFRecord that parses, or bytes that
+/// are no record of their format.
+#[derive(Clone, Copy)]
+enum Form<'r> {
+    Record(&'r [u8]),
+    Opaque(&'r [u8]),
+}
+
+/// One feature of a record in OFRecord form.
+#[derive(Clone, Copy)]
+struct Feature<'r> {
+    name: &'r [u8],
+    kind: Option<FeatureKind>,
+    list: &'r [u8],
+}
+
+/// A real number as compared: a float, or a double that no float holds exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Real {
+    Float(u32),
+    Double(u64),
+}
+
+impl Real {
+    fn of_double(value: f64) -> Real {
+        let narrow = value as f32;
+        if f64::from(narrow).to_bits() == value.to_bits() {
+            Real::Float(narrow.to_bits())
+        } else {
+            Real::Double(value.to_bits())
+        }
+    }
+}
+
+/// The values of a feature as compared.
+#[derive(Debug, PartialEq, Eq)]
+enum Class {
+    None,
+    Bytes,
+    Integer,
+    Real,
+}
+
+fn class(kind: Option<FeatureKind>) -> Class {
+    match kind {
+        None => Class::None,
+        Some(FeatureKind::Bytes) => Class::Bytes,
+        Some(FeatureKind::Int32 | FeatureKind::Int64) => Class::Integer,
+        Some(FeatureKind::Float | FeatureKind::Double) => Class::Real,
+    }
+}
+
+/// A worker's buffers for comparing records.
+pub(crate) struct Canon {
+    transcoder: Transcoder,
+    a: Vec<u8>,
+    b: Vec<u8>,
+    canonical: Vec<u8>,
+    found: Vec<FeatureAt>,
+}
+
+impl Canon {
+    pub(crate) fn new() -> Canon {
+        // The default mapping, SequenceExamples flattened as `--sequence flatten` flattens
+        // them (refused, they could not be compared at all).
+        let spec = MappingSpec::new().sequence(SequencePolicy::Flatten);
+        Canon {
+            transcoder: Transcoder::new(spec).expect("the default mapping is valid"),
+            a: Vec::new(),
+            b: Vec::new(),
+            canonical: Vec::new(),
+            found: Vec::new(),
+        }
+    }
+
+    /// How record `a` (of format `a_format`) differs from `b`, or `None` when they hold the
+    /// same features and values.
+    pub(crate) fn compare(
+        &mut self,
+        a: &[u8],
+        a_format: Format,
+        b: &[u8],
+        b_format: Format,
+    ) -> Option<RecordDifference> {
+        if a_format == b_format && a == b {
+            return None;
+        }
+        let laid_out_alike = match (a_format, b_format) {
+            (Format::Tf, Format::Of) => same_layout(a, b),
+            (Format::Of, Format::Tf) => same_layout(b, a),
+            _ => false,
+        };
+        if laid_out_alike {
+            return None;
+        }
+        let form_a = form(&mut self.transcoder, a, a_format, &mut self.a);
+        let form_b = form(&mut self.transcoder, b, b_format, &mut self.b);
+        let (form_a, form_b) = (form_a.pick(a, &self.a), form_b.pick(b, &self.b));
+        if let (Form::Record(x), Form::Record(y)) = (form_a, form_b) {
+            if x == y {
+                return None;
+            }
+        }
+        compare_forms(validated(form_a), validated(form_b))
+    }
+
+    /// A 128-bit digest of record `raw` (of `format`) that two records have alike when
+    /// [`compare`](Canon::compare) finds them equal.
+    pub(crate) fn digest(&mut self, raw: &[u8], format: Format) -> u128 {
+        // A big Example that parses is read as it is, its int64 lists by their tag 3,
+        // rather than copied by the transcoder (which is quicker for small ones); a
+        // SequenceExample (flattened) and anything else go through the transcoder.
+        let plain_example = format == Format::Tf
+            && raw.len() >= COPY_SPARED
+            && matches!(
+                ofconvert_bridge::visit_example(raw, |_, _, _| {}),
+                Ok(ofconvert_bridge::TfRecordType::Example)
+            );
+        let picked = match plain_example {
+            true => Picked::Itself,
+            false => form(&mut self.transcoder, raw, format, &mut self.a),
+        };
+        let Canon {
+            a,
+            canonical,
+            found,
+            ..
+        } = self;
+        canonical.clear();
+        // What the transcoder wrote parses; an OFRecord read is checked.
+        let (form, dialect) = match picked {
+            Picked::Itself if plain_example => (Form::Record(raw), Dialect::Example),
+            Picked::Buffer => (Form::Record(&a[..]), Dialect::OfRecord),
+            other => (validated(other.pick(raw, a)), Dialect::OfRecord),
+        };
+        match form {
+            Form::Opaque(bytes) => {
+                canonical.push(0xff);
+                canonical.extend_from_slice(&xxh3_128(bytes).to_le_bytes());
+            }
+            Form::Record(record) => {
+                sorted_features(record, dialect, found);
+                for at in found.iter() {
+                    put_feature(canonical, &at.view(record));
+                }
+            }
+        }
+        xxh3_128(canonical)
+    }
+}
+
+/// Where a record's OFRecord form is: the record itself (an OFRecord, not yet checked), in
+/// the buffer (an Example transcoded), or nowhere (not an Example).
+enum Picked {
+    Itself,
+    Buffer,
+    Opaque,
+}
+
+impl Picked {
+    fn pick<'r>(&self, raw: &'r [u8], buffer: &'r [u8]) -> Form<'r> {
+        match self {
+            Picked::Itself => Form::Record(raw),
+            Picked::Buffer => Form::Record(buffer),
+            Picked::Opaque => Form::Opaque(raw),
+        }
+    }
+}
+
+/// Brings `raw` to OFRecord form: an Example is transcoded into `buffer` (an Example
+/// without features is an OFRecord without features, which OneFlow could not read but
+/// which compares); an OFRecord is its own form.
+fn form(transcoder: &mut Transcoder, raw: &[u8], format: Format, buffer: &mut Vec<u8>) -> Picked {
+    match format {
+        Format::Of => Picked::Itself,
+        Format::Tf => match transcoder.tf_to_of(raw, buffer) {
+            Ok(()) => Picked::Buffer,
+            Err(err) if matches!(err.kind(), ErrorKind::EmptyRecord) => {
+                buffer.clear();
+                Picked::Buffer
+            }
+            Err(_) => Picked::Opaque,
+        },
+    }
+}
+
+/// `form` once checked: an OFRecord that does not parse is compared as bytes.
+fn validated(form: Form<'_>) -> Form<'_> {
+    match form {
+        Form::Record(record) if ofconvert_bridge::visit_ofrecord(record, |_, _, _| {}).is_err() => {
+            Form::Opaque(record)
+        }
+        other => other,
+    }
+}
+
+/// The features of an OFRecord that parses, sorted by name, the last of a repeated name
+/// winning (as protobuf and TensorFlow read a map).
+fn features(record: &[u8]) -> Vec<Feature<'_>> {
+    let mut found = Vec::new();
+    sorted_features(record, Dialect::OfRecord, &mut found);
+    found.iter().map(|at| at.view(record)).collect()
+}
+
+/// Where a feature is in its record: a [`Feature`] kept across records in a reused buffer.
+#[derive(Clone, Copy)]
+struct FeatureAt {
+    name: (usize, usize),
+    kind: Option<FeatureKind>,
+    list: (usize, usize),
+}
+
+impl FeatureAt {
+    fn view<'r>(&self, record: &'r [u8]) -> Feature<'r> {
+        Feature {
+            name: &record[self.name.0..self.name.1],
+            kind: self.kind,
+            list: &record[self.list.0..self.list.1],
+        }
+    }
+}
+
+/// [`features`] into `found`, as places in `record` (an OFRecord, or an Example as
+/// `dialect` says).
+fn sorted_features(record: &[u8], dialect: Dialect, found: &mut Vec<FeatureAt>) {
+    found.clear();
+    let base = record.as_ptr() as usize;
+    let range = |part: &[u8]| {
+        let start = part.as_ptr() as usize - base;
+        (start, start + part.len())
+    };
+    scan_entries(record, dialect, |name, kind, list| {
+        // A slice of nothing may point anywhere.
+        let list = if list.is_empty() { (0, 0) } else { range(list) };
+        let name = if name.is_empty() { (0, 0) } else { range(name) };
+        found.push(FeatureAt { name, kind, list })
+    });
+    let name = |at: &FeatureAt| &record[at.name.0..at.name.1];
+    // Stable: entries of one name stay in wire order, and the last is kept.
+    found.sort_by(|x, y| name(x).cmp(name(y)));
+    let mut kept = 0;
+    for index in 0..found.len() {
+        if kept > 0 && name(&found[kept - 1]) == name(&found[index]) {
+            found[kept - 1] = found[index];
+        } else {
+            found[kept] = found[index];
+            kept += 1;
+        }
+    }
+    found.truncate(kept);
+}
+
+fn compare_forms(a: Form<'_>, b: Form<'_>) -> Option<RecordDifference> {
+    let (a, b) = match (a, b) {
+        (Form::Record(a), Form::Record(b)) => (a, b),
+        (Form::Opaque(x), Form::Opaque(y)) if x == y => return None,
+        (a, b) => {
+            let shown = |form: Form<'_>| match form {
+                Form::Opaque(bytes) => format!("not a record: {}", show_bytes(bytes)),
+                Form::Record(bytes) => format!("a record of {} bytes", bytes.len()),
+            };
+            return Some(RecordDifference {
+                feature: None,
+                what: "payloads that are no Example or OFRecord differ".to_owned(),
+                values: (Some(shown(a)), Some(shown(b))),
+            });
+        }
+    };
+    let (a, b) = (features(a), features(b));
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.name.cmp(y.name),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let difference = match order {
+            std::cmp::Ordering::Less => {
+                i += 1;
+                missing(&a[i - 1], true)
+            }
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                missing(&b[j - 1], false)
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+                compare_features(&a[i - 1], &b[j - 1])
+            }
+        };
+        if difference.is_some() {
+            return difference;
+        }
+    }
+    None
+}
+
+fn missing(feature: &Feature<'_>, in_a: bool) -> Option<RecordDifference> {
+    let shown = Some(show(feature));
+    Some(RecordDifference {
+        feature: Some(String::from_utf8_lossy(feature.name).into_owned()),
+        what: format!("only in {}", if in_a { "A" } else { "B" }),
+        values: if in_a { (shown, None) } else { (None, shown) },
+    })
+}
+
+fn compare_features(a: &Feature<'_>, b: &Feature<'_>) -> Option<RecordDifference> {
+    let same = class(a.kind) == class(b.kind)
+        && match class(a.kind) {
+            Class::None => true,
+            Class::Bytes => bytes_values(a) == bytes_values(b),
+            Class::Integer => integers(a) == integers(b),
+            Class::Real => reals(a) == reals(b),
+        };
+    if same {
+        return None;
+    }
+    let what = if class(a.kind) == class(b.kind) {
+        "values differ"
+    } else {
+        "kinds differ"
+    };
+    Some(RecordDifference {
+        feature: Some(String::from_utf8_lossy(a.name).into_owned()),
+        what: what.to_owned(),
+        values: (Some(show(a)), Some(show(b))),
+    })
+}
+
+fn bytes_values<'r>(feature: &Feature<'r>) -> Vec<&'r [u8]> {
+    let mut values = Vec::new();
+    for_each_bytes(feature.list, |value| values.push(value));
+    values
+}
+
+fn integers(feature: &Feature<'_>) -> Vec<i64> {
+    let mut values = Vec::new();
+    for_each_value(feature, |value| values.push(value));
+    values
+}
+
+/// Calls `f` with each value of an integer feature, an int32 read as protobuf reads one
+/// (the low 32 bits of its varint, however it was written).
+fn for_each_value(feature: &Feature<'_>, mut f: impl FnMut(i64)) {
+    let int32 = feature.kind == Some(FeatureKind::Int32);
+    for_each_integer(feature.list, |value| {
+        f(if int32 {
+            i64::from(value as i32)
+        } else {
+            value
+        })
+    });
+}
+
+fn reals(feature: &Feature<'_>) -> Vec<Real> {
+    let mut values = Vec::new();
+    for_each_real(feature.list, feature.kind, |value| values.push(value));
+    values
+}
+
+/// Calls `f` with each value of a serialized `FloatList` or `DoubleList`, packed or not.
+fn for_each_real(list: &[u8], kind: Option<FeatureKind>, mut f: impl FnMut(Real)) {
+    let double = kind == Some(FeatureKind::Double);
+    let width = if double { 8 } else { 4 };
+    let mut emit = |bytes: &[u8]| {
+        for chunk in bytes.chunks_exact(width) {
+            f(if double {
+                let bits = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+                Real::of_double(f64::from_bits(bits))
+            } else {
+                Real::Float(u32::from_le_bytes(chunk.try_into().unwrap_or_default()))
+            });
+        }
+    };
+    let mut at = 0;
+    while at < list.len() {
+        let Some((tag, used)) = varint(&list[at..]) else {
+            return;
+        };
+        at += used;
+        match tag & 7 {
+            2 => {
+                let Some((len, used)) = varint(&list[at..]) else {
+                    return;
+                };
+                at += used;
+                let Some(packed) = usize::try_from(len)
+                    .ok()
+                    .and_then(|len| list.get(at..at.checked_add(len)?))
+                else {
+                    return;
+                };
+                if tag >> 3 == 1 {
+                    emit(packed);
+                }
+                at += packed.len();
+            }
+            1 | 5 => {
+                let size = if tag & 7 == 1 { 8 } else { 4 };
+                let Some(value) = list.get(at..at + size) else {
+                    return;
+                };
+                if tag >> 3 == 1 && size == width {
+                    emit(value);
+                }
+                at += size;
+            }
+            0 => {
+                let Some((_, used)) = varint(&list[at..]) else {
+                    return;
+                };
+                at += used;
+            }
+            _ => return,
+        }
+    }
+}
+
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// Appends `feature` in canonical form: its name, its class, its values as compared.
+fn put_feature(out: &mut Vec<u8>, feature: &Feature<'_>) {
+    out.extend_from_slice(&(feature.name.len() as u32).to_le_bytes());
+    out.extend_from_slice(feature.name);
+    match class(feature.kind) {
+        Class::None => out.push(0),
+        Class::Bytes => {
+            out.push(1);
+            for_each_bytes(feature.list, |value| {
+                out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+                if value.len() > HASHED_VALUE {
+                    out.extend_from_slice(&xxh3_128(value).to_le_bytes());
+                } else {
+                    out.extend_from_slice(value);
+                }
+            });
+        }
+        Class::Integer => {
+            out.push(2);
+            for_each_value(feature, |value| out.extend_from_slice(&value.to_le_bytes()));
+        }
+        Class::Real => {
+            out.push(3);
+            for_each_real(feature.list, feature.kind, |value| match value {
+                Real::Float(bits) => {
+                    out.push(b'f');
+                    out.extend_from_slice(&bits.to_le_bytes());
+                }
+                Real::Double(bits) => {
+                    out.push(b'd');
+                    out.extend_from_slice(&bits.to_le_bytes());
+                }
+            });
+        }
+    }
+    // The end of a feature: no name can run into the next.
+    out.push(0xfe);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,197 @@
+//! Counting, verifying and indexing record files.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use ofconvert_bridge::RecordChecker;
+use ofconvert_tfrecord::Compression;
+use serde::Serialize;
+
+use super::{map_files, open_reporting};
+use crate::error::{Error, ErrorKind};
+use crate::naming::names::Format;
+use crate::options::Checksums;
+use crate::progress::ProgressFn;
+use crate::records::output;
+use crate::storage::object;
+use crate::storage::Durability;
+
+/// The record count of one file.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileCount {
+    /// The file.
+    pub path: String,
+    /// Its format.
+    pub format: Format,
+    /// `none`, `gzip` or `zlib`.
+    pub compression: &'static str,
+    /// Its records.
+    pub records: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// Counts the records of a file without reading their data. With `verify`, TFRecord
+/// length checksums are checked (data checksums need `verify_file`).
+///
+/// # Errors
+///
+/// When the file cannot be read or its framing is damaged.
+pub fn count_file(path: &Path, format: Format, checksums: Checksums) -> Result<FileCount, Error> {
+    count_file_reporting(path, format, checksums, &|_| {})
+}
+
+fn count_file_reporting(
+    path: &Path,
+    format: Format,
+    checksums: Checksums,
+    progress: ProgressFn<'_>,
+) -> Result<FileCount, Error> {
+    let mut reader = open_reporting(path, format, checksums, progress)?;
+    while reader.skip()?.is_some() {}
+    let (storage, at) = object::storage_for(path).map_err(|err| Error::io(path, err))?;
+    let bytes = storage
+        .size(&at)
+        .map_err(|err| Error::io(path, err))?
+        .unwrap_or_default();
+    Ok(FileCount {
+        path: path.display().to_string(),
+        format,
+        compression: reader.compression().name(),
+        records: reader.position().index,
+        bytes,
+    })
+}
+
+/// [`count_file`] over many files in parallel, reporting the bytes read to `progress`.
+pub fn count_files(
+    files: &[(PathBuf, Format)],
+    checksums: Checksums,
+    jobs: usize,
+    progress: ProgressFn<'_>,
+) -> Vec<Result<FileCount, Error>> {
+    map_files(files, jobs, |path, format| {
+        count_file_reporting(path, format, checksums, progress)
+    })
+}
+
+/// What verifying one file found.
+#[derive(Debug)]
+pub struct Verification {
+    /// The file.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: Format,
+    /// Records whose framing and payload are sound.
+    pub good_records: u64,
+    /// Every problem, with offset and record.
+    pub problems: Vec<Error>,
+}
+
+/// Reads every record of a file, checking every checksum and parsing every payload
+/// (Example or SequenceExample for TFRecord, OFRecord for OFRecord; records laid out as
+/// the writers lay them out are walked once, as the converter walks them, and any other
+/// is judged by the full walk). Goes on past damage that leaves the framing intact, so
+/// that every such problem is reported.
+pub fn verify_file(path: &Path, format: Format) -> Verification {
+    verify_file_reporting(path, format, &|_| {})
+}
+
+fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) -> Verification {
+    let mut verification = Verification {
+        path: path.to_path_buf(),
+        format,
+        good_records: 0,
+        problems: Vec::new(),
+    };
+    let mut reader = match open_reporting(path, format, Checksums::Verify, progress) {
+        Ok(reader) => reader,
+        Err(err) => {
+            verification.problems.push(err);
+            return verification;
+        }
+    };
+    let mut buf = Vec::new();
+    let mut checker = RecordChecker::new();
+    loop {
+        match reader.read_in_place(&mut buf) {
+            Ok(Some(at)) => {
+                let record = reader.record(&buf);
+                let parsed = match format {
+                    Format::Tf => checker.check_example(record).map(|_| ()),
+                    Format::Of => checker.check_ofrecord(record),
+                };
+                match parsed {
+                    Ok(()) => verification.good_records += 1,
+                    Err(err) => verification.problems.push(Error::mapping(path, at, err)),
+                }
+            }
+            Ok(None) => break,
+            Err(err) => {
+                let go_on = reader.recover(&err);
+                verification.problems.push(err);
+                if !go_on {
+                    break;
+                }
+            }
+        }
+    }
+    verification
+}
+
+/// [`verify_file`] over many files in parallel, reporting the bytes read to `progress`.
+pub fn verify_files(
+    files: &[(PathBuf, Format)],
+    jobs: usize,
+    progress: ProgressFn<'_>,
+) -> Vec<Verification> {
+    map_files(files, jobs, |path, format| {
+        verify_file_reporting(path, format, progress)
+    })
+}
+
+/// Writes the index of an uncompressed TFRecord file to `index`: one line per record,
+/// `OFFSET LENGTH`, the record's start and its framed length (header, data and CRCs), as
+/// DALI's `tfrecord2idx` and the Python `tfrecord` package write them. The index appears
+/// whole or not at all. Returns the number of records.
+///
+/// # Errors
+///
+/// When the file is compressed ([`ErrorKind::Compressed`]), damaged, or cannot be read or
+/// written.
+pub fn write_index(path: &Path, index: &Path, progress: ProgressFn<'_>) -> Result<u64, Error> {
+    let mut reader = open_reporting(path, Format::Tf, Checksums::Verify, progress)?;
+    if reader.compression() != Compression::None {
+        return Err(Error::new(ErrorKind::Compressed).in_file(path));
+    }
+    let mut text = Vec::new();
+    while let Some(at) = reader.skip()? {
+        let length = reader.position().offset - at.offset;
+        // Writing into a Vec cannot fail.
+        let _ = writeln!(text, "{} {length}", at.offset);
+    }
+    put_whole(index, &text).map_err(|err| Error::io(index, err))?;
+    Ok(reader.position().index)
+}
+
+/// Writes `bytes` to `path` (a local path or a URL), creating the directories it needs,
+/// whole or not at all, replacing what is there.
+fn put_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (storage, path) = object::storage_for(path)?;
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    storage.create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .ok_or_else(|| io::Error::other("not a file name"))?;
+    if storage.renames_cheaply() {
+        return output::stage(&*storage, dir, &name, bytes)?.commit();
+    }
+    // An upload appears whole when it completes.
+    let mut file = storage.create(&path, Durability::Synced)?;
+    file.write_all(bytes)?;
+    file.finish().map(|_| ())
+}

@@ -1,0 +1,227 @@
+//! Looking at record files without converting them: finding them under the paths given
+//! (here), counting, verifying and indexing them ([`files`]), collecting their schema
+//! ([`schema`]), comparing two datasets record by record ([`diff`]).
+//!
+//! The top layer: uses `planning`, `records`, `schema`, `manifest`, `tfds`, `storage` and
+//! everything below; nothing names it.
+
+mod diff;
+mod files;
+mod schema;
+
+pub use diff::{diff, DiffOptions, DiffReport, Difference, Place};
+pub use files::{
+    count_file, count_files, verify_file, verify_files, write_index, FileCount, Verification,
+};
+pub use schema::{collect_schema, oneflow_reader_for};
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, ErrorKind};
+use crate::manifest::MANIFEST_NAME;
+use crate::naming::layout::{self, DEFAULT_PART_PREFIX};
+use crate::naming::names::{self, part_number, Format};
+use crate::options::Checksums;
+use crate::planning::plan::SkippedFile;
+use crate::progress::ProgressFn;
+use crate::records::detect;
+use crate::records::RecordReader;
+use crate::storage::object;
+use crate::storage::{Listed, Storage};
+
+/// The record files named by some paths.
+#[derive(Debug, Default)]
+pub struct Expanded {
+    /// Record files and their formats, in the order given (directories walked in name order).
+    pub files: Vec<(PathBuf, Format)>,
+    /// The sizes of `files`, in the same order.
+    pub sizes: Vec<u64>,
+    /// The paths given that are directories (or prefixes in an object store).
+    pub directories: Vec<PathBuf>,
+    /// Symbolic links inside the directories given that lead nowhere or in a loop. Files
+    /// that are not record files are left out silently.
+    pub skipped: Vec<SkippedFile>,
+    /// OneFlow datasets whose parts are there without the manifest that publishes them.
+    pub unpublished: Vec<Unpublished>,
+    /// Paths that do not exist, named files whose format cannot be told, and files or
+    /// directories inside the directories given that cannot be read.
+    pub errors: Vec<Error>,
+}
+
+/// A directory of OneFlow parts without `ofconvert-manifest.json`.
+#[derive(Clone, Debug)]
+pub struct Unpublished {
+    /// The dataset's directory.
+    pub dir: PathBuf,
+    /// Whether the temporary files of an ofconvert run lie beside the parts: a run that was
+    /// killed or is still writing, for sure. Without them (in an object store, where parts
+    /// go straight to their names) the parts may as well come from another tool.
+    pub interrupted: bool,
+}
+
+/// Turns files and directories (local paths or URLs) into record files: a named file must
+/// be a record file (its format forced by `format` or told by its content); in a directory,
+/// the files that are record files by name or content are taken and the others left out.
+pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
+    let mut expanded = Expanded::default();
+    for path in paths {
+        let listed = object::storage_for(path).and_then(|(storage, root)| {
+            let listing = storage.list(&root)?;
+            Ok((storage, root, listing))
+        });
+        let (storage, root, listing) = match listed {
+            Ok(listed) => listed,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                expanded
+                    .errors
+                    .push(Error::new(ErrorKind::InputMissing).in_file(path));
+                continue;
+            }
+            Err(err) => {
+                expanded.errors.push(Error::io(path, err));
+                continue;
+            }
+        };
+        let storage = &*storage;
+        if listing.single_file {
+            if let Some(file) = listing.directories.values().flatten().next() {
+                match format
+                    .map(Ok)
+                    .unwrap_or_else(|| tell_format(storage, file, path))
+                {
+                    Ok(format) => {
+                        expanded.files.push((path.clone(), format));
+                        expanded.sizes.push(file.size);
+                    }
+                    Err(err) => expanded.errors.push(err),
+                }
+            }
+            continue;
+        }
+        expanded.directories.push(root);
+        expanded
+            .skipped
+            .extend(listing.skipped.iter().map(|skipped| SkippedFile {
+                path: skipped.path.display().to_string(),
+                reason: skipped.reason.clone(),
+            }));
+        for unreadable in &listing.unreadable {
+            // Reported as the walk's error itself, as for a file that cannot be read.
+            let reason = unreadable.reason.trim_start_matches("cannot read: ");
+            let err = io::Error::other(reason.to_owned());
+            expanded.errors.push(Error::io(&unreadable.path, err));
+        }
+        for files in listing.directories.values() {
+            let mut parts = false;
+            for file in files {
+                match judge(storage, file, format) {
+                    Ok(Some(format)) => {
+                        parts |= format == Format::Of
+                            && part_number(&file.name, DEFAULT_PART_PREFIX).is_some();
+                        expanded.files.push((file.path.clone(), format));
+                        expanded.sizes.push(file.size);
+                    }
+                    Ok(None) => {}
+                    Err(err) => expanded.errors.push(Error::io(&file.path, err)),
+                }
+            }
+            if parts && !files.iter().any(|file| file.name == MANIFEST_NAME) {
+                if let Some(dir) = files.first().and_then(|file| file.path.parent()) {
+                    expanded.unpublished.extend(unpublished(storage, dir));
+                }
+            }
+        }
+    }
+    expanded
+}
+
+/// What a directory of parts without a manifest is: `None` when it is an ordinary OneFlow
+/// dataset on a file system (OneFlow writes none); in an object store, where ofconvert
+/// writes parts under their own names, parts alone are no published dataset.
+fn unpublished(storage: &dyn Storage, dir: &Path) -> Option<Unpublished> {
+    let interrupted = storage.file_names(dir).is_ok_and(|names| {
+        names
+            .iter()
+            .any(|name| layout::is_temporary(name) && name != layout::LOCK_NAME)
+    });
+    (interrupted || !storage.renames_cheaply()).then(|| Unpublished {
+        dir: dir.to_path_buf(),
+        interrupted,
+    })
+}
+
+/// The format of `file`, named `path` on the command line.
+fn tell_format(storage: &dyn Storage, file: &Listed, path: &Path) -> Result<Format, Error> {
+    detect::detect_format_in(storage, &file.path, file.size)
+        .map_err(|err| Error::io(path, err))?
+        .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))
+}
+
+/// The format of a file met inside a directory, or `None` to skip it.
+///
+/// # Errors
+///
+/// When its content must be read to tell and cannot be: it may be a record file.
+fn judge(
+    storage: &dyn Storage,
+    file: &Listed,
+    format: Option<Format>,
+) -> io::Result<Option<Format>> {
+    let name = &file.name;
+    if layout::is_own_file(name) || names::is_known_metadata(name) {
+        return Ok(None);
+    }
+    let path = &file.path;
+    let tf_by_name = names::has_record_name(name);
+    let of_by_name = part_number(name, DEFAULT_PART_PREFIX).is_some();
+    Ok(match format {
+        Some(Format::Tf) => {
+            (tf_by_name || detect::looks_like_tfrecord_in(storage, path)?).then_some(Format::Tf)
+        }
+        Some(Format::Of) => {
+            (of_by_name || detect::looks_like_ofrecord_in(storage, path)?).then_some(Format::Of)
+        }
+        None if tf_by_name => Some(Format::Tf),
+        None => match detect::detect_format_in(storage, path, file.size)? {
+            // An empty file with an unremarkable name is no record file.
+            Some(Format::Tf) if file.size == 0 => of_by_name.then_some(Format::Of),
+            found => found,
+        },
+    })
+}
+
+/// Runs `f` over `files` on `jobs` threads (0: one per core), results in the files' order.
+fn map_files<T: Send>(
+    files: &[(PathBuf, Format)],
+    jobs: usize,
+    f: impl Fn(&Path, Format) -> T + Sync + Send,
+) -> Vec<T> {
+    let run = || {
+        files
+            .par_iter()
+            .with_max_len(1)
+            .map(|(path, format)| f(path, *format))
+            .collect()
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(run),
+        Err(_) => files
+            .iter()
+            .map(|(path, format)| f(path, *format))
+            .collect(),
+    }
+}
+
+/// Opens `path` in `format`, reporting the bytes read to `progress`.
+pub(crate) fn open_reporting<'a>(
+    path: &Path,
+    format: Format,
+    checksums: Checksums,
+    progress: ProgressFn<'a>,
+) -> Result<RecordReader<'a>, Error> {
+    let (storage, at) = object::storage_for(path).map_err(|err| Error::io(path, err))?;
+    RecordReader::open_at(&*storage, &at, format, checksums, None, Some(progress))
+}

@@ -1,0 +1,350 @@
+//! The reports of the inspecting commands (`count`, `verify`, `schema`, `index`): the
+//! record files the paths given hold, with what is wrong with those paths, and what each
+//! inspection found, in the shapes the command line's `--json` prints and the Python
+//! package returns. Each front end shows them its own way; they are made here once.
+//!
+//! A top layer: it uses `inspect` and the layers below.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{error_chain, Error, ErrorKind};
+use crate::front_end::FrontEnd;
+use crate::inspect::{
+    collect_schema, count_files, expand_paths, oneflow_reader_for, verify_files, write_index,
+    FileCount,
+};
+use crate::manifest::{OneflowReader, MANIFEST_NAME};
+use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
+use crate::naming::names::Format;
+use crate::options::Checksums;
+use crate::progress::ProgressFn;
+use crate::schema::Schema;
+
+/// The record files some paths hold, and what is wrong with the paths.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Record files and their formats, in the order given (directories walked in name
+    /// order).
+    pub files: Vec<(PathBuf, Format)>,
+    /// The sizes of `files`, in the same order.
+    pub sizes: Vec<u64>,
+    /// The paths given that are directories (or prefixes in an object store).
+    pub directories: Vec<PathBuf>,
+    /// What makes the inspection fail: paths that do not exist or cannot be read, named
+    /// files of no record format, directories holding no record file.
+    pub errors: Vec<Error>,
+    /// What the user should know: files passed over, parts without their manifest.
+    pub warnings: Vec<String>,
+    /// Whether parts an ofconvert run was writing, or left when it was killed, are among
+    /// the files: no sound dataset, which `verify` fails.
+    pub interrupted: bool,
+}
+
+impl Found {
+    /// Whether a path given does not exist: a usage error.
+    pub fn missing(&self) -> bool {
+        self.errors
+            .iter()
+            .any(|err| matches!(err.kind(), ErrorKind::InputMissing))
+    }
+
+    /// The bytes of every file found.
+    pub fn bytes(&self) -> u64 {
+        self.sizes.iter().sum()
+    }
+
+    /// Names each directory given under which no file found lies.
+    fn fail_empty_directories(&mut self) {
+        for dir in &self.directories {
+            if !self.files.iter().any(|(file, _)| file.starts_with(dir)) {
+                self.errors
+                    .push(Error::new(ErrorKind::NoRecordFiles { dir: dir.clone() }));
+            }
+        }
+    }
+}
+
+/// The record files under `paths` (files, directories, URLs), their format forced by
+/// `format` or told from their content, with what is wrong with the paths in
+/// `front_end`'s words.
+pub fn find(paths: &[PathBuf], format: Option<Format>, front_end: FrontEnd) -> Found {
+    let expanded = expand_paths(paths, format);
+    let mut warnings: Vec<String> = expanded
+        .skipped
+        .iter()
+        .map(|skipped| format!("skipped {}: {}", skipped.path, skipped.reason))
+        .collect();
+    let resume = front_end.switch("resume");
+    for unpublished in &expanded.unpublished {
+        let why = if unpublished.interrupted {
+            format!(
+                "an ofconvert run writing it was killed or has not finished (`{resume}` \
+                 finishes it)"
+            )
+        } else {
+            format!(
+                "a run that did not finish (`{resume}` finishes it), or parts ofconvert did \
+                 not write"
+            )
+        };
+        warnings.push(format!(
+            "{}: OneFlow parts without {MANIFEST_NAME}: not a published dataset: {why}",
+            unpublished.dir.display()
+        ));
+    }
+    let mut found = Found {
+        files: expanded.files,
+        sizes: expanded.sizes,
+        directories: expanded.directories,
+        errors: expanded.errors,
+        warnings,
+        interrupted: expanded.unpublished.iter().any(|dir| dir.interrupted),
+    };
+    found.fail_empty_directories();
+    found
+}
+
+/// The TFRecord files under `paths`, for `index`: OneFlow parts met in a directory are
+/// passed over (there is nothing to index in them), one named by itself is an error.
+pub fn find_tfrecords(paths: &[PathBuf]) -> Found {
+    let expanded = expand_paths(paths, None);
+    let mut found = Found {
+        directories: expanded.directories,
+        errors: expanded.errors,
+        warnings: expanded
+            .skipped
+            .iter()
+            .map(|skipped| format!("skipped {}: {}", skipped.path, skipped.reason))
+            .collect(),
+        ..Found::default()
+    };
+    for ((path, format), size) in expanded.files.into_iter().zip(expanded.sizes) {
+        match format {
+            Format::Tf => {
+                found.files.push((path, format));
+                found.sizes.push(size);
+            }
+            Format::Of if paths.contains(&path) => {
+                found
+                    .errors
+                    .push(Error::new(ErrorKind::NotTfRecord).in_file(&path));
+            }
+            Format::Of => {}
+        }
+    }
+    found.fail_empty_directories();
+    found
+}
+
+/// What `count` found: as `count --json` prints it.
+#[derive(Debug, Serialize)]
+pub struct CountReport {
+    /// Each file's records.
+    pub files: Vec<FileCount>,
+    /// The records of every file.
+    pub total: u64,
+}
+
+/// Counts the records of the files found (`checksums`: check TFRecord length checksums);
+/// with the files that could not be counted.
+pub fn count(
+    found: &Found,
+    checksums: Checksums,
+    jobs: usize,
+    progress: ProgressFn<'_>,
+) -> (CountReport, Vec<Error>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for result in count_files(&found.files, checksums, jobs, progress) {
+        match result {
+            Ok(count) => files.push(count),
+            Err(err) => errors.push(err),
+        }
+    }
+    let total = files.iter().map(|count| count.records).sum();
+    (CountReport { files, total }, errors)
+}
+
+/// What `verify` found in one file.
+#[derive(Debug, Serialize)]
+pub struct VerifiedFile {
+    /// The file.
+    pub path: String,
+    /// Its format.
+    pub format: Format,
+    /// Records whose framing and payload are sound.
+    pub good_records: u64,
+    /// Every problem, with its offset and record.
+    pub problems: Vec<String>,
+}
+
+/// What `verify` found: as `verify --json` prints it.
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    /// Each file's findings.
+    pub files: Vec<VerifiedFile>,
+    /// Sound records in every file.
+    pub good_records: u64,
+    /// Problems in every file.
+    pub problems: usize,
+}
+
+/// Checks every checksum and parses every payload of the files found.
+pub fn verify(found: &Found, jobs: usize, progress: ProgressFn<'_>) -> VerifyReport {
+    let files: Vec<VerifiedFile> = verify_files(&found.files, jobs, progress)
+        .into_iter()
+        .map(|verified| VerifiedFile {
+            path: verified.path.display().to_string(),
+            format: verified.format,
+            good_records: verified.good_records,
+            problems: verified.problems.iter().map(|p| error_chain(p)).collect(),
+        })
+        .collect();
+    VerifyReport {
+        good_records: files.iter().map(|file| file.good_records).sum(),
+        problems: files.iter().map(|file| file.problems.len()).sum(),
+        files,
+    }
+}
+
+/// The features of the records of the files found (the first `sample` of each directory's
+/// files, or all), with the files that could not be read.
+pub fn schema(
+    found: &Found,
+    jobs: usize,
+    sample: Option<u64>,
+    progress: ProgressFn<'_>,
+) -> (Schema, Vec<Error>) {
+    collect_schema(&found.files, jobs, sample, progress)
+}
+
+/// A schema as `schema --json` prints it: its fields, with its warnings (what would
+/// abort OneFlow or give it wrong values) under `warnings`.
+pub fn schema_json(schema: &Schema) -> serde_json::Value {
+    let mut value = serde_json::to_value(schema).unwrap_or_default();
+    value["warnings"] = serde_json::json!(schema.warnings());
+    value
+}
+
+/// The `OFRecordReader(...)` call for the records of `paths`: the dataset's own when one
+/// OneFlow dataset directory was given, else the one `tf2of` would make of the files.
+pub fn oneflow_reader(paths: &[PathBuf], found: &Found) -> String {
+    if let [dir] = paths {
+        if let Some(reader) = oneflow_reader_for(dir, DEFAULT_PART_PREFIX) {
+            return reader.python;
+        }
+    }
+    let parts = found.sizes.iter().filter(|size| **size > 0).count().max(1);
+    OneflowReader::new(
+        Path::new("OUT"),
+        parts as u64,
+        DEFAULT_PART_PREFIX,
+        DEFAULT_PART_DIGITS,
+    )
+    .python
+}
+
+/// One index `index` wrote.
+#[derive(Debug, Serialize)]
+pub struct IndexedFile {
+    /// The TFRecord file.
+    pub path: String,
+    /// Its index.
+    pub index: String,
+    /// The records it lists.
+    pub records: u64,
+}
+
+/// What `index` wrote: as `index --json` prints it.
+#[derive(Debug, Serialize)]
+pub struct IndexReport {
+    /// Each index written.
+    pub files: Vec<IndexedFile>,
+    /// The records of every file indexed.
+    pub total: u64,
+}
+
+/// Where the index of `file` goes: beside it, or under `output_dir` at the path `file` has
+/// relative to the directory given that holds it (a file named itself keeps only its
+/// name).
+fn index_path(file: &Path, roots: &[PathBuf], output_dir: Option<&Path>) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(INDEX_SUFFIX);
+    let Some(output_dir) = output_dir else {
+        return file.with_file_name(name);
+    };
+    let relative = roots
+        .iter()
+        .find_map(|root| file.strip_prefix(root).ok())
+        .and_then(Path::parent)
+        .unwrap_or(Path::new(""));
+    output_dir.join(relative).join(name)
+}
+
+/// Writes the index of each file found, beside it or under `output_dir`; never one path
+/// twice. Returns what was written and, for the others, why not.
+pub fn index(
+    found: &Found,
+    output_dir: Option<&Path>,
+    progress: ProgressFn<'_>,
+) -> (IndexReport, Vec<String>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
+    for (path, _) in &found.files {
+        let index = index_path(path, &found.directories, output_dir);
+        match sources.get(&index) {
+            Some(source) if source == path => continue,
+            Some(source) => {
+                errors.push(format!(
+                    "{}: not written: the index of {} went there in this run",
+                    index.display(),
+                    source.display()
+                ));
+                continue;
+            }
+            None => {
+                sources.insert(index.clone(), path.clone());
+            }
+        }
+        match write_index(path, &index, progress) {
+            Ok(records) => files.push(IndexedFile {
+                path: path.display().to_string(),
+                index: index.display().to_string(),
+                records,
+            }),
+            Err(err) => errors.push(error_chain(&err)),
+        }
+    }
+    let total = files.iter().map(|file| file.records).sum();
+    (IndexReport { files, total }, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_goes_beside_its_file_or_at_its_relative_path() {
+        let roots = [PathBuf::from("data")];
+        assert_eq!(
+            index_path(Path::new("data/a/x.tfrecord"), &roots, None),
+            Path::new("data/a/x.tfrecord.idx")
+        );
+        assert_eq!(
+            index_path(
+                Path::new("data/a/x.tfrecord"),
+                &roots,
+                Some(Path::new("idx"))
+            ),
+            Path::new("idx/a/x.tfrecord.idx")
+        );
+        assert_eq!(
+            index_path(Path::new("y.tfrecord"), &roots, Some(Path::new("idx"))),
+            Path::new("idx/y.tfrecord.idx")
+        );
+    }
+}

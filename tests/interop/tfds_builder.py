@@ -1,0 +1,169 @@
+"""A dataset TFDS's own builder writes goes through tf2of and of2tf, and TFDS loads it back.
+
+    tfds_builder.py OFCONVERT WORK
+
+Builds `pets` (a `tfds.core.GeneratorBasedBuilder` defined here: 8x8 RGB images, a
+`ClassLabel(names=['cat', 'dog', 'bird'])`, a float weight; train and test in two shards
+each) into WORK/built with TFDS itself, offline. Then, with the ofconvert binary OFCONVERT:
+`tf2of` into WORK/of, where every split's manifest must name the label's classes and list
+TFDS's files beside the parts; `diff` of the two, which must find them the same; `of2tf`
+into WORK/back, which must hold the very files TFDS wrote (names and bytes) and only
+ofconvert's manifests besides. Last, `tfds.builder_from_directory` opens the folder that
+came back: the label's names must be ['cat', 'dog', 'bird'] and every example of every split
+equal to the original's, in order.
+
+No network: TFDS_DATA_DIR must name an empty directory, still empty at the end, and any
+attempt to connect a socket fails the check. Exits 1 on the first difference.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+
+def no_network(*_args, **_kwargs):
+    raise AssertionError("TensorFlow Datasets tried to reach the network")
+
+
+socket.socket.connect = no_network
+socket.create_connection = no_network
+
+import numpy as np  # noqa: E402
+import tensorflow_datasets as tfds  # noqa: E402  (after the network is cut)
+
+NAMES = ["cat", "dog", "bird"]
+MANIFEST = "ofconvert-manifest.json"
+
+
+class Pets(tfds.core.GeneratorBasedBuilder):
+    """Small deterministic images of three classes."""
+
+    VERSION = tfds.core.Version("1.0.0")
+
+    def _info(self):
+        return tfds.core.DatasetInfo(
+            builder=self,
+            features=tfds.features.FeaturesDict({
+                "image": tfds.features.Image(shape=(8, 8, 3)),
+                "label": tfds.features.ClassLabel(names=NAMES),
+                "weight": tfds.features.Tensor(shape=(), dtype=np.float32),
+            }),
+            supervised_keys=("image", "label"),
+        )
+
+    def _split_generators(self, dl_manager):
+        return {"train": self._generate_examples(24, 1), "test": self._generate_examples(9, 2)}
+
+    def _generate_examples(self, count, seed):
+        rng = np.random.default_rng(seed)
+        for index in range(count):
+            yield index, {
+                "image": rng.integers(0, 256, (8, 8, 3), dtype=np.uint8),
+                "label": int(rng.integers(0, len(NAMES))),
+                "weight": np.float32(rng.random()),
+            }
+
+
+def fail(message):
+    print(f"FAIL {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(*command):
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        fail(f"{' '.join(command)} exited with {done.returncode}:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def files(root):
+    """Every file under root: relative path -> bytes."""
+    found = {}
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, root)] = f.read()
+    return found
+
+
+def examples(builder, split):
+    config = tfds.ReadConfig(interleave_cycle_length=1)
+    dataset = builder.as_dataset(split=split, shuffle_files=False, read_config=config)
+    return list(tfds.as_numpy(dataset))
+
+
+def same(a, b):
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    ofconvert, work = argv[1:3]
+    data_dir = os.environ.get("TFDS_DATA_DIR")
+    if not data_dir or os.listdir(data_dir):
+        fail("TFDS_DATA_DIR must name an empty directory")
+
+    built = os.path.join(work, "built")
+    builder = Pets(data_dir=built)
+    builder.download_and_prepare(download_config=tfds.download.DownloadConfig(num_shards=2))
+    folder = os.path.join(built, "pets", "1.0.0")
+    original = files(folder)
+    if "label.labels.txt" not in original:
+        fail(f"TFDS wrote no label.labels.txt: {sorted(original)}")
+
+    of = os.path.join(work, "of")
+    run(ofconvert, "--quiet", "tf2of", built, of)
+    for split in ("train", "test"):
+        with open(os.path.join(of, "pets", "1.0.0", f"pets-{split}", MANIFEST)) as f:
+            manifest = json.load(f)
+        label = [f for f in manifest["schema"]["features"] if f["name"] == "label"]
+        if not label or label[0].get("class_names") != NAMES:
+            fail(f"{split}: the manifest's label has no class names {NAMES}: {label}")
+        carried = sorted(side["name"] for side in manifest.get("side_files", []))
+        if carried != ["dataset_info.json", "features.json", "label.labels.txt"]:
+            fail(f"{split}: side files {carried}")
+    verdict = run(ofconvert, "--quiet", "diff", built, of)
+    if not verdict.startswith("same: 33 records in 2 datasets"):
+        fail(f"diff of the built dataset and its conversion: {verdict}")
+
+    back = os.path.join(work, "back")
+    run(ofconvert, "--quiet", "of2tf", of, back)
+    written_folder = os.path.join(back, "pets", "1.0.0")
+    written = files(written_folder)
+    manifests = sorted(name for name in written if name.endswith(MANIFEST))
+    if manifests != [f"pets-test.{MANIFEST}", f"pets-train.{MANIFEST}"]:
+        fail(f"manifests given back: {manifests}")
+    for name in manifests:
+        del written[name]
+    if sorted(written) != sorted(original):
+        fail(f"files given back {sorted(written)}, TFDS wrote {sorted(original)}")
+    for name, data in original.items():
+        if written[name] != data:
+            fail(f"{name} came back with other bytes")
+
+    loaded = tfds.builder_from_directory(written_folder)
+    if loaded.info.features["label"].names != NAMES:
+        fail(f"labels named {loaded.info.features['label'].names}, not {NAMES}")
+    for split in ("train", "test"):
+        expected = examples(builder, split)
+        got = examples(loaded, split)
+        if len(got) != len(expected) or len(got) != loaded.info.splits[split].num_examples:
+            fail(f"{split}: {len(got)} examples, the original {len(expected)}")
+        for index, (a, b) in enumerate(zip(expected, got)):
+            if not same(a, b):
+                fail(f"{split} example #{index} differs from the original")
+        print(f"ok  tfds builder pets {split}: {len(got)} examples, labels {NAMES}")
+    if os.listdir(data_dir):
+        fail(f"TensorFlow Datasets wrote into TFDS_DATA_DIR: {os.listdir(data_dir)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
