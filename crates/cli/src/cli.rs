@@ -54,6 +54,14 @@ pub struct Cli {
     /// credentials the environment holds.
     #[arg(long, global = true)]
     pub anonymous: bool,
+
+    /// Transfers each job keeps going at once with an object store: ranges read ahead and
+    /// parts uploading while the next are written (each range up to 8 MiB, each part's
+    /// upload up to 32 MiB in memory).
+    #[arg(long, global = true, value_name = "N",
+          default_value_t = ofconvert_engine::DEFAULT_TRANSFERS,
+          value_parser = clap::value_parser!(u64).range(1..=256).map(|n| n as usize))]
+    pub in_flight: usize,
 }
 
 /// A positive number of seconds.

@@ -132,6 +132,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         request_timeout: Duration::from_secs_f64(cli.request_timeout),
     });
     ofconvert_engine::set_anonymous(cli.anonymous);
+    ofconvert_engine::set_transfers_in_flight(cli.in_flight);
     match &cli.command {
         Command::Tf2of(args) => convert(config::tf2of(args, jobs), &args.common, quiet),
         Command::Of2tf(args) => convert(config::of2tf(args, jobs), &args.common, quiet),

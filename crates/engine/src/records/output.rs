@@ -124,6 +124,14 @@ impl PartWriter {
     /// Flushes, syncs as the part was created to be, and closes the file; the part keeps
     /// its temporary name. A part that cannot be finished is removed.
     pub(crate) fn finish(self, storage: &dyn Storage) -> Result<TempPart, Error> {
+        let path = self.path.clone();
+        self.finish_keeping()
+            .inspect_err(|_| remove_all(storage, [path]))
+    }
+
+    /// [`finish`](PartWriter::finish), a part that cannot be finished left where it is,
+    /// for the caller to remove.
+    pub(crate) fn finish_keeping(self) -> Result<TempPart, Error> {
         let records = self.records();
         let path = self.path;
         let file = match self.sink {
@@ -134,18 +142,12 @@ impl PartWriter {
                 .finish()
                 .map_err(|err| write_error(&path, err.into_kind())),
         };
-        let finished = file.and_then(|file| file.finish().map_err(|err| Error::io(&path, err)));
-        match finished {
-            Ok(bytes) => Ok(TempPart {
-                path,
-                records,
-                bytes,
-            }),
-            Err(err) => {
-                remove_all(storage, [path]);
-                Err(err)
-            }
-        }
+        let bytes = file.and_then(|file| file.finish().map_err(|err| Error::io(&path, err)))?;
+        Ok(TempPart {
+            path,
+            records,
+            bytes,
+        })
     }
 }
 

@@ -13,7 +13,7 @@ use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
 use crate::records::detect;
 use crate::records::SkippedRecords;
-use crate::storage::Storage;
+use crate::storage::{Opened, Storage};
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
 /// for compressed TFRecords) and its 0-based index. The one position type of both framing
@@ -122,6 +122,20 @@ impl<'a> RecordReader<'a> {
         let opened = storage
             .open(path, base.offset)
             .map_err(|err| Error::io(path, err))?;
+        RecordReader::from_opened(opened, path, format, checksums, start, progress)
+    }
+
+    /// [`open_at`](RecordReader::open_at) of a file already opened at `start` (or at its
+    /// beginning), as a run opens the next object ahead of its worker.
+    pub(crate) fn from_opened(
+        opened: Opened,
+        path: &Path,
+        format: Format,
+        checksums: Checksums,
+        start: Option<RecordAt>,
+        progress: Option<ProgressFn<'a>>,
+    ) -> Result<Self, Error> {
+        let base = start.unwrap_or_default();
         let verify = checksums == Checksums::Verify;
         // What follows the start, when the file has a size (a pipe has none): a length that
         // runs past it is damage, found before any of it is read.

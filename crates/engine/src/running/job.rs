@@ -11,11 +11,13 @@ use crate::records::RecordReader;
 use crate::running::chunk::{Chunk, ChunkOutput};
 use crate::running::publish::Target;
 use crate::running::summary::DatasetSummary;
-use crate::storage::Storage;
+use crate::running::uploads::{Slots, Upload};
+use crate::storage::transfer::transfers_in_flight;
+use crate::storage::{Opened, Storage};
 use ofconvert_bridge::Transcoder;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 pub(crate) const REPORT_EVERY: u64 = 4096;
@@ -62,6 +64,13 @@ pub(crate) struct Worker {
     record: Vec<u8>,
     /// A record converted on its own: the first of a part, or one the images policy rewrites.
     converted: Vec<u8>,
+    /// Room for the parts this worker has uploading at once.
+    uploads: Arc<Slots>,
+    /// The input of the next work item, opened ahead ([`prefetch`]): its path, the offset
+    /// it was opened at, and the object.
+    ///
+    /// [`prefetch`]: crate::running::prefetch
+    pub(crate) prefetched: Option<(PathBuf, u64, Opened)>,
 }
 
 impl Worker {
@@ -77,8 +86,28 @@ impl Worker {
             keeps_images: images == ImagePolicy::Keep,
             record: Vec::new(),
             converted: Vec::new(),
+            uploads: Slots::new(transfers_in_flight()),
+            prefetched: None,
         }
     }
+}
+
+/// Finishes a full part: here, or, bound for an object store, where finishing uploads it,
+/// on a thread of its own while the worker writes the next ([`uploads`]).
+///
+/// [`uploads`]: crate::running::uploads
+fn finish_part(
+    context: &Context<'_>,
+    worker: &Worker,
+    writer: PartWriter,
+    output: &mut ChunkOutput,
+) -> Result<(), Error> {
+    if context.storage.renames_cheaply() {
+        output.parts.push(writer.finish(context.storage)?);
+    } else {
+        output.uploads.push(Upload::start(writer, &worker.uploads));
+    }
+    Ok(())
 }
 
 /// Why a record converted straight into a part's buffer was not written there.
@@ -136,7 +165,29 @@ pub(crate) fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
     });
 }
 
-/// Converts one work item into one or more parts under temporary names.
+/// `result` of [`run_chunk`] once its parts are all uploaded: a part that failed to is
+/// removed with the others, and fails the work item.
+pub(crate) fn settled(
+    context: &Context<'_>,
+    result: Result<ChunkOutput, Stop>,
+) -> Result<ChunkOutput, Stop> {
+    let mut output = result?;
+    match output.settle_uploads() {
+        Ok(()) => Ok(output),
+        Err((err, failed)) => {
+            output::remove_all(context.storage, failed);
+            output::remove_all(
+                context.storage,
+                output.parts.into_iter().map(|part| part.path),
+            );
+            Err(Stop::Failed(err))
+        }
+    }
+}
+
+/// Converts one work item into one or more parts under temporary names. Parts bound for an
+/// object store may still be uploading in the output ([`ChunkOutput::uploads`]): the run
+/// waits for them when the dataset is done, a sharded worker with [`settled`].
 pub(crate) fn run_chunk(
     context: &Context<'_>,
     job: &Job<'_>,
@@ -147,10 +198,7 @@ pub(crate) fn run_chunk(
     let mut writer: Option<PartWriter> = None;
     let result = convert_chunk(context, job, chunk, worker, &mut output, &mut writer);
     let result = result.and_then(|()| match writer.take() {
-        Some(writer) => {
-            output.parts.push(writer.finish(context.storage)?);
-            Ok(())
-        }
+        Some(writer) => Ok(finish_part(context, worker, writer, &mut output)?),
         None => Ok(()),
     });
     match result {
@@ -158,6 +206,9 @@ pub(crate) fn run_chunk(
         Err(stop) => {
             if let Some(writer) = writer {
                 output::remove_all(context.storage, [writer.path().to_path_buf()]);
+            }
+            if let Err((_, failed)) = output.settle_uploads() {
+                output::remove_all(context.storage, failed);
             }
             output::remove_all(
                 context.storage,
@@ -182,14 +233,29 @@ pub(crate) fn convert_chunk(
     let mut next_sub = 0usize;
     for segment in &chunk.segments {
         let input = &dataset.inputs[segment.input];
-        let mut reader = RecordReader::open_at(
-            context.input_storage,
-            &input.path,
-            context.input_format,
-            options.checksums(),
-            segment.start,
-            Some(context.progress),
-        )?;
+        let offset = segment.start.map_or(0, |start| start.offset);
+        let opened_ahead = worker
+            .prefetched
+            .take()
+            .filter(|(path, at, _)| *path == input.path && *at == offset);
+        let mut reader = match opened_ahead {
+            Some((_, _, opened)) => RecordReader::from_opened(
+                opened,
+                &input.path,
+                context.input_format,
+                options.checksums(),
+                segment.start,
+                Some(context.progress),
+            ),
+            None => RecordReader::open_at(
+                context.input_storage,
+                &input.path,
+                context.input_format,
+                options.checksums(),
+                segment.start,
+                Some(context.progress),
+            ),
+        }?;
         if segment.start.is_none() {
             output
                 .compressions
@@ -257,7 +323,7 @@ pub(crate) fn convert_chunk(
                     }
                     Err(NotWritten::Spilled) => {
                         if let Some(full) = writer.take() {
-                            output.parts.push(full.finish(context.storage)?);
+                            finish_part(context, worker, full, output)?;
                         }
                     }
                 }
@@ -298,7 +364,7 @@ pub(crate) fn convert_chunk(
                 {
                     if current.records() > 0 && current.bytes() + framed > max {
                         if let Some(full) = writer.take() {
-                            output.parts.push(full.finish(context.storage)?);
+                            finish_part(context, worker, full, output)?;
                         }
                     }
                 }
@@ -377,10 +443,16 @@ pub(crate) fn chunk_done(
     if state.left > 0 {
         return;
     }
-    let outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
-    let error = state.error.take();
+    let mut outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
+    let mut error = state.error.take();
     let interrupted = state.interrupted;
     drop(state);
+    for output in &mut outputs {
+        if let Err((err, failed)) = output.settle_uploads() {
+            output::remove_all(context.storage, failed);
+            error.get_or_insert(err);
+        }
+    }
     match error {
         Some(err) => fail_job(context, job, err, outputs),
         None if interrupted => abandon_job(context, job, outputs),

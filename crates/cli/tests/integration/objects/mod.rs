@@ -14,6 +14,7 @@ use crate::util::*;
 mod errors;
 mod inspect;
 mod public;
+mod transfers;
 
 const ACCESS_KEY: &str = "ofconvert-test";
 const SECRET_KEY: &str = "ofconvert-test-secret";
