@@ -80,6 +80,10 @@ impl<R: Read> Reader<R> {
     ///
     /// As [`read_record`](Reader::read_record).
     pub fn read_record_in_place(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
+        if self.take_buffered() {
+            buf.clear();
+            return Ok(true);
+        }
         self.read_record_at(buf, true)
     }
 
@@ -91,6 +95,40 @@ impl<R: Read> Reader<R> {
             Some(len) => self.input.behind(0, len).unwrap_or_default(),
             None => buf,
         }
+    }
+
+    /// Takes the next record in place when it lies whole in the buffer, sound: a positive
+    /// length that ends within the stream. False, with nothing consumed, for anything else,
+    /// which the general path then reads or reports: this one is only the quick way through
+    /// the common case.
+    #[inline]
+    fn take_buffered(&mut self) -> bool {
+        if !self.state.is_ready() {
+            return false;
+        }
+        let bytes = self.input.buffer();
+        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+            return false;
+        };
+        let length = i64::from_le_bytes(*header);
+        let Some(len) = usize::try_from(length)
+            .ok()
+            .filter(|&len| len > 0 && len <= bytes.len() - HEADER_LEN)
+        else {
+            return false;
+        };
+        let framed = (HEADER_LEN + len) as u64;
+        if self
+            .stream_len
+            .is_some_and(|stream_len| self.position.offset + framed > stream_len)
+        {
+            return false;
+        }
+        self.input.consume(HEADER_LEN + len);
+        self.in_buffer = Some(len);
+        self.advance(len as u64);
+        self.last_framed = Some(HEADER_LEN + len);
+        true
     }
 
     fn read_record_at(&mut self, buf: &mut Vec<u8>, in_place: bool) -> Result<bool, Error> {
