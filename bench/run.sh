@@ -13,15 +13,17 @@ usage() {
     cat <<'EOF'
 Usage: bench/run.sh [OPTIONS]
 
-Times `cp -r`, `ofconvert tf2of`, `of2tf`, `count` and `verify` (at each --jobs value) and
-the single-threaded wire and typed converters on the benchmark corpora, and prints two
-Markdown tables: every command (median wall time, MB/s, records/s, ratio to the copy, peak
-RSS, CPU time and CPU ns per record), then the conversions' targets (ratio to the
-like-for-like copy at the first and last --jobs value, CPU ns per record, jobs speed-up).
-On the png corpus it times `tf2of --no-sync` as is, with `--images jpeg` and with
-`--images raw`, and prints a third table: images/s and the ratio to the plain tf2of. On the
-large corpus, also `tf2of` from one bucket to another through a local S3 server
-(ofconvert-bench-s3) against `rclone copy` of the same objects through the same server.
+Times `cp -r`, `cat`, `ofconvert tf2of`, `of2tf`, `count` and `verify` (at each --jobs
+value) and the single-threaded wire and typed converters on the benchmark corpora, and
+prints Markdown tables: every command (median wall time, MB/s, records/s, ratio to the copy
+(verify: to `cat` of the same files), peak RSS, CPU time and CPU ns per record), then the
+conversions' targets (ratio to the like-for-like copy at the first and last --jobs value,
+CPU ns per record, jobs speed-up). On the png corpus it times `tf2of --no-sync` as is, with
+`--images jpeg` and with `--images raw`, and prints a table of images/s and the ratio to the
+plain tf2of. On the large corpus, also `tf2of` and `of2tf` from one bucket to another
+through a local S3 server (ofconvert-bench-s3) against `rclone copy` of the same objects
+through the same server. The header gives the first build's time and the CRC-32C
+throughput (ofconvert-bench-crc); the last table says which speed target each figure meets.
 
 Options:
   --dir DIR       where the corpus and the outputs go (default: a temporary directory,
@@ -43,8 +45,9 @@ Options:
   --no-build-time leave out the first-build row (a clean `cargo build --release -p
                   ofconvert` into a temporary target directory, timed; about 2 minutes)
   --baseline BIN  also time another ofconvert binary (an earlier commit's release build)
-                  on the same tf2of/of2tf commands, each right after this build's run of
-                  it, so that a change is compared with what it replaced in one session
+                  on the same tf2of/of2tf commands (bucket to bucket too), each right after
+                  this build's run of it, so that a change is compared with what it
+                  replaced in one session
   --keep          keep the temporary directory
   -h, --help      this text
 
@@ -172,7 +175,8 @@ RELEASE_BUILD=$TARGET/release/ofconvert
 GEN=$TARGET/dist/ofconvert-bench-gen
 CONVERT=$TARGET/dist/ofconvert-bench-convert
 S3_SERVER=$TARGET/dist/ofconvert-bench-s3
-for bin in "$OFCONVERT" "$RELEASE_BUILD" "$GEN" "$CONVERT" "$S3_SERVER"; do
+CRC=$TARGET/dist/ofconvert-bench-crc
+for bin in "$OFCONVERT" "$RELEASE_BUILD" "$GEN" "$CONVERT" "$S3_SERVER" "$CRC"; do
     [[ -x $bin ]] || die "$bin is not built (run without --no-build)"
 done
 [[ -z $BASELINE_BIN || -x $BASELINE_BIN ]] || die "--baseline: $BASELINE_BIN is not an executable"
@@ -303,6 +307,10 @@ measure() {
     echo "$corpus|$label|$jobs|$stats|$cpu|$peak|$tree|$baseline" >>"$RESULTS"
 }
 
+# CRC-32C throughput: the project's function and the crc32c crate, 64 KiB and 1 MiB.
+echo "run.sh: timing CRC-32C" >&2
+CRC_LINES=$("$CRC") || die "the CRC bench failed"
+
 LOAD_BEFORE=$(uptime)
 
 for corpus in "${CORPUS_LIST[@]}"; do
@@ -323,6 +331,13 @@ for corpus in "${CORPUS_LIST[@]}"; do
     fi
     measure "$corpus" "cp -r ofrecord tree" "" "$corpus/ofrecord" "" "$RUNS" -- cp -r "$of" "$OUT"
     cp_of="$corpus|cp -r ofrecord tree"
+    # What verify is compared with: reading the same files and nothing else.
+    # shellcheck disable=SC2016
+    measure "$corpus" "cat tfrecord tree" "" "$corpus/tfrecord" "" "$RUNS" -- \
+        sh -c 'cat "$1"/* >/dev/null' sh "$tf"
+    # shellcheck disable=SC2016
+    measure "$corpus" "cat ofrecord tree" "" "$corpus/ofrecord" "" "$RUNS" -- \
+        sh -c 'cat "$1"/* >/dev/null' sh "$of"
     # ofconvert fsyncs each part before renaming it into place; this row shows what that
     # durability costs a plain copy. The single quotes are for the inner shell.
     # shellcheck disable=SC2016
@@ -352,9 +367,9 @@ for corpus in "${CORPUS_LIST[@]}"; do
             "$OFCONVERT" --jobs "$j" --quiet count "$tf"
         measure "$corpus" "ofconvert count ofrecord" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
             "$OFCONVERT" --jobs "$j" --quiet count "$of"
-        measure "$corpus" "ofconvert verify tfrecord" "$j" "$corpus/tfrecord" "$cp_tf" "$RUNS" -- \
+        measure "$corpus" "ofconvert verify tfrecord" "$j" "$corpus/tfrecord" "$corpus|cat tfrecord tree" "$RUNS" -- \
             "$OFCONVERT" --jobs "$j" --quiet verify "$tf"
-        measure "$corpus" "ofconvert verify ofrecord" "$j" "$corpus/ofrecord" "$cp_of" "$RUNS" -- \
+        measure "$corpus" "ofconvert verify ofrecord" "$j" "$corpus/ofrecord" "$corpus|cat ofrecord tree" "$RUNS" -- \
             "$OFCONVERT" --jobs "$j" --quiet verify "$of"
     done
     for route in wire typed; do
@@ -417,18 +432,28 @@ if ((S3)); then
     done
     # Uploaded through the server, which stores each object's ETag then; a file copied
     # into its directory would have its MD5 computed again on every HEAD and GET.
-    echo "run.sh: uploading the large corpus to s3://src/large" >&2
+    echo "run.sh: uploading the large corpus to s3://src/large and s3://src/large-of" >&2
     env -u AWS_CA_BUNDLE rclone copy --config /dev/null "${TREE_DIR[large/tfrecord]}/" BENCHSRC:src/large/
+    env -u AWS_CA_BUNDLE rclone copy --config /dev/null "${TREE_DIR[large/ofrecord]}/" BENCHSRC:src/large-of/
     EXTRA_OUT=$S3_ROOT/dst/out
-    rclone_row="large|rclone copy bucket to bucket"
     # The trailing slashes spare rclone a HEAD of the prefix, which s3s-fs answers with 500
     # (a directory is no object) and rclone retries with backoff. rclone's own transport
     # refuses AWS_CA_BUNDLE (the endpoint is plain http anyway).
     measure large "rclone copy bucket to bucket" "" large/tfrecord "" "$RUNS" -- \
         env -u AWS_CA_BUNDLE rclone copy --config /dev/null BENCHSRC:src/large/ BENCHDST:dst/out/
+    measure large "rclone copy bucket to bucket, ofrecord" "" large/ofrecord "" "$RUNS" -- \
+        env -u AWS_CA_BUNDLE rclone copy --config /dev/null BENCHSRC:src/large-of/ BENCHDST:dst/out/
     for j in $JOBS; do
-        measure large "ofconvert tf2of bucket to bucket" "$j" large/tfrecord "$rclone_row" "$RUNS" -- \
-            "$OFCONVERT" --jobs "$j" --quiet tf2of s3://src/large s3://dst/out
+        for bin in "$OFCONVERT" ${BASELINE_BIN:+"$BASELINE_BIN"}; do
+            who=ofconvert
+            [[ $bin == "$BASELINE_BIN" ]] && who=baseline
+            measure large "$who tf2of bucket to bucket" "$j" large/tfrecord \
+                "large|rclone copy bucket to bucket" "$RUNS" -- \
+                "$bin" --jobs "$j" --quiet tf2of s3://src/large s3://dst/out
+            measure large "$who of2tf bucket to bucket" "$j" large/ofrecord \
+                "large|rclone copy bucket to bucket, ofrecord" "$RUNS" -- \
+                "$bin" --jobs "$j" --quiet of2tf s3://src/large-of s3://dst/out
+        done
     done
     EXTRA_OUT=""
     exec {S3_STDIN}>&-
@@ -455,6 +480,11 @@ done
 if [[ -n $BUILD_SECONDS ]]; then
     echo "- first build: a clean \`cargo build --release -p ofconvert\` (dependencies downloaded, none compiled) took $BUILD_SECONDS s"
 fi
+while read -r size project reference; do
+    awk -v size="$size" -v project="$project" -v reference="$reference" 'BEGIN {
+        printf "- CRC-32C of %d KiB buffers: %.1f GB/s (the crc32c crate: %.1f GB/s, %.1fx)\n",
+            size / 1024, project, reference, project / reference }'
+done <<<"$CRC_LINES"
 echo "- ofconvert = the dist build (the product); release-build = the quick build of the same code"
 if [[ -n $BIG ]]; then
     printf -- '- big/ofrecord (made by tf2of): %s files, %.1f MB\n' "${TREE_FILES[big/ofrecord]}" \
@@ -465,7 +495,7 @@ echo "| corpus | command | jobs | median wall s | MB/s | records/s | ratio to cp
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 declare -A BASELINE_WALL
 while IFS='|' read -r corpus label jobs median _ _ _ _ _ _; do
-    if [[ ($label == "cp -r "* || $label == "rclone copy"*) && $median != failed ]]; then
+    if [[ ($label == "cp -r "* || $label == "cat "* || $label == "rclone copy"*) && $median != failed ]]; then
         BASELINE_WALL["$corpus|$label"]=$median
     fi
 done <"$RESULTS"
@@ -552,4 +582,63 @@ if ((S3)); then
     echo "Bucket-to-bucket rows go through one S3 server on 127.0.0.1 (ofconvert-bench-s3: s3s-fs"
     echo "over a local directory); their ratio is to \`rclone copy\` of the same objects through it."
 fi
+
+# The speed targets, each met or missed, from the rows above. "Default" --jobs is one per
+# core; when the --jobs list leaves that out, its last value stands in.
+DEFAULT_JOBS=$(nproc)
+[[ " $JOBS " == *" $DEFAULT_JOBS "* ]] || DEFAULT_JOBS=${JOBS##* }
+echo
+echo "| target | measured | |"
+echo "|---|---|---|"
+awk -F'|' -v build="$BUILD_SECONDS" -v crc="$CRC_LINES" -v default_jobs="$DEFAULT_JOBS" \
+    -v records_list="$(for key in "${!TREE_RECORDS[@]}"; do printf '%s=%s\n' "$key" "${TREE_RECORDS[$key]}"; done)" '
+    BEGIN {
+        n = split(records_list, pairs, "\n")
+        for (i = 1; i <= n; i++) if (split(pairs[i], kv, "=") == 2) records[kv[1]] = kv[2]
+    }
+    $4 != "failed" { wall[$1 "|" $2 "|" $3] = $4; cpu[$1 "|" $2 "|" $3] = $7; tree[$1 "|" $2 "|" $3] = $9 }
+    function verdict(ok) { return ok ? "met" : "**missed**" }
+    function line(what, measured, ok) { printf "| %s | %s | %s |\n", what, measured, verdict(ok) }
+    # CPU ns a record of a row, or -1 when it was not measured.
+    function ns(key) { return (key in cpu && records[tree[key]] > 0) ? cpu[key] * 1e9 / records[tree[key]] : -1 }
+    # Wall time of a row over that of another, or -1.
+    function ratio(key, base) { return (key in wall && base in wall && wall[base] > 0) ? wall[key] / wall[base] : -1 }
+    function small(label) {
+        value = ns("small|ofconvert " label "|1")
+        if (value >= 0) line("small " label ", --jobs 1: <= 90 CPU ns/record", sprintf("%.0f", value), value <= 90)
+    }
+    function against(what, key, base, bound) {
+        value = ratio(key, base)
+        if (value >= 0) line(what sprintf(" <= %.1fx", bound), sprintf("%.2fx", value), value <= bound)
+    }
+    END {
+        if (build != "") line("first build (clean `cargo build --release -p ofconvert`) <= 90 s", build " s", build <= 90)
+        m = split(crc, lines, "\n")
+        for (i = 1; i <= m; i++) {
+            if (split(lines[i], f, " ") == 3 && f[3] > 0)
+                line(sprintf("CRC-32C of %d KiB buffers >= 3x the crc32c crate", f[1] / 1024),
+                    sprintf("%.1fx", f[2] / f[3]), f[2] / f[3] >= 3)
+        }
+        small("tf2of --no-sync"); small("of2tf --no-sync"); small("tf2of"); small("of2tf")
+        small("verify tfrecord"); small("verify ofrecord")
+        against("verify --jobs 1 of the large tfrecord tree / cat", "large|ofconvert verify tfrecord|1",
+            "large|cat tfrecord tree|", 1.2)
+        against("verify --jobs 1 of the large ofrecord tree / cat", "large|ofconvert verify ofrecord|1",
+            "large|cat ofrecord tree|", 1.2)
+        split("tf2of tfrecord of2tf ofrecord", d, " ")
+        for (i = 1; i <= 3; i += 2) {
+            against("large " d[i] " --no-sync, --jobs 1 / cp -r", "large|ofconvert " d[i] " --no-sync|1",
+                "large|cp -r " d[i + 1] " tree|", 1.2)
+            against("large " d[i] " --no-sync, --jobs " default_jobs " / cp -r",
+                "large|ofconvert " d[i] " --no-sync|" default_jobs, "large|cp -r " d[i + 1] " tree|", 1.1)
+        }
+        against("tf2of bucket to bucket, --jobs 1 / rclone", "large|ofconvert tf2of bucket to bucket|1",
+            "large|rclone copy bucket to bucket|", 1.0)
+        against("tf2of bucket to bucket, --jobs " default_jobs " / rclone",
+            "large|ofconvert tf2of bucket to bucket|" default_jobs, "large|rclone copy bucket to bucket|", 1.0)
+        against("of2tf bucket to bucket, --jobs 1 / rclone", "large|ofconvert of2tf bucket to bucket|1",
+            "large|rclone copy bucket to bucket, ofrecord|", 1.0)
+        against("of2tf bucket to bucket, --jobs " default_jobs " / rclone",
+            "large|ofconvert of2tf bucket to bucket|" default_jobs, "large|rclone copy bucket to bucket, ofrecord|", 1.0)
+    }' "$RESULTS"
 exit "$FAILED"

@@ -75,6 +75,7 @@ pub mod proto {
 }
 
 pub use error::{Error, ErrorKind};
+pub use fast::WrittenFeature;
 pub use spec::{MappingSpec, NumericType, SequencePolicy};
 pub use transcode::Transcoder;
 pub use typed::{
@@ -82,7 +83,7 @@ pub use typed::{
     encode_sequence_example, example_to_ofrecord, of, ofrecord_to_example,
     sequence_example_to_ofrecord, tf, ExampleExt, OfRecordExt,
 };
-pub use visit::{classify_tf_record, visit_example, visit_ofrecord, TfRecordType};
+pub use visit::{classify_tf_record, visit_example, visit_ofrecord, RecordChecker, TfRecordType};
 
 /// The kinds of value list a feature can hold; TensorFlow has bytes, float and int64,
 /// OneFlow adds double and int32.

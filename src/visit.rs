@@ -1,5 +1,6 @@
 //! Wire-level walks over a record's features, for schemas and verification.
 
+use crate::fast::{self, Pass};
 use crate::message::{
     entry_fields, feature_name, map_entry, next_top_level_field, parse_entry, parse_feature,
 };
@@ -57,6 +58,59 @@ pub fn visit_example(
         }
     }
     Ok(record_type)
+}
+
+/// Checks records as [`visit_example`] and [`visit_ofrecord`] do, without reporting their
+/// features, for a caller that only asks whether each record is sound (verifying a file).
+///
+/// A record laid out as the writers of both formats lay it out is walked once, as the
+/// transcoder's single pass walks it under the default mapping; any other record (and one
+/// that is damaged) goes through the full walk, which says what is wrong. The answer is
+/// the full walk's. Keeps scratch space from record to record: keep one per thread.
+///
+/// ```
+/// use ofconvert_bridge::{tf, encode_example, RecordChecker, TfRecordType};
+///
+/// let mut example = Vec::new();
+/// encode_example(&tf::example([("label", tf::int64_feature([3]))]), &mut example);
+/// let mut checker = RecordChecker::new();
+/// assert_eq!(checker.check_example(&example).unwrap(), TfRecordType::Example);
+/// assert!(checker.check_example(&example[..example.len() - 1]).is_err());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RecordChecker {
+    pass: Pass,
+}
+
+impl RecordChecker {
+    /// A checker with no scratch space yet.
+    pub fn new() -> Self {
+        RecordChecker::default()
+    }
+
+    /// What [`visit_example`] returns on `example`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`visit_example`].
+    pub fn check_example(&mut self, example: &[u8]) -> Result<TfRecordType, Error> {
+        if fast::check_example(example, &mut self.pass) {
+            return Ok(TfRecordType::Example);
+        }
+        visit_example(example, |_, _, _| {})
+    }
+
+    /// What [`visit_ofrecord`] returns on `record`.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`visit_ofrecord`].
+    pub fn check_ofrecord(&mut self, record: &[u8]) -> Result<(), Error> {
+        if fast::check_ofrecord(record, &mut self.pass) {
+            return Ok(());
+        }
+        visit_ofrecord(record, |_, _, _| {})
+    }
 }
 
 /// Tells an `Example` from a `SequenceExample` by their top-level fields, without looking

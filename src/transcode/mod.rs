@@ -13,7 +13,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::fast::{self, Pass};
+use crate::fast::{self, Pass, WrittenFeature};
 use crate::message::{collect_entries, mark_losers, next_top_level_field, parse_entry, RawEntry};
 use crate::numeric::{self, Dialect, Numbers};
 use crate::spec::{CompiledSpec, Disposition, Rule};
@@ -125,7 +125,18 @@ impl Transcoder {
     /// An Example without features is [`ErrorKind::EmptyRecord`]: it would become a
     /// zero-length OFRecord, which OneFlow cannot read.
     pub fn tf_to_of(&mut self, example: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        self.reset(out);
+        out.clear();
+        self.tf_to_of_appending(example, out)
+    }
+
+    /// [`tf_to_of`](Transcoder::tf_to_of), the OFRecord appended to what `out` holds
+    /// rather than replacing it, so that records can be written one after another into one
+    /// buffer (a file's, with room left for each record's framing). After an error `out`
+    /// holds what it held before. [`visit_output`](Transcoder::visit_output) then takes the
+    /// whole of `out`.
+    pub fn tf_to_of_appending(&mut self, example: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        let start = out.len();
+        self.reset();
         if self.spec.keeps_everything() && fast::tf_to_of(example, out, &mut self.pass) {
             return Ok(());
         }
@@ -140,7 +151,7 @@ impl Transcoder {
             match &self.spec.raw_feature {
                 Some(name) if wrappable => {
                     let name = name.clone();
-                    self.reset(out);
+                    self.reset();
                     self.plan_raw(example, &name);
                 }
                 _ => return Err(err),
@@ -151,7 +162,7 @@ impl Transcoder {
         }
         self.check_names(example)?;
         out.reserve(self.entries_size());
-        self.output_base = 0;
+        self.output_base = start;
         self.write_entries(example, out);
         Ok(())
     }
@@ -161,7 +172,14 @@ impl Transcoder {
     /// every value fits exactly (else [`ErrorKind::InexactDouble`], unless the spec is lossy;
     /// a finite double beyond float's range is [`ErrorKind::FloatOverflow`] either way).
     pub fn of_to_tf(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
-        self.reset(out);
+        out.clear();
+        self.of_to_tf_appending(record, out)
+    }
+
+    /// [`of_to_tf`](Transcoder::of_to_tf), the Example appended to what `out` holds, as
+    /// [`tf_to_of_appending`](Transcoder::tf_to_of_appending) does.
+    pub fn of_to_tf_appending(&mut self, record: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+        self.reset();
         if record.is_empty() {
             return Err(ErrorKind::EmptyRecord.into());
         }
@@ -193,6 +211,23 @@ impl Transcoder {
         Ok(())
     }
 
+    /// An id of the names of the features the last successful conversion wrote, in order,
+    /// when it took the default mapping's single pass (`None` otherwise): two records with
+    /// the same id have the same feature names in the same order, so that a caller keeping
+    /// statistics by name can look each name up once. Ids are unique in the process.
+    pub fn output_shape(&self) -> Option<u64> {
+        self.pass.shape()
+    }
+
+    /// The features the last successful conversion wrote, in order, when it took the
+    /// default mapping's single pass (empty otherwise: then
+    /// [`visit_output_lists`](Transcoder::visit_output_lists) tells them): what
+    /// `visit_output_lists` reports, as positions in the output, for a caller that walks
+    /// them in a loop of its own.
+    pub fn single_pass_features(&self) -> &[WrittenFeature] {
+        &self.pass.written
+    }
+
     /// How many values the last successful [`tf_to_of`](Transcoder::tf_to_of) or
     /// [`of_to_tf`](Transcoder::of_to_tf) call changed by rounding them to the nearest float,
     /// as a [lossy](MappingSpec::lossy) spec allows; 0 under any other spec.
@@ -200,8 +235,7 @@ impl Transcoder {
         self.rounded
     }
 
-    fn reset(&mut self, out: &mut Vec<u8>) {
-        out.clear();
+    fn reset(&mut self) {
         self.pass.written.clear();
         self.plan.clear();
         self.scratch.clear();
@@ -446,9 +480,9 @@ impl Transcoder {
         mut f: impl FnMut(&[u8], Option<FeatureKind>, usize, &[u8]),
     ) {
         for feature in &self.pass.written {
-            let name = output.get(feature.key.clone());
+            let name = output.get(feature.name.clone());
             if let (Some(name), Some(list)) = (name, output.get(feature.list.clone())) {
-                f(name, feature.kind, feature.count, list);
+                f(name, feature.kind, feature.values, list);
             }
         }
         let mut offset = self.output_base;

@@ -6,8 +6,10 @@ use ofconvert_bridge::{
     example_to_ofrecord, of, ofrecord_to_example, sequence_example_to_ofrecord, tf, ErrorKind,
     ExampleExt, FeatureKind, MappingSpec, NumericType, OfRecordExt, SequencePolicy, Transcoder,
 };
+use ofconvert_bridge::{visit_example, visit_ofrecord};
 use proptest::prelude::*;
 
+mod kept;
 mod specific;
 
 // ---------------------------------------------------------------------------------------------

@@ -146,6 +146,11 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
             .map_or(defaults.request_timeout, Duration::from_secs_f64),
     });
     ofconvert_engine::set_anonymous(network.anonymous);
+    ofconvert_engine::set_transfers_in_flight(
+        network
+            .in_flight
+            .unwrap_or(ofconvert_engine::DEFAULT_TRANSFERS),
+    );
     let code = match &cli.command {
         Command::Tf2of(args) => convert(config::tf2of(args, jobs), &args.common, quiet, detail),
         Command::Of2tf(args) => convert(config::of2tf(args, jobs), &args.common, quiet, detail),

@@ -158,4 +158,5 @@ pub use sharded::shard::{convert_shard, Shard, ShardSummary};
 pub use storage::object::{is_url, storage_for};
 pub use storage::retry::{set_network_bounds, NetworkBounds};
 pub use storage::stores::set_anonymous;
+pub use storage::transfer::{set_transfers_in_flight, DEFAULT_TRANSFERS};
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

@@ -187,6 +187,7 @@ fn kind_of(field: u64, dialect: Dialect) -> Option<FeatureKind> {
 }
 
 /// Calls `f` with each value of a serialized `BytesList`.
+#[inline(always)]
 pub(crate) fn for_each_bytes<'a>(list: &'a [u8], mut f: impl FnMut(&'a [u8])) {
     // The form TensorFlow writes, values shorter than 128 bytes: a tag and a one-byte length
     // each. Anything else goes to the general walk from where this one stops.
@@ -198,7 +199,15 @@ pub(crate) fn for_each_bytes<'a>(list: &'a [u8], mut f: impl FnMut(&'a [u8])) {
         f(value);
         at += 2 + value.len();
     }
-    let mut values = Cursor::new(&list[at..]);
+    if at < list.len() {
+        each_bytes_field(&list[at..], &mut f);
+    }
+}
+
+/// [`for_each_bytes`] of a list in any other form.
+#[cold]
+fn each_bytes_field<'a>(list: &'a [u8], f: &mut impl FnMut(&'a [u8])) {
+    let mut values = Cursor::new(list);
     while let Some((field, wire_type, value)) = values.field() {
         if field == 1 && wire_type == 2 {
             f(value);

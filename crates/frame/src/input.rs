@@ -29,6 +29,12 @@ impl<R: Read> BufInput<R> {
         }
     }
 
+    /// The bytes read ahead and not consumed yet.
+    #[inline]
+    pub fn buffer(&self) -> &[u8] {
+        &self.buf[self.pos..self.filled]
+    }
+
     /// How many bytes are read ahead and not consumed yet.
     pub fn buffered(&self) -> usize {
         self.filled - self.pos
@@ -116,6 +122,15 @@ impl<R: Read> BufInput<R> {
         }
         Ok(skipped)
     }
+    /// The `len` bytes that end `back` bytes before the read position, while they are still
+    /// buffered: bytes just consumed can be looked at again until the buffer is next filled.
+    /// A reader hands out a small record that lies whole in its buffer this way, rather than
+    /// copying it out.
+    pub fn behind(&self, back: usize, len: usize) -> Option<&[u8]> {
+        let end = self.pos.checked_sub(back)?;
+        self.buf.get(end.checked_sub(len)?..end)
+    }
+
     /// Steps back over the last `amount` bytes consumed, when they are still in the buffer
     /// (nothing was read since they were consumed); `false`, and nothing changes, otherwise.
     pub fn unconsume(&mut self, amount: usize) -> bool {
@@ -265,6 +280,7 @@ impl<R: Read> BufRead for BufInput<R> {
         Ok(&self.buf[self.pos..self.filled])
     }
 
+    #[inline]
     fn consume(&mut self, amount: usize) {
         self.pos = (self.pos + amount).min(self.filled);
     }

@@ -29,6 +29,9 @@ pub struct Reader<R> {
     stream_len: Option<u64>,
     /// The size of the record just read, for a [`reject`](Reader::reject).
     last_framed: Option<usize>,
+    /// The length of the last payload read, when it was left in the buffer, just behind the
+    /// read position.
+    in_buffer: Option<usize>,
 }
 
 impl<R: Read> Reader<R> {
@@ -41,6 +44,7 @@ impl<R: Read> Reader<R> {
             consumed: 0,
             stream_len: None,
             last_framed: None,
+            in_buffer: None,
         }
     }
 
@@ -64,18 +68,94 @@ impl<R: Read> Reader<R> {
     /// allocate more than the stream holds. After an error `buf` holds whatever part of the
     /// payload arrived.
     pub fn read_record(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
+        self.read_record_at(buf, false)
+    }
+
+    /// Reads the next payload as [`read_record`](Reader::read_record) does, but leaves a
+    /// record that lies whole in the reader's buffer where it is, with `buf` left empty,
+    /// rather than copying it out; [`last_record`](Reader::last_record) gives the payload,
+    /// wherever it is. A small record then costs no copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_record`](Reader::read_record).
+    pub fn read_record_in_place(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
+        if self.take_buffered() {
+            buf.clear();
+            return Ok(true);
+        }
+        self.read_record_at(buf, true)
+    }
+
+    /// The payload of the record the last call read: in the reader's buffer after a
+    /// [`read_record_in_place`](Reader::read_record_in_place) that left it there, else
+    /// `buf` (the buffer that call was given).
+    pub fn last_record<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
+        match self.in_buffer {
+            Some(len) => self.input.behind(0, len).unwrap_or_default(),
+            None => buf,
+        }
+    }
+
+    /// Takes the next record in place when it lies whole in the buffer, sound: a positive
+    /// length that ends within the stream. False, with nothing consumed, for anything else,
+    /// which the general path then reads or reports: this one is only the quick way through
+    /// the common case.
+    #[inline]
+    fn take_buffered(&mut self) -> bool {
+        if !self.state.is_ready() {
+            return false;
+        }
+        let bytes = self.input.buffer();
+        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+            return false;
+        };
+        let length = i64::from_le_bytes(*header);
+        let Some(len) = usize::try_from(length)
+            .ok()
+            .filter(|&len| len > 0 && len <= bytes.len() - HEADER_LEN)
+        else {
+            return false;
+        };
+        let framed = (HEADER_LEN + len) as u64;
+        if self
+            .stream_len
+            .is_some_and(|stream_len| self.position.offset + framed > stream_len)
+        {
+            return false;
+        }
+        self.input.consume(HEADER_LEN + len);
+        self.in_buffer = Some(len);
+        self.advance(len as u64);
+        self.last_framed = Some(HEADER_LEN + len);
+        true
+    }
+
+    fn read_record_at(&mut self, buf: &mut Vec<u8>, in_place: bool) -> Result<bool, Error> {
         buf.clear();
+        self.in_buffer = None;
         let result = self.read_length().and_then(|length| match length {
             None => Ok(None),
             Some(length) => {
-                let available = self
-                    .input
-                    .append_to(buf, length)
-                    .map_err(|e| self.error(ErrorKind::Io(e)))?;
+                let buffered = usize::try_from(length)
+                    .ok()
+                    .filter(|&length| in_place && length <= self.input.buffered());
+                let available = match buffered {
+                    Some(len) => {
+                        self.input.consume(len);
+                        self.in_buffer = Some(len);
+                        length
+                    }
+                    None => self
+                        .input
+                        .append_to(buf, length)
+                        .map_err(|e| self.error(ErrorKind::Io(e)))?,
+                };
                 self.finish_payload(length, available).map(Some)
             }
         });
         if let Err(err) = &result {
+            self.in_buffer = None;
             if matches!(err.kind(), ErrorKind::Truncated { .. }) && self.consumed == 0 {
                 // Cut short within the window: the payload that arrived is still buffered.
                 if let Ok(buffered) = self.input.fill_to(0) {
@@ -90,6 +170,7 @@ impl<R: Read> Reader<R> {
     /// end of stream (and once the reader has stopped). Errors are the same as
     /// [`read_record`](Reader::read_record)'s.
     pub fn skip_record(&mut self) -> Result<Option<u64>, Error> {
+        self.in_buffer = None;
         let result = self.read_length().and_then(|length| match length {
             None => Ok(None),
             Some(length) => {
@@ -142,6 +223,7 @@ impl<R: Read> Reader<R> {
         mut is_payload: impl FnMut(&[u8]) -> bool,
     ) -> Result<Option<Resync>, Error> {
         buf.clear();
+        self.in_buffer = None;
         if self.state.damaged().is_none() {
             return Ok(None);
         }
@@ -161,6 +243,7 @@ impl<R: Read> Reader<R> {
     /// just read, or when its bytes are no longer buffered (a record larger than the
     /// reader's 256 KiB window).
     pub fn reject(&mut self) -> bool {
+        self.in_buffer = None;
         let Some(framed) = self.last_framed.take() else {
             return false;
         };

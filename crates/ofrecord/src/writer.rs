@@ -1,6 +1,6 @@
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
-use ofconvert_frame::output;
+use ofconvert_frame::output::RecordBuffer;
 
 use crate::frame::{self, HEADER_LEN};
 use crate::{Error, ErrorKind, Position};
@@ -18,7 +18,7 @@ const BUFFER_CAPACITY: usize = 256 * 1024;
 /// the writer usable.
 #[derive(Debug)]
 pub struct Writer<W: Write> {
-    inner: BufWriter<W>,
+    inner: RecordBuffer<W>,
     records_written: u64,
     bytes_written: u64,
     failed: Option<Error>,
@@ -28,7 +28,7 @@ impl<W: Write> Writer<W> {
     /// Wraps `inner`; records are written from its current position.
     pub fn new(inner: W) -> Self {
         Writer {
-            inner: BufWriter::with_capacity(BUFFER_CAPACITY, inner),
+            inner: RecordBuffer::with_capacity(BUFFER_CAPACITY, inner),
             records_written: 0,
             bytes_written: 0,
             failed: None,
@@ -48,12 +48,62 @@ impl<W: Write> Writer<W> {
         // non-negative i64.
         let mut header = [0; HEADER_LEN];
         frame::encode_header(data.len() as u64, &mut header);
-        if let Err(e) = output::write_record(&mut self.inner, &[&header, data]) {
+        if let Err(e) = self.inner.write_parts(&[&header, data]) {
             return Err(self.fail(e));
         }
         self.records_written += 1;
         self.bytes_written += (HEADER_LEN + data.len()) as u64;
         Ok(())
+    }
+
+    /// Writes one record whose payload `fill` appends to the vector it is given: the
+    /// writer's own buffer, after room for the length, so that a converter writes the
+    /// payload where it leaves from and it is not copied again. `fill` must only append.
+    ///
+    /// When `fill` fails, nothing is written and its error comes back inside `Ok`; a payload
+    /// left empty is refused with [`ErrorKind::ZeroLength`], as
+    /// [`write_record`](Writer::write_record) refuses it.
+    ///
+    /// ```
+    /// use ofconvert_ofrecord::{Reader, Writer};
+    ///
+    /// let mut writer = Writer::new(Vec::new());
+    /// let fill = |buf: &mut Vec<u8>| {
+    ///     buf.extend_from_slice(b"payload");
+    ///     Ok::<_, &str>(())
+    /// };
+    /// writer.write_record_with(fill).unwrap().unwrap();
+    /// assert_eq!(writer.write_record_with(|_| Err("no")).unwrap(), Err("no"));
+    /// let bytes = writer.finish().unwrap();
+    /// let records: Vec<_> = Reader::new(bytes.as_slice()).records().collect::<Result<_, _>>().unwrap();
+    /// assert_eq!(records, [b"payload".to_vec()]);
+    /// ```
+    pub fn write_record_with<E>(
+        &mut self,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, Error> {
+        self.check_usable()?;
+        let buf = self.inner.pending();
+        let start = buf.len();
+        buf.extend_from_slice(&[0; HEADER_LEN]);
+        if let Err(err) = fill(buf) {
+            buf.truncate(start);
+            return Ok(Err(err));
+        }
+        let len = buf.len().saturating_sub(start + HEADER_LEN);
+        if len == 0 {
+            buf.truncate(start);
+            return Err(self.error(ErrorKind::ZeroLength));
+        }
+        let mut header = [0; HEADER_LEN];
+        frame::encode_header(len as u64, &mut header);
+        buf[start..start + HEADER_LEN].copy_from_slice(&header);
+        if let Err(e) = self.inner.settle() {
+            return Err(self.fail(e));
+        }
+        self.records_written += 1;
+        self.bytes_written += (HEADER_LEN + len) as u64;
+        Ok(Ok(()))
     }
 
     /// How many records have been written.
@@ -84,9 +134,24 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// The wrapped writer.
-    pub fn get_ref(&self) -> &W {
+    /// The wrapped writer; `None` while a thread writes to it
+    /// ([`writing_on_thread`](Writer::writing_on_thread)).
+    pub fn get_ref(&self) -> Option<&W> {
         self.inner.get_ref()
+    }
+
+    /// From now on, whole buffers of records go to a thread that writes them to the inner
+    /// writer while the caller prepares the next (see
+    /// `ofconvert_frame::output::RecordBuffer::writing_on_thread`); nothing is copied on
+    /// the way. A write that fails there is reported by a later call, at the latest by
+    /// [`finish`](Writer::finish).
+    #[must_use]
+    pub fn writing_on_thread(mut self) -> Self
+    where
+        W: Send + 'static,
+    {
+        self.inner = self.inner.writing_on_thread();
+        self
     }
 
     /// Flushes everything and gives back the inner writer.
@@ -95,7 +160,7 @@ impl<W: Write> Writer<W> {
         let (offset, index) = (self.bytes_written, self.records_written);
         self.inner
             .into_inner()
-            .map_err(|e| Error::new(ErrorKind::Io(e.into_error()), offset, index))
+            .map_err(|e| Error::new(ErrorKind::Io(e), offset, index))
     }
 
     fn check_usable(&self) -> Result<(), Error> {

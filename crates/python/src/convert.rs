@@ -75,11 +75,12 @@ pub struct Network {
     retry_timeout: f64,
     request_timeout: f64,
     anonymous: bool,
+    in_flight: usize,
 }
 
 impl Network {
-    /// Sets the bounds of the stores opened from now on, and whether they send requests
-    /// unsigned (public buckets).
+    /// Sets the bounds of the stores opened from now on, whether they send requests
+    /// unsigned (public buckets), and how many transfers each job keeps going.
     pub fn apply(&self) -> Result<(), String> {
         for (name, secs) in [
             ("retry_timeout", self.retry_timeout),
@@ -97,6 +98,10 @@ impl Network {
             request_timeout: Duration::from_secs_f64(self.request_timeout),
         });
         ofconvert_engine::set_anonymous(self.anonymous);
+        if self.in_flight == 0 {
+            return Err("in_flight=0: expected at least one transfer".to_owned());
+        }
+        ofconvert_engine::set_transfers_in_flight(self.in_flight);
         Ok(())
     }
 }

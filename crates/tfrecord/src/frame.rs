@@ -77,6 +77,7 @@ pub fn decode_length(bytes: &[u8]) -> Result<u64, ErrorKind> {
 
 /// Whether `footer` (at least [`FOOTER_LEN`] bytes) holds the masked CRC of `data`; the
 /// stored and the computed CRC when it does not.
+#[inline]
 pub(crate) fn check_footer(data: &[u8], footer: &[u8]) -> Result<(), (u32, u32)> {
     let expected = u32::from_le_bytes(to_array(&footer[..FOOTER_LEN]));
     let actual = crc::masked_crc32c(data);

@@ -45,6 +45,7 @@ pub mod frame;
 mod compression;
 mod error;
 mod reader;
+mod resync;
 mod writer;
 
 pub use compression::{Compression, UnknownCompression};

@@ -4,12 +4,13 @@ use std::io::{self, BufRead, Read};
 use std::iter::FusedIterator;
 
 use flate2::bufread::MultiGzDecoder;
-use ofconvert_frame::input::{BufInput, Candidate, Verdict, DIRECT_READ_MIN};
+use ofconvert_frame::input::{BufInput, DIRECT_READ_MIN};
 use ofconvert_frame::{ReaderState, Stop};
 
 use crate::compression::StrictZlibDecoder;
 use crate::error::{Error, ErrorKind};
 use crate::frame::{self, FOOTER_LEN, HEADER_LEN};
+use crate::resync::resume_at;
 use crate::{Compression, Position, Resync};
 
 /// Bytes read ahead from the underlying reader, and from the decompressor when there is one.
@@ -68,6 +69,9 @@ struct Framing {
     consumed: u64,
     /// How many bytes the framed stream holds, when known.
     stream_len: Option<u64>,
+    /// The data length of the last record read, when it was left in the buffer, just before
+    /// its footer.
+    in_buffer: Option<usize>,
 }
 
 impl<R: Read> Reader<R> {
@@ -119,6 +123,7 @@ impl<R: Read> Reader<R> {
                 state: ReaderState::Ready,
                 consumed: 0,
                 stream_len: None,
+                in_buffer: None,
             },
         }
     }
@@ -146,11 +151,55 @@ impl<R: Read> Reader<R> {
             return Ok(false);
         }
         let result = match &mut self.source {
-            Source::Plain(input) => self.framing.read_record(input, buf),
-            Source::Gzip(input) => self.framing.read_record(input, buf),
-            Source::Zlib(input) => self.framing.read_record(input, buf),
+            Source::Plain(input) => self.framing.read_record_at(input, buf, false),
+            Source::Gzip(input) => self.framing.read_record_at(input, buf, false),
+            Source::Zlib(input) => self.framing.read_record_at(input, buf, false),
         };
         self.framing.note(result.map(|length| length.is_some()))
+    }
+
+    /// Reads the next record as [`read_record`](Reader::read_record) does, but leaves a
+    /// record that lies whole in the reader's buffer where it is, with `buf` left empty,
+    /// rather than copying it out; [`last_record`](Reader::last_record) gives its data,
+    /// wherever it is. A small record then costs no copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_record`](Reader::read_record).
+    pub fn read_record_in_place(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
+        buf.clear();
+        if !self.framing.state.is_ready() {
+            return Ok(false);
+        }
+        let found = match &mut self.source {
+            Source::Plain(input) => self.framing.take_buffered(input),
+            Source::Gzip(input) => self.framing.take_buffered(input),
+            Source::Zlib(input) => self.framing.take_buffered(input),
+        };
+        if found {
+            return Ok(true);
+        }
+        let result = match &mut self.source {
+            Source::Plain(input) => self.framing.read_record_at(input, buf, true),
+            Source::Gzip(input) => self.framing.read_record_at(input, buf, true),
+            Source::Zlib(input) => self.framing.read_record_at(input, buf, true),
+        };
+        self.framing.note(result.map(|length| length.is_some()))
+    }
+
+    /// The data of the record the last call read: in the reader's buffer after a
+    /// [`read_record_in_place`](Reader::read_record_in_place) that left it there, else
+    /// `buf` (the buffer that call was given).
+    pub fn last_record<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
+        let Some(len) = self.framing.in_buffer else {
+            return buf;
+        };
+        let data = match &self.source {
+            Source::Plain(input) => input.behind(FOOTER_LEN, len),
+            Source::Gzip(input) => input.behind(FOOTER_LEN, len),
+            Source::Zlib(input) => input.behind(FOOTER_LEN, len),
+        };
+        data.unwrap_or_default()
     }
 
     /// Skips the next record without keeping its data, and returns the data length, or `None`
@@ -262,6 +311,7 @@ impl Framing {
     /// Records the outcome of a read: whether the reader stops, and how it may go on.
     fn note<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
         if let Err(err) = &result {
+            self.in_buffer = None;
             let how = match err.kind() {
                 ErrorKind::DataCrcMismatch { .. } => Stop::Recoverable,
                 ErrorKind::Io(_) => Stop::Fused,
@@ -318,30 +368,84 @@ impl Framing {
         self.consumed += amount as u64;
     }
 
-    fn read_record<S: Read>(
+    /// Takes the next record in place when it lies whole in the buffer, sound: its length
+    /// and data match their checksums (as far as they are checked), and it ends within the
+    /// stream. False, with nothing consumed, for anything else, which the general path then
+    /// reads or reports: this one is only the quick way through the common case.
+    #[inline]
+    fn take_buffered<S: Read>(&mut self, input: &mut BufInput<S>) -> bool {
+        let bytes = input.buffer();
+        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+            return false;
+        };
+        let (length, length_crc) = header.split_at(8);
+        let length_bytes: [u8; 8] = length.try_into().unwrap_or_default();
+        let length = u64::from_le_bytes(length_bytes);
+        let Some(data_len) = usize::try_from(length)
+            .ok()
+            .filter(|&len| len <= bytes.len().saturating_sub(HEADER_LEN + FOOTER_LEN))
+        else {
+            return false;
+        };
+        let record = &bytes[..data_len + HEADER_LEN + FOOTER_LEN];
+        let end = self.position.offset + record.len() as u64;
+        if self.stream_len.is_some_and(|stream_len| end > stream_len) {
+            return false;
+        }
+        if self.options.verify_length_crc
+            && u32::from_le_bytes(length_crc.try_into().unwrap_or_default())
+                != crate::crc::masked_crc32c_u64(length_bytes)
+        {
+            return false;
+        }
+        let (data, footer) = record[HEADER_LEN..].split_at(data_len);
+        if self.options.verify_data_crc && frame::check_footer(data, footer).is_err() {
+            return false;
+        }
+        let framed = record.len();
+        input.consume(framed);
+        self.in_buffer = Some(data_len);
+        self.advance(length);
+        true
+    }
+
+    /// Reads the next record: into `buf`, or, `in_place` and when it lies whole in the
+    /// buffer, nowhere (its data is then just behind the read position, before the footer).
+    fn read_record_at<S: Read>(
         &mut self,
         input: &mut BufInput<S>,
         buf: &mut Vec<u8>,
+        in_place: bool,
     ) -> Result<Option<u64>, Error> {
+        self.in_buffer = None;
         let Some(length) = self.peek_header(input)? else {
             return Ok(None);
         };
         let framed = frame::framed_len(length);
-        let stored_crc = match framed.and_then(|n| usize::try_from(n).ok()) {
-            // A small record, or one already buffered, is read in one piece: one copy, no
-            // extra calls. Larger ones stream into `buf` past the buffer.
+        let verify = self.options.verify_data_crc;
+        let checked = match framed.and_then(|n| usize::try_from(n).ok()) {
+            // A small record, or one already buffered, is read in one piece: one copy, or
+            // none in place, no extra calls. Larger ones stream into `buf` past the buffer.
             Some(framed) if framed < DIRECT_READ_MIN || framed <= input.buffered() => {
                 let available = input.fill_to(framed).map_err(|e| self.io_error(e))?;
                 let Some(record) = available.get(..framed) else {
                     let available = available.len().saturating_sub(HEADER_LEN) as u64;
                     return Err(self.error(ErrorKind::Truncated { length, available }));
                 };
-                let (data, footer) =
-                    record[HEADER_LEN..].split_at(framed - HEADER_LEN - FOOTER_LEN);
-                buf.extend_from_slice(data);
-                let stored_crc = footer_crc(footer);
+                let data_len = framed - HEADER_LEN - FOOTER_LEN;
+                let (data, footer) = record[HEADER_LEN..].split_at(data_len);
+                let checked = if verify {
+                    frame::check_footer(data, footer)
+                } else {
+                    Ok(())
+                };
+                if in_place {
+                    self.in_buffer = Some(data_len);
+                } else {
+                    buf.extend_from_slice(data);
+                }
                 self.consume(input, framed);
-                stored_crc
+                checked
             }
             _ => {
                 self.consume(input, HEADER_LEN);
@@ -354,22 +458,25 @@ impl Framing {
                 };
                 let stored_crc = footer_crc(footer);
                 self.consume(input, FOOTER_LEN);
-                stored_crc
+                if verify {
+                    frame::check_footer(buf, &stored_crc)
+                } else {
+                    Ok(())
+                }
             }
         };
         let data_offset = self.position.offset + HEADER_LEN as u64;
         let index = self.position.index;
         self.advance(length);
-        if self.options.verify_data_crc {
-            if let Err((expected, actual)) = frame::check_footer(buf, &stored_crc) {
-                let kind = ErrorKind::DataCrcMismatch { expected, actual };
-                return Err(Error::new(kind, data_offset, index));
-            }
+        if let Err((expected, actual)) = checked {
+            let kind = ErrorKind::DataCrcMismatch { expected, actual };
+            return Err(Error::new(kind, data_offset, index));
         }
         Ok(Some(length))
     }
 
     fn skip_record<S: Read>(&mut self, input: &mut BufInput<S>) -> Result<Option<u64>, Error> {
+        self.in_buffer = None;
         let Some(length) = self.peek_header(input)? else {
             return Ok(None);
         };
@@ -396,6 +503,7 @@ impl Framing {
         input: &mut BufInput<S>,
         buf: &mut Vec<u8>,
     ) -> Result<Option<Resync>, Error> {
+        self.in_buffer = None;
         if self.state.damaged().is_none() {
             return Ok(None);
         }
@@ -405,52 +513,6 @@ impl Framing {
             .map_err(|e| self.io_error(e))?;
         Ok(self.state.resynced(&mut self.position, passed, recovered))
     }
-}
-
-/// A length of this many bytes or more, on a record too large to confirm by its data CRC
-/// during a resync, is taken for a chance match of the length CRC.
-const MAX_UNCONFIRMED_LENGTH: u64 = 1 << 40;
-
-/// Whether a resync resumes at `candidate`; when the damaged record before it is recovered,
-/// its data goes to `buf`.
-fn resume_at(candidate: Candidate<'_>, buf: &mut Vec<u8>, recovered: &mut bool) -> Verdict {
-    let header = if candidate.is_end() {
-        None
-    } else {
-        match frame::decode_header(candidate.bytes) {
-            Ok(length) => Some(length),
-            Err(ErrorKind::TruncatedHeader { .. }) if !candidate.complete => {
-                return Verdict::NeedMore
-            }
-            Err(_) => return Verdict::Reject,
-        }
-    };
-    if let Some(data) = candidate.gap.and_then(recoverable_data) {
-        buf.extend_from_slice(data);
-        *recovered = true;
-        return Verdict::Accept;
-    }
-    let Some(length) = header else {
-        return Verdict::Reject;
-    };
-    let fits = frame::framed_len(length).is_some_and(|framed| framed <= candidate.window as u64);
-    match frame::confirmed_len(candidate.bytes, length) {
-        Some(Ok(_)) => Verdict::Accept,
-        Some(Err(())) => Verdict::Reject,
-        None if fits && !candidate.complete => Verdict::NeedMore,
-        None if !fits && !candidate.end_of_stream && length < MAX_UNCONFIRMED_LENGTH => {
-            Verdict::Accept
-        }
-        None => Verdict::Reject,
-    }
-}
-
-/// The data of `gap`, a damaged record running up to a good header, when its footer matches.
-fn recoverable_data(gap: &[u8]) -> Option<&[u8]> {
-    let data = gap.get(HEADER_LEN..gap.len().checked_sub(FOOTER_LEN)?)?;
-    frame::check_footer(data, &gap[gap.len() - FOOTER_LEN..])
-        .ok()
-        .map(|()| data)
 }
 
 fn footer_crc(footer: &[u8]) -> [u8; FOOTER_LEN] {

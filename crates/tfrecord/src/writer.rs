@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 
 use flate2::write::{GzEncoder, ZlibEncoder};
-use ofconvert_frame::output;
+use ofconvert_frame::output::RecordBuffer;
 
 use crate::error::{Error, ErrorKind};
 use crate::frame::{self, HEADER_LEN};
@@ -32,9 +32,9 @@ pub struct Writer<W: Write> {
 }
 
 enum Sink<W: Write> {
-    Plain(BufWriter<W>),
-    Gzip(BufWriter<GzEncoder<BufWriter<W>>>),
-    Zlib(BufWriter<ZlibEncoder<BufWriter<W>>>),
+    Plain(RecordBuffer<W>),
+    Gzip(RecordBuffer<GzEncoder<BufWriter<W>>>),
+    Zlib(RecordBuffer<ZlibEncoder<BufWriter<W>>>),
 }
 
 impl<W: Write> Writer<W> {
@@ -48,12 +48,12 @@ impl<W: Write> Writer<W> {
     /// `compression_type="GZIP"` or `"ZLIB"`.
     pub fn with_compression(inner: W, compression: Compression) -> Self {
         let sink = match compression {
-            Compression::None => Sink::Plain(BufWriter::with_capacity(BUFFER_CAPACITY, inner)),
-            Compression::Gzip => Sink::Gzip(BufWriter::with_capacity(
+            Compression::None => Sink::Plain(RecordBuffer::with_capacity(BUFFER_CAPACITY, inner)),
+            Compression::Gzip => Sink::Gzip(RecordBuffer::with_capacity(
                 BUFFER_CAPACITY,
                 GzEncoder::new(compressed_buffer(inner), LEVEL),
             )),
-            Compression::Zlib => Sink::Zlib(BufWriter::with_capacity(
+            Compression::Zlib => Sink::Zlib(RecordBuffer::with_capacity(
                 BUFFER_CAPACITY,
                 ZlibEncoder::new(compressed_buffer(inner), LEVEL),
             )),
@@ -78,14 +78,58 @@ impl<W: Write> Writer<W> {
         let footer = frame::encode_footer(data);
         let parts: [&[u8]; 3] = [&header, data, &footer];
         let result = match &mut self.sink {
-            Sink::Plain(out) => output::write_record(out, &parts),
-            Sink::Gzip(out) => output::write_record(out, &parts),
-            Sink::Zlib(out) => output::write_record(out, &parts),
+            Sink::Plain(out) => out.write_parts(&parts),
+            Sink::Gzip(out) => out.write_parts(&parts),
+            Sink::Zlib(out) => out.write_parts(&parts),
         };
         result.map_err(|err| self.fail(err))?;
         self.records_written += 1;
         self.bytes_written += (header.len() + data.len() + footer.len()) as u64;
         Ok(())
+    }
+
+    /// Writes one record whose data `fill` appends to the vector it is given: the writer's
+    /// own buffer, after room for the header, so that a converter writes the data where it
+    /// leaves from and it is not copied again. `fill` must only append. When `fill` fails,
+    /// nothing is written and its error comes back inside `Ok`.
+    ///
+    /// ```
+    /// use ofconvert_tfrecord::{Reader, Writer};
+    ///
+    /// let mut writer = Writer::new(Vec::new());
+    /// let fill = |buf: &mut Vec<u8>| {
+    ///     buf.extend_from_slice(b"data");
+    ///     Ok::<_, &str>(())
+    /// };
+    /// writer.write_record_with(fill).unwrap().unwrap();
+    /// assert_eq!(writer.write_record_with(|_| Err("no")).unwrap(), Err("no"));
+    /// let bytes = writer.finish().unwrap();
+    /// let records: Vec<_> = Reader::new(bytes.as_slice()).records().collect::<Result<_, _>>().unwrap();
+    /// assert_eq!(records, [b"data".to_vec()]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when the underlying writer or the compressor fails.
+    pub fn write_record_with<E>(
+        &mut self,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, Error> {
+        self.check_usable()?;
+        let out = match &mut self.sink {
+            Sink::Plain(out) => framed_in_place(out, fill),
+            Sink::Gzip(out) => framed_in_place(out, fill),
+            Sink::Zlib(out) => framed_in_place(out, fill),
+        };
+        match out {
+            Ok(Ok(len)) => {
+                self.records_written += 1;
+                self.bytes_written += (HEADER_LEN + len + frame::FOOTER_LEN) as u64;
+                Ok(Ok(()))
+            }
+            Ok(Err(err)) => Ok(Err(err)),
+            Err(err) => Err(self.fail(err)),
+        }
     }
 
     /// Pushes everything written so far to the underlying writer. With compression this ends
@@ -113,13 +157,32 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    /// The underlying writer.
-    pub fn get_ref(&self) -> &W {
+    /// The underlying writer; `None` while a thread writes to it
+    /// ([`writing_on_thread`](Writer::writing_on_thread)).
+    pub fn get_ref(&self) -> Option<&W> {
         match &self.sink {
             Sink::Plain(out) => out.get_ref(),
-            Sink::Gzip(out) => out.get_ref().get_ref().get_ref(),
-            Sink::Zlib(out) => out.get_ref().get_ref().get_ref(),
+            Sink::Gzip(out) => out.get_ref().map(|gz| gz.get_ref().get_ref()),
+            Sink::Zlib(out) => out.get_ref().map(|zlib| zlib.get_ref().get_ref()),
         }
+    }
+
+    /// From now on, whole buffers of framed records go to a thread that compresses them
+    /// (when the stream is compressed) and writes them while the caller prepares the next
+    /// (see `ofconvert_frame::output::RecordBuffer::writing_on_thread`); nothing is copied
+    /// on the way. A write that fails there is reported by a later call, at the latest by
+    /// [`finish`](Writer::finish).
+    #[must_use]
+    pub fn writing_on_thread(mut self) -> Self
+    where
+        W: Send + 'static,
+    {
+        self.sink = match self.sink {
+            Sink::Plain(out) => Sink::Plain(out.writing_on_thread()),
+            Sink::Gzip(out) => Sink::Gzip(out.writing_on_thread()),
+            Sink::Zlib(out) => Sink::Zlib(out.writing_on_thread()),
+        };
+        self
     }
 
     /// How many records have been written.
@@ -142,11 +205,13 @@ impl<W: Write> Writer<W> {
         let offset = self.bytes_written;
         let index = self.records_written;
         let result = match self.sink {
-            Sink::Plain(out) => into_inner(out),
-            Sink::Gzip(out) => into_inner(out)
+            Sink::Plain(out) => out.into_inner(),
+            Sink::Gzip(out) => out
+                .into_inner()
                 .and_then(GzEncoder::finish)
                 .and_then(into_inner),
-            Sink::Zlib(out) => into_inner(out)
+            Sink::Zlib(out) => out
+                .into_inner()
                 .and_then(ZlibEncoder::finish)
                 .and_then(into_inner),
         };
@@ -175,6 +240,29 @@ impl<W: Write> std::fmt::Debug for Writer<W> {
             .field("bytes_written", &self.bytes_written)
             .finish_non_exhaustive()
     }
+}
+
+/// Frames the data `fill` appends to `out`'s pending bytes, and returns its length.
+fn framed_in_place<W: Write, E>(
+    out: &mut RecordBuffer<W>,
+    fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> io::Result<Result<usize, E>> {
+    let buf = out.pending();
+    let start = buf.len();
+    buf.extend_from_slice(&[0; HEADER_LEN]);
+    if let Err(err) = fill(buf) {
+        buf.truncate(start);
+        return Ok(Err(err));
+    }
+    let data_start = (start + HEADER_LEN).min(buf.len());
+    let len = buf.len() - data_start;
+    let footer = frame::encode_footer(&buf[data_start..]);
+    let mut header = [0; HEADER_LEN];
+    frame::encode_header(len as u64, &mut header);
+    buf[start..start + HEADER_LEN].copy_from_slice(&header);
+    buf.extend_from_slice(&footer);
+    out.settle()?;
+    Ok(Ok(len))
 }
 
 /// The compressor writes whenever its small output buffer fills; this keeps those writes from

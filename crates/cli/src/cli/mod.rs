@@ -92,6 +92,13 @@ pub struct Network {
     /// credentials the environment holds.
     #[arg(long)]
     pub anonymous: bool,
+
+    /// Transfers each job keeps going at once with an object store: ranges read ahead and
+    /// parts uploading while the next are written (each range up to 8 MiB, each part's
+    /// upload up to 32 MiB in memory) [default: 4].
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=256).map(|n| n as usize))]
+    pub in_flight: Option<usize>,
 }
 
 impl Threads {
@@ -121,6 +128,7 @@ impl Network {
             retry_timeout: self.retry_timeout.or(outer.retry_timeout),
             request_timeout: self.request_timeout.or(outer.request_timeout),
             anonymous: self.anonymous || outer.anonymous,
+            in_flight: self.in_flight.or(outer.in_flight),
         }
     }
 }

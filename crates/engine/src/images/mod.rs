@@ -382,7 +382,19 @@ impl ImageTally {
     }
 
     /// Adds one bytes value of record `record` (counted from 0).
+    #[inline]
     pub(crate) fn add(&mut self, value: &[u8], record: u64) {
+        // Most bytes values of small records are no image, which their first byte tells:
+        // every format sniffed starts with one of these.
+        if !matches!(value.first(), Some(0xff | 0x89 | b'G' | b'B' | b'R')) {
+            self.formats[5] += 1;
+            self.note_undecodable(record);
+            return;
+        }
+        self.add_sniffed(value, record);
+    }
+
+    fn add_sniffed(&mut self, value: &[u8], record: u64) {
         let header = ImageHeader::parse(value);
         let slot = match header.map(|h| h.format) {
             Some(ImageFormat::Jpeg) => 0,

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use ofconvert_bridge::RecordChecker;
 use ofconvert_tfrecord::Compression;
 use serde::Serialize;
 
@@ -88,8 +89,10 @@ pub struct Verification {
 }
 
 /// Reads every record of a file, checking every checksum and parsing every payload
-/// (Example or SequenceExample for TFRecord, OFRecord for OFRecord). Goes on past damage
-/// that leaves the framing intact, so that every such problem is reported.
+/// (Example or SequenceExample for TFRecord, OFRecord for OFRecord; records laid out as
+/// the writers lay them out are walked once, as the converter walks them, and any other
+/// is judged by the full walk). Goes on past damage that leaves the framing intact, so
+/// that every such problem is reported.
 pub fn verify_file(path: &Path, format: Format) -> Verification {
     verify_file_reporting(path, format, &|_| {})
 }
@@ -109,12 +112,14 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         }
     };
     let mut buf = Vec::new();
+    let mut checker = RecordChecker::new();
     loop {
-        match reader.read(&mut buf) {
+        match reader.read_in_place(&mut buf) {
             Ok(Some(at)) => {
+                let record = reader.record(&buf);
                 let parsed = match format {
-                    Format::Tf => ofconvert_bridge::visit_example(&buf, |_, _, _| {}).map(|_| ()),
-                    Format::Of => ofconvert_bridge::visit_ofrecord(&buf, |_, _, _| {}),
+                    Format::Tf => checker.check_example(record).map(|_| ()),
+                    Format::Of => checker.check_ofrecord(record),
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,

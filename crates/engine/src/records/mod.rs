@@ -1,7 +1,8 @@
 //! Record files: telling a file's format from its first bytes ([`detect`]), reading its
 //! records with every checksum checked and damage reported or skipped ([`reader`]), and
-//! writing parts and shards under temporary names in aligned buffers ([`output`]), and
-//! copying whole files beside them ([`copy`]).
+//! writing parts and shards under temporary names in aligned buffers ([`output`]), on a
+//! thread of their own when records are large and a core is idle, and copying whole files
+//! beside them ([`copy`]).
 //!
 //! Uses `naming`, `error`, `storage`, `options` and `progress`; never the planning or the
 //! run above it.
@@ -14,3 +15,15 @@ mod skipped;
 
 pub use reader::*;
 pub use skipped::SkippedRecords;
+
+/// From this size on, records are large: the framing readers read them past their buffers,
+/// and writing them is as much of the work as reading and checking them, so that a part of
+/// such records is written on a thread of its own when a core is idle.
+pub(crate) const LARGE_RECORD: u64 = 16 * 1024;
+
+/// Whether the current pool of workers leaves a core idle, for a part's writes to be done
+/// on.
+pub(crate) fn spare_core() -> bool {
+    std::thread::available_parallelism()
+        .is_ok_and(|cores| rayon::current_num_threads() < cores.get())
+}

@@ -33,20 +33,40 @@ enum Sink {
 impl PartWriter {
     /// Creates the part at `path`: OFRecord when converting from TFRecord (`input_format`),
     /// TFRecord with `compression` the other way; made as durable as `durability` says
-    /// when finished.
+    /// when finished. `first_record`, the size of the first record to be written, tells
+    /// whether the part's buffers are written on a thread of their own (when records are
+    /// [large](super::LARGE_RECORD) and a [core is idle](super::spare_core)): with large
+    /// records the worker's time goes in about equal parts to reading and checking, and to
+    /// writing (the kernel's copy into the page cache), which then overlap.
     pub(crate) fn create(
         storage: &dyn Storage,
         path: PathBuf,
         input_format: Format,
         compression: Compression,
         durability: Durability,
+        first_record: u64,
     ) -> Result<Self, Error> {
         let file = storage
             .create(&path, durability)
             .map_err(|err| Error::io(&path, err))?;
+        let on_thread = first_record >= super::LARGE_RECORD && super::spare_core();
         let sink = match input_format {
-            Format::Tf => Sink::Of(ofrecord::Writer::new(file)),
-            Format::Of => Sink::Tf(tfrecord::Writer::with_compression(file, compression)),
+            Format::Tf => {
+                let writer = ofrecord::Writer::new(file);
+                Sink::Of(if on_thread {
+                    writer.writing_on_thread()
+                } else {
+                    writer
+                })
+            }
+            Format::Of => {
+                let writer = tfrecord::Writer::with_compression(file, compression);
+                Sink::Tf(if on_thread {
+                    writer.writing_on_thread()
+                } else {
+                    writer
+                })
+            }
         };
         Ok(PartWriter { sink, path })
     }
@@ -83,9 +103,35 @@ impl PartWriter {
         }
     }
 
+    /// Writes one record whose payload `fill` appends to the vector it is given, the part's
+    /// own buffer, so that it is not copied on its way out (see
+    /// `ofconvert_ofrecord::Writer::write_record_with`). When `fill` fails, nothing is
+    /// written and its error comes back inside `Ok`.
+    pub(crate) fn write_with<E>(
+        &mut self,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<Result<(), E>, Error> {
+        match &mut self.sink {
+            Sink::Of(writer) => writer
+                .write_record_with(fill)
+                .map_err(|err| write_error(&self.path, err.into_kind())),
+            Sink::Tf(writer) => writer
+                .write_record_with(fill)
+                .map_err(|err| write_error(&self.path, err.into_kind())),
+        }
+    }
+
     /// Flushes, syncs as the part was created to be, and closes the file; the part keeps
     /// its temporary name. A part that cannot be finished is removed.
     pub(crate) fn finish(self, storage: &dyn Storage) -> Result<TempPart, Error> {
+        let path = self.path.clone();
+        self.finish_keeping()
+            .inspect_err(|_| remove_all(storage, [path]))
+    }
+
+    /// [`finish`](PartWriter::finish), a part that cannot be finished left where it is,
+    /// for the caller to remove.
+    pub(crate) fn finish_keeping(self) -> Result<TempPart, Error> {
         let records = self.records();
         let path = self.path;
         let file = match self.sink {
@@ -96,18 +142,12 @@ impl PartWriter {
                 .finish()
                 .map_err(|err| write_error(&path, err.into_kind())),
         };
-        let finished = file.and_then(|file| file.finish().map_err(|err| Error::io(&path, err)));
-        match finished {
-            Ok(bytes) => Ok(TempPart {
-                path,
-                records,
-                bytes,
-            }),
-            Err(err) => {
-                remove_all(storage, [path]);
-                Err(err)
-            }
-        }
+        let bytes = file.and_then(|file| file.finish().map_err(|err| Error::io(&path, err)))?;
+        Ok(TempPart {
+            path,
+            records,
+            bytes,
+        })
     }
 }
 

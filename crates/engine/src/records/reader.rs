@@ -13,7 +13,7 @@ use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
 use crate::records::detect;
 use crate::records::SkippedRecords;
-use crate::storage::Storage;
+use crate::storage::{Opened, Storage};
 
 /// Where a record is: the byte offset of its start in the file (in the decompressed stream
 /// for compressed TFRecords) and its 0-based index. The one position type of both framing
@@ -122,6 +122,20 @@ impl<'a> RecordReader<'a> {
         let opened = storage
             .open(path, base.offset)
             .map_err(|err| Error::io(path, err))?;
+        RecordReader::from_opened(opened, path, format, checksums, start, progress)
+    }
+
+    /// [`open_at`](RecordReader::open_at) of a file already opened at `start` (or at its
+    /// beginning), as a run opens the next object ahead of its worker.
+    pub(crate) fn from_opened(
+        opened: Opened,
+        path: &Path,
+        format: Format,
+        checksums: Checksums,
+        start: Option<RecordAt>,
+        progress: Option<ProgressFn<'a>>,
+    ) -> Result<Self, Error> {
+        let base = start.unwrap_or_default();
         let verify = checksums == Checksums::Verify;
         // What follows the start, when the file has a size (a pipe has none): a length that
         // runs past it is damage, found before any of it is read.
@@ -216,6 +230,36 @@ impl<'a> RecordReader<'a> {
         Ok(found.then_some(at))
     }
 
+    /// Reads the next record as [`read`](RecordReader::read) does, but leaves a record that
+    /// lies whole in the reader's buffer where it is rather than copying it into `buf`:
+    /// [`record`](RecordReader::record) gives its data, wherever it is.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](RecordReader::read).
+    pub fn read_in_place(&mut self, buf: &mut Vec<u8>) -> Result<Option<RecordAt>, Error> {
+        let at = self.position();
+        let found = match &mut self.framed {
+            Framed::Tf(reader) => reader
+                .read_record_in_place(buf)
+                .map_err(|err| Error::tfrecord(&self.path, self.base, err))?,
+            Framed::Of(reader) => reader
+                .read_record_in_place(buf)
+                .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+        };
+        Ok(found.then_some(at))
+    }
+
+    /// The data of the record last read, `buf` being the buffer that read was given: in the
+    /// reader's buffer after a [`read_in_place`](RecordReader::read_in_place) that left it
+    /// there, else `buf`.
+    pub fn record<'s>(&'s self, buf: &'s [u8]) -> &'s [u8] {
+        match &self.framed {
+            Framed::Tf(reader) => reader.last_record(buf),
+            Framed::Of(reader) => reader.last_record(buf),
+        }
+    }
+
     /// Steps over the next record without reading its data (nor checking its data
     /// checksum). Returns where it was, `Ok(None)` at the end.
     ///
@@ -294,7 +338,8 @@ impl<'a> RecordReader<'a> {
     /// record (TFRecord: where a length and its checksum agree, confirmed by the data
     /// checksum; OFRecord: a heuristic), the bytes passed over are reported by offset and
     /// count as one record, and the damaged record itself comes back when its data checksum
-    /// vouches for it.
+    /// vouches for it. The record is read in place: [`record`](RecordReader::record) gives
+    /// its data.
     pub(crate) fn read_salvaging(
         &mut self,
         buf: &mut Vec<u8>,
@@ -308,7 +353,7 @@ impl<'a> RecordReader<'a> {
             if end.is_some_and(|end| self.position().index >= end) {
                 return Ok(None);
             }
-            let detail = match self.read(buf) {
+            let detail = match self.read_in_place(buf) {
                 // Not within a bounded work item: the pass that cut the file into work items
                 // stepped over records without parsing them, and its record boundaries must
                 // stay those of the work items that read them.
@@ -361,7 +406,7 @@ impl<'a> RecordReader<'a> {
         let Framed::Of(reader) = &mut self.framed else {
             return None;
         };
-        let err = ofconvert_bridge::visit_ofrecord(buf, |_, _, _| {}).err()?;
+        let err = ofconvert_bridge::visit_ofrecord(reader.last_record(buf), |_, _, _| {}).err()?;
         reader.reject().then_some(err)
     }
 }

@@ -1,7 +1,7 @@
 //! Cutting a dataset into work items: one per input file, or runs of records balanced
 //! across parts when resharding, which needs the records counted first.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ofconvert_tfrecord::Compression;
 
@@ -13,6 +13,7 @@ use crate::recode::ImageConversion;
 use crate::records::output::TempPart;
 use crate::records::SkippedRecords;
 use crate::records::{is_damage, RecordAt, RecordReader};
+use crate::running::uploads::Upload;
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
 
@@ -49,6 +50,9 @@ pub(crate) struct Segment {
 #[derive(Default)]
 pub(crate) struct ChunkOutput {
     pub(crate) parts: Vec<TempPart>,
+    /// Parts still being uploaded, in order after `parts`; the dataset waits for them
+    /// ([`settle_uploads`](ChunkOutput::settle_uploads)) before anything else sees them.
+    pub(crate) uploads: Vec<Upload>,
     pub(crate) skipped: SkippedRecords,
     pub(crate) schema: SchemaBuilder,
     /// The compression of each input read, by input index.
@@ -57,6 +61,26 @@ pub(crate) struct ChunkOutput {
     pub(crate) images: ImageConversion,
     /// Values the mapping rounded to the nearest float, as `--lossy` allows.
     pub(crate) rounded: u64,
+}
+
+impl ChunkOutput {
+    /// Waits for the parts being uploaded and adds them to `parts`; the first error, once
+    /// every upload has ended. A part that failed is for the caller to remove, with the
+    /// others.
+    pub(crate) fn settle_uploads(&mut self) -> Result<(), (Error, Vec<PathBuf>)> {
+        let mut failed = None;
+        for upload in self.uploads.drain(..) {
+            let path = upload.path().to_path_buf();
+            match upload.wait() {
+                Ok(part) => self.parts.push(part),
+                Err(err) => {
+                    let (_, paths) = failed.get_or_insert_with(|| (err, Vec::new()));
+                    paths.push(path);
+                }
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
 }
 
 /// Cuts dataset number `dataset_index` into work items: one per non-empty input file, or,

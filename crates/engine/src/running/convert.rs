@@ -21,6 +21,7 @@ use crate::options::{Direction, Options};
 use crate::planning::group::tf_file_stem;
 use crate::planning::plan::Plan;
 use crate::progress::{Event, ProgressFn};
+use crate::running::prefetch::Prefetch;
 use crate::running::publish::Target;
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::running::workers::Pool;
@@ -215,6 +216,19 @@ pub(crate) fn thread_pool(options: &Options) -> Result<rayon::ThreadPool, Error>
         .map_err(|err| Error::new(ErrorKind::Io(std::io::Error::other(err))))
 }
 
+/// The file a work item reads first, and the offset it starts at.
+fn first_input<'r>(
+    runs: &'r [DatasetRun<'_>],
+    chunk: &Chunk,
+) -> Option<(&'r std::path::Path, u64)> {
+    let DatasetRun::Converting(job) = runs.get(chunk.dataset)? else {
+        return None;
+    };
+    let segment = chunk.segments.first()?;
+    let input = job.target.dataset.inputs.get(segment.input)?;
+    Some((&input.path, segment.start.map_or(0, |start| start.offset)))
+}
+
 /// Cuts every dataset being converted into work items and runs them on the current pool.
 fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transcoder) {
     use rayon::prelude::*;
@@ -251,12 +265,27 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
         }
     }
     let workers = Pool::new(|| Worker::new(context, transcoder));
-    chunks.par_iter().with_max_len(1).for_each_init(
+    // Objects in a store are opened a work item ahead, one for each worker.
+    let prefetch = (!context.input_storage.renames_cheaply())
+        .then(|| Prefetch::new(rayon::current_num_threads()));
+    chunks.par_iter().enumerate().with_max_len(1).for_each_init(
         || workers.take(),
-        |worker, chunk| {
+        |worker, (index, chunk)| {
             let DatasetRun::Converting(job) = &runs[chunk.dataset] else {
                 return;
             };
+            if let Some(prefetch) = &prefetch {
+                worker.prefetched = first_input(runs, chunk).and_then(|(path, offset)| {
+                    let opened = prefetch.take(path, offset)?;
+                    Some((path.to_path_buf(), offset, opened))
+                });
+                if let Some((path, offset)) = chunks
+                    .get(index + 1)
+                    .and_then(|next| first_input(runs, next))
+                {
+                    prefetch.open(context.input_storage, path, offset);
+                }
+            }
             let result = if context.options.interrupt.is_set() {
                 Err(Stop::Interrupted)
             } else if job.failed.load(Ordering::Relaxed) {

@@ -11,11 +11,13 @@ use crate::records::RecordReader;
 use crate::running::chunk::{Chunk, ChunkOutput};
 use crate::running::publish::Target;
 use crate::running::summary::DatasetSummary;
-use crate::storage::Storage;
+use crate::running::uploads::{Slots, Upload};
+use crate::storage::transfer::transfers_in_flight;
+use crate::storage::{Opened, Storage};
 use ofconvert_bridge::Transcoder;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Records between progress reports from a worker (bytes are reported as they are read).
 pub(crate) const REPORT_EVERY: u64 = 4096;
@@ -55,22 +57,78 @@ pub(crate) struct Context<'a> {
 pub(crate) struct Worker {
     transcoder: Transcoder,
     recoder: Recoder,
+    /// Whether images are written as they are: records then go straight into the part's
+    /// buffer.
+    keeps_images: bool,
+    /// A record read that did not lie whole in the reader's buffer.
     record: Vec<u8>,
+    /// A record converted on its own: the first of a part, or one the images policy rewrites.
     converted: Vec<u8>,
+    /// Room for the parts this worker has uploading at once.
+    uploads: Arc<Slots>,
+    /// The input of the next work item, opened ahead ([`prefetch`]): its path, the offset
+    /// it was opened at, and the object.
+    ///
+    /// [`prefetch`]: crate::running::prefetch
+    pub(crate) prefetched: Option<(PathBuf, u64, Opened)>,
 }
 
 impl Worker {
     /// Buffers for a worker converting from `input_format`.
     pub(crate) fn new(context: &Context<'_>, transcoder: &Transcoder) -> Worker {
+        let images = match context.input_format {
+            Format::Tf => context.options.images,
+            Format::Of => ImagePolicy::Keep,
+        };
         Worker {
             transcoder: transcoder.clone(),
-            recoder: Recoder::new(match context.input_format {
-                Format::Tf => context.options.images,
-                Format::Of => ImagePolicy::Keep,
-            }),
+            recoder: Recoder::new(images),
+            keeps_images: images == ImagePolicy::Keep,
             record: Vec::new(),
             converted: Vec::new(),
+            uploads: Slots::new(transfers_in_flight()),
+            prefetched: None,
         }
+    }
+}
+
+/// Finishes a full part: here, or, bound for an object store, where finishing uploads it,
+/// on a thread of its own while the worker writes the next ([`uploads`]).
+///
+/// [`uploads`]: crate::running::uploads
+fn finish_part(
+    context: &Context<'_>,
+    worker: &Worker,
+    writer: PartWriter,
+    output: &mut ChunkOutput,
+) -> Result<(), Error> {
+    if context.storage.renames_cheaply() {
+        output.parts.push(writer.finish(context.storage)?);
+    } else {
+        output.uploads.push(Upload::start(writer, &worker.uploads));
+    }
+    Ok(())
+}
+
+/// Why a record converted straight into a part's buffer was not written there.
+enum NotWritten {
+    /// The conversion failed; nothing was written.
+    Failed(ofconvert_bridge::Error),
+    /// It would take the part past its size limit: it is in the worker's `converted`
+    /// buffer instead, for the next part.
+    Spilled,
+}
+
+/// Converts `record` from `format`, appending the result to `out`.
+fn transcode(
+    transcoder: &mut Transcoder,
+    format: Format,
+    record: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), ofconvert_bridge::Error> {
+    match format {
+        Format::Tf => transcoder.tf_to_of_appending(record, out),
+        Format::Of => transcoder.of_to_tf_appending(record, out),
     }
 }
 
@@ -107,7 +165,29 @@ pub(crate) fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
     });
 }
 
-/// Converts one work item into one or more parts under temporary names.
+/// `result` of [`run_chunk`] once its parts are all uploaded: a part that failed to is
+/// removed with the others, and fails the work item.
+pub(crate) fn settled(
+    context: &Context<'_>,
+    result: Result<ChunkOutput, Stop>,
+) -> Result<ChunkOutput, Stop> {
+    let mut output = result?;
+    match output.settle_uploads() {
+        Ok(()) => Ok(output),
+        Err((err, failed)) => {
+            output::remove_all(context.storage, failed);
+            output::remove_all(
+                context.storage,
+                output.parts.into_iter().map(|part| part.path),
+            );
+            Err(Stop::Failed(err))
+        }
+    }
+}
+
+/// Converts one work item into one or more parts under temporary names. Parts bound for an
+/// object store may still be uploading in the output ([`ChunkOutput::uploads`]): the run
+/// waits for them when the dataset is done, a sharded worker with [`settled`].
 pub(crate) fn run_chunk(
     context: &Context<'_>,
     job: &Job<'_>,
@@ -118,10 +198,7 @@ pub(crate) fn run_chunk(
     let mut writer: Option<PartWriter> = None;
     let result = convert_chunk(context, job, chunk, worker, &mut output, &mut writer);
     let result = result.and_then(|()| match writer.take() {
-        Some(writer) => {
-            output.parts.push(writer.finish(context.storage)?);
-            Ok(())
-        }
+        Some(writer) => Ok(finish_part(context, worker, writer, &mut output)?),
         None => Ok(()),
     });
     match result {
@@ -129,6 +206,9 @@ pub(crate) fn run_chunk(
         Err(stop) => {
             if let Some(writer) = writer {
                 output::remove_all(context.storage, [writer.path().to_path_buf()]);
+            }
+            if let Err((_, failed)) = output.settle_uploads() {
+                output::remove_all(context.storage, failed);
             }
             output::remove_all(
                 context.storage,
@@ -153,14 +233,29 @@ pub(crate) fn convert_chunk(
     let mut next_sub = 0usize;
     for segment in &chunk.segments {
         let input = &dataset.inputs[segment.input];
-        let mut reader = RecordReader::open_at(
-            context.input_storage,
-            &input.path,
-            context.input_format,
-            options.checksums(),
-            segment.start,
-            Some(context.progress),
-        )?;
+        let offset = segment.start.map_or(0, |start| start.offset);
+        let opened_ahead = worker
+            .prefetched
+            .take()
+            .filter(|(path, at, _)| *path == input.path && *at == offset);
+        let mut reader = match opened_ahead {
+            Some((_, _, opened)) => RecordReader::from_opened(
+                opened,
+                &input.path,
+                context.input_format,
+                options.checksums(),
+                segment.start,
+                Some(context.progress),
+            ),
+            None => RecordReader::open_at(
+                context.input_storage,
+                &input.path,
+                context.input_format,
+                options.checksums(),
+                segment.start,
+                Some(context.progress),
+            ),
+        }?;
         if segment.start.is_none() {
             output
                 .compressions
@@ -196,65 +291,99 @@ pub(crate) fn convert_chunk(
                     return Err(Stop::Cancelled);
                 }
             }
-            let converted = match context.input_format {
-                Format::Tf => worker
-                    .transcoder
-                    .tf_to_of(&worker.record, &mut worker.converted),
-                Format::Of => worker
-                    .transcoder
-                    .of_to_tf(&worker.record, &mut worker.converted),
-            };
-            if let Err(err) = converted {
-                match options.skips(err.kind()) {
-                    Some(Skip::Empty) => output.skipped.empty += 1,
-                    Some(Skip::Corrupt) => output
-                        .skipped
-                        .note_corrupt(Error::mapping(&input.path, at, err).to_string()),
-                    None => return Err(Error::mapping(&input.path, at, err).into()),
-                }
-                continue;
-            }
-            output.rounded += worker.transcoder.rounded();
-            let rewritten = worker
-                .recoder
-                .rewrite(&mut worker.converted, &mut output.images)
-                .map_err(|err| {
-                    Error::new(ErrorKind::Image {
-                        feature: err.feature,
-                        reason: err.reason,
-                    })
-                    .in_file(&input.path)
-                    .at(at.offset, at.index)
+            let record = reader.record(&worker.record);
+            let format = context.input_format;
+            // The first record of a part is converted on its own, so that no part is made
+            // for records that all fail; the next ones go straight into the part's buffer.
+            if let Some(part) = writer.as_mut().filter(|_| worker.keeps_images) {
+                let room = options
+                    .sizing
+                    .max_part_bytes
+                    .map(|max| max.saturating_sub(part.bytes()));
+                let (transcoder, converted) = (&mut worker.transcoder, &mut worker.converted);
+                let outcome = part.write_with(|buf| {
+                    let start = buf.len();
+                    if let Err(err) = transcode(transcoder, format, record, buf) {
+                        return Err(NotWritten::Failed(err));
+                    }
+                    output.rounded += transcoder.rounded();
+                    output.schema.add_transcoded(transcoder, buf);
+                    if room.is_some_and(|room| frame_len(format, buf.len() - start) > room) {
+                        converted.clear();
+                        converted.extend_from_slice(&buf[start..]);
+                        return Err(NotWritten::Spilled);
+                    }
+                    Ok(())
                 })?;
-            if rewritten {
-                // The transcoder's plan no longer describes the record: read it again.
-                let _ = output.schema.add_ofrecord(&worker.converted);
+                match outcome {
+                    Ok(()) => continue,
+                    Err(NotWritten::Failed(err)) => {
+                        skip_or_fail(options, &input.path, at, err, &mut output.skipped)?;
+                        continue;
+                    }
+                    Err(NotWritten::Spilled) => {
+                        if let Some(full) = writer.take() {
+                            finish_part(context, worker, full, output)?;
+                        }
+                    }
+                }
             } else {
-                output
-                    .schema
-                    .add_transcoded(&worker.transcoder, &worker.converted);
-            }
-            let framed = frame_len(context.input_format, worker.converted.len());
-            if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes) {
-                if current.records() > 0 && current.bytes() + framed > max {
-                    if let Some(full) = writer.take() {
-                        output.parts.push(full.finish(context.storage)?);
+                worker.converted.clear();
+                let converted = transcode(
+                    &mut worker.transcoder,
+                    format,
+                    record,
+                    &mut worker.converted,
+                );
+                if let Err(err) = converted {
+                    skip_or_fail(options, &input.path, at, err, &mut output.skipped)?;
+                    continue;
+                }
+                output.rounded += worker.transcoder.rounded();
+                let rewritten = worker
+                    .recoder
+                    .rewrite(&mut worker.converted, &mut output.images)
+                    .map_err(|err| {
+                        Error::new(ErrorKind::Image {
+                            feature: err.feature,
+                            reason: err.reason,
+                        })
+                        .in_file(&input.path)
+                        .at(at.offset, at.index)
+                    })?;
+                if rewritten {
+                    // The transcoder's plan no longer describes the record: read it again.
+                    let _ = output.schema.add_ofrecord(&worker.converted);
+                } else {
+                    output
+                        .schema
+                        .add_transcoded(&worker.transcoder, &worker.converted);
+                }
+                let framed = frame_len(format, worker.converted.len());
+                if let (Some(current), Some(max)) = (writer.as_ref(), options.sizing.max_part_bytes)
+                {
+                    if current.records() > 0 && current.bytes() + framed > max {
+                        if let Some(full) = writer.take() {
+                            finish_part(context, worker, full, output)?;
+                        }
                     }
                 }
             }
-            if writer.is_none() {
-                *writer = Some(PartWriter::create(
-                    context.storage,
-                    job.target.part_path(chunk.index, chunk.of, next_sub),
-                    context.input_format,
-                    options.compression,
-                    options.durability(),
-                )?);
-                next_sub += 1;
-            }
-            if let Some(current) = writer.as_mut() {
-                current.write(&worker.converted)?;
-            }
+            let current = match writer {
+                Some(current) => current,
+                None => {
+                    next_sub += 1;
+                    writer.insert(PartWriter::create(
+                        context.storage,
+                        job.target.part_path(chunk.index, chunk.of, next_sub - 1),
+                        format,
+                        options.compression,
+                        options.durability(),
+                        frame_len(format, worker.converted.len()),
+                    )?)
+                }
+            };
+            current.write(&worker.converted)?;
         }
     }
     if unreported > 0 {
@@ -262,6 +391,23 @@ pub(crate) fn convert_chunk(
             bytes: 0,
             records: unreported,
         });
+    }
+    Ok(())
+}
+
+/// Counts a record that failed to convert as skipped, when the options say to skip such
+/// records, or fails the work item.
+fn skip_or_fail(
+    options: &Options,
+    path: &std::path::Path,
+    at: crate::records::RecordAt,
+    err: ofconvert_bridge::Error,
+    skipped: &mut crate::records::SkippedRecords,
+) -> Result<(), Stop> {
+    match options.skips(err.kind()) {
+        Some(Skip::Empty) => skipped.empty += 1,
+        Some(Skip::Corrupt) => skipped.note_corrupt(Error::mapping(path, at, err).to_string()),
+        None => return Err(Error::mapping(path, at, err).into()),
     }
     Ok(())
 }
@@ -297,10 +443,16 @@ pub(crate) fn chunk_done(
     if state.left > 0 {
         return;
     }
-    let outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
-    let error = state.error.take();
+    let mut outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
+    let mut error = state.error.take();
     let interrupted = state.interrupted;
     drop(state);
+    for output in &mut outputs {
+        if let Err((err, failed)) = output.settle_uploads() {
+            output::remove_all(context.storage, failed);
+            error.get_or_insert(err);
+        }
+    }
     match error {
         Some(err) => fail_job(context, job, err, outputs),
         None if interrupted => abandon_job(context, job, outputs),

@@ -1,7 +1,9 @@
 //! Running a plan on one machine: the worker pool ([`workers`]), converting a work item's
-//! records into temporary parts ([`chunk`]), the run loop ([`convert`]), publishing a
-//! finished dataset with its manifest ([`publish`]) and the run's [`summary`]; what a run
-//! would do, for `--dry-run` ([`preview`]).
+//! records into temporary parts ([`chunk`]), objects in a store opened ahead of the workers
+//! ([`prefetch`]) and parts bound for one uploaded while the next are written
+//! ([`uploads`]), the run loop ([`convert`]), publishing a finished dataset with its
+//! manifest ([`publish`]) and the run's [`summary`]; what a run would do, for `--dry-run`
+//! ([`preview`]).
 //!
 //! Uses every layer below (`planning`, `manifest`, `tfds`, `records`, `storage`, `options`,
 //! `naming`, `schema`, `images`, `progress`); the many-machines layer (`sharded`) builds on it.
@@ -9,8 +11,10 @@
 pub(crate) mod chunk;
 pub(crate) mod convert;
 pub(crate) mod job;
+pub(crate) mod prefetch;
 pub(crate) mod preview;
 pub(crate) mod publish;
 pub(crate) mod summary;
 pub(crate) mod tfds_info;
+pub(crate) mod uploads;
 pub(crate) mod workers;

@@ -11,13 +11,15 @@ use ofconvert_bridge::{FeatureKind, TfRecordType, Transcoder};
 use serde::{Deserialize, Serialize};
 
 use crate::images::{ImageFacts, ImageTally};
-use crate::scan::{for_each_bytes, for_each_integer, scan_features, Dialect};
+use crate::scan::{scan_features, Dialect};
 
 mod render;
+mod stats;
 
 pub use render::IMAGE_ADVICE;
 
 pub(crate) use render::python_string;
+use stats::{same_name, Same, Stats, KIND_BITS};
 
 /// The features of a set of records.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -155,168 +157,6 @@ mod kind_names {
     }
 }
 
-/// Bit of the kind-less `Feature` in [`Stats::kinds`], after the five list kinds.
-const KINDLESS: u8 = 1 << 5;
-
-const KIND_BITS: [(u8, Option<FeatureKind>); 6] = [
-    (1, Some(FeatureKind::Bytes)),
-    (1 << 1, Some(FeatureKind::Float)),
-    (1 << 2, Some(FeatureKind::Double)),
-    (1 << 3, Some(FeatureKind::Int32)),
-    (1 << 4, Some(FeatureKind::Int64)),
-    (KINDLESS, None),
-];
-
-fn kind_bit(kind: Option<FeatureKind>) -> u8 {
-    match kind {
-        Some(FeatureKind::Bytes) => KIND_BITS[0].0,
-        Some(FeatureKind::Float) => KIND_BITS[1].0,
-        Some(FeatureKind::Double) => KIND_BITS[2].0,
-        Some(FeatureKind::Int32) => KIND_BITS[3].0,
-        Some(FeatureKind::Int64) => KIND_BITS[4].0,
-        None => KINDLESS,
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Stats {
-    name: Vec<u8>,
-    kinds: u8,
-    min_values: u64,
-    max_values: u64,
-    present: u64,
-    /// The number of the last record (counted from 1) that had the feature, so that a key
-    /// repeated within one record counts once.
-    last_seen: u64,
-    /// Made at the first bytes value; kept in the schema only if some value is an image.
-    images: Option<Box<ImageTally>>,
-    integers: Option<IntegerRange>,
-    same: Same,
-}
-
-/// Whether an integer feature holds the same few values in every record.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-enum Same {
-    /// No values seen yet.
-    #[default]
-    Unseen,
-    /// The values of every record so far, and the first record that held them.
-    Values(Vec<i64>, u64),
-    /// Values differ, first in this record; or a record held too many to keep.
-    Differ(Option<u64>),
-}
-
-/// Equality of a few integers, without a call to `memcmp`.
-fn same_values(a: &[i64], b: &[i64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
-
-/// Equality of two feature names, most of them short, without a call to `memcmp`.
-#[inline]
-fn same_name(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let n = a.len();
-    let word = |bytes: &[u8], at: usize| {
-        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
-    };
-    match n {
-        0..8 => a.iter().zip(b).all(|(x, y)| x == y),
-        // Two words that overlap when the name is shorter than 16 bytes.
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        _ => a == b,
-    }
-}
-
-/// The most values per record [`Same`] keeps.
-const SAME_MAX: usize = 4;
-
-impl Same {
-    fn observe(&mut self, values: &[i64], record: u64) {
-        match self {
-            Same::Unseen if values.len() <= SAME_MAX => {
-                *self = Same::Values(values.to_vec(), record)
-            }
-            Same::Unseen => *self = Same::Differ(None),
-            Same::Values(first, _) if !same_values(first, values) => {
-                *self = Same::Differ(Some(record))
-            }
-            _ => {}
-        }
-    }
-
-    /// Adds what a later builder saw, `offset` records on.
-    fn merge(&mut self, other: &Same, offset: u64) {
-        match (&*self, other) {
-            (_, Same::Unseen) | (Same::Differ(_), _) => {}
-            (Same::Unseen, Same::Values(values, record)) => {
-                *self = Same::Values(values.clone(), record + offset)
-            }
-            (Same::Unseen, Same::Differ(record)) => {
-                *self = Same::Differ(record.map(|r| r + offset))
-            }
-            (Same::Values(mine, _), Same::Values(theirs, record)) if mine != theirs => {
-                *self = Same::Differ(Some(record + offset))
-            }
-            (Same::Values(..), Same::Values(..)) => {}
-            (Same::Values(..), Same::Differ(record)) => {
-                *self = Same::Differ(record.map(|r| r + offset))
-            }
-        }
-    }
-}
-
-impl Stats {
-    fn new(name: &[u8]) -> Stats {
-        Stats {
-            name: name.to_vec(),
-            kinds: 0,
-            min_values: u64::MAX,
-            max_values: 0,
-            present: 0,
-            last_seen: 0,
-            images: None,
-            integers: None,
-            same: Same::Unseen,
-        }
-    }
-
-    /// Takes in the values of one record's serialized value `list` of `kind`: the image
-    /// header of each bytes value, the range of the integers. `record` is the record's index.
-    #[inline]
-    fn observe_list(&mut self, kind: FeatureKind, list: &[u8], record: u64) {
-        match kind {
-            FeatureKind::Bytes => {
-                let tally = self.images.get_or_insert_with(Default::default);
-                for_each_bytes(list, |value| tally.add(value, record));
-            }
-            FeatureKind::Int64 | FeatureKind::Int32 => {
-                let (mut min, mut max) = (i64::MAX, i64::MIN);
-                // Once values differ, which they soon do for most features, there is nothing
-                // more to compare.
-                let compare = !matches!(self.same, Same::Differ(_));
-                let (mut few, mut count) = ([0i64; SAME_MAX + 1], 0);
-                for_each_integer(list, |value| {
-                    if compare && count <= SAME_MAX {
-                        few[count] = value;
-                    }
-                    count += 1;
-                    min = min.min(value);
-                    max = max.max(value);
-                });
-                if count > 0 {
-                    IntegerRange::widen(&mut self.integers, Some(IntegerRange { min, max }));
-                }
-                if compare {
-                    self.same.observe(&few[..count.min(SAME_MAX + 1)], record);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// Collects a [`Schema`] record by record, from the wire-level visitors of the bridge, and
 /// from a second walk over the values: every image header, every integer.
 ///
@@ -334,6 +174,11 @@ pub struct SchemaBuilder {
     cursor: usize,
     /// The features of the record being added, in wire order, for the value walk.
     order: Vec<usize>,
+    /// The last shape of a transcoder's output met ([`Transcoder::output_shape`]) and where
+    /// the features of that shape are, in order: the next record of the same shape has its
+    /// features found without comparing a name.
+    shape: Option<u64>,
+    shape_slots: Vec<usize>,
 }
 
 /// What a [`SchemaBuilder`] is written as: the rest is rebuilt or belongs to one record.
@@ -366,6 +211,8 @@ impl From<SavedBuilder> for SchemaBuilder {
             by_name,
             cursor: 0,
             order: Vec::new(),
+            shape: None,
+            shape_slots: Vec::new(),
         }
     }
 }
@@ -419,15 +266,36 @@ impl SchemaBuilder {
 
     /// Adds the record `transcoder` just wrote into `output`, from what the transcoder
     /// planned: the same features and values a parse of `output` finds, without parsing it
-    /// again.
+    /// again. When the record has the names of the one before (the transcoder's
+    /// [`output_shape`](Transcoder::output_shape) says so), no name is looked up.
     pub fn add_transcoded(&mut self, transcoder: &Transcoder, output: &[u8]) {
         let record = self.records;
-        transcoder.visit_output_lists(output, |name, kind, values, list| {
-            let index = self.observe(name, kind, values);
-            if let Some(kind) = kind {
-                self.features[index].observe_list(kind, list, record);
+        let shape = transcoder.output_shape();
+        if shape.is_some() && shape == self.shape {
+            let features = transcoder.single_pass_features();
+            for (feature, &slot) in features.iter().zip(&self.shape_slots) {
+                let (Some(stats), Some(list)) = (
+                    self.features.get_mut(slot),
+                    output.get(feature.list.clone()),
+                ) else {
+                    continue;
+                };
+                stats.observe_at(record + 1, feature.kind, feature.values);
+                if let Some(kind) = feature.kind {
+                    stats.observe_list(kind, list, record);
+                }
             }
-        });
+        } else {
+            self.shape_slots.clear();
+            transcoder.visit_output_lists(output, |name, kind, values, list| {
+                let index = self.observe(name, kind, values);
+                self.shape_slots.push(index);
+                if let Some(kind) = kind {
+                    self.features[index].observe_list(kind, list, record);
+                }
+            });
+            self.shape = shape;
+        }
         self.end_record();
     }
 
@@ -436,15 +304,7 @@ impl SchemaBuilder {
         let record = self.records + 1;
         let index = self.index_of(name);
         self.cursor = index + 1;
-        let stats = &mut self.features[index];
-        let values = values as u64;
-        stats.kinds |= kind_bit(kind);
-        stats.min_values = stats.min_values.min(values);
-        stats.max_values = stats.max_values.max(values);
-        if stats.last_seen != record {
-            stats.last_seen = record;
-            stats.present += 1;
-        }
+        self.features[index].observe_at(record, kind, values);
         index
     }
 

@@ -304,3 +304,91 @@ fn kinds_serialize_as_field_names() {
     let back: Schema = serde_json::from_value(json).unwrap();
     assert_eq!(back, schema);
 }
+
+#[test]
+fn records_of_one_shape_are_counted_as_a_parse_of_each_counts_them() {
+    // Runs of records with the same names, broken by records with other names, by a record
+    // added by parsing it, and by a builder merged in: whatever the builder remembers of the
+    // last shape must not misplace a feature.
+    let example = |features: Vec<(&str, ofconvert_bridge::proto::tensorflow::Feature)>| {
+        let mut bytes = Vec::new();
+        ofconvert_bridge::encode_example(&ofconvert_bridge::tf::example(features), &mut bytes);
+        bytes
+    };
+    use ofconvert_bridge::tf::{bytes_feature, float_feature, int64_feature};
+    let mut records = Vec::new();
+    for i in 0..12i64 {
+        records.push(match i % 5 {
+            0..=2 => example(vec![
+                ("label", int64_feature([i])),
+                ("name", bytes_feature([b"cat".to_vec()])),
+                (
+                    "score",
+                    float_feature([0.5; 3][..(i as usize % 3)].to_vec()),
+                ),
+            ]),
+            // Names sort in the encoder: these come first, where the others were.
+            3 => example(vec![
+                ("age", bytes_feature([b"dog".to_vec(), b"cow".to_vec()])),
+                ("label", int64_feature([-i, i])),
+            ]),
+            _ => example(vec![("score", int64_feature([7]))]),
+        });
+    }
+    let mut transcoder = Transcoder::new(ofconvert_bridge::MappingSpec::new()).unwrap();
+    let (mut shaped, mut parsed) = (SchemaBuilder::new(), SchemaBuilder::new());
+    let mut ofrecord = Vec::new();
+    for (i, record) in records.iter().enumerate() {
+        transcoder.tf_to_of(record, &mut ofrecord).unwrap();
+        assert!(transcoder.output_shape().is_some());
+        match i {
+            7 => shaped.add_ofrecord(&ofrecord).unwrap(),
+            9 => {
+                let mut other = SchemaBuilder::new();
+                other.add_ofrecord(&ofrecord).unwrap();
+                shaped.merge(other);
+            }
+            _ => shaped.add_transcoded(&transcoder, &ofrecord),
+        }
+        parsed.add_ofrecord(&ofrecord).unwrap();
+    }
+    assert_eq!(shaped.finish(), parsed.finish());
+}
+
+#[test]
+fn small_integers_packed_count_as_the_same_values_written_any_other_way() {
+    // Packed one-byte values take a shortcut; unpacked ones, and a list with one value past
+    // 127, the general walk. Both must find the same range and the same repeated values.
+    let lists: [&[u64]; 6] = [
+        &[3, 0],
+        &[3, 0],
+        &[127, 1, 0, 0],
+        &[5],
+        &[1, 2, 3, 4, 5],
+        &[7],
+    ];
+    let packed = |values: &[u64]| {
+        let mut list = vec![0x0a, values.len() as u8];
+        list.extend(values.iter().map(|&v| v as u8));
+        list
+    };
+    let unpacked = |values: &[u64]| {
+        values
+            .iter()
+            .flat_map(|&v| [0x08, v as u8])
+            .collect::<Vec<u8>>()
+    };
+    for take in 1..=lists.len() {
+        let (mut quick, mut general) = (Stats::new(b"n"), Stats::new(b"n"));
+        for (record, values) in lists[..take].iter().enumerate() {
+            quick.observe_list(FeatureKind::Int64, &packed(values), record as u64);
+            general.observe_list(FeatureKind::Int64, &unpacked(values), record as u64);
+        }
+        assert_eq!(quick.integers, general.integers, "{take}");
+        assert_eq!(
+            format!("{:?}", quick.same),
+            format!("{:?}", general.same),
+            "{take}"
+        );
+    }
+}

@@ -106,6 +106,7 @@ impl Receipt {
                     bytes: part.bytes,
                 })
                 .collect(),
+            uploads: Vec::new(),
             skipped: self.skipped,
             schema: self.schema,
             compressions: self

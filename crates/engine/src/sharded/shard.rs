@@ -27,7 +27,7 @@ use crate::planning::plan::Plan;
 use crate::progress::{Event, ProgressFn};
 use crate::records::output::stage;
 use crate::running::chunk::{Chunk, ChunkOutput};
-use crate::running::job::{run_chunk, Context, Job, Stop, Worker};
+use crate::running::job::{run_chunk, settled, Context, Job, Stop, Worker};
 use crate::running::publish::Target;
 use crate::running::workers::Pool;
 use crate::sharded::receipt::{Checksummed, Checksums, Receipt};
@@ -360,7 +360,7 @@ fn run_share(
                 } else if job.failed.load(Ordering::Relaxed) {
                     Err(Stop::Cancelled)
                 } else {
-                    run_chunk(context, job, chunk, worker)
+                    settled(context, run_chunk(context, job, chunk, worker))
                 };
                 if result.is_err() {
                     job.failed.store(true, Ordering::Relaxed);

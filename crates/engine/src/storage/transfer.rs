@@ -5,7 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -18,10 +18,43 @@ use crate::storage::store_error::store_error;
 use crate::storage::stores::StoreInfo;
 use crate::storage::OutputFile;
 
-/// Bytes asked for in one ranged read.
+/// Bytes asked for in one ranged read at most.
 const RANGE_BYTES: u64 = 8 << 20;
-/// Ranged reads in flight per open object.
-const RANGES_IN_FLIGHT: usize = 2;
+/// Bytes asked for in one ranged read at least, when an object is cut in as many ranges as
+/// may be in flight.
+const RANGE_MIN_BYTES: u64 = 1 << 20;
+
+/// Transfers a job keeps in flight at once unless told otherwise: rclone's default.
+pub const DEFAULT_TRANSFERS: usize = 4;
+
+static TRANSFERS: AtomicUsize = AtomicUsize::new(DEFAULT_TRANSFERS);
+
+/// Sets how many transfers a job keeps in flight (at least 1): ranges of an object read
+/// ahead of the reading, and parts of an output uploaded while the next are written. Each
+/// range holds at most 8 MiB and each part's upload at most 16 MiB (32 MiB for a multipart
+/// upload's two parts in flight), so `n` bounds a job's memory for transfers to about
+/// `n × 8 MiB` read ahead and `n × 32 MiB` uploading.
+pub fn set_transfers_in_flight(n: usize) {
+    TRANSFERS.store(n.max(1), Ordering::Relaxed);
+}
+
+/// How many transfers a job keeps in flight.
+pub(crate) fn transfers_in_flight() -> usize {
+    TRANSFERS.load(Ordering::Relaxed)
+}
+
+/// The ranges `offset..size` is read in: as many as may be in flight at once, each
+/// between [`RANGE_MIN_BYTES`] and [`RANGE_BYTES`].
+fn ranges(offset: u64, size: u64, in_flight: usize) -> Vec<Range<u64>> {
+    let len = size.saturating_sub(offset);
+    let step = len
+        .div_ceil(in_flight.max(1) as u64)
+        .clamp(RANGE_MIN_BYTES, RANGE_BYTES);
+    (offset..size)
+        .step_by(step as usize)
+        .map(|start| start..(start + step).min(size))
+        .collect()
+}
 /// How often a range is asked for again after its connection broke.
 const READ_ATTEMPTS: usize = 5;
 /// Size of a multipart upload's parts (S3's minimum is 5 MiB); an object no bigger goes up
@@ -164,13 +197,10 @@ impl RangeReader {
         let (sender, chunks) = tokio::sync::mpsc::channel(1);
         let task = runtime.spawn(async move {
             if source.ranges.load(Ordering::Relaxed) {
-                let ranges: Vec<Range<u64>> = (offset..size)
-                    .step_by(RANGE_BYTES as usize)
-                    .map(|start| start..(start + RANGE_BYTES).min(size))
-                    .collect();
-                let mut fetched = futures::stream::iter(ranges)
+                let in_flight = transfers_in_flight();
+                let mut fetched = futures::stream::iter(ranges(offset, size, in_flight))
                     .map(|range| fetch_range(&source, range))
-                    .buffered(RANGES_IN_FLIGHT);
+                    .buffered(in_flight);
                 let mut sent = false;
                 loop {
                     match fetched.next().await {
@@ -345,5 +375,33 @@ async fn stream_whole(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_is_cut_in_as_many_ranges_as_may_be_in_flight_within_the_bounds() {
+        const MIB: u64 = 1 << 20;
+        let lengths =
+            |ranges: &[Range<u64>]| ranges.iter().map(|r| r.end - r.start).collect::<Vec<_>>();
+        // 13 MB in four: four ranges that cover it in order.
+        let cut = ranges(0, 13_000_000, 4);
+        assert_eq!(cut.len(), 4);
+        assert_eq!(cut.first().map(|r| r.start), Some(0));
+        assert_eq!(cut.last().map(|r| r.end), Some(13_000_000));
+        assert!(cut.windows(2).all(|w| w[0].end == w[1].start));
+        // Small objects are not cut below a mebibyte, big ones not above eight.
+        assert_eq!(lengths(&ranges(0, 3 * MIB, 16)), [MIB; 3]);
+        assert_eq!(ranges(0, 100 * MIB, 2).len(), 13);
+        assert!(lengths(&ranges(0, 100 * MIB, 2))
+            .iter()
+            .all(|&n| n <= 8 * MIB));
+        // From an offset, and nothing left to read.
+        let from_five = ranges(5, 5 + MIB, 1);
+        assert_eq!((from_five.len(), from_five[0].clone()), (1, 5..5 + MIB));
+        assert!(ranges(7, 7, 4).is_empty());
     }
 }

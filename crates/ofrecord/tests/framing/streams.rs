@@ -139,7 +139,7 @@ fn write_errors_carry_position_and_fuse_the_writer() {
     assert_eq!(err.source().unwrap().to_string(), "disk full");
     assert_eq!(writer.records_written(), 1);
     assert_eq!(writer.bytes_written(), 13);
-    assert_eq!(writer.get_ref().written.len(), 100);
+    assert_eq!(writer.get_ref().unwrap().written.len(), 100);
 
     let again = writer.write_record(b"later").unwrap_err();
     assert!(matches!(again.kind(), ErrorKind::Io(e) if e.kind() == io::ErrorKind::BrokenPipe));

@@ -48,12 +48,16 @@ def _shard(shard: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
         raise UsageError(f"shard={shard!r}: expected (k, n): worker k of n, counted from 0") from None
 
 
-def network(retries: int, retry_timeout: float, request_timeout: float, anonymous: bool) -> Dict[str, Any]:
+def network(
+    retries: int, retry_timeout: float, request_timeout: float, anonymous: bool, in_flight: int
+) -> Dict[str, Any]:
     """How every request to an object store is made, as the native functions take it: its
-    bounds, and whether it is sent unsigned (a public bucket)."""
+    bounds, whether it is sent unsigned (a public bucket), and how many transfers each job
+    keeps going at once."""
     return dict(
         retries=int(retries), retry_timeout=float(retry_timeout),
         request_timeout=float(request_timeout), anonymous=bool(anonymous),
+        in_flight=int(in_flight),
     )
 
 
@@ -78,7 +82,7 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
     settings["shard"] = _shard(settings["shard"])
     settings["network"] = network(
         settings.pop("retries"), settings.pop("retry_timeout"), settings.pop("request_timeout"),
-        settings.pop("anonymous"),
+        settings.pop("anonymous"), settings.pop("in_flight"),
     )
     summary = _native.convert(direction, _inputs(src), os.fspath(dst), settings)
     return json.loads(summary)
@@ -123,6 +127,7 @@ def tf2of(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Converts trees of TFRecord files into OneFlow OFRecord datasets, as
     ``ofconvert tf2of SRC... DST`` does, and returns the summary that ``--json`` prints.
@@ -148,7 +153,9 @@ def tf2of(
     workers (then :func:`commit`); ``jobs`` sets the worker threads; ``sync=False`` skips
     fsync; ``verify=False`` skips checksums; ``side_files=False`` carries only the parts (not
     the other files of a dataset's folder: TFDS metadata, class names, READMEs); ``retries``, ``retry_timeout`` and
-    ``request_timeout`` bound the requests to an object store.
+    ``request_timeout`` bound the requests to an object store, and ``in_flight`` sets how
+    many transfers with one each job keeps going at once (ranges read ahead, parts
+    uploading).
 
     The GIL is released while converting. Ctrl-C (KeyboardInterrupt) stops the conversion:
     temporary files are removed, finished datasets stay, and ``resume=True`` finishes later.
@@ -170,6 +177,7 @@ def tf2of(
         resume=resume, break_lock=break_lock, shard=shard, jobs=jobs, sync=sync, verify=verify,
         side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
+        in_flight=in_flight,
     ))
 
 
@@ -207,6 +215,7 @@ def of2tf(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Converts OneFlow OFRecord datasets (directories of ``part-N`` files) into TFRecord
     files, as ``ofconvert of2tf SRC DST`` does, and returns the summary that ``--json``
@@ -232,6 +241,7 @@ def of2tf(
         retries=retries,
         retry_timeout=retry_timeout,
         request_timeout=request_timeout, anonymous=anonymous,
+        in_flight=in_flight,
     ))
 
 
@@ -244,6 +254,7 @@ def commit(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Publishes a conversion spread over many workers (``tf2of``/``of2tf`` with
     ``shard=(k, n)``) once every worker is done, as ``ofconvert commit DST`` does, and
@@ -259,6 +270,6 @@ def commit(
     """
     summary = _native.commit(
         os.fspath(dst), bool(verify), bool(break_lock),
-        network(retries, retry_timeout, request_timeout, anonymous),
+        network(retries, retry_timeout, request_timeout, anonymous, in_flight),
     )
     return json.loads(summary)

@@ -50,6 +50,7 @@ def count(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Counts the records of record files without reading their data, as ``ofconvert count
     --json`` does: ``{"files": [{"path", "format", "compression", "records", "bytes"}, ...],
@@ -63,7 +64,7 @@ def count(
     """
     return _loaded(_native.count(
         _paths(paths), format, bool(verify), _jobs(jobs),
-        network(retries, retry_timeout, request_timeout, anonymous),
+        network(retries, retry_timeout, request_timeout, anonymous, in_flight),
     ))
 
 
@@ -76,6 +77,7 @@ def verify(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Checks every checksum and parses every payload, as ``ofconvert verify --json`` does:
     ``{"files": [{"path", "format", "good_records", "problems": [...]}, ...],
@@ -87,7 +89,7 @@ def verify(
             record file.
     """
     return _loaded(_native.verify(
-        _paths(paths), format, _jobs(jobs), network(retries, retry_timeout, request_timeout, anonymous)
+        _paths(paths), format, _jobs(jobs), network(retries, retry_timeout, request_timeout, anonymous, in_flight)
     ))
 
 
@@ -103,6 +105,7 @@ def schema(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Any:
     """The features of the records, taken together, as ``ofconvert schema --json`` gives
     them: names, kinds, value counts, presence, integer ranges, images, and the
@@ -116,7 +119,7 @@ def schema(
     code = "oneflow" if oneflow else "tf" if tf else None
     text, found = _native.schema(
         _paths(paths), format, sample, code, _jobs(jobs),
-        network(retries, retry_timeout, request_timeout, anonymous),
+        network(retries, retry_timeout, request_timeout, anonymous, in_flight),
     )
     if code is not None:
         for message in found:
@@ -133,6 +136,7 @@ def index(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Writes ``.idx`` files (``OFFSET LENGTH`` per record, for DALI and the ``tfrecord``
     package) of uncompressed TFRecord files, beside each or under ``output_dir`` at its
@@ -141,7 +145,7 @@ def index(
     """
     out = None if output_dir is None else os.fspath(output_dir)
     return _loaded(_native.index(
-        _paths(paths), out, network(retries, retry_timeout, request_timeout, anonymous)
+        _paths(paths), out, network(retries, retry_timeout, request_timeout, anonymous, in_flight)
     ))
 
 
@@ -157,6 +161,7 @@ def diff(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     anonymous: bool = False,
+    in_flight: int = 4,
 ) -> Dict[str, Any]:
     """Compares two datasets (each a TFRecord or OFRecord file or tree, local or a URL) record
     by record, as the default mapping relates them, as ``ofconvert diff A B --json`` does:
@@ -170,6 +175,6 @@ def diff(
     """
     out = _native.diff(
         os.fspath(a), os.fspath(b), format_a, format_b, bool(unordered), _jobs(jobs),
-        network(retries, retry_timeout, request_timeout, anonymous),
+        network(retries, retry_timeout, request_timeout, anonymous, in_flight),
     )
     return json.loads(out)

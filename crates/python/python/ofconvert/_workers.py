@@ -68,7 +68,7 @@ def finish(dst: str, options: Dict[str, Any]) -> Dict[str, Any]:
     """Commits the run on the driver; returns the commit's summary."""
     network = {
         name: options[name]
-        for name in ("retries", "retry_timeout", "request_timeout", "anonymous")
+        for name in ("retries", "retry_timeout", "request_timeout", "anonymous", "in_flight")
         if name in options
     }
     return commit(dst, **network)

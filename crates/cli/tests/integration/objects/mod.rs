@@ -16,6 +16,7 @@ mod inspect;
 #[cfg(target_os = "linux")]
 mod lock;
 mod public;
+mod transfers;
 
 const ACCESS_KEY: &str = "ofconvert-test";
 const SECRET_KEY: &str = "ofconvert-test-secret";

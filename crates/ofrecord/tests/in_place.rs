@@ -1,0 +1,86 @@
+//! Records read or written in place are those read or written through a caller's buffer:
+//! the same payloads, positions and errors, for records that fit the buffers and records
+//! that do not, damaged or not.
+
+use ofconvert_ofrecord::{ErrorKind, Reader, Writer};
+use proptest::prelude::*;
+
+fn sizes() -> impl Strategy<Value = Vec<usize>> {
+    // Small records, and some past the 256 KiB buffer.
+    prop::collection::vec(
+        prop_oneof![4 => 1..300usize, 1 => 16_000..20_000usize, 1 => 250_000..270_000usize],
+        1..16,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn reading_in_place_gives_what_reading_into_a_buffer_gives(
+        sizes in sizes(),
+        damage in prop::option::of((any::<prop::sample::Index>(), 1..=255u8)),
+    ) {
+        let records: Vec<Vec<u8>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
+            .collect();
+        let mut writer = Writer::new(Vec::new());
+        for record in &records {
+            writer.write_record(record).unwrap();
+        }
+        let mut stream = writer.finish().unwrap();
+        if let Some((at, flip)) = damage {
+            let at = at.index(stream.len());
+            stream[at] ^= flip;
+        }
+        let mut copying = Reader::new(stream.as_slice());
+        let mut in_place = Reader::new(stream.as_slice());
+        let (mut copied, mut buf) = (Vec::new(), Vec::new());
+        for _ in 0..=records.len() {
+            let expected = copying.read_record(&mut copied);
+            let got = in_place.read_record_in_place(&mut buf);
+            prop_assert_eq!(copying.position(), in_place.position());
+            match (expected, got) {
+                (Ok(more), Ok(got_more)) => {
+                    prop_assert_eq!(more, got_more);
+                    if !more {
+                        break;
+                    }
+                    prop_assert_eq!(in_place.last_record(&buf), copied.as_slice());
+                }
+                (Err(expected), Err(got)) => {
+                    prop_assert_eq!(expected.to_string(), got.to_string());
+                    prop_assert_eq!(copying.recover(), in_place.recover());
+                }
+                (expected, got) => prop_assert!(false, "{:?} vs {:?}", expected, got),
+            }
+        }
+        let _ = in_place.skip_record();
+        prop_assert_eq!(in_place.last_record(b"given"), b"given");
+    }
+
+    #[test]
+    fn writing_in_place_gives_the_bytes_writing_a_slice_gives(sizes in sizes()) {
+        let mut from_slices = Writer::new(Vec::new());
+        let mut in_place = Writer::new(Vec::new());
+        for (i, &len) in sizes.iter().enumerate() {
+            let record: Vec<u8> = (0..len).map(|j| (i * 7 + j * 13) as u8).collect();
+            from_slices.write_record(&record).unwrap();
+            // A fill that fails, or leaves the payload empty, leaves nothing behind.
+            prop_assert_eq!(in_place.write_record_with(|buf| {
+                buf.extend_from_slice(b"partial");
+                Err(())
+            }).unwrap(), Err(()));
+            let empty = in_place.write_record_with(|_| Ok::<_, ()>(())).unwrap_err();
+            prop_assert!(matches!(empty.kind(), ErrorKind::ZeroLength));
+            in_place.write_record_with(|buf| {
+                buf.extend_from_slice(&record);
+                Ok::<_, ()>(())
+            }).unwrap().unwrap();
+            prop_assert_eq!(in_place.bytes_written(), from_slices.bytes_written());
+        }
+        prop_assert_eq!(in_place.finish().unwrap(), from_slices.finish().unwrap());
+    }
+}
