@@ -51,6 +51,7 @@
 
 mod error;
 mod fast;
+mod lists;
 mod message;
 mod numeric;
 mod spec;
@@ -75,6 +76,7 @@ pub mod proto {
 }
 
 pub use error::{Error, ErrorKind};
+pub use lists::{visit_lists, ValueList};
 pub use spec::{MappingSpec, NumericType, SequencePolicy};
 pub use transcode::Transcoder;
 pub use typed::{
