@@ -7,8 +7,12 @@
 use pyo3::prelude::*;
 
 mod convert;
+mod dataset;
+mod decode;
 mod errors;
+mod fetch;
 mod inspect;
+mod order;
 mod read;
 mod values;
 mod write;
@@ -40,5 +44,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(cli_flags, module)?)?;
     module.add_class::<read::Reader>()?;
     module.add_class::<write::Writer>()?;
+    module.add_class::<dataset::Records>()?;
+    module.add_class::<dataset::Stream>()?;
     Ok(())
 }

@@ -128,6 +128,8 @@ pub struct IndexedFile {
     pub stored: Option<PathBuf>,
     /// What the file was decompressed from, for a compressed TFRecord.
     pub decompressed: Option<Compression>,
+    /// Whether this call made the index (and the decompressed copy) rather than finding it.
+    pub made: bool,
 }
 
 /// Opens `path` (a local path or a URL, a record file of `format`) for random access: finds
@@ -170,6 +172,7 @@ pub fn open_indexed(
         index: RecordIndex::default(),
         stored: None,
         decompressed: None,
+        made: false,
     };
     if compression != Compression::None {
         if !options.decompress {
@@ -197,6 +200,7 @@ pub fn open_indexed(
             }
         }
         file.index = decompress(&*storage, &at, &file.data, options.checksums)?;
+        file.made = true;
         cache::write_whole(&stored, &file.index.to_text())
             .map_err(|err| Error::io(&stored, err))?;
         file.stored = Some(stored);
@@ -219,6 +223,7 @@ pub fn open_indexed(
         return Ok(file);
     }
     file.index = build(&*storage, &at, format, options.checksums)?;
+    file.made = true;
     let text = file.index.to_text();
     // Beside a local file when its directory can be written; else in the cache; else
     // nowhere, which only costs the next reader the same pass.
@@ -418,6 +423,7 @@ mod tests {
         let cache = dir.path().join("cache");
         let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
         assert_eq!(opened.decompressed, Some(Compression::Gzip));
+        assert!(opened.made);
         assert!(opened.data.starts_with(&cache));
         let mut plain = Vec::new();
         frame::encode_record(b"one", &mut plain);

@@ -1,0 +1,403 @@
+//! The native side of `ofconvert.data`: `Records`, the record files of some paths opened for
+//! random access (record `i` as a dict, many as a batch), and `Stream`, one worker's share of
+//! an epoch read through it unit by unit.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use ofconvert_engine::{Checksums, Format, IndexOptions, IndexedFile, RecordAt};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use rayon::prelude::*;
+
+use crate::convert::Network;
+use crate::decode::{self, Columns, Selection};
+use crate::errors::{self, Class, Place};
+use crate::fetch::{Files, Scratch};
+use crate::order::{rank_span, Permutation, Share};
+use crate::values::Names;
+
+/// What reading keeps from one call to the next.
+struct State {
+    scratch: Scratch,
+    names: Names,
+    columns: Columns,
+}
+
+/// Record files opened for random access.
+#[pyclass(module = "ofconvert._native", frozen)]
+pub struct Records {
+    files: Files,
+    checksums: Checksums,
+    selection: Selection,
+    state: Mutex<State>,
+}
+
+/// An error while reading: the engine's (file, framing) or a payload that does not parse.
+enum Failure {
+    Engine(ofconvert_engine::Error),
+    Payload {
+        path: PathBuf,
+        at: RecordAt,
+        err: ofconvert_bridge::Error,
+    },
+    Python(PyErr),
+}
+
+impl From<ofconvert_engine::Error> for Failure {
+    fn from(err: ofconvert_engine::Error) -> Self {
+        Failure::Engine(err)
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(err: PyErr) -> Self {
+        Failure::Python(err)
+    }
+}
+
+impl Failure {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Engine(err) => errors::engine_error(py, &err),
+            Failure::Python(err) => err,
+            Failure::Payload { path, at, err } => payload_error(py, &path, at, &err),
+        }
+    }
+}
+
+/// A payload that does not parse, as `read()` reports it.
+pub fn payload_error(
+    py: Python<'_>,
+    path: &std::path::Path,
+    at: RecordAt,
+    err: &ofconvert_bridge::Error,
+) -> PyErr {
+    let place = Place {
+        path: Some(path),
+        offset: Some(at.offset),
+        record: Some(at.index),
+    };
+    let message = format!(
+        "{}: offset {} (record #{}): {err} (raw=True reads the bytes as they are)",
+        path.display(),
+        at.offset,
+        at.index
+    );
+    errors::raise(py, Class::Mapping, &message, place, None)
+}
+
+impl Records {
+    fn state(&self) -> PyResult<std::sync::MutexGuard<'_, State>> {
+        self.state
+            .try_lock()
+            .map_err(|_| PyRuntimeError::new_err("the dataset is in use by another thread"))
+    }
+
+    fn check(&self, index: i64) -> PyResult<u64> {
+        let len = self.files.len();
+        let at = if index < 0 { index + len as i64 } else { index };
+        if at < 0 || at as u64 >= len {
+            return Err(PyIndexError::new_err(format!(
+                "record {index} of a dataset of {len} records"
+            )));
+        }
+        Ok(at as u64)
+    }
+
+    /// The records `indices` as a list of dicts (or of bytes, `raw`).
+    fn dicts<'py>(
+        &self,
+        py: Python<'py>,
+        indices: &[u64],
+        raw: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        py.detach(|| self.files.fetch(indices, &mut state.scratch))
+            .map_err(|err| errors::engine_error(py, &err))?;
+        let out = PyList::empty(py);
+        let names = &mut state.names;
+        let walked = self
+            .files
+            .each(&state.scratch, self.checksums, |file, at, payload| {
+                if raw {
+                    out.append(PyBytes::new(py, payload))?;
+                    return Ok(());
+                }
+                match decode::record_dict(py, names, payload, file.format, &self.selection)? {
+                    Ok(dict) => Ok(out.append(dict)?),
+                    Err(err) => Err(Failure::Payload {
+                        path: file.path.clone(),
+                        at,
+                        err,
+                    }),
+                }
+            });
+        walked.map_err(|failure| failure.into_py(py))?;
+        Ok(out)
+    }
+
+    /// The records `indices` as one batch: numeric features of one kind and length stacked.
+    pub fn batch_of<'py>(&self, py: Python<'py>, indices: &[u64]) -> PyResult<Bound<'py, PyDict>> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        let (scratch, columns) = (&mut state.scratch, &mut state.columns);
+        let read = py.detach(|| -> Result<(), Failure> {
+            self.files.fetch(indices, scratch)?;
+            self.files
+                .each(scratch, self.checksums, |file, at, payload| {
+                    columns
+                        .push(payload, file.format)
+                        .map_err(|err| Failure::Payload {
+                            path: file.path.clone(),
+                            at,
+                            err,
+                        })
+                })
+        });
+        if let Err(failure) = read {
+            // The rows read before the damage are not a batch.
+            let _ = columns.take(py, &mut state.names);
+            return Err(failure.into_py(py));
+        }
+        columns.take(py, &mut state.names)
+    }
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Tf => "tfrecord",
+        Format::Of => "ofrecord",
+    }
+}
+
+#[pymethods]
+impl Records {
+    #[new]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        network: Network,
+        features: Option<Vec<String>>,
+        verify: bool,
+        cache_dir: Option<PathBuf>,
+        decompress: bool,
+        files: Option<Vec<(PathBuf, String)>>,
+    ) -> PyResult<Records> {
+        network
+            .apply()
+            .map_err(|message| errors::raise(py, Class::Usage, &message, Place::default(), None))?;
+        let found: Vec<(PathBuf, Format)> = match files {
+            Some(files) => files
+                .into_iter()
+                .map(|(path, format)| {
+                    (
+                        path,
+                        if format == "ofrecord" {
+                            Format::Of
+                        } else {
+                            Format::Tf
+                        },
+                    )
+                })
+                .collect(),
+            None => {
+                let expanded = py.detach(|| ofconvert_engine::expand_paths(&paths, None));
+                if let Some(err) = expanded.errors.first() {
+                    return Err(errors::engine_error(py, err));
+                }
+                expanded.files
+            }
+        };
+        let checksums = if verify {
+            Checksums::Verify
+        } else {
+            Checksums::Ignore
+        };
+        let options = IndexOptions {
+            cache_dir,
+            checksums,
+            decompress,
+        };
+        let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
+            found
+                .par_iter()
+                .map(|(path, format)| ofconvert_engine::open_indexed(path, *format, &options))
+                .collect()
+        });
+        let mut files = Vec::with_capacity(opened.len());
+        for file in opened {
+            files.push(file.map_err(|err| errors::engine_error(py, &err))?);
+        }
+        let selection = Selection::new(features);
+        Ok(Records {
+            files: Files::new(files),
+            checksums,
+            state: Mutex::new(State {
+                scratch: Scratch::default(),
+                names: Names::default(),
+                columns: Columns::new(selection.clone()),
+            }),
+            selection,
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.files.len() as usize
+    }
+
+    /// Each file: its path, format, records, where its index is kept, where its bytes are
+    /// read (itself, or its decompressed copy) and the compression it had.
+    #[allow(clippy::type_complexity)]
+    fn files(
+        &self,
+    ) -> Vec<(
+        String,
+        &'static str,
+        u64,
+        Option<String>,
+        String,
+        Option<&'static str>,
+        bool,
+    )> {
+        self.files
+            .files
+            .iter()
+            .map(|file| {
+                (
+                    file.path.to_string_lossy().into_owned(),
+                    format_name(file.format),
+                    file.index.len(),
+                    file.stored
+                        .as_ref()
+                        .map(|p| p.to_string_lossy().into_owned()),
+                    file.data.to_string_lossy().into_owned(),
+                    file.decompressed.map(|c| c.tf_name()),
+                    file.made,
+                )
+            })
+            .collect()
+    }
+
+    /// Record `index` as a dict (negative counts from the end).
+    fn get<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        let at = self.check(index)?;
+        self.dicts(py, &[at], false)?.get_item(0)
+    }
+
+    /// Record `index` as its serialized bytes.
+    fn get_raw<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        let at = self.check(index)?;
+        self.dicts(py, &[at], true)?.get_item(0)
+    }
+
+    /// The records `indices` as a list of dicts.
+    fn get_many<'py>(&self, py: Python<'py>, indices: Vec<i64>) -> PyResult<Bound<'py, PyList>> {
+        let checked = indices
+            .iter()
+            .map(|&i| self.check(i))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.dicts(py, &checked, false)
+    }
+
+    /// The records `indices` as one batch.
+    fn batch<'py>(&self, py: Python<'py>, indices: Vec<i64>) -> PyResult<Bound<'py, PyDict>> {
+        let checked = indices
+            .iter()
+            .map(|&i| self.check(i))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.batch_of(py, &checked)
+    }
+}
+
+/// One worker's share of an epoch of a `Records`, unit by unit: a batch (a dict of columns)
+/// or a record (a dict).
+#[pyclass(module = "ofconvert._native")]
+pub struct Stream {
+    records: Py<Records>,
+    share: Share,
+    batched: bool,
+    /// The next of the worker's units.
+    next: u64,
+    /// Records this worker yielded.
+    yielded: u64,
+    indices: Vec<u64>,
+}
+
+#[pymethods]
+impl Stream {
+    #[new]
+    #[pyo3(signature = (records, shuffle, seed, epoch, rank, world, worker, workers, unit, batched, drop_last, skip))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        records: Py<Records>,
+        py: Python<'_>,
+        shuffle: bool,
+        seed: u64,
+        epoch: u64,
+        rank: u64,
+        world: u64,
+        worker: u64,
+        workers: u64,
+        unit: u64,
+        batched: bool,
+        drop_last: bool,
+        skip: u64,
+    ) -> Stream {
+        let total = records.get().files.len();
+        let _ = py;
+        let (rank_start, rank_end) = rank_span(total, rank, world, drop_last);
+        let share = Share {
+            permutation: shuffle.then(|| Permutation::new(total, seed, epoch)),
+            rank_start,
+            rank_end,
+            skip,
+            unit,
+            drop_partial: batched && drop_last,
+            worker,
+            workers,
+        };
+        Stream {
+            records,
+            next: share.worker,
+            yielded: 0,
+            share,
+            batched,
+            indices: Vec::new(),
+        }
+    }
+
+    /// Units the rank yields from where it starts, all workers together.
+    #[getter]
+    fn units(&self) -> u64 {
+        self.share.units()
+    }
+
+    /// Records this worker yielded so far.
+    #[getter]
+    fn yielded(&self) -> u64 {
+        self.yielded
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.next >= self.share.units() {
+            return Ok(None);
+        }
+        self.share.unit_records(self.next, &mut self.indices);
+        self.next += self.share.workers;
+        self.yielded += self.indices.len() as u64;
+        let records = self.records.get();
+        if self.batched {
+            return Ok(Some(records.batch_of(py, &self.indices)?.into_any()));
+        }
+        Ok(Some(records.dicts(py, &self.indices, false)?.get_item(0)?))
+    }
+}
