@@ -2,8 +2,10 @@
 its own (OFCONVERT_TF_PYTHON names its interpreter; ci.sh sets it and
 OFCONVERT_REQUIRE_TF=1, which turns a missing TensorFlow into a failure, not a skip)."""
 
+import importlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -47,3 +49,49 @@ def run_tensorflow(script: str, *args: str):
 @pytest.fixture
 def python_exe() -> str:
     return sys.executable
+
+
+def need(module, variable="OFCONVERT_REQUIRE_ENGINES"):
+    """Imports `module`, or skips the test (fails it when `variable` is set: CI installs it)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if os.environ.get(variable):
+            pytest.fail(f"{module} is not installed")
+        pytest.skip(f"{module} is not installed")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def moto_s3():
+    """moto's S3 server on 127.0.0.1 with a bucket `data`, and the environment every process
+    needs to reach it (set here; workers inherit it). One for the whole session: a process
+    builds one client per bucket, which must not outlive its server."""
+    moto_server = need("moto.server")
+    boto3 = need("boto3")
+    port = free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    env = {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"])
+    client.create_bucket(Bucket="data")
+    yield client, env
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    server.stop()

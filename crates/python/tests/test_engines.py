@@ -7,68 +7,29 @@ call raise naming it, with nothing published.
 They need ray, pyspark (with Java), moto and boto3; ci.sh installs them and sets
 OFCONVERT_REQUIRE_ENGINES=1, which turns their absence into a failure, not a skip."""
 
-import importlib
 import json
 import os
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
 
 import ofconvert
-from conftest import TESTDATA
-
-
-def _need(module):
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("OFCONVERT_REQUIRE_ENGINES"):
-            pytest.fail(f"{module} is not installed")
-        pytest.skip(f"{module} is not installed")
+from conftest import TESTDATA, need
 
 
 SOURCE = TESTDATA / "datasets"
 WORKERS = 3
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    """moto's S3 server on 127.0.0.1, and the environment every process needs to reach it
-    (workers included: they inherit it)."""
-    moto_server = _need("moto.server")
-    boto3 = _need("boto3")
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    env = {
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
-        "AWS_ALLOW_HTTP": "true",
-    }
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"])
-    client.create_bucket(Bucket="data")
+def s3(moto_s3, tmp_path_factory):
+    """moto's S3 server (conftest), and a folder of kill triggers every worker is told of."""
+    client, env = moto_s3
     triggers = tmp_path_factory.mktemp("triggers")
     os.environ["OFCONVERT_TEST_KILL_WORKER_ONCE"] = str(triggers)
     yield client, env, triggers
     del os.environ["OFCONVERT_TEST_KILL_WORKER_ONCE"]
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    server.stop()
 
 
 def local_files(root):
@@ -125,7 +86,7 @@ def single_runs(tmp_path_factory, s3):
 
 @pytest.fixture(scope="module")
 def ray_cluster(s3):
-    ray = _need("ray")
+    ray = need("ray")
     _, env, triggers = s3
     env = dict(env, OFCONVERT_TEST_KILL_WORKER_ONCE=str(triggers))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
@@ -135,7 +96,7 @@ def ray_cluster(s3):
 
 @pytest.fixture(scope="module")
 def spark(s3):
-    _need("pyspark")
+    need("pyspark")
     from pyspark.sql import SparkSession
 
     session = (
