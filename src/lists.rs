@@ -175,7 +175,8 @@ impl<'a> ValueList<'a> {
 /// lists are passed over) when `tensorflow`, else an OFRecord's features. `list` is `None`
 /// for a `Feature` with no kind set. A name that comes again overrides the earlier entry,
 /// as protobuf parsers read it: the caller keeps the last. Errors of `f` end the walk and are
-/// returned as they are.
+/// returned as they are. Returns whether the record is a `SequenceExample` (it has feature
+/// lists).
 ///
 /// # Errors
 ///
@@ -184,7 +185,7 @@ pub fn visit_lists<'a, E: From<Error>>(
     record: &'a [u8],
     tensorflow: bool,
     mut f: impl FnMut(&'a [u8], Option<ValueList<'a>>) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<bool, E> {
     let dialect = if tensorflow { Dialect::Tf } else { Dialect::Of };
     let mut visit_map = |mut map: Cursor<'a>, unknown: &'static str| -> Result<(), E> {
         while !map.at_end() {
@@ -204,14 +205,17 @@ pub fn visit_lists<'a, E: From<Error>>(
     };
     let mut cursor = Cursor::new(record);
     if !tensorflow {
-        return visit_map(cursor, "unknown field in OFRecord");
+        return visit_map(cursor, "unknown field in OFRecord").map(|()| false);
     }
+    let mut sequence = false;
     while let Some((field, range)) = next_top_level_field(&mut cursor)? {
         if field == 1 {
             visit_map(cursor.sub(range), "unknown field in Features")?;
+        } else {
+            sequence = true;
         }
     }
-    Ok(())
+    Ok(sequence)
 }
 
 #[cfg(test)]
@@ -221,7 +225,7 @@ mod tests {
 
     fn tf_lists(record: &[u8]) -> Result<Vec<(String, Option<FeatureKind>, usize)>, Error> {
         let mut seen = Vec::new();
-        visit_lists(record, true, |name, list| {
+        let sequence = visit_lists(record, true, |name, list| {
             let count = list.map(|list| list.count()).transpose()?.unwrap_or(0);
             seen.push((
                 String::from_utf8_lossy(name).into_owned(),
@@ -230,6 +234,7 @@ mod tests {
             ));
             Ok::<(), Error>(())
         })?;
+        seen.push((format!("sequence: {sequence}"), None, 0));
         Ok(seen)
     }
 
@@ -280,17 +285,19 @@ mod tests {
             ]),
             &mut record,
         );
-        let seen = tf_lists(&record).unwrap();
+        let mut seen = tf_lists(&record).unwrap();
         assert_eq!(
             seen,
             vec![
                 ("a".to_owned(), Some(FeatureKind::Int64), 3),
-                ("none".to_owned(), None, 0)
+                ("none".to_owned(), None, 0),
+                ("sequence: false".to_owned(), None, 0),
             ]
         );
         // feature_lists (field 2) of a SequenceExample: nothing is called for them.
         let mut sequence = record.clone();
         sequence.extend_from_slice(&[0x12, 0x00]);
+        seen[2].0 = "sequence: true".to_owned();
         assert_eq!(tf_lists(&sequence).unwrap(), seen);
     }
 

@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use rayon::prelude::*;
 
 use crate::convert::Network;
-use crate::decode::{self, Columns, Selection};
+use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors::{self, Class, Place};
 use crate::fetch::{Files, Scratch};
 use crate::order::{rank_span, Permutation, Share};
@@ -144,23 +144,43 @@ impl Records {
         let mut guard = self.state()?;
         let state = &mut *guard;
         let (scratch, columns) = (&mut state.scratch, &mut state.columns);
-        let read = py.detach(|| -> Result<(), Failure> {
-            self.files.fetch(indices, scratch)?;
-            self.files
-                .each(scratch, self.checksums, |file, at, payload| {
-                    columns
-                        .push(payload, file.format)
-                        .map_err(|err| Failure::Payload {
-                            path: file.path.clone(),
-                            at,
-                            err,
+        // A few megabytes at a time: read, checked, decoded and made into Python objects
+        // while in the processor's cache.
+        let mut rest = indices;
+        while !rest.is_empty() {
+            let mut take = 0;
+            let mut bytes = 0;
+            while take < rest.len() && (take == 0 || bytes < MAKE_BYTES_EVERY as u64) {
+                let (file, record) = self.files.locate(rest[take]);
+                let range = self.files.files[file].index.range(record);
+                bytes += range.end - range.start;
+                take += 1;
+            }
+            let (chunk, after) = rest.split_at(take);
+            rest = after;
+            // Reading may wait (a bucket): without the GIL. Decoding makes the bytes values
+            // into Python objects straight from the buffer read: with it.
+            let read = py
+                .detach(|| self.files.fetch(chunk, scratch))
+                .map_err(Failure::from)
+                .and_then(|()| {
+                    self.files
+                        .each(scratch, self.checksums, |file, at, payload| {
+                            columns.push(payload, file.format, Some(py)).map_err(|err| {
+                                Failure::Payload {
+                                    path: file.path.clone(),
+                                    at,
+                                    err,
+                                }
+                            })
                         })
-                })
-        });
-        if let Err(failure) = read {
-            // The rows read before the damage are not a batch.
-            let _ = columns.take(py, &mut state.names);
-            return Err(failure.into_py(py));
+                });
+            if let Err(failure) = read {
+                // The rows read before the damage are not a batch.
+                let _ = columns.take(py, &mut state.names);
+                return Err(failure.into_py(py));
+            }
+            columns.make_bytes(py);
         }
         columns.take(py, &mut state.names)
     }

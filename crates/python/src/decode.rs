@@ -12,6 +12,10 @@ use ofconvert_engine::Format;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+/// Bytes read before the values among them are made into Python objects: little enough to
+/// stay in a core's cache from the read to the copy.
+pub const MAKE_BYTES_EVERY: usize = 512 << 10;
+
 use crate::values::{self, Names};
 
 /// The features a caller asked for; `None` takes them all.
@@ -142,7 +146,8 @@ pub fn record_dict<'py>(
             entries.push((name, list));
         }
         Ok::<(), ofconvert_bridge::Error>(())
-    });
+    })
+    .map(drop);
     if let Err(err) = walked {
         return Ok(Err(err));
     }
@@ -190,7 +195,9 @@ struct Column {
     i32s: Vec<i32>,
     f32s: Vec<f32>,
     f64s: Vec<f64>,
-    /// Bytes values back to back, and where each ends.
+    /// Bytes values made into Python objects, then those not yet made: back to back, and
+    /// where each ends. They are made a few megabytes at a time, while still in the cache.
+    made: Vec<Py<PyAny>>,
     bytes: Vec<u8>,
     ends: Vec<usize>,
 }
@@ -210,15 +217,31 @@ impl Column {
         self.i32s.clear();
         self.f32s.clear();
         self.f64s.clear();
+        self.made.clear();
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Makes the bytes values read so far into Python objects.
+    fn make_bytes(&mut self, py: Python<'_>) {
+        let mut from = 0;
+        for &end in &self.ends {
+            self.made
+                .push(PyBytes::new(py, &self.bytes[from..end]).into_any().unbind());
+            from = end;
+        }
         self.bytes.clear();
         self.ends.clear();
     }
 
     /// Sets row `row` (the last row, or the one after it) to `list`.
+    /// With `py`, bytes values are made into Python objects at once (the caller holds the
+    /// GIL); without, they are copied and made later.
     fn set(
         &mut self,
         row: usize,
         list: Option<ValueList<'_>>,
+        py: Option<Python<'_>>,
     ) -> Result<(), ofconvert_bridge::Error> {
         if self.cells.len() > row {
             // The name came twice in one record: the last one counts, the first's values go.
@@ -240,13 +263,21 @@ impl Column {
             FeatureKind::Int32 => list.append_i32(&mut self.i32s),
             FeatureKind::Float => list.append_f32(&mut self.f32s),
             FeatureKind::Double => list.append_f64(&mut self.f64s),
-            FeatureKind::Bytes => {
-                let (bytes, ends) = (&mut self.bytes, &mut self.ends);
-                list.for_each_bytes(|value| {
-                    bytes.extend_from_slice(value);
-                    ends.push(bytes.len());
-                })
-            }
+            FeatureKind::Bytes => match py {
+                Some(py) if self.ends.is_empty() => {
+                    let made = &mut self.made;
+                    list.for_each_bytes(|value| {
+                        made.push(PyBytes::new(py, value).into_any().unbind())
+                    })
+                }
+                _ => {
+                    let (bytes, ends) = (&mut self.bytes, &mut self.ends);
+                    list.for_each_bytes(|value| {
+                        bytes.extend_from_slice(value);
+                        ends.push(bytes.len());
+                    })
+                }
+            },
         };
         match appended {
             Ok(len) => {
@@ -266,7 +297,7 @@ impl Column {
             FeatureKind::Int32 => self.i32s.len(),
             FeatureKind::Float => self.f32s.len(),
             FeatureKind::Double => self.f64s.len(),
-            FeatureKind::Bytes => self.ends.len(),
+            FeatureKind::Bytes => self.made.len() + self.ends.len(),
         }
     }
 
@@ -277,7 +308,13 @@ impl Column {
             FeatureKind::Float => self.f32s.truncate(start),
             FeatureKind::Double => self.f64s.truncate(start),
             FeatureKind::Bytes => {
-                self.ends.truncate(start);
+                // Values not yet made come after those made.
+                if start <= self.made.len() {
+                    self.made.truncate(start);
+                    self.ends.clear();
+                } else {
+                    self.ends.truncate(start - self.made.len());
+                }
                 self.bytes.truncate(self.ends.last().copied().unwrap_or(0));
             }
         }
@@ -324,11 +361,8 @@ impl Column {
                 FeatureKind::Float => array(py, &self.f32s[start..start + len]),
                 FeatureKind::Double => array(py, &self.f64s[start..start + len]),
                 FeatureKind::Bytes => {
-                    let values = (start..start + len).map(|value| {
-                        let from = if value == 0 { 0 } else { self.ends[value - 1] };
-                        PyBytes::new(py, &self.bytes[from..self.ends[value]])
-                    });
-                    PyList::new(py, values)?.into_any()
+                    PyList::new(py, self.made[start..start + len].iter().map(|v| v.bind(py)))?
+                        .into_any()
                 }
             },
         })
@@ -404,6 +438,19 @@ impl Columns {
         self.rows
     }
 
+    /// Bytes values read and not yet made into Python objects.
+    pub fn pending_bytes(&self) -> usize {
+        self.columns.iter().map(|column| column.bytes.len()).sum()
+    }
+
+    /// Makes the bytes values read so far into Python objects: called every few megabytes,
+    /// so that each value is copied while it is still in the processor's cache.
+    pub fn make_bytes(&mut self, py: Python<'_>) {
+        for column in &mut self.columns {
+            column.make_bytes(py);
+        }
+    }
+
     fn column(&mut self, name: &[u8]) -> &mut Column {
         let found = match self.columns.get(self.hint) {
             Some(column) if column.name == name => Some(self.hint),
@@ -421,24 +468,27 @@ impl Columns {
     }
 
     /// Adds one record as the batch's next row. A payload that does not parse adds nothing.
-    pub fn push(&mut self, payload: &[u8], format: Format) -> Result<(), ofconvert_bridge::Error> {
+    /// With `py` (the GIL held), bytes values are made into Python objects at once, which
+    /// spares copying them twice.
+    pub fn push(
+        &mut self,
+        payload: &[u8],
+        format: Format,
+        py: Option<Python<'_>>,
+    ) -> Result<(), ofconvert_bridge::Error> {
         let row = self.rows;
-        if is_sequence(payload, format) {
-            self.sequences.push((row, payload.to_vec()));
-            self.rows += 1;
-            return Ok(());
-        }
         self.hint = 0;
         let selection = std::mem::take(&mut self.selection);
         let walked = ofconvert_bridge::visit_lists(payload, format == Format::Tf, |name, list| {
             if selection.wants(name) {
-                self.column(name).set(row, list)?;
+                self.column(name).set(row, list, py)?;
             }
             Ok::<(), ofconvert_bridge::Error>(())
         });
         self.selection = selection;
-        if let Err(err) = walked {
-            // Whatever the record put in before the damage goes.
+        if !matches!(walked, Ok(false)) {
+            // Whatever the record put in goes: it is damaged, or a SequenceExample, whose
+            // feature lists are decoded with the GIL, when the batch is taken.
             for column in &mut self.columns {
                 if column.cells.len() > row {
                     if let Some(Cell::Values { kind, start, .. }) = column.cells.pop() {
@@ -446,7 +496,8 @@ impl Columns {
                     }
                 }
             }
-            return Err(err);
+            walked?;
+            self.sequences.push((row, payload.to_vec()));
         }
         self.rows += 1;
         Ok(())

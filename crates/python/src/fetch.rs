@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use ofconvert_engine::storage::Storage;
 use ofconvert_engine::{Checksums, Error, IndexedFile, RecordAt};
 
-/// Files kept open for reading at once; more are opened for each read.
-const OPEN_FILES: usize = 128;
+/// Where a run's bytes are: in the mapped file itself, or in a buffer.
+const MAPPED: usize = usize::MAX;
 /// Files of one batch fetched from a store side by side.
 const FILES_IN_FLIGHT: usize = 16;
 
@@ -24,7 +24,8 @@ pub struct Files {
     starts: Vec<u64>,
 }
 
-/// A stretch of neighbouring records of one file, and where its bytes are in the buffer.
+/// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
+/// `buffer` from `at`, or ([`MAPPED`]) in the mapped file.
 #[derive(Clone, Debug)]
 struct Run {
     file: usize,
@@ -33,10 +34,15 @@ struct Run {
     at: usize,
 }
 
-/// What reading a batch keeps from one to the next: open files and buffers.
+/// What reading a batch keeps from one to the next: local files mapped, buffers for the
+/// bytes of files in a store.
+///
+/// A mapped file that another program truncates while it is read makes the process fail
+/// (`SIGBUS`), as with any reader that maps its files; record files are written whole and
+/// renamed into place by the tools that write them, which leaves a mapping intact.
 #[derive(Default)]
 pub struct Scratch {
-    open: HashMap<usize, File>,
+    maps: HashMap<usize, memmap2::Mmap>,
     buffers: Vec<Vec<u8>>,
     runs: Vec<Run>,
 }
@@ -93,10 +99,13 @@ impl Files {
         for run in &scratch.runs {
             let file = &self.files[run.file];
             let base = file.index.range(run.records.start).start;
-            let buffer = &scratch.buffers[run.buffer];
+            let (buffer, at): (&[u8], usize) = match run.buffer {
+                MAPPED => (&scratch.maps[&run.file], base as usize),
+                buffer => (&scratch.buffers[buffer], run.at),
+            };
             for record in run.records.clone() {
                 let range = file.index.range(record);
-                let from = run.at + (range.start - base) as usize;
+                let from = at + (range.start - base) as usize;
                 let framed = &buffer[from..from + (range.end - range.start) as usize];
                 let at = RecordAt {
                     offset: range.start,
@@ -119,10 +128,6 @@ impl Files {
     /// per run, files in a store with one call per file for all its runs, files side by side.
     fn read_runs(&self, scratch: &mut Scratch) -> Result<(), Error> {
         let mut remote: Vec<usize> = Vec::new();
-        if scratch.buffers.is_empty() {
-            scratch.buffers.push(Vec::new());
-        }
-        scratch.buffers[0].clear();
         for (number, run) in scratch.runs.iter_mut().enumerate() {
             let file = &self.files[run.file];
             if ofconvert_engine::is_url(&file.data) {
@@ -130,21 +135,22 @@ impl Files {
                 continue;
             }
             let span = file.index.span(run.records.clone());
-            let buffer = &mut scratch.buffers[0];
-            run.buffer = 0;
-            run.at = buffer.len();
-            buffer.resize(run.at + (span.end - span.start) as usize, 0);
-            if scratch.open.len() >= OPEN_FILES && !scratch.open.contains_key(&run.file) {
-                scratch.open.clear();
-            }
-            let handle = match scratch.open.entry(run.file) {
-                std::collections::hash_map::Entry::Occupied(open) => open.into_mut(),
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(File::open(&file.data).map_err(|err| Error::io(&file.data, err))?)
-                }
+            run.buffer = MAPPED;
+            let map = match scratch.maps.entry(run.file) {
+                std::collections::hash_map::Entry::Occupied(map) => map.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => slot.insert(map(&file.data)?),
             };
-            read_at(handle, &mut buffer[run.at..], span.start)
-                .map_err(|err| Error::io(&file.path, err))?;
+            if (map.len() as u64) < span.end {
+                let shorter = std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "the file is {} bytes, its index says {}: it changed after it was indexed",
+                        map.len(),
+                        file.index.span(0..file.index.len()).end
+                    ),
+                );
+                return Err(Error::io(&file.path, shorter));
+            }
         }
         if remote.is_empty() {
             return Ok(());
@@ -158,7 +164,7 @@ impl Files {
                 None => by_file.push((file, vec![number])),
             }
         }
-        while scratch.buffers.len() <= by_file.len() {
+        while scratch.buffers.len() < by_file.len() {
             scratch.buffers.push(Vec::new());
         }
         let requests: Vec<(&PathBuf, Vec<Range<u64>>)> = by_file
@@ -172,7 +178,7 @@ impl Files {
                 (&file.data, ranges)
             })
             .collect();
-        let buffers = &mut scratch.buffers[1..=by_file.len()];
+        let buffers = &mut scratch.buffers[..by_file.len()];
         let mut results = Vec::with_capacity(requests.len());
         std::thread::scope(|scope| {
             for (requests, buffers) in requests
@@ -206,7 +212,7 @@ impl Files {
                 let span = self.files[*file]
                     .index
                     .span(scratch.runs[number].records.clone());
-                scratch.runs[number].buffer = slot + 1;
+                scratch.runs[number].buffer = slot;
                 scratch.runs[number].at = at;
                 at += (span.end - span.start) as usize;
             }
@@ -225,22 +231,9 @@ fn fetch_remote(data: &Path, ranges: &[Range<u64>], buffer: &mut Vec<u8>) -> Res
         .map_err(|err| Error::io(data, err))
 }
 
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            read => {
-                buf = &mut buf[read..];
-                offset += read as u64;
-            }
-        }
-    }
-    Ok(())
+/// Maps the local file `path` for reading.
+fn map(path: &Path) -> Result<memmap2::Mmap, Error> {
+    let file = File::open(path).map_err(|err| Error::io(path, err))?;
+    // SAFETY: the mapping is only read; see `Scratch` for a file truncated under it.
+    unsafe { memmap2::Mmap::map(&file) }.map_err(|err| Error::io(path, err))
 }

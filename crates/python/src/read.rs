@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::dataset::payload_error;
-use crate::decode::{self, Columns, Selection};
+use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors;
 use crate::values::Names;
 
@@ -170,11 +170,13 @@ impl Reader {
         let mut failure = None;
         while state.columns.rows() < size && !state.done {
             let step = py.detach(|| -> Option<Result<(), Failure>> {
-                while state.columns.rows() < size {
+                while state.columns.rows() < size
+                    && state.columns.pending_bytes() < MAKE_BYTES_EVERY
+                {
                     match Reader::read_next(state, verify) {
                         Ok(None) => return None,
                         Ok(Some((at, format))) => {
-                            if let Err(err) = state.columns.push(&state.buf, format) {
+                            if let Err(err) = state.columns.push(&state.buf, format, None) {
                                 let path = Reader::current_path(state);
                                 return Some(Err(Failure::Payload { path, at, err }));
                             }
@@ -184,6 +186,7 @@ impl Reader {
                 }
                 Some(Ok(()))
             });
+            state.columns.make_bytes(py);
             match step {
                 None => break,
                 Some(Ok(())) => {}
