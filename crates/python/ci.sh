@@ -9,6 +9,13 @@
 # virtualenv of its own (set OFCONVERT_INTEROP_VENV to one that has tensorflow-cpu to skip
 # installing it; pip's cache makes a reinstall quick). The benchmark script then runs once on
 # a tiny input, to show that it works, with the `tfrecord` package in a third virtualenv.
+#
+# The data-loading tests run real OneFlow 0.9's DataLoader over ofconvert.oneflow: the wheel
+# is installed (without its dependencies) beside the OneFlow virtualenv that
+# tests/interop/oneflow.sh keeps in ~/.cache/ofconvert-interop (made here when missing).
+# PyTorch's loader test runs when OFCONVERT_TORCH_PYTHON names a Python with torch and
+# ofconvert; CI installs no torch: PyPI's is a CUDA build that brings gigabytes of CUDA
+# wheels (docs/training.md, "Testing").
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -17,11 +24,16 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 step() { printf '\n==> %s\n' "$*"; }
+die() { printf 'ci.sh: %s\n' "$*" >&2; exit 1; }
 
 step "python: pip install ./crates/python in a fresh virtualenv"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --upgrade pip
-"$work/venv/bin/pip" install --quiet "$here" pytest
+# What `pip install ./crates/python` does, in two steps: the wheel is built once, and is also
+# installed beside OneFlow below. moto's S3 server serves the bucket tests.
+"$work/venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/wheel" "$here"
+wheel="$(ls "$work"/wheel/ofconvert-*.whl)"
+"$work/venv/bin/pip" install --quiet "$wheel" pytest 'moto[server]' boto3
 "$work/venv/bin/python" - <<'PY'
 import pathlib, ofconvert, ofconvert._native as native
 name = pathlib.Path(native.__file__).name
@@ -40,10 +52,26 @@ else
     tf_venv="$work/tf"
 fi
 
+step "python: OneFlow 0.9 beside the wheel, for its DataLoader"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
+# shellcheck source=../../tests/interop/oneflow_venv.sh
+. "$root/tests/interop/oneflow_venv.sh"
+oneflow_venv_ready
+"$oneflow_venv/bin/pip" install --quiet --no-deps --target "$work/oneflow-site" "$wheel"
+{
+    echo '#!/usr/bin/env bash'
+    printf 'export LD_LIBRARY_PATH=%q PYTHONPATH=%q\n' \
+        "$oneflow_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/oneflow-site"
+    printf 'exec %q "$@"\n' "$oneflow_venv/bin/python"
+} >"$work/oneflow-python"
+chmod +x "$work/oneflow-python"
+
 step "python: pytest"
 (
     cd "$work"
     OFCONVERT_TF_PYTHON="$tf_venv/bin/python" OFCONVERT_REQUIRE_TF=1 \
+        OFCONVERT_ONEFLOW_PYTHON="$work/oneflow-python" OFCONVERT_REQUIRE_ONEFLOW=1 \
+        OFCONVERT_REQUIRE_MOTO=1 \
         "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests"
 )
 

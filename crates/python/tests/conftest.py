@@ -72,8 +72,8 @@ def moto_s3():
     """moto's S3 server on 127.0.0.1 with a bucket `data`, and the environment every process
     needs to reach it (set here; workers inherit it). One for the whole session: a process
     builds one client per bucket, which must not outlive its server."""
-    moto_server = need("moto.server")
-    boto3 = need("boto3")
+    moto_server = need("moto.server", "OFCONVERT_REQUIRE_MOTO")
+    boto3 = need("boto3", "OFCONVERT_REQUIRE_MOTO")
     port = free_port()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
