@@ -13,9 +13,8 @@
 # The data-loading tests run real OneFlow 0.9's DataLoader over ofconvert.oneflow: the wheel
 # is installed (without its dependencies) beside the OneFlow virtualenv that
 # tests/interop/oneflow.sh keeps in ~/.cache/ofconvert-interop (made here when missing).
-# PyTorch's loader test runs when OFCONVERT_TORCH_PYTHON names a Python with torch and
-# ofconvert; CI installs no torch: PyPI's is a CUDA build that brings gigabytes of CUDA
-# wheels (docs/training.md, "Testing").
+# PyTorch's DataLoader runs the same tests with torch 1.13.1 on that Python, installed
+# without dependencies over OneFlow's CUDA libraries (oneflow_venv.sh says why; also cached).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -52,7 +51,7 @@ else
     tf_venv="$work/tf"
 fi
 
-step "python: OneFlow 0.9 beside the wheel, for its DataLoader"
+step "python: OneFlow 0.9 and PyTorch 1.13 beside the wheel, for their DataLoaders"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
 # shellcheck source=../../tests/interop/oneflow_venv.sh
 . "$root/tests/interop/oneflow_venv.sh"
@@ -64,13 +63,21 @@ oneflow_venv_ready
         "$oneflow_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/oneflow-site"
     printf 'exec %q "$@"\n' "$oneflow_venv/bin/python"
 } >"$work/oneflow-python"
-chmod +x "$work/oneflow-python"
+torch_beside_oneflow_ready
+{
+    echo '#!/usr/bin/env bash'
+    printf 'export LD_LIBRARY_PATH=%q PYTHONPATH=%q\n' \
+        "$torch_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$torch_site:$work/oneflow-site"
+    printf 'exec %q "$@"\n' "$oneflow_venv/bin/python"
+} >"$work/torch-python"
+chmod +x "$work/oneflow-python" "$work/torch-python"
 
 step "python: pytest"
 (
     cd "$work"
     OFCONVERT_TF_PYTHON="$tf_venv/bin/python" OFCONVERT_REQUIRE_TF=1 \
         OFCONVERT_ONEFLOW_PYTHON="$work/oneflow-python" OFCONVERT_REQUIRE_ONEFLOW=1 \
+        OFCONVERT_TORCH_PYTHON="$work/torch-python" OFCONVERT_REQUIRE_TORCH=1 \
         OFCONVERT_REQUIRE_MOTO=1 \
         "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests"
 )

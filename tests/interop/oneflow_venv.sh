@@ -58,3 +58,20 @@ oneflow_venv_ready() {
         oneflow_libs="$oneflow_libs${oneflow_libs:+:}$lib"
     done
 }
+
+# PyTorch for the same Python, without its dependencies: torch 1.13.1 is the newest on PyPI
+# whose CUDA libraries (cuDNN 8, cuBLAS 11) are those OneFlow's virtualenv already has, so it
+# adds one 887 MB wheel and the 1 MB CUDA runtime instead of the several GB of CUDA wheels a
+# newer torch pulls. Kept in $cache/torch-1.13.1 (a --target directory) and reused; after
+# oneflow_venv_ready, sets torch_site (for PYTHONPATH) and torch_libs (LD_LIBRARY_PATH).
+torch_beside_oneflow_ready() {
+    torch_site="$cache/torch-1.13.1"
+    local wanted="torch==1.13.1 nvidia-cuda-runtime-cu11==11.7.99 typing_extensions"
+    if ! [ -f "$torch_site/.requirements" ] || [ "$(cat "$torch_site/.requirements")" != "$wanted" ]; then
+        rm -rf "$torch_site"
+        # shellcheck disable=SC2086
+        "$oneflow_venv/bin/pip" install --quiet --no-deps --target "$torch_site" $wanted
+        echo "$wanted" >"$torch_site/.requirements"
+    fi
+    torch_libs="$oneflow_libs:$torch_site/nvidia/cuda_runtime/lib"
+}

@@ -1,8 +1,13 @@
 """The README's Python section runs: its code blocks, in order, in one namespace, in an
-empty directory."""
+empty directory; so do the examples of "Train without converting", each with its framework."""
 
+import os
 import re
+import subprocess
 
+import pytest
+
+import ofconvert
 from conftest import ROOT
 
 
@@ -22,3 +27,34 @@ def test_readme_python_section_runs(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     # The last example prints where the damage is.
     assert printed.splitlines()[-1] == "labels.tfrecord 46 1"
+
+
+def training_blocks():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Train without converting\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+@pytest.mark.parametrize("framework", ["torch", "oneflow"])
+def test_readme_training_examples_run(framework, tmp_path):
+    """Each framework's example, run by that framework's Python (see test_loaders.py) over
+    600 records in `train/`, prints the shape of its last labels."""
+    blocks = {("oneflow" if "import oneflow" in block else "torch"): block for block in training_blocks()}
+    assert set(blocks) == {"torch", "oneflow"}
+    python = os.environ.get(f"OFCONVERT_{framework.upper()}_PYTHON")
+    if not python:
+        if os.environ.get(f"OFCONVERT_REQUIRE_{framework.upper()}"):
+            pytest.fail(f"OFCONVERT_{framework.upper()}_PYTHON is not set")
+        pytest.skip(f"set OFCONVERT_{framework.upper()}_PYTHON to a Python with {framework} and ofconvert")
+    (tmp_path / "train").mkdir()
+    for part in range(3):
+        with ofconvert.TFRecordWriter(tmp_path / "train" / f"train-{part:05}-of-00003") as writer:
+            for label in range(200):
+                writer.write({"image/encoded": b"\xff\xd8" + bytes(label), "image/class/label": label})
+    script = blocks[framework] + "\nprint(tuple(labels.shape))\n"
+    done = subprocess.run(
+        [python, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+        env=dict(os.environ, GLOG_minloglevel="2"),
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.splitlines()[-1] == "(256, 1)"
