@@ -31,7 +31,40 @@ pub struct Records {
     files: Files,
     checksums: Checksums,
     selection: Selection,
-    state: Mutex<State>,
+    /// States not in use: each call takes one (or makes one), so that threads reading the
+    /// same dataset at once each have their own.
+    states: Mutex<Vec<State>>,
+}
+
+/// A state taken from a `Records` for one call, given back when dropped.
+struct Lease<'a> {
+    records: &'a Records,
+    state: Option<State>,
+}
+
+impl std::ops::Deref for Lease<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.state
+            .as_ref()
+            .expect("a lease holds its state until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Lease<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.state
+            .as_mut()
+            .expect("a lease holds its state until dropped")
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let (Some(state), Ok(mut states)) = (self.state.take(), self.records.states.lock()) {
+            states.push(state);
+        }
+    }
 }
 
 /// An error while reading: the engine's (file, framing) or a payload that does not parse.
@@ -89,10 +122,21 @@ pub fn payload_error(
 }
 
 impl Records {
-    fn state(&self) -> PyResult<std::sync::MutexGuard<'_, State>> {
-        self.state
-            .try_lock()
-            .map_err(|_| PyRuntimeError::new_err("the dataset is in use by another thread"))
+    fn state(&self) -> PyResult<Lease<'_>> {
+        let kept = self
+            .states
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("the dataset failed in another thread"))?
+            .pop();
+        let state = kept.unwrap_or_else(|| State {
+            scratch: Scratch::default(),
+            names: Names::default(),
+            columns: Columns::new(self.selection.clone()),
+        });
+        Ok(Lease {
+            records: self,
+            state: Some(state),
+        })
     }
 
     fn check(&self, index: i64) -> PyResult<u64> {
@@ -257,11 +301,7 @@ impl Records {
         Ok(Records {
             files: Files::new(files),
             checksums,
-            state: Mutex::new(State {
-                scratch: Scratch::default(),
-                names: Names::default(),
-                columns: Columns::new(selection.clone()),
-            }),
+            states: Mutex::new(Vec::new()),
             selection,
         })
     }

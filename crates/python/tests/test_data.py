@@ -151,6 +151,15 @@ def test_damage_is_raised_at_the_record_with_where_it_is(tmp_path):
     assert RecordDataset(path, verify=False)[1]["label"][0] == 3
 
 
+def test_threads_read_one_dataset_at_once(uneven):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ds = RecordDataset(uneven)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda i: int(ds[i]["id"][0]), list(range(len(ds))) * 20))
+    assert got == list(range(len(ds))) * 20
+
+
 def test_a_dataset_pickles_and_its_copy_reads_the_same(uneven):
     ds = RecordDataset(uneven, features=["id"])
     copy = pickle.loads(pickle.dumps(ds))
@@ -237,6 +246,17 @@ def test_a_stream_resumes_with_exactly_the_rest_of_the_epoch(uneven, batch_size)
     assert ids(in_turn) == whole
     with pytest.raises(ofconvert.UsageError, match="seed"):
         RecordStream(uneven, **dict(options, seed=4)).load_state_dict(state)
+
+
+def test_a_pickled_stream_carries_the_rank_of_the_process_that_pickled_it(uneven, monkeypatch):
+    stream = RecordStream(uneven, batch_size=4)
+    monkeypatch.setattr(ofconvert.data, "_distributed", lambda: (1, 2))
+    copy = pickle.loads(pickle.dumps(stream))
+    monkeypatch.undo()
+    # A spawned worker has no process group: the copy keeps rank 1 of 2.
+    assert (copy.rank, copy.world_size) == (1, 2)
+    assert ids(copy) == ids(RecordStream(uneven, batch_size=4, rank=1, world_size=2))
+    assert (stream.rank, stream.world_size) == (None, None)
 
 
 def test_batches_are_stacked_and_ragged_features_are_lists(uneven):

@@ -251,6 +251,14 @@ class RecordStream:
         self._epoch = 0
         self._position = 0
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # Pickled in the training process for workers started with `spawn`, which have no
+        # process group of their own: the rank travels with the stream.
+        state = self.__dict__.copy()
+        if self.world_size is None:
+            state["rank"], state["world_size"] = _distributed()
+        return state
+
     def set_epoch(self, epoch: int) -> None:
         """Draws epoch ``epoch``'s order (with ``shuffle=True``) from its start."""
         if int(epoch) < 0:
