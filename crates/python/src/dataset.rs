@@ -16,6 +16,7 @@ use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors::{self, Class, Place};
 use crate::fetch::{Files, Scratch};
 use crate::order::{rank_span, Permutation, Share};
+use crate::prefetch::Prefetch;
 use crate::values::Names;
 
 /// What reading keeps from one call to the next.
@@ -161,11 +162,21 @@ impl Records {
         let state = &mut *guard;
         py.detach(|| self.files.fetch(indices, &mut state.scratch))
             .map_err(|err| errors::engine_error(py, &err))?;
+        self.dicts_from(py, &state.scratch, &mut state.names, raw)
+    }
+
+    /// The records [`Files::fetch`] read into `scratch`, as a list of dicts (or of bytes).
+    fn dicts_from<'py>(
+        &self,
+        py: Python<'py>,
+        scratch: &Scratch,
+        names: &mut Names,
+        raw: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
-        let names = &mut state.names;
         let walked = self
             .files
-            .each(&state.scratch, self.checksums, |file, at, payload| {
+            .each(scratch, self.checksums, |file, at, payload| {
                 if raw {
                     out.append(PyBytes::new(py, payload))?;
                     return Ok(());
@@ -183,18 +194,63 @@ impl Records {
         Ok(out)
     }
 
+    /// The records [`Files::fetch`] read into `scratch` (a stream's prefetching), as one
+    /// batch or as the dict of its one record.
+    pub fn decode_fetched<'py>(
+        &self,
+        py: Python<'py>,
+        scratch: &Scratch,
+        batched: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        if !batched {
+            return self
+                .dicts_from(py, scratch, &mut state.names, false)?
+                .get_item(0);
+        }
+        let columns = &mut state.columns;
+        let read = self
+            .files
+            .each(scratch, self.checksums, |file, at, payload| {
+                columns
+                    .push(payload, file.format, Some(py))
+                    .map_err(|err| Failure::Payload {
+                        path: file.path.clone(),
+                        at,
+                        err,
+                    })
+            });
+        if let Err(failure) = read {
+            let _ = columns.take(py, &mut state.names);
+            return Err(failure.into_py(py));
+        }
+        Ok(columns.take(py, &mut state.names)?.into_any())
+    }
+
+    /// The files, for a stream's prefetching threads.
+    pub fn record_files(&self) -> &Files {
+        &self.files
+    }
+
     /// The records `indices` as one batch: numeric features of one kind and length stacked.
     pub fn batch_of<'py>(&self, py: Python<'py>, indices: &[u64]) -> PyResult<Bound<'py, PyDict>> {
         let mut guard = self.state()?;
         let state = &mut *guard;
         let (scratch, columns) = (&mut state.scratch, &mut state.columns);
-        // A few megabytes at a time: read, checked, decoded and made into Python objects
-        // while in the processor's cache.
+        // Local files half a megabyte at a time: read, checked, decoded and made into Python
+        // objects while in the processor's cache. Files in a store all at once: a request
+        // costs a round trip.
+        let chunk_bytes = if self.files.any_remote() {
+            u64::MAX
+        } else {
+            MAKE_BYTES_EVERY as u64
+        };
         let mut rest = indices;
         while !rest.is_empty() {
             let mut take = 0;
             let mut bytes = 0;
-            while take < rest.len() && (take == 0 || bytes < MAKE_BYTES_EVERY as u64) {
+            while take < rest.len() && (take == 0 || bytes < chunk_bytes) {
                 let (file, record) = self.files.locate(rest[take]);
                 let range = self.files.files[file].index.range(record);
                 bytes += range.end - range.start;
@@ -385,6 +441,8 @@ pub struct Stream {
     next: u64,
     /// Records this worker yielded.
     yielded: u64,
+    /// For files in a store: the worker's next units, read ahead by threads.
+    prefetch: Option<Prefetch>,
     indices: Vec<u64>,
 }
 
@@ -425,6 +483,7 @@ impl Stream {
             records,
             next: share.worker,
             yielded: 0,
+            prefetch: None,
             share,
             batched,
             indices: Vec::new(),
@@ -452,9 +511,20 @@ impl Stream {
             return Ok(None);
         }
         self.share.unit_records(self.next, &mut self.indices);
+        let records = self.records.get();
+        if records.record_files().any_remote() {
+            let prefetch = self
+                .prefetch
+                .get_or_insert_with(|| Prefetch::start(py, &self.records, self.share, self.next));
+            let fetched = prefetch
+                .next(py)
+                .map_err(|err| errors::engine_error(py, &err))?;
+            self.next += self.share.workers;
+            self.yielded += self.indices.len() as u64;
+            return records.decode_fetched(py, &fetched, self.batched).map(Some);
+        }
         self.next += self.share.workers;
         self.yielded += self.indices.len() as u64;
-        let records = self.records.get();
         if self.batched {
             return Ok(Some(records.batch_of(py, &self.indices)?.into_any()));
         }

@@ -59,6 +59,13 @@ impl Files {
         Files { files, starts }
     }
 
+    /// Whether some file is read from a store.
+    pub fn any_remote(&self) -> bool {
+        self.files
+            .iter()
+            .any(|file| ofconvert_engine::is_url(&file.data))
+    }
+
     pub fn len(&self) -> u64 {
         self.starts.last().copied().unwrap_or(0)
     }

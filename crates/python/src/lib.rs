@@ -13,6 +13,7 @@ mod errors;
 mod fetch;
 mod inspect;
 mod order;
+mod prefetch;
 mod read;
 mod values;
 mod write;
