@@ -3,7 +3,7 @@
 //! an epoch read through it unit by unit.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::{Checksums, Format, IndexOptions, IndexedFile, RecordAt};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError};
@@ -29,7 +29,7 @@ struct State {
 /// Record files opened for random access.
 #[pyclass(module = "ofconvert._native", frozen)]
 pub struct Records {
-    files: Files,
+    files: Arc<Files>,
     checksums: Checksums,
     selection: Selection,
     /// States not in use: each call takes one (or makes one), so that threads reading the
@@ -229,7 +229,7 @@ impl Records {
     }
 
     /// The files, for a stream's prefetching threads.
-    pub fn record_files(&self) -> &Files {
+    pub fn record_files(&self) -> &Arc<Files> {
         &self.files
     }
 
@@ -355,7 +355,7 @@ impl Records {
         }
         let selection = Selection::new(features);
         Ok(Records {
-            files: Files::new(files),
+            files: Arc::new(Files::new(files)),
             checksums,
             states: Mutex::new(Vec::new()),
             selection,
@@ -513,9 +513,9 @@ impl Stream {
         self.share.unit_records(self.next, &mut self.indices);
         let records = self.records.get();
         if records.record_files().any_remote() {
-            let prefetch = self
-                .prefetch
-                .get_or_insert_with(|| Prefetch::start(py, &self.records, self.share, self.next));
+            let prefetch = self.prefetch.get_or_insert_with(|| {
+                Prefetch::start(Arc::clone(records.record_files()), self.share, self.next)
+            });
             let fetched = prefetch
                 .next(py)
                 .map_err(|err| errors::engine_error(py, &err))?;

@@ -13,6 +13,9 @@ use ofconvert_engine::{Checksums, Error, IndexedFile, RecordAt};
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
+/// Runs of this many bytes or more have their pages mapped in one call.
+#[cfg(target_os = "linux")]
+const POPULATE_FROM: u64 = 64 << 10;
 /// Files of one batch fetched from a store side by side.
 const FILES_IN_FLIGHT: usize = 16;
 
@@ -157,6 +160,16 @@ impl Files {
                     ),
                 );
                 return Err(Error::io(&file.path, shorter));
+            }
+            #[cfg(target_os = "linux")]
+            if span.end - span.start >= POPULATE_FROM {
+                // One call maps the run's pages, instead of a fault for each of them on first
+                // touch; a kernel without MADV_POPULATE_READ (before 5.14) faults them as ever.
+                let _ = map.advise_range(
+                    memmap2::Advice::PopulateRead,
+                    span.start as usize,
+                    (span.end - span.start) as usize,
+                );
             }
         }
         if remote.is_empty() {

@@ -3,13 +3,12 @@
 //! decoded, and hand them over in order.
 
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::Error;
 use pyo3::prelude::*;
 
-use crate::dataset::Records;
-use crate::fetch::Scratch;
+use crate::fetch::{Files, Scratch};
 use crate::order::Share;
 
 /// Units fetched side by side.
@@ -25,15 +24,14 @@ pub struct Prefetch {
 impl Prefetch {
     /// Starts fetching the worker's units from unit `first` of the rank on, every
     /// `share.workers`th.
-    pub fn start(py: Python<'_>, records: &Py<Records>, share: Share, first: u64) -> Prefetch {
+    pub fn start(files: Arc<Files>, share: Share, first: u64) -> Prefetch {
         let lanes = (0..LANES)
             .map(|lane| {
                 let (sender, receiver) = sync_channel(1);
-                let records = records.clone_ref(py);
+                let files = Arc::clone(&files);
                 std::thread::Builder::new()
                     .name("ofconvert-prefetch".into())
                     .spawn(move || {
-                        let files = records.get().record_files();
                         let mut indices = Vec::new();
                         let mut unit = first + lane * share.workers;
                         while unit < share.units() {
