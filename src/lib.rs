@@ -51,6 +51,7 @@
 
 mod error;
 mod fast;
+mod lists;
 mod message;
 mod numeric;
 mod spec;
@@ -76,6 +77,7 @@ pub mod proto {
 
 pub use error::{Error, ErrorKind};
 pub use fast::WrittenFeature;
+pub use lists::{visit_lists, ValueList};
 pub use spec::{MappingSpec, NumericType, SequencePolicy};
 pub use transcode::Transcoder;
 pub use typed::{

@@ -13,6 +13,12 @@
 # OFCONVERT_INTEROP_VENV to one that has tensorflow-cpu to skip installing it; pip's cache
 # makes a reinstall quick). The benchmark script then runs once on a tiny input, to show
 # that it works, with the `tfrecord` package in a third virtualenv.
+#
+# The data-loading tests run real OneFlow 0.9's DataLoader over ofconvert.oneflow: the wheel
+# is installed (without its dependencies) beside the OneFlow virtualenv that
+# tests/interop/oneflow.sh keeps in ~/.cache/ofconvert-interop (made here when missing).
+# PyTorch's DataLoader runs the same tests with torch 1.13.1 on that Python, installed
+# without dependencies over OneFlow's CUDA libraries (oneflow_venv.sh says why; also cached).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -63,11 +69,35 @@ else
     tf_venv="$work/tf"
 fi
 
+step "python: OneFlow 0.9 and PyTorch 1.13 beside the wheel, for their DataLoaders"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
+# shellcheck source=../../tests/interop/oneflow_venv.sh
+. "$root/tests/interop/oneflow_venv.sh"
+oneflow_venv_ready
+"$oneflow_venv/bin/pip" install --quiet --no-deps --target "$work/oneflow-site" "$wheel"
+{
+    echo '#!/usr/bin/env bash'
+    printf 'export LD_LIBRARY_PATH=%q PYTHONPATH=%q\n' \
+        "$oneflow_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$work/oneflow-site"
+    printf 'exec %q "$@"\n' "$oneflow_venv/bin/python"
+} >"$work/oneflow-python"
+torch_beside_oneflow_ready
+{
+    echo '#!/usr/bin/env bash'
+    printf 'export LD_LIBRARY_PATH=%q PYTHONPATH=%q\n' \
+        "$torch_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$torch_site:$work/oneflow-site"
+    printf 'exec %q "$@"\n' "$oneflow_venv/bin/python"
+} >"$work/torch-python"
+chmod +x "$work/oneflow-python" "$work/torch-python"
+
 step "python: pytest"
 (
     cd "$work"
     OFCONVERT_TF_PYTHON="$tf_venv/bin/python" OFCONVERT_REQUIRE_TF=1 \
         OFCONVERT_REQUIRE_ENGINES=1 \
+        OFCONVERT_ONEFLOW_PYTHON="$work/oneflow-python" OFCONVERT_REQUIRE_ONEFLOW=1 \
+        OFCONVERT_TORCH_PYTHON="$work/torch-python" OFCONVERT_REQUIRE_TORCH=1 \
+        OFCONVERT_REQUIRE_MOTO=1 \
         "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests"
 )
 
@@ -83,9 +113,11 @@ step "python: the benchmark script runs (a tiny input, not a measurement)"
 # The tfrecord package cannot share a process with TensorFlow: a virtualenv of its own.
 python3 -m venv "$work/tfrecord"
 "$work/tfrecord/bin/pip" install --quiet tfrecord
+# A copy: ofconvert.data keeps the index it builds beside the file.
+cp "$root/testdata/golden/tutorial.tfrecord" "$work/bench.tfrecord"
 TF_CPP_MIN_LOG_LEVEL=3 "$work/venv/bin/python" "$here/bench.py" --runs 1 \
     --tf-python "$tf_venv/bin/python" --tfrecord-python "$work/tfrecord/bin/python" \
-    --files "$root/testdata/golden/tutorial.tfrecord" | tee "$work/bench.md"
+    --files "$work/bench.tfrecord" | tee "$work/bench.md"
 if grep -q "not installed" "$work/bench.md"; then
     echo "ci.sh: a reader of the benchmark is missing" >&2
     exit 1

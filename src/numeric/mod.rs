@@ -159,7 +159,7 @@ pub(crate) fn decode_numbers(
     })
 }
 
-enum Value {
+pub(crate) enum Value {
     Int(u64),
     Float(u32),
     Double(u64),
@@ -167,7 +167,7 @@ enum Value {
 }
 
 /// Walks every value of a list message, packed or not, validating as it goes.
-fn for_each_value(
+pub(crate) fn for_each_value(
     mut cursor: Cursor<'_>,
     kind: FeatureKind,
     mut f: impl FnMut(Value),

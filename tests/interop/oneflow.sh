@@ -23,57 +23,13 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
 step() { printf '\n==> %s\n' "$*"; }
 die() { printf 'oneflow.sh: %s\n' "$*" >&2; exit 1; }
 
-find_python310() {
-    if [ -n "${OFCONVERT_PYTHON310:-}" ]; then
-        echo "$OFCONVERT_PYTHON310"
-        return
-    fi
-    local candidate
-    for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.10.*/bin/python3.10; do
-        if [ -x "$candidate" ]; then
-            echo "$candidate"
-            return
-        fi
-    done
-    if command -v python3.10 >/dev/null 2>&1 && python3.10 -c '' >/dev/null 2>&1; then
-        command -v python3.10
-        return
-    fi
-    die "no CPython 3.10 found (pyenv versions 3.10.*, python3.10 on PATH, or OFCONVERT_PYTHON310): the OneFlow 0.9.0 wheel needs it"
-}
-
-# venv DIR PYTHON REQUIREMENT...: a virtualenv with exactly these requirements, reused when
-# an earlier run made it with the same ones.
-venv() {
-    local dir="$1" python="$2"
-    shift 2
-    local wanted="$*"
-    if [ -f "$dir/.requirements" ] && [ "$(cat "$dir/.requirements")" = "$wanted" ]; then
-        return
-    fi
-    rm -rf "$dir"
-    "$python" -m venv "$dir"
-    "$dir/bin/pip" install --quiet --upgrade pip
-    "$dir/bin/pip" install --quiet "$@"
-    echo "$wanted" >"$dir/.requirements"
-}
-
-python310="$(find_python310)"
-"$python310" -c 'import sys; assert sys.version_info[:2] == (3, 10), sys.version' ||
-    die "$python310 is not CPython 3.10"
+# shellcheck source=tests/interop/oneflow_venv.sh
+. "$here/oneflow_venv.sh"
 
 step "virtualenvs (cached in $cache)"
-mkdir -p "$cache"
-oneflow_venv="$cache/oneflow-0.9.0"
-venv "$oneflow_venv" "$python310" oneflow==0.9.0 'nvidia-cudnn-cu11==8.9.*' \
-    'nvidia-cublas-cu11==11.11.*' 'numpy<2' 'protobuf<4'
+oneflow_venv_ready
 tf_venv="$cache/tensorflow"
 venv "$tf_venv" python3 tensorflow-cpu protobuf grpcio-tools
-site="$("$oneflow_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-oneflow_libs=""
-for lib in "$site"/nvidia/*/lib; do
-    oneflow_libs="$oneflow_libs${oneflow_libs:+:}$lib"
-done
 export TF_CPP_MIN_LOG_LEVEL=3 GLOG_minloglevel=2
 oneflow_python() {
     LD_LIBRARY_PATH="$oneflow_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \

@@ -18,6 +18,7 @@
 //! config/, reports         the callers' words: options, rules, hints, a run;
 //!                          what the inspections found, as the front ends show it (top)
 //! inspect/                 count, verify, index, schema, diff of existing files
+//! access/                  random access: record indexes, decompressed copies
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
@@ -102,6 +103,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod access;
 pub mod config;
 mod error;
 mod front_end;
@@ -123,6 +125,9 @@ mod sharded;
 pub mod storage;
 mod tfds;
 
+pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
+pub use access::framed::payload as record_payload;
+pub use access::index::{open_indexed, IndexOptions, IndexedFile, RecordIndex};
 pub use error::{error_chain, Error, ErrorKind};
 pub use front_end::{FrontEnd, OptionValue};
 pub use holder::{Liveness, LockHolder};

@@ -7,8 +7,13 @@
 use pyo3::prelude::*;
 
 mod convert;
+mod dataset;
+mod decode;
 mod errors;
+mod fetch;
 mod inspect;
+mod order;
+mod prefetch;
 mod read;
 mod values;
 mod write;
@@ -41,5 +46,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(cli_flags, module)?)?;
     module.add_class::<read::Reader>()?;
     module.add_class::<write::Writer>()?;
+    module.add_class::<dataset::Records>()?;
+    module.add_class::<dataset::Stream>()?;
     Ok(())
 }

@@ -4,20 +4,22 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, TryLockError};
 
-use ofconvert_bridge::TfRecordType;
 use ofconvert_engine::{Checksums, Format, RecordAt, RecordReader};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
-use crate::errors::{self, Class, Place};
-use crate::values::{self, Names};
+use crate::dataset::payload_error;
+use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
+use crate::errors;
+use crate::values::Names;
 
 struct State {
     files: std::vec::IntoIter<(PathBuf, Format)>,
     current: Option<RecordReader<'static>>,
     buf: Vec<u8>,
     names: Names,
+    columns: Columns,
     /// Set after an error that ends reading (framing damage, an unreadable file).
     done: bool,
 }
@@ -40,13 +42,23 @@ fn busy<T>(err: TryLockError<T>) -> PyErr {
     })
 }
 
+/// What ends a batch early.
+enum Failure {
+    Engine(ofconvert_engine::Error),
+    Payload {
+        path: PathBuf,
+        at: RecordAt,
+        err: ofconvert_bridge::Error,
+    },
+}
+
 impl Reader {
-    /// The next record's bytes and where it is, opening files as needed; `None` at the end.
-    fn next_record(
-        py: Python<'_>,
+    /// The next record's bytes (in `state.buf`), where it is and its format, opening files
+    /// as needed; `None` at the end. An error ends reading.
+    fn read_next(
         state: &mut State,
         verify: bool,
-    ) -> PyResult<Option<(RecordAt, Format, PathBuf)>> {
+    ) -> Result<Option<(RecordAt, Format)>, ofconvert_engine::Error> {
         loop {
             if state.done {
                 return Ok(None);
@@ -67,22 +79,29 @@ impl Reader {
                         Ok(reader) => state.current.insert(reader),
                         Err(err) => {
                             state.done = true;
-                            return Err(errors::engine_error(py, &err));
+                            return Err(err);
                         }
                     }
                 }
             };
             match reader.read(&mut state.buf) {
-                Ok(Some(at)) => {
-                    return Ok(Some((at, reader.format(), reader.path().to_path_buf())));
-                }
+                Ok(Some(at)) => return Ok(Some((at, reader.format()))),
                 Ok(None) => state.current = None,
                 Err(err) => {
                     state.done = true;
-                    return Err(errors::engine_error(py, &err));
+                    return Err(err);
                 }
             }
         }
+    }
+
+    /// The file the last record came from.
+    fn current_path(state: &State) -> PathBuf {
+        state
+            .current
+            .as_ref()
+            .map(|reader| reader.path().to_path_buf())
+            .unwrap_or_default()
     }
 }
 
@@ -101,6 +120,7 @@ impl Reader {
                 current: None,
                 buf: Vec::new(),
                 names: Names::default(),
+                columns: Columns::new(Selection::default()),
                 done: false,
             }),
             raw,
@@ -115,43 +135,77 @@ impl Reader {
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let mut guard = self.state.try_lock().map_err(busy)?;
         let state = &mut *guard;
-        let Some((at, format, path)) = Reader::next_record(py, state, self.verify)? else {
+        let Some((at, format)) =
+            Reader::read_next(state, self.verify).map_err(|err| errors::engine_error(py, &err))?
+        else {
             return Ok(None);
         };
         if self.raw {
             return Ok(Some(PyBytes::new(py, &state.buf).into_any()));
         }
-        let decoded = match format {
-            Format::Of => ofconvert_bridge::decode_ofrecord(&state.buf)
-                .map(|record| values::ofrecord_dict(py, &mut state.names, &record)),
-            Format::Tf => match ofconvert_bridge::classify_tf_record(&state.buf) {
-                Ok(TfRecordType::SequenceExample) => {
-                    ofconvert_bridge::decode_sequence_example(&state.buf)
-                        .map(|seq| values::sequence_dict(py, &mut state.names, &seq))
+        match decode::record_dict(
+            py,
+            &mut state.names,
+            &state.buf,
+            format,
+            &Selection::default(),
+        )? {
+            Ok(dict) => Ok(Some(dict.into_any())),
+            Err(err) => Err(payload_error(py, &Reader::current_path(state), at, &err)),
+        }
+    }
+
+    /// The next (up to) `size` records as one batch, `None` at the end: numeric features
+    /// whose rows agree in kind and length stacked into 2-D arrays, others as lists. Records
+    /// are read and decoded without the GIL. A record that does not parse raises, and the
+    /// batch's records before it are lost; reading goes on after it.
+    fn next_batch<'py>(
+        &self,
+        py: Python<'py>,
+        size: usize,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let mut guard = self.state.try_lock().map_err(busy)?;
+        let state = &mut *guard;
+        let verify = self.verify;
+        let mut failure = None;
+        while state.columns.rows() < size && !state.done {
+            let step = py.detach(|| -> Option<Result<(), Failure>> {
+                while state.columns.rows() < size
+                    && state.columns.pending_bytes() < MAKE_BYTES_EVERY
+                {
+                    match Reader::read_next(state, verify) {
+                        Ok(None) => return None,
+                        Ok(Some((at, format))) => {
+                            if let Err(err) = state.columns.push(&state.buf, format, None) {
+                                let path = Reader::current_path(state);
+                                return Some(Err(Failure::Payload { path, at, err }));
+                            }
+                        }
+                        Err(err) => return Some(Err(Failure::Engine(err))),
+                    }
                 }
-                Ok(_) => ofconvert_bridge::decode_example(&state.buf).map(|example| {
-                    let features = example.features.unwrap_or_default();
-                    values::example_dict(py, &mut state.names, &features.feature)
-                }),
-                Err(err) => Err(err),
-            },
-        };
-        match decoded {
-            Ok(dict) => Ok(Some(dict?.into_any())),
-            Err(err) => {
-                let place = Place {
-                    path: Some(&path),
-                    offset: Some(at.offset),
-                    record: Some(at.index),
-                };
-                let message = format!(
-                    "{}: offset {} (record #{}): {err} (raw=True reads the bytes as they are)",
-                    path.display(),
-                    at.offset,
-                    at.index
-                );
-                Err(errors::raise(py, Class::Mapping, &message, place, None))
+                Some(Ok(()))
+            });
+            state.columns.make_bytes(py);
+            match step {
+                None => break,
+                Some(Ok(())) => {}
+                Some(Err(err)) => {
+                    failure = Some(err);
+                    break;
+                }
             }
         }
+        if let Some(failure) = failure {
+            let _ = state.columns.take(py, &mut state.names);
+            return Err(match failure {
+                Failure::Engine(err) => errors::engine_error(py, &err),
+                Failure::Payload { path, at, err } => payload_error(py, &path, at, &err),
+            });
+        }
+        if state.columns.rows() == 0 {
+            return Ok(None);
+        }
+        Ok(Some(state.columns.take(py, &mut state.names)?))
     }
 }

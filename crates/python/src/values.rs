@@ -20,7 +20,7 @@ pub struct Names {
 const NAMES_MAX: usize = 4096;
 
 impl Names {
-    fn get<'py>(&mut self, py: Python<'py>, name: &str) -> Bound<'py, PyString> {
+    pub fn get<'py>(&mut self, py: Python<'py>, name: &str) -> Bound<'py, PyString> {
         if let Some(known) = self.known.get(name) {
             return known.bind(py).clone();
         }
@@ -42,18 +42,6 @@ fn tf_value<'py>(py: Python<'py>, feature: &tf_pb::Feature) -> PyResult<Bound<'p
         None => py.None().into_bound(py),
         Some(Kind::BytesList(list)) => bytes_list(py, &list.value)?,
         Some(Kind::FloatList(list)) => PyArray1::from_slice(py, &list.value).into_any(),
-        Some(Kind::Int64List(list)) => PyArray1::from_slice(py, &list.value).into_any(),
-    })
-}
-
-fn of_value<'py>(py: Python<'py>, feature: &of_pb::Feature) -> PyResult<Bound<'py, PyAny>> {
-    use of_pb::feature::Kind;
-    Ok(match &feature.kind {
-        None => py.None().into_bound(py),
-        Some(Kind::BytesList(list)) => bytes_list(py, &list.value)?,
-        Some(Kind::FloatList(list)) => PyArray1::from_slice(py, &list.value).into_any(),
-        Some(Kind::DoubleList(list)) => PyArray1::from_slice(py, &list.value).into_any(),
-        Some(Kind::Int32List(list)) => PyArray1::from_slice(py, &list.value).into_any(),
         Some(Kind::Int64List(list)) => PyArray1::from_slice(py, &list.value).into_any(),
     })
 }
@@ -91,19 +79,6 @@ pub fn sequence_dict<'py>(
                 .collect::<PyResult<Vec<_>>>()?;
             dict.set_item(names.get(py, name), PyList::new(py, steps)?)?;
         }
-    }
-    Ok(dict)
-}
-
-/// An OFRecord's features as a dict.
-pub fn ofrecord_dict<'py>(
-    py: Python<'py>,
-    names: &mut Names,
-    record: &of_pb::OfRecord,
-) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    for (name, feature) in &record.feature {
-        dict.set_item(names.get(py, name), of_value(py, feature)?)?;
     }
     Ok(dict)
 }

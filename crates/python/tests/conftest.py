@@ -2,11 +2,14 @@
 its own (OFCONVERT_TF_PYTHON names its interpreter; ci.sh sets it and
 OFCONVERT_REQUIRE_TF=1, which turns a missing TensorFlow into a failure, not a skip)."""
 
+import importlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -47,3 +50,63 @@ def run_tensorflow(script: str, *args: str):
 @pytest.fixture
 def python_exe() -> str:
     return sys.executable
+
+
+def need(module, variable="OFCONVERT_REQUIRE_ENGINES"):
+    """Imports `module`, or skips the test (fails it when `variable` is set: CI installs it)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if os.environ.get(variable):
+            pytest.fail(f"{module} is not installed")
+        pytest.skip(f"{module} is not installed")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def moto_s3():
+    """moto's S3 server on 127.0.0.1 with a bucket `data`, and the environment every process
+    needs to reach it (set here; workers inherit it). One for the whole session: a process
+    builds one client per bucket, which must not outlive its server."""
+    moto_server = need("moto.server", "OFCONVERT_REQUIRE_MOTO")
+    boto3 = need("boto3", "OFCONVERT_REQUIRE_MOTO")
+    port = free_port()
+    # A process of its own, as a real store is: a server thread here would wait for the GIL.
+    server = subprocess.Popen(
+        [sys.executable, "-m", moto_server.__name__, "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        server.kill()
+        pytest.fail("moto's S3 server did not start within 30 s")
+    env = {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"])
+    client.create_bucket(Bucket="data")
+    yield client, env
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    server.terminate()
+    server.wait(timeout=30)

@@ -7,85 +7,29 @@ call raise naming it, with nothing published.
 They need ray, pyspark (with Java), moto and boto3; ci.sh installs them and sets
 OFCONVERT_REQUIRE_ENGINES=1, which turns their absence into a failure, not a skip."""
 
-import importlib
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import ofconvert
-from conftest import TESTDATA
-
-
-def _need(module):
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        if os.environ.get("OFCONVERT_REQUIRE_ENGINES"):
-            pytest.fail(f"{module} is not installed")
-        pytest.skip(f"{module} is not installed")
+from conftest import TESTDATA, need
 
 
 SOURCE = TESTDATA / "datasets"
 WORKERS = 3
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    """moto's S3 server on 127.0.0.1, and the environment every process needs to reach it
-    (workers included: they inherit it)."""
-    _need("moto.server")
-    boto3 = _need("boto3")
-    port = _free_port()
-    # A process of its own, as a real store is: a server thread here would wait for the GIL.
-    server = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(300):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        server.kill()
-        pytest.fail("moto's S3 server did not start within 30 s")
-    env = {
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
-        "AWS_ALLOW_HTTP": "true",
-    }
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"])
-    client.create_bucket(Bucket="data")
+def s3(moto_s3, tmp_path_factory):
+    """moto's S3 server (conftest), and a folder of kill triggers every worker is told of."""
+    client, env = moto_s3
     triggers = tmp_path_factory.mktemp("triggers")
     os.environ["OFCONVERT_TEST_KILL_WORKER_ONCE"] = str(triggers)
     yield client, env, triggers
     del os.environ["OFCONVERT_TEST_KILL_WORKER_ONCE"]
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-    server.terminate()
-    server.wait(timeout=30)
 
 
 def local_files(root):
@@ -145,7 +89,7 @@ def single_runs(tmp_path_factory, s3):
 
 @pytest.fixture(scope="module")
 def ray_cluster(s3):
-    ray = _need("ray")
+    ray = need("ray")
     _, env, triggers = s3
     env = dict(env, OFCONVERT_TEST_KILL_WORKER_ONCE=str(triggers))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
@@ -155,7 +99,7 @@ def ray_cluster(s3):
 
 @pytest.fixture(scope="module")
 def spark(s3):
-    _need("pyspark")
+    need("pyspark")
     from pyspark.sql import SparkSession
 
     session = (

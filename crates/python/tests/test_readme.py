@@ -1,12 +1,15 @@
 """The README's Python examples run: the Python section's code blocks, in order, in one
-namespace, in an empty directory; and the Ray and Spark examples, in a directory holding
-the sample data as a clone does (they need ray and pyspark: see test_engines.py)."""
+namespace, in an empty directory; the Ray and Spark examples, in a directory holding the
+sample data as a clone does (they need ray and pyspark: see test_engines.py); and the examples
+of "Train without converting", each with its framework."""
 
 import os
 import re
+import subprocess
 
 import pytest
 
+import ofconvert
 from conftest import ROOT, TESTDATA
 
 
@@ -52,3 +55,31 @@ def test_readme_ray_and_spark_examples_run(tmp_path, monkeypatch, capsys):
     ray_line, spark_line = capsys.readouterr().out.splitlines()[-2:]
     assert ray_line == spark_line == "329 records, 3 workers"
     assert (tmp_path / "spark-tf" / "bert").is_dir()
+
+
+@pytest.mark.parametrize("framework", ["torch", "oneflow"])
+def test_readme_training_examples_run(framework, tmp_path):
+    """Each framework's example, run by that framework's Python (see test_loaders.py) over
+    600 records in `train/`, prints the shape of its last labels."""
+    blocks = {
+        ("oneflow" if "import oneflow" in block else "torch"): block
+        for block in python_blocks("## Train without converting")
+    }
+    assert set(blocks) == {"torch", "oneflow"}
+    python = os.environ.get(f"OFCONVERT_{framework.upper()}_PYTHON")
+    if not python:
+        if os.environ.get(f"OFCONVERT_REQUIRE_{framework.upper()}"):
+            pytest.fail(f"OFCONVERT_{framework.upper()}_PYTHON is not set")
+        pytest.skip(f"set OFCONVERT_{framework.upper()}_PYTHON to a Python with {framework} and ofconvert")
+    (tmp_path / "train").mkdir()
+    for part in range(3):
+        with ofconvert.TFRecordWriter(tmp_path / "train" / f"train-{part:05}-of-00003") as writer:
+            for label in range(200):
+                writer.write({"image/encoded": b"\xff\xd8" + bytes(label), "image/class/label": label})
+    script = blocks[framework] + "\nprint(tuple(labels.shape))\n"
+    done = subprocess.run(
+        [python, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+        env=dict(os.environ, GLOG_minloglevel="2"),
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.splitlines()[-1] == "(256, 1)"

@@ -54,6 +54,9 @@ fn main() -> Result<()> {
     let service = builder.build();
     runtime.spawn(async move {
         while let Ok((socket, _)) = listener.accept().await {
+            // As S3 itself: a response's last small write leaves at once, not after the
+            // client's delayed acknowledgement (40 ms), which would dwarf a ranged read.
+            let _ = socket.set_nodelay(true);
             let service = service.clone();
             tokio::spawn(async move {
                 let _ = ConnBuilder::new(TokioExecutor::new())

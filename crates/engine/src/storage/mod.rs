@@ -33,6 +33,7 @@ use crate::holder::LockHolder;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// A file of the input found by [`Storage::list`].
@@ -106,6 +107,27 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Reads a whole small file; `Ok(None)` when there is none.
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
+
+    /// Reads the byte ranges `ranges` of `path`, each whole, appending them to `out` one
+    /// after the other. An object store asks for them in few requests at once (near ones
+    /// merged), which a batch of records scattered over a file wants.
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>], out: &mut Vec<u8>) -> io::Result<()> {
+        for range in ranges {
+            let len = range.end.saturating_sub(range.start);
+            let mut reader = self.open(path, range.start)?.reader.take(len);
+            let read = reader.read_to_end(out)?;
+            if (read as u64) < len {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "bytes {}..{} are past the end of the file",
+                        range.start, range.end
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 
     /// The size of the file at `path`, `Ok(None)` when there is no such file.
     fn size(&self, path: &Path) -> io::Result<Option<u64>>;

@@ -5,6 +5,9 @@ write records of both formats without TensorFlow.
 >>> summary = ofconvert.tf2of("tfrecords/", "ofrecords/", parts=8)  # doctest: +SKIP
 >>> for record in ofconvert.read("ofrecords/train"):  # doctest: +SKIP
 ...     print(record["class/label"])
+
+Training reads the records where they are, TFRecord or OFRecord, local or in a bucket:
+:mod:`ofconvert.data` (framework-free), :mod:`ofconvert.torch` and :mod:`ofconvert.oneflow`.
 """
 
 from ._convert import commit, of2tf, tf2of
@@ -19,6 +22,7 @@ from ._errors import (
 )
 from ._inspect import count, diff, index, schema, verify
 from ._records import OFRecordWriter, TFRecordWriter, read
+from . import data
 
 __all__ = [
     "ConversionError",
@@ -32,6 +36,7 @@ __all__ = [
     "UsageError",
     "commit",
     "count",
+    "data",
     "diff",
     "index",
     "of2tf",

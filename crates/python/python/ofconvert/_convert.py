@@ -49,11 +49,12 @@ def _shard(shard: Optional[Tuple[int, int]]) -> Optional[Tuple[int, int]]:
 
 
 def network(
-    retries: int, retry_timeout: float, request_timeout: float, anonymous: bool, in_flight: int
+    retries: int, retry_timeout: float, request_timeout: float, anonymous: bool, in_flight: int = 4
 ) -> Dict[str, Any]:
     """How every request to an object store is made, as the native functions take it: its
     bounds, whether it is sent unsigned (a public bucket), and how many transfers each job
-    keeps going at once."""
+    of a conversion or inspection keeps going at once (ofconvert.data reads ahead its own
+    way)."""
     return dict(
         retries=int(retries), retry_timeout=float(retry_timeout),
         request_timeout=float(request_timeout), anonymous=bool(anonymous),

@@ -54,6 +54,15 @@ def read(
     return _batches(reader, batch_size)
 
 
+def _batches(reader: "_native.Reader", size: int) -> Iterator[Record]:
+    # Read, decoded and stacked in Rust, without a Python object per record for numbers.
+    while True:
+        batch = reader.next_batch(size)
+        if batch is None:
+            return
+        yield batch
+
+
 def _raw_batches(reader: Iterator[bytes], size: int) -> Iterator[List[bytes]]:
     batch: List[bytes] = []
     for record in reader:
@@ -63,34 +72,6 @@ def _raw_batches(reader: Iterator[bytes], size: int) -> Iterator[List[bytes]]:
             batch = []
     if batch:
         yield batch
-
-
-def _stack(values: List[Any]) -> Any:
-    first = values[0]
-    if isinstance(first, np.ndarray) and all(
-        isinstance(v, np.ndarray) and v.dtype == first.dtype and v.shape == first.shape
-        for v in values
-    ):
-        return np.stack(values)
-    return values
-
-
-def _batches(reader: Iterator[Record], size: int) -> Iterator[Record]:
-    batch: List[Record] = []
-    for record in reader:
-        batch.append(record)
-        if len(batch) == size:
-            yield _collate(batch)
-            batch = []
-    if batch:
-        yield _collate(batch)
-
-
-def _collate(batch: List[Record]) -> Record:
-    names: Dict[str, None] = {}
-    for record in batch:
-        names.update(dict.fromkeys(record))
-    return {name: _stack([record.get(name) for record in batch]) for name in names}
 
 
 _WIDENED = (np.bool_, np.int8, np.int16, np.uint8, np.uint16, np.uint32)

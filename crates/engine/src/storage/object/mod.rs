@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -65,13 +66,23 @@ pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
     if !is_url(path) {
         return Ok((Arc::new(LocalFs), local_path(path)));
     }
-    static STORES: OnceLock<Mutex<BTreeMap<String, Arc<ObjectStorage>>>> = OnceLock::new();
+    /// The stores built, and the process that built them.
+    type Stores = (u32, BTreeMap<String, Arc<ObjectStorage>>);
+    static STORES: OnceLock<Mutex<Stores>> = OnceLock::new();
     let url = path.to_str().unwrap_or_default();
     let root = store_root(url)?;
-    let mut stores = STORES
-        .get_or_init(Mutex::default)
+    let mut guard = STORES
+        .get_or_init(|| Mutex::new((std::process::id(), BTreeMap::new())))
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (built_by, stores) = &mut *guard;
+    if *built_by != std::process::id() {
+        // A forked child (a data loader's worker) inherits the stores but not the threads of
+        // their runtimes, nor connections of its own: it builds its own. The inherited ones
+        // are leaked, as dropping a runtime whose threads are gone could wait for them.
+        std::mem::forget(std::mem::take(stores));
+        *built_by = std::process::id();
+    }
     let storage = match stores.get(&root) {
         Some(storage) => Arc::clone(storage),
         None => {
@@ -300,6 +311,26 @@ impl Storage for ObjectStorage {
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(err) => Err(self.error(err)),
         }
+    }
+
+    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>], out: &mut Vec<u8>) -> io::Result<()> {
+        let key = self.key(path)?;
+        let fetched = self
+            .block_on(self.store.get_ranges(&key, ranges))
+            .map_err(|err| self.error(err))?;
+        for (range, bytes) in ranges.iter().zip(&fetched) {
+            if (bytes.len() as u64) < range.end - range.start {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "bytes {}..{} are past the end of the object",
+                        range.start, range.end
+                    ),
+                ));
+            }
+            out.extend_from_slice(bytes);
+        }
+        Ok(())
     }
 
     fn size(&self, path: &Path) -> io::Result<Option<u64>> {

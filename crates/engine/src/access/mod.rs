@@ -1,0 +1,13 @@
+//! Random access to records, for readers that want record `i` of a dataset without reading
+//! the records before it: each file's index of record offsets ([`index`]: the `index`
+//! command's `.idx` files where they are, else built in one streaming pass and kept beside
+//! the data or in a cache directory), a decompressed copy of a compressed TFRecord (which has
+//! no random access) kept in that cache ([`cache`]), and a record's framing checked in the
+//! bytes read at its offset ([`framed`]).
+//!
+//! Uses `records` (the streaming pass), `storage` (ranged reads, local or in a store),
+//! `naming` and `error`; nothing above them.
+
+pub(crate) mod cache;
+pub(crate) mod framed;
+pub(crate) mod index;

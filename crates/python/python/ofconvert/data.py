@@ -1,0 +1,332 @@
+"""Training straight from the records, without converting them first: TFRecord (plain, GZIP,
+ZLIB) and OFRecord files, local or in a bucket, as a map-style dataset with random access
+(:class:`RecordDataset`) and as an iterable stream (:class:`RecordStream`) that shuffles
+through the index, splits by rank and data-loader worker, batches in Rust and resumes
+mid-epoch. Neither imports a framework: ``ofconvert.torch`` and ``ofconvert.oneflow`` give
+the same classes as subclasses of each framework's ``Dataset``/``IterableDataset``.
+
+Random access goes through an index of each file (``OFFSET LENGTH`` per record, the
+format of ``ofconvert index``): a ``FILE.idx`` beside the file is used where it fits the file,
+else one is built on first use in a single streaming pass and kept beside a local file, or
+in the cache directory (``cache_dir=``, else ``$OFCONVERT_CACHE_DIR``, else
+``~/.cache/ofconvert``) for a bucket or a place that cannot be written. A compressed
+TFRecord has no random access: it is decompressed once into the cache (a warning says so
+and how big the copy is), or refused with ``decompress=False``.
+"""
+
+import os
+import sys
+import warnings
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._convert import network
+from ._errors import UsageError
+
+PathLike = Union[str, "os.PathLike[str]"]
+Paths = Union[PathLike, Sequence[PathLike]]
+Record = Dict[str, Any]
+
+__all__ = ["RecordDataset", "RecordStream"]
+
+
+def _paths(paths: Paths) -> List[str]:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fspath(paths)]
+    listed = [os.fspath(path) for path in paths]
+    if not listed:
+        raise UsageError("no path given")
+    return listed
+
+
+def _features(features: Optional[Sequence[str]]) -> Optional[List[str]]:
+    if features is None:
+        return None
+    if isinstance(features, str):
+        return [features]
+    return [str(name) for name in features]
+
+
+class RecordDataset:
+    """The records of TFRecord and OFRecord files by index: ``len(ds)`` and ``ds[i]``, the
+    same dict :func:`ofconvert.read` gives for record ``i`` (files in ``read()``'s order:
+    directories walked in name order). ``features=[...]`` decodes only those features.
+
+    ``ds[i:j]`` and ``ds.__getitems__(indices)`` (which PyTorch's loader calls for a batch)
+    give lists of dicts; :meth:`batch` gives one dict of columns, as a stream's batches.
+
+    Paths are files, directories or URLs, as the command line takes them (``s3://``,
+    ``gs://``, ``az://``, ``http(s)://``...); records in a bucket are read with ranged
+    requests, a batch's ranges of one object in few requests. TFRecord checksums are checked
+    as each record is read (``verify=False`` skips them).
+
+    It pickles (the indexes are found again by the copy, not sent): a data loader's workers
+    started with ``spawn`` each open it anew.
+    """
+
+    def __init__(
+        self,
+        paths: Paths,
+        features: Optional[Sequence[str]] = None,
+        *,
+        verify: bool = True,
+        cache_dir: Optional[PathLike] = None,
+        decompress: bool = True,
+        anonymous: bool = False,
+        retries: int = 10,
+        retry_timeout: float = 180.0,
+        request_timeout: float = 60.0,
+    ) -> None:
+        self._config: Dict[str, Any] = dict(
+            paths=_paths(paths),
+            features=_features(features),
+            verify=bool(verify),
+            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+            decompress=bool(decompress),
+            network=network(retries, retry_timeout, request_timeout, anonymous),
+        )
+        self._native = self._open(None)
+        self._files = self._native.files()
+        self._warn_decompressed()
+
+    def _open(self, files: Optional[List[Tuple[str, str]]]) -> "_native.Records":
+        config = self._config
+        return _native.Records(
+            config["paths"], config["network"], features=config["features"], verify=config["verify"],
+            cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
+        )
+
+    def _warn_decompressed(self) -> None:
+        made = [f for f in self._files if f[5] is not None and f[6]]
+        if made:
+            size = sum(os.path.getsize(f[4]) for f in made)
+            where = os.path.dirname(made[0][4])
+            warnings.warn(
+                f"{len(made)} compressed TFRecord file(s) decompressed into {where} "
+                f"({size / 1e6:,.1f} MB) for random access; later runs reuse the copies "
+                "(decompress=False refuses compressed files instead)",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"config": self._config, "files": [(f[0], f[1]) for f in self._files]}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._config = state["config"]
+        self._native = self._open(state["files"])
+        self._files = self._native.files()
+
+    @property
+    def files(self) -> List[Dict[str, Any]]:
+        """Each file: ``path``, ``format`` (``"tfrecord"``/``"ofrecord"``), ``records``,
+        ``index`` (where its index is kept, None if nowhere), ``data`` (where its bytes are
+        read: the file, or the decompressed copy of a compressed one) and ``compression``."""
+        return [
+            dict(path=f[0], format=f[1], records=f[2], index=f[3], data=f[4], compression=f[5])
+            for f in self._files
+        ]
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        if isinstance(index, slice):
+            return self._native.get_many(list(range(*index.indices(len(self)))))
+        return self._native.get(index)
+
+    def __getitems__(self, indices: Sequence[int]) -> List[Record]:
+        return self._native.get_many([int(i) for i in indices])
+
+    def batch(self, indices: Sequence[int]) -> Record:
+        """The records ``indices`` as one dict: a numeric feature whose values agree in dtype
+        and length over them is one 2-D array (stacked in Rust); any other feature (bytes,
+        variable-length lists) is a list with one entry per record (None where a record
+        lacks it)."""
+        return self._native.batch([int(i) for i in indices])
+
+    def raw(self, index: int) -> bytes:
+        """Record ``index`` as its serialized payload."""
+        return self._native.get_raw(index)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self._files)} files, {len(self)} records)"
+
+
+def _distributed() -> Tuple[int, int]:
+    """This process's rank and the world size, from a framework that is imported and
+    initialised (PyTorch's ``torch.distributed``, OneFlow's ``oneflow.env``); else 0 of 1."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        dist = getattr(torch, "distributed", None)
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    oneflow = sys.modules.get("oneflow")
+    if oneflow is not None:
+        env = getattr(oneflow, "env", None)
+        if env is not None:
+            try:
+                return int(env.get_rank()), int(env.get_world_size())
+            except Exception:  # an environment not set up: one process
+                pass
+    return 0, 1
+
+
+def _loader_worker() -> Tuple[int, int]:
+    """This data-loader worker and their count, from the framework whose loader started the
+    process; 0 of 1 outside one."""
+    for name in ("torch.utils.data", "oneflow.utils.data"):
+        module = sys.modules.get(name)
+        info = module.get_worker_info() if module is not None else None
+        if info is not None:
+            return int(info.id), int(info.num_workers)
+    return 0, 1
+
+
+class RecordStream:
+    """An epoch of records as an iterable: each record read at most once per epoch over all
+    ranks and data-loader workers, in a true permutation when ``shuffle=True``.
+
+    - ``shuffle=True``: a permutation of every record (not file order plus a buffer), drawn
+      from ``seed`` and the epoch (:meth:`set_epoch`), the same on every rank; it is computed
+      index by index, and no record is held in memory.
+    - ``rank``/``world_size``: this process's share (default: ``torch.distributed`` or
+      ``oneflow.env`` when initialised, else 0 of 1). With ``drop_last=True`` every rank
+      yields the same number of records, the remainder of the epoch dropped (a different
+      one each epoch when shuffled), and with ``batch_size`` a last short batch is dropped
+      too, so that no rank waits for another; with ``drop_last=False`` every record comes
+      exactly once and ranks' counts differ by one at most.
+    - ``worker=(id, count)``: the share of one data-loader worker (default: the framework's
+      ``get_worker_info()``). A rank's units (batches, or records) are dealt to its workers
+      in turn, so a loader that takes one from each worker in turn yields the rank's order.
+    - ``batch_size=N``: each item is a dict of N records (stacked in Rust: a numeric feature
+      of one dtype and length is one ``(N, length)`` array, no Python object per record; a
+      bytes or variable-length feature is a list with one entry per record). Give the loader
+      ``batch_size=None``. Without it, each item is a record's dict, as ``read()`` gives it.
+    - :meth:`state_dict` / :meth:`load_state_dict`: the epoch and the records of this rank's
+      share consumed; a stream loaded with the state after ``k`` records yields exactly the
+      epoch's remaining ones. Iterated in this process the stream counts them itself; behind a
+      data loader's workers, count them where the batches arrive
+      (``stream.state_dict(position=batches_done * batch_size)``), which is exact when the
+      stream batches (``batch_size=N`` here, ``batch_size=None`` in the loader).
+
+    Iterating again after a whole pass starts the epoch again; :meth:`set_epoch` draws the
+    next order. Data loaders with ``persistent_workers=True`` keep the epoch their workers
+    started with: leave it off, as for any iterable dataset that changes per epoch.
+    """
+
+    def __init__(
+        self,
+        paths: Paths,
+        shuffle: bool = False,
+        seed: int = 0,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        worker: Optional[Tuple[int, int]] = None,
+        batch_size: Optional[int] = None,
+        drop_last: bool = True,
+        features: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> None:
+        if (rank is None) != (world_size is None):
+            raise UsageError("give rank and world_size together, or neither")
+        if world_size is not None and not 0 <= int(rank) < int(world_size):  # type: ignore[arg-type]
+            raise UsageError(f"rank={rank}, world_size={world_size}: expected 0 <= rank < world_size")
+        if worker is not None:
+            worker = (int(worker[0]), int(worker[1]))
+            if not 0 <= worker[0] < worker[1]:
+                raise UsageError(f"worker={worker}: expected (id, count) with 0 <= id < count")
+        if batch_size is not None and int(batch_size) < 1:
+            raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+        if not 0 <= int(seed) < 2**64:
+            raise UsageError(f"seed must be in 0..2**64, not {seed}")
+        self.dataset = RecordDataset(paths, features, **options)
+        self.shuffle = bool(shuffle)
+        self.seed = int(seed)
+        self.rank = None if rank is None else int(rank)
+        self.world_size = None if world_size is None else int(world_size)
+        self.worker = worker
+        self.batch_size = None if batch_size is None else int(batch_size)
+        self.drop_last = bool(drop_last)
+        self._epoch = 0
+        self._position = 0
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Pickled in the training process for workers started with `spawn`, which have no
+        # process group of their own: the rank travels with the stream.
+        state = self.__dict__.copy()
+        if self.world_size is None:
+            state["rank"], state["world_size"] = _distributed()
+        return state
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draws epoch ``epoch``'s order (with ``shuffle=True``) from its start."""
+        if int(epoch) < 0:
+            raise UsageError(f"epoch must be at least 0, not {epoch}")
+        if int(epoch) != self._epoch:
+            self._position = 0
+        self._epoch = int(epoch)
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def _placement(self) -> Tuple[int, int, int, int]:
+        rank, world = (self.rank, self.world_size) if self.world_size is not None else _distributed()
+        worker, workers = self.worker if self.worker is not None else _loader_worker()
+        return int(rank), int(world), worker, workers  # type: ignore[arg-type]
+
+    def _stream(self, worker: Optional[Tuple[int, int]] = None) -> "_native.Stream":
+        rank, world, this, workers = self._placement()
+        if worker is not None:
+            this, workers = worker
+        unit = self.batch_size or 1
+        return _native.Stream(
+            self.dataset._native, self.shuffle, self.seed, self._epoch, rank, world, this, workers,
+            unit, self.batch_size is not None, self.drop_last, self._position,
+        )
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._stream(worker=(0, 1)).units == 0:
+            # A whole pass is behind: the epoch again.
+            self._position = 0
+        stream = self._stream()
+        start = self._position
+        for item in stream:
+            self._position = start + stream.yielded
+            yield item
+
+    def __len__(self) -> int:
+        """Items (batches, or records) this rank yields in the epoch from where it stands,
+        all its workers together."""
+        return self._stream(worker=(0, 1)).units
+
+    def state_dict(self, position: Optional[int] = None) -> Dict[str, Any]:
+        """Where the epoch stands: ``{"epoch", "position", "seed", "shuffle", "records"}``,
+        ``position`` being the records of this rank's share consumed (counted by this stream
+        when iterated here, or given)."""
+        return {
+            "epoch": self._epoch,
+            "position": self._position if position is None else int(position),
+            "seed": self.seed,
+            "shuffle": self.shuffle,
+            "records": len(self.dataset),
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Resumes at ``state`` (from :meth:`state_dict`): the next iteration yields the rest
+        of that epoch. A state of another order (seed, shuffle) or of other data is refused."""
+        for name, mine in (("seed", self.seed), ("shuffle", self.shuffle), ("records", len(self.dataset))):
+            if name in state and state[name] != mine:
+                raise UsageError(f"the state is of a stream with {name}={state[name]!r}, this one has {mine!r}")
+        position = int(state.get("position", 0))
+        if position < 0:
+            raise UsageError(f"position must be at least 0, not {position}")
+        self._epoch = int(state.get("epoch", 0))
+        self._position = position
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({len(self.dataset)} records, shuffle={self.shuffle}, "
+            f"batch_size={self.batch_size}, epoch={self._epoch}, position={self._position})"
+        )

@@ -1,0 +1,533 @@
+//! The native side of `ofconvert.data`: `Records`, the record files of some paths opened for
+//! random access (record `i` as a dict, many as a batch), and `Stream`, one worker's share of
+//! an epoch read through it unit by unit.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use ofconvert_engine::{Checksums, Format, IndexOptions, IndexedFile, RecordAt};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use rayon::prelude::*;
+
+use crate::convert::Network;
+use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
+use crate::errors::{self, Class, Place};
+use crate::fetch::{Files, Scratch};
+use crate::order::{rank_span, Permutation, Share};
+use crate::prefetch::Prefetch;
+use crate::values::Names;
+
+/// What reading keeps from one call to the next.
+struct State {
+    scratch: Scratch,
+    names: Names,
+    columns: Columns,
+}
+
+/// Record files opened for random access.
+#[pyclass(module = "ofconvert._native", frozen)]
+pub struct Records {
+    files: Arc<Files>,
+    checksums: Checksums,
+    selection: Selection,
+    /// States not in use: each call takes one (or makes one), so that threads reading the
+    /// same dataset at once each have their own.
+    states: Mutex<Vec<State>>,
+}
+
+/// A state taken from a `Records` for one call, given back when dropped.
+struct Lease<'a> {
+    records: &'a Records,
+    state: Option<State>,
+}
+
+impl std::ops::Deref for Lease<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.state
+            .as_ref()
+            .expect("a lease holds its state until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Lease<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.state
+            .as_mut()
+            .expect("a lease holds its state until dropped")
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let (Some(state), Ok(mut states)) = (self.state.take(), self.records.states.lock()) {
+            states.push(state);
+        }
+    }
+}
+
+/// An error while reading: the engine's (file, framing) or a payload that does not parse.
+enum Failure {
+    Engine(ofconvert_engine::Error),
+    Payload {
+        path: PathBuf,
+        at: RecordAt,
+        err: ofconvert_bridge::Error,
+    },
+    Python(PyErr),
+}
+
+impl From<ofconvert_engine::Error> for Failure {
+    fn from(err: ofconvert_engine::Error) -> Self {
+        Failure::Engine(err)
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(err: PyErr) -> Self {
+        Failure::Python(err)
+    }
+}
+
+impl Failure {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Engine(err) => errors::engine_error(py, &err),
+            Failure::Python(err) => err,
+            Failure::Payload { path, at, err } => payload_error(py, &path, at, &err),
+        }
+    }
+}
+
+/// A payload that does not parse, as `read()` reports it.
+pub fn payload_error(
+    py: Python<'_>,
+    path: &std::path::Path,
+    at: RecordAt,
+    err: &ofconvert_bridge::Error,
+) -> PyErr {
+    let place = Place {
+        path: Some(path),
+        offset: Some(at.offset),
+        record: Some(at.index),
+    };
+    let message = format!(
+        "{}: offset {} (record #{}): {err} (raw=True reads the bytes as they are)",
+        path.display(),
+        at.offset,
+        at.index
+    );
+    errors::raise(py, Class::Mapping, &message, place, None)
+}
+
+impl Records {
+    fn state(&self) -> PyResult<Lease<'_>> {
+        let kept = self
+            .states
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("the dataset failed in another thread"))?
+            .pop();
+        let state = kept.unwrap_or_else(|| State {
+            scratch: Scratch::default(),
+            names: Names::default(),
+            columns: Columns::new(self.selection.clone()),
+        });
+        Ok(Lease {
+            records: self,
+            state: Some(state),
+        })
+    }
+
+    fn check(&self, index: i64) -> PyResult<u64> {
+        let len = self.files.len();
+        let at = if index < 0 { index + len as i64 } else { index };
+        if at < 0 || at as u64 >= len {
+            return Err(PyIndexError::new_err(format!(
+                "record {index} of a dataset of {len} records"
+            )));
+        }
+        Ok(at as u64)
+    }
+
+    /// The records `indices` as a list of dicts (or of bytes, `raw`).
+    fn dicts<'py>(
+        &self,
+        py: Python<'py>,
+        indices: &[u64],
+        raw: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        py.detach(|| self.files.fetch(indices, &mut state.scratch))
+            .map_err(|err| errors::engine_error(py, &err))?;
+        self.dicts_from(py, &state.scratch, &mut state.names, raw)
+    }
+
+    /// The records [`Files::fetch`] read into `scratch`, as a list of dicts (or of bytes).
+    fn dicts_from<'py>(
+        &self,
+        py: Python<'py>,
+        scratch: &Scratch,
+        names: &mut Names,
+        raw: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        let walked = self
+            .files
+            .each(scratch, self.checksums, |file, at, payload| {
+                if raw {
+                    out.append(PyBytes::new(py, payload))?;
+                    return Ok(());
+                }
+                match decode::record_dict(py, names, payload, file.format, &self.selection)? {
+                    Ok(dict) => Ok(out.append(dict)?),
+                    Err(err) => Err(Failure::Payload {
+                        path: file.path.clone(),
+                        at,
+                        err,
+                    }),
+                }
+            });
+        walked.map_err(|failure| failure.into_py(py))?;
+        Ok(out)
+    }
+
+    /// The records [`Files::fetch`] read into `scratch` (a stream's prefetching), as one
+    /// batch or as the dict of its one record.
+    pub fn decode_fetched<'py>(
+        &self,
+        py: Python<'py>,
+        scratch: &Scratch,
+        batched: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        if !batched {
+            return self
+                .dicts_from(py, scratch, &mut state.names, false)?
+                .get_item(0);
+        }
+        let columns = &mut state.columns;
+        let read = self
+            .files
+            .each(scratch, self.checksums, |file, at, payload| {
+                columns
+                    .push(payload, file.format, Some(py))
+                    .map_err(|err| Failure::Payload {
+                        path: file.path.clone(),
+                        at,
+                        err,
+                    })
+            });
+        if let Err(failure) = read {
+            let _ = columns.take(py, &mut state.names);
+            return Err(failure.into_py(py));
+        }
+        Ok(columns.take(py, &mut state.names)?.into_any())
+    }
+
+    /// The files, for a stream's prefetching threads.
+    pub fn record_files(&self) -> &Arc<Files> {
+        &self.files
+    }
+
+    /// The records `indices` as one batch: numeric features of one kind and length stacked.
+    pub fn batch_of<'py>(&self, py: Python<'py>, indices: &[u64]) -> PyResult<Bound<'py, PyDict>> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        let (scratch, columns) = (&mut state.scratch, &mut state.columns);
+        // Local files half a megabyte at a time: read, checked, decoded and made into Python
+        // objects while in the processor's cache. Files in a store all at once: a request
+        // costs a round trip.
+        let chunk_bytes = if self.files.any_remote() {
+            u64::MAX
+        } else {
+            MAKE_BYTES_EVERY as u64
+        };
+        let mut rest = indices;
+        while !rest.is_empty() {
+            let mut take = 0;
+            let mut bytes = 0;
+            while take < rest.len() && (take == 0 || bytes < chunk_bytes) {
+                let (file, record) = self.files.locate(rest[take]);
+                let range = self.files.files[file].index.range(record);
+                bytes += range.end - range.start;
+                take += 1;
+            }
+            let (chunk, after) = rest.split_at(take);
+            rest = after;
+            // Reading may wait (a bucket): without the GIL. Decoding makes the bytes values
+            // into Python objects straight from the buffer read: with it.
+            let read = py
+                .detach(|| self.files.fetch(chunk, scratch))
+                .map_err(Failure::from)
+                .and_then(|()| {
+                    self.files
+                        .each(scratch, self.checksums, |file, at, payload| {
+                            columns.push(payload, file.format, Some(py)).map_err(|err| {
+                                Failure::Payload {
+                                    path: file.path.clone(),
+                                    at,
+                                    err,
+                                }
+                            })
+                        })
+                });
+            if let Err(failure) = read {
+                // The rows read before the damage are not a batch.
+                let _ = columns.take(py, &mut state.names);
+                return Err(failure.into_py(py));
+            }
+            columns.make_bytes(py);
+        }
+        columns.take(py, &mut state.names)
+    }
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::Tf => "tfrecord",
+        Format::Of => "ofrecord",
+    }
+}
+
+#[pymethods]
+impl Records {
+    #[new]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        network: Network,
+        features: Option<Vec<String>>,
+        verify: bool,
+        cache_dir: Option<PathBuf>,
+        decompress: bool,
+        files: Option<Vec<(PathBuf, String)>>,
+    ) -> PyResult<Records> {
+        network
+            .apply()
+            .map_err(|message| errors::raise(py, Class::Usage, &message, Place::default(), None))?;
+        let found: Vec<(PathBuf, Format)> = match files {
+            Some(files) => files
+                .into_iter()
+                .map(|(path, format)| {
+                    (
+                        path,
+                        if format == "ofrecord" {
+                            Format::Of
+                        } else {
+                            Format::Tf
+                        },
+                    )
+                })
+                .collect(),
+            None => {
+                let expanded = py.detach(|| ofconvert_engine::expand_paths(&paths, None));
+                if let Some(err) = expanded.errors.first() {
+                    return Err(errors::engine_error(py, err));
+                }
+                expanded.files
+            }
+        };
+        let checksums = if verify {
+            Checksums::Verify
+        } else {
+            Checksums::Ignore
+        };
+        let options = IndexOptions {
+            cache_dir,
+            checksums,
+            decompress,
+        };
+        let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
+            found
+                .par_iter()
+                .map(|(path, format)| ofconvert_engine::open_indexed(path, *format, &options))
+                .collect()
+        });
+        let mut files = Vec::with_capacity(opened.len());
+        for file in opened {
+            files.push(file.map_err(|err| errors::engine_error(py, &err))?);
+        }
+        let selection = Selection::new(features);
+        Ok(Records {
+            files: Arc::new(Files::new(files)),
+            checksums,
+            states: Mutex::new(Vec::new()),
+            selection,
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.files.len() as usize
+    }
+
+    /// Each file: its path, format, records, where its index is kept, where its bytes are
+    /// read (itself, or its decompressed copy) and the compression it had.
+    #[allow(clippy::type_complexity)]
+    fn files(
+        &self,
+    ) -> Vec<(
+        String,
+        &'static str,
+        u64,
+        Option<String>,
+        String,
+        Option<&'static str>,
+        bool,
+    )> {
+        self.files
+            .files
+            .iter()
+            .map(|file| {
+                (
+                    file.path.to_string_lossy().into_owned(),
+                    format_name(file.format),
+                    file.index.len(),
+                    file.stored
+                        .as_ref()
+                        .map(|p| p.to_string_lossy().into_owned()),
+                    file.data.to_string_lossy().into_owned(),
+                    file.decompressed.map(|c| c.tf_name()),
+                    file.made,
+                )
+            })
+            .collect()
+    }
+
+    /// Record `index` as a dict (negative counts from the end).
+    fn get<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        let at = self.check(index)?;
+        self.dicts(py, &[at], false)?.get_item(0)
+    }
+
+    /// Record `index` as its serialized bytes.
+    fn get_raw<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        let at = self.check(index)?;
+        self.dicts(py, &[at], true)?.get_item(0)
+    }
+
+    /// The records `indices` as a list of dicts.
+    fn get_many<'py>(&self, py: Python<'py>, indices: Vec<i64>) -> PyResult<Bound<'py, PyList>> {
+        let checked = indices
+            .iter()
+            .map(|&i| self.check(i))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.dicts(py, &checked, false)
+    }
+
+    /// The records `indices` as one batch.
+    fn batch<'py>(&self, py: Python<'py>, indices: Vec<i64>) -> PyResult<Bound<'py, PyDict>> {
+        let checked = indices
+            .iter()
+            .map(|&i| self.check(i))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.batch_of(py, &checked)
+    }
+}
+
+/// One worker's share of an epoch of a `Records`, unit by unit: a batch (a dict of columns)
+/// or a record (a dict).
+#[pyclass(module = "ofconvert._native")]
+pub struct Stream {
+    records: Py<Records>,
+    share: Share,
+    batched: bool,
+    /// The next of the worker's units.
+    next: u64,
+    /// Records this worker yielded.
+    yielded: u64,
+    /// For files in a store: the worker's next units, read ahead by threads.
+    prefetch: Option<Prefetch>,
+    indices: Vec<u64>,
+}
+
+#[pymethods]
+impl Stream {
+    #[new]
+    #[pyo3(signature = (records, shuffle, seed, epoch, rank, world, worker, workers, unit, batched, drop_last, skip))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        records: Py<Records>,
+        py: Python<'_>,
+        shuffle: bool,
+        seed: u64,
+        epoch: u64,
+        rank: u64,
+        world: u64,
+        worker: u64,
+        workers: u64,
+        unit: u64,
+        batched: bool,
+        drop_last: bool,
+        skip: u64,
+    ) -> Stream {
+        let total = records.get().files.len();
+        let _ = py;
+        let (rank_start, rank_end) = rank_span(total, rank, world, drop_last);
+        let share = Share {
+            permutation: shuffle.then(|| Permutation::new(total, seed, epoch)),
+            rank_start,
+            rank_end,
+            skip,
+            unit,
+            drop_partial: batched && drop_last,
+            worker,
+            workers,
+        };
+        Stream {
+            records,
+            next: share.worker,
+            yielded: 0,
+            prefetch: None,
+            share,
+            batched,
+            indices: Vec::new(),
+        }
+    }
+
+    /// Units the rank yields from where it starts, all workers together.
+    #[getter]
+    fn units(&self) -> u64 {
+        self.share.units()
+    }
+
+    /// Records this worker yielded so far.
+    #[getter]
+    fn yielded(&self) -> u64 {
+        self.yielded
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.next >= self.share.units() {
+            return Ok(None);
+        }
+        self.share.unit_records(self.next, &mut self.indices);
+        let records = self.records.get();
+        if records.record_files().any_remote() {
+            let prefetch = self.prefetch.get_or_insert_with(|| {
+                Prefetch::start(Arc::clone(records.record_files()), self.share, self.next)
+            });
+            let fetched = prefetch
+                .next(py)
+                .map_err(|err| errors::engine_error(py, &err))?;
+            self.next += self.share.workers;
+            self.yielded += self.indices.len() as u64;
+            return records.decode_fetched(py, &fetched, self.batched).map(Some);
+        }
+        self.next += self.share.workers;
+        self.yielded += self.indices.len() as u64;
+        if self.batched {
+            return Ok(Some(records.batch_of(py, &self.indices)?.into_any()));
+        }
+        Ok(Some(records.dicts(py, &self.indices, false)?.get_item(0)?))
+    }
+}

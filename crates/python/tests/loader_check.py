@@ -1,0 +1,60 @@
+"""Run by test_loaders.py with a framework's own Python: the framework's DataLoader, with two
+worker processes started by `fork` and by `spawn`, over ofconvert's RecordStream and
+RecordDataset for that framework. Prints what each loader yielded, as JSON.
+
+    python loader_check.py oneflow|torch DATA_DIR
+"""
+
+import json
+import multiprocessing
+import sys
+
+
+def main(framework: str, data: str) -> None:
+    if framework == "oneflow":
+        import oneflow.utils.data as loading
+
+        import ofconvert.oneflow as classes
+
+        collate = classes.collate
+    else:
+        import torch.utils.data as loading
+
+        import ofconvert.torch as classes
+
+        collate = None
+
+    def ids(batch):
+        values = batch["id"]
+        return [int(v) for v in values.numpy().reshape(-1)]
+
+    result = {}
+    for context in ("fork", "spawn"):
+        # Spawned workers each import the framework anew: one configuration is enough to
+        # show that the datasets pickle.
+        for drop_last in (False, True) if context == "fork" else (False,):
+            per_rank = []
+            for rank in range(2):
+                stream = classes.RecordStream(
+                    data, shuffle=True, seed=11, rank=rank, world_size=2, batch_size=4, drop_last=drop_last,
+                )
+                stream.set_epoch(1)
+                options = dict(batch_size=None, num_workers=2, multiprocessing_context=multiprocessing.get_context(context))
+                if collate is not None:
+                    options["collate_fn"] = collate
+                loader = loading.DataLoader(stream, **options)
+                assert len(loader) == len(stream), (len(loader), len(stream))
+                per_rank.append([i for batch in loader for i in ids(batch)])
+            result[f"stream-{context}-drop_last={drop_last}"] = per_rank
+        dataset = classes.RecordDataset(data, features=["id"])
+        loader = loading.DataLoader(
+            dataset, batch_size=8, shuffle=True, num_workers=2,
+            multiprocessing_context=multiprocessing.get_context(context),
+        )
+        result[f"dataset-{context}"] = [i for batch in loader for i in ids(batch)]
+        result["records"] = len(dataset)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

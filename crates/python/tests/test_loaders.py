@@ -1,0 +1,67 @@
+"""The frameworks' own DataLoaders, two workers each, over ofconvert.oneflow and
+ofconvert.torch (loader_check.py, run with the framework's Python): every record once per
+epoch over two ranks (drop_last=False), equal counts per rank (drop_last=True), workers
+started by fork and by spawn (which pickles the datasets).
+
+CI has both: OneFlow 0.9 (its virtualenv from tests/interop/oneflow_venv.sh) and PyTorch
+1.13.1 installed beside it over OneFlow's CUDA libraries.
+
+OFCONVERT_ONEFLOW_PYTHON and OFCONVERT_TORCH_PYTHON name a Python that has the framework and
+ofconvert; unset, the test is skipped, unless OFCONVERT_REQUIRE_<NAME>=1 (ci.sh sets both)
+turns that into a failure."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ofconvert
+
+SIZES = (9, 40, 17)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("loaders")
+    start = 0
+    for number, size in enumerate(SIZES):
+        with ofconvert.TFRecordWriter(root / f"part-{number}.tfrecord") as writer:
+            for i in range(start, start + size):
+                writer.write({"id": i, "image": b"\xff\xd8" + bytes(i % 7), "box": np.zeros(4, np.float32)})
+        start += size
+    return root
+
+
+def run(framework, data):
+    python = os.environ.get(f"OFCONVERT_{framework.upper()}_PYTHON")
+    if not python:
+        if os.environ.get(f"OFCONVERT_REQUIRE_{framework.upper()}"):
+            pytest.fail(f"OFCONVERT_{framework.upper()}_PYTHON is not set")
+        pytest.skip(f"set OFCONVERT_{framework.upper()}_PYTHON to a Python with {framework} and ofconvert")
+    script = Path(__file__).with_name("loader_check.py")
+    env = dict(os.environ, GLOG_minloglevel="2")
+    done = subprocess.run(
+        [python, str(script), framework, str(data)], capture_output=True, text=True, env=env, timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("framework", ["oneflow", "torch"])
+def test_a_frameworks_loader_reads_every_record_once(framework, data):
+    result = run(framework, data)
+    total = sum(SIZES)
+    assert result["records"] == total
+    for context in ("fork", "spawn"):
+        every = result[f"stream-{context}-drop_last=False"]
+        assert sorted(every[0] + every[1]) == list(range(total)), context
+        # A shuffled epoch, not file order.
+        assert every[0] != sorted(every[0])
+        assert sorted(result[f"dataset-{context}"]) == list(range(total)), context
+    equal = result["stream-fork-drop_last=True"]
+    assert len(equal[0]) == len(equal[1]) == total // 2 // 4 * 4
+    assert len(set(equal[0]) | set(equal[1])) == 2 * len(equal[0])
