@@ -10,6 +10,7 @@ OFCONVERT_REQUIRE_ENGINES=1, which turns their absence into a failure, not a ski
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,9 @@ def spark(s3):
     need("pyspark")
     from pyspark.sql import SparkSession
 
+    # The executors' Python must have ofconvert: this one (python3 on PATH by default).
+    saved = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     session = (
         SparkSession.builder.master("local[2,2]")
         .appName("ofconvert-test")
@@ -112,6 +116,10 @@ def spark(s3):
     )
     yield session
     session.stop()
+    if saved is None:
+        del os.environ["PYSPARK_PYTHON"]
+    else:
+        os.environ["PYSPARK_PYTHON"] = saved
 
 
 def _runner(engine, request):
@@ -185,6 +193,27 @@ def test_options_a_sharded_run_cannot_take_are_refused_before_anything_starts(tm
     with pytest.raises(ofconvert.UsageError, match=r"break_lock=True does not go with workers.*commit\(dst, break_lock=True\)"):
         ofconvert.spark.tf2of(None, SOURCE, tmp_path / "of", workers=2, break_lock=True)
     assert not (tmp_path / "of").exists()
+
+
+def test_executors_without_the_package_are_told_apart_from_a_failed_conversion():
+    """What Spark raises when its executors' Python lacks ofconvert (as seen with python3
+    from outside a virtualenv) names the task and says what to set."""
+    from ofconvert.spark import _reason
+
+    spark_said = (
+        "An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 0.0 "
+        "failed 2 times, most recent failure: Lost task 1.1 in stage 0.0 (TID 3) (192.0.2.2 "
+        "executor driver): org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] An "
+        "exception was thrown from the Python worker: Traceback (most recent call last):\n"
+        '  File "pyspark/serializers.py", line 483, in loads\n'
+        "    return cloudpickle.loads(obj, encoding=encoding)\n"
+        "ModuleNotFoundError: No module named 'ofconvert'\n SQLSTATE: 38000"
+    )
+    worker, why = _reason(Exception(spark_said), WORKERS)
+    assert worker == 1
+    assert why.startswith("its Python cannot import ofconvert"), why
+    assert "PYSPARK_PYTHON" in why and why.endswith("(2 tries)"), why
 
 
 def test_read_and_the_inspections_take_bucket_urls(single_runs, s3):

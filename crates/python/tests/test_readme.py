@@ -6,6 +6,7 @@ of "Train without converting", each with its framework."""
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -43,6 +44,8 @@ def test_readme_ray_and_spark_examples_run(tmp_path, monkeypatch, capsys):
     assert len(blocks) == 2
     (tmp_path / "testdata").symlink_to(TESTDATA)
     monkeypatch.chdir(tmp_path)
+    # Spark's executors run python3 from PATH, as in an activated virtualenv: this Python.
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     namespace = {"__name__": "readme"}
     try:
         for block in blocks:

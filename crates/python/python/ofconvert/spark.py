@@ -10,8 +10,9 @@ run, which publishes it as one machine would have.
 >>> ofconvert.spark.tf2of(spark, "s3://bucket/tfrecords", "s3://bucket/ofrecord", workers=16)  # doctest: +SKIP
 
 PySpark is imported only by the caller: ``pip install ofconvert[spark]``. The executors need
-the ``ofconvert`` package too, and every path must be one they all reach: a bucket, or a
-file system they all mount.
+the ``ofconvert`` package too, in the Python they run (``PYSPARK_PYTHON``, or ``python3``
+on their PATH; in local mode too), and every path must be one they all reach: a bucket, or
+a file system they all mount.
 """
 
 import re
@@ -39,6 +40,12 @@ def _reason(error: BaseException, workers: int) -> Tuple[int, str]:
         worker = -1
     if raised:
         why = raised.group(1).strip()
+    elif "No module named 'ofconvert'" in text:
+        why = (
+            "its Python cannot import ofconvert: install the package for the Python "
+            "Spark's executors run (PYSPARK_PYTHON, python3 on their PATH by default), or "
+            "set PYSPARK_PYTHON to one that has it before the session starts"
+        )
     elif "exited unexpectedly" in text or "crashed" in text:
         why = "its Python worker process died"
     else:
