@@ -67,6 +67,9 @@ pub struct Settings {
     network: Network,
 }
 
+/// The most transfers in flight a job may keep, as the command line's `--in-flight` allows.
+const MAX_IN_FLIGHT: usize = 256;
+
 /// The network bounds every function that may reach an object store takes.
 #[derive(Debug, FromPyObject)]
 #[pyo3(from_item_all)]
@@ -92,15 +95,19 @@ impl Network {
                 ));
             }
         }
+        if !(1..=MAX_IN_FLIGHT).contains(&self.in_flight) {
+            return Err(format!(
+                "in_flight={}: expected 1 to {MAX_IN_FLIGHT} transfers",
+                self.in_flight
+            ));
+        }
+        // Nothing is set before every value is known good: a refused call changes nothing.
         ofconvert_engine::set_network_bounds(NetworkBounds {
             retries: self.retries,
             retry_timeout: Duration::from_secs_f64(self.retry_timeout),
             request_timeout: Duration::from_secs_f64(self.request_timeout),
         });
         ofconvert_engine::set_anonymous(self.anonymous);
-        if self.in_flight == 0 {
-            return Err("in_flight=0: expected at least one transfer".to_owned());
-        }
         ofconvert_engine::set_transfers_in_flight(self.in_flight);
         Ok(())
     }

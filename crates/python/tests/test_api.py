@@ -265,6 +265,30 @@ def test_read_takes_urls(tmp_path):
     assert sum(1 for _ in ofconvert.read(url)) == 500
 
 
+NETWORK = {"anonymous", "retries", "retry_timeout", "request_timeout", "in_flight"}
+
+
+def test_everything_that_reaches_a_store_takes_the_network_keywords():
+    """read() and the datasets as well as every command: a URL read by any of them can be
+    bounded and sent unsigned, as cat's can on the command line."""
+    import inspect
+
+    from ofconvert.data import RecordDataset
+
+    for function in (*FUNCTIONS.values(), ofconvert.read, RecordDataset):
+        parameters = set(inspect.signature(function).parameters)
+        assert NETWORK <= parameters, f"{function.__name__} lacks {NETWORK - parameters}"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 257, 2.5])
+def test_a_bad_in_flight_is_a_usage_error_before_anything_is_read(bad):
+    path = TESTDATA / "golden" / "tutorial.tfrecord"
+    with pytest.raises(ofconvert.UsageError, match="in_flight"):
+        ofconvert.read(path, in_flight=bad)
+    with pytest.raises(ofconvert.UsageError, match="in_flight"):
+        ofconvert.count(path, in_flight=bad)
+
+
 def test_dry_run_returns_what_the_run_would_do_and_writes_nothing(tmp_path):
     src = TESTDATA / "datasets" / "tutorial"
     preview = ofconvert.tf2of(src, tmp_path / "of", parts=2, dry_run=True)

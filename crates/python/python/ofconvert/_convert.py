@@ -3,6 +3,7 @@ argument. The values are checked by the same configuration as the command line's
 errors name the keyword arguments (``resume=True``), not the flags."""
 
 import json
+import operator
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
@@ -53,12 +54,21 @@ def network(
 ) -> Dict[str, Any]:
     """How every request to an object store is made, as the native functions take it: its
     bounds, whether it is sent unsigned (a public bucket), and how many transfers each job
-    of a conversion or inspection keeps going at once (ofconvert.data reads ahead its own
-    way)."""
+    keeps going at once (ranges of one object read side by side; a dataset of ofconvert.data
+    also reads ahead its own way, a batch's objects side by side). They are the process's
+    settings from then on, for every store opened after."""
+    counts = {}
+    for name, value in (("retries", retries), ("in_flight", in_flight)):
+        try:
+            counts[name] = operator.index(value)
+        except TypeError:
+            raise UsageError(f"{name}={value!r}: expected a whole number") from None
+        if counts[name] < 0:
+            raise UsageError(f"{name}={value!r}: expected a whole number of at least 0")
     return dict(
-        retries=int(retries), retry_timeout=float(retry_timeout),
+        retries=counts["retries"], retry_timeout=float(retry_timeout),
         request_timeout=float(request_timeout), anonymous=bool(anonymous),
-        in_flight=int(in_flight),
+        in_flight=counts["in_flight"],
     )
 
 

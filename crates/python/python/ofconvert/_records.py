@@ -6,6 +6,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _native
+from ._convert import network
 from ._errors import UsageError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -19,11 +20,18 @@ def read(
     raw: bool = False,
     batch_size: Optional[int] = None,
     verify: bool = True,
+    anonymous: bool = False,
+    retries: int = 10,
+    retry_timeout: float = 180.0,
+    request_timeout: float = 60.0,
+    in_flight: int = 4,
 ) -> Iterator[Any]:
     """Iterates over the records of TFRecord and OFRecord files.
 
     ``path`` is a file, a directory (its record files are read in name order, hidden ones
-    left out) or a list of them. The format of each file is told from its content, and so
+    left out) or a list of them; each may be a URL the command line takes (``s3://``,
+    ``gs://``, ``az://``, ``http(s)://``...). ``anonymous``, ``retries``, ``retry_timeout``,
+    ``request_timeout`` and ``in_flight`` are those of :func:`ofconvert.count`. The format of each file is told from its content, and so
     is the compression of a TFRecord file (GZIP, ZLIB).
 
     Each record is a dict of feature name to value: a 1-D numpy array (int64 or float32 for
@@ -44,7 +52,10 @@ def read(
         MappingError: a payload that does not parse.
     """
     paths = [path] if isinstance(path, (str, bytes, os.PathLike)) else list(path)
-    reader = _native.Reader([os.fspath(p) for p in paths], raw=raw, verify=verify)
+    reader = _native.Reader(
+        [os.fspath(p) for p in paths], raw=raw, verify=verify,
+        network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
+    )
     if batch_size is None:
         return reader
     if batch_size < 1:

@@ -76,6 +76,7 @@ class RecordDataset:
         retries: int = 10,
         retry_timeout: float = 180.0,
         request_timeout: float = 60.0,
+        in_flight: int = 4,
     ) -> None:
         self._config: Dict[str, Any] = dict(
             paths=_paths(paths),
@@ -83,7 +84,7 @@ class RecordDataset:
             verify=bool(verify),
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             decompress=bool(decompress),
-            network=network(retries, retry_timeout, request_timeout, anonymous),
+            network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
         )
         self._native = self._open(None)
         self._files = self._native.files()
