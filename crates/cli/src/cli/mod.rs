@@ -94,8 +94,8 @@ pub struct Network {
     pub anonymous: bool,
 
     /// Transfers each job keeps going at once with an object store: ranges read ahead and
-    /// parts uploading while the next are written (each range up to 8 MiB, each part's
-    /// upload up to 32 MiB in memory) [default: 4].
+    /// parts uploading while the next are written (each range up to 8 MiB, each upload up
+    /// to 16 MiB in memory, 48 MiB for a multipart one) [default: 4].
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=256).map(|n| n as usize))]
     pub in_flight: Option<usize>,

@@ -31,9 +31,9 @@ static TRANSFERS: AtomicUsize = AtomicUsize::new(DEFAULT_TRANSFERS);
 
 /// Sets how many transfers a job keeps in flight (at least 1): ranges of an object read
 /// ahead of the reading, and parts of an output uploaded while the next are written. Each
-/// range holds at most 8 MiB and each part's upload at most 16 MiB (32 MiB for a multipart
-/// upload's two parts in flight), so `n` bounds a job's memory for transfers to about
-/// `n × 8 MiB` read ahead and `n × 32 MiB` uploading.
+/// range holds at most 8 MiB and each upload at most 16 MiB (48 MiB for a multipart one:
+/// the part being filled and two in flight), so `n` bounds a job's memory for transfers to
+/// about `2n × 8 MiB` of ranges (the object being read and the next) and `n + 1` uploads.
 pub fn set_transfers_in_flight(n: usize) {
     TRANSFERS.store(n.max(1), Ordering::Relaxed);
 }
