@@ -7,12 +7,12 @@
 # auditwheel that it is a manylinux wheel (no shared library from outside), installs it with
 # its Ray and Spark extras into a fresh virtualenv, checks that the extension is the abi3 one
 # and that the `ofconvert` command is on its PATH, and runs the pytest suite: Ray on a local
-# cluster, Spark on local[2,2] (Java 17 on the machine) and moto's S3 server included. Then
-# the command line's own integration tests run against the wheel's `ofconvert` command, so
-# that the two cannot drift. TensorFlow lives in a virtualenv of its own (set
-# OFCONVERT_INTEROP_VENV to one that has tensorflow-cpu to skip installing it; pip's cache
-# makes a reinstall quick). The benchmark script then runs once on a tiny input, to show
-# that it works, with the `tfrecord` package in a third virtualenv.
+# cluster, Spark on local[2,2] (Java 17, installed with apt-get when missing) and moto's S3
+# server included. Then the command line's own integration tests run against the wheel's
+# `ofconvert` command, so that the two cannot drift. TensorFlow lives in a virtualenv of its
+# own (set OFCONVERT_INTEROP_VENV to one that has tensorflow-cpu to skip installing it; pip's
+# cache makes a reinstall quick). The benchmark script then runs once on a tiny input, to
+# show that it works, with the `tfrecord` package in a third virtualenv.
 #
 # The data-loading tests run real OneFlow 0.9's DataLoader over ofconvert.oneflow: the wheel
 # is installed (without its dependencies) beside the OneFlow virtualenv that
@@ -50,6 +50,14 @@ if grep -q 'external shared libraries are required' <<<"$verdict"; then
 fi
 
 step "python: the wheel with its Ray and Spark extras in a fresh virtualenv"
+# Spark runs on a JVM (17 or newer): installed with apt-get when missing and running as root.
+if ! command -v java >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    fi
+    command -v java >/dev/null 2>&1 || die "Spark needs Java 17 or newer: install a JRE (openjdk-17-jre-headless)"
+fi
+java -version 2>&1 | head -1
 "$work/venv/bin/pip" install --quiet "$wheel[ray,spark]" pytest "moto[server]" boto3
 "$work/venv/bin/python" - <<'PY'
 import pathlib, ofconvert, ofconvert._native as native
