@@ -31,8 +31,9 @@ def read(
     ``path`` is a file, a directory (its record files are read in name order, hidden ones
     left out) or a list of them; each may be a URL the command line takes (``s3://``,
     ``gs://``, ``az://``, ``http(s)://``...). ``anonymous``, ``retries``, ``retry_timeout``,
-    ``request_timeout`` and ``in_flight`` are those of :func:`ofconvert.count`. The format of each file is told from its content, and so
-    is the compression of a TFRecord file (GZIP, ZLIB).
+    ``request_timeout`` and ``in_flight`` are those of :func:`ofconvert.count`. The format
+    of each file is told from its content, and so is the compression of a TFRecord file
+    (GZIP, ZLIB).
 
     Each record is a dict of feature name to value: a 1-D numpy array (int64 or float32 for
     TFRecord; int64, int32, float32 or float64 for OFRecord) or a ``list[bytes]``; ``None``
