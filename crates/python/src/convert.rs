@@ -12,7 +12,7 @@ use ofconvert_engine::{Direction, FrontEnd, Interrupt, NetworkBounds, ShardSumma
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::{self, Class, Place};
+use crate::errors::{self, usage, Class, Place};
 
 /// How often a running conversion looks for a pending signal (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -110,6 +110,11 @@ impl Network {
         ofconvert_engine::set_anonymous(self.anonymous);
         ofconvert_engine::set_transfers_in_flight(self.in_flight);
         Ok(())
+    }
+
+    /// [`Network::apply`], a refused value raised as a `UsageError`.
+    pub fn set(&self, py: Python<'_>) -> PyResult<()> {
+        self.apply().map_err(|message| errors::usage(py, &message))
     }
 }
 
@@ -241,10 +246,6 @@ pub fn interruptible<T: Send>(
     })
 }
 
-fn usage(py: Python<'_>, message: &str) -> PyErr {
-    errors::raise(py, Class::Usage, message, Place::default(), None)
-}
-
 /// Runs a conversion (a worker's share of one with `shard`); returns its summary as JSON
 /// text, or raises `ConversionError` (carrying the summary) when a dataset or part failed,
 /// an input could not be read or there was nothing to convert.
@@ -291,7 +292,7 @@ pub fn commit(
     break_lock: bool,
     network: Network,
 ) -> PyResult<String> {
-    network.apply().map_err(|message| usage(py, &message))?;
+    network.set(py)?;
     let how = ofconvert_engine::CommitOptions {
         verify_checksums: verify,
         break_lock,

@@ -308,9 +308,7 @@ impl Records {
         decompress: bool,
         files: Option<Vec<(PathBuf, String)>>,
     ) -> PyResult<Records> {
-        network
-            .apply()
-            .map_err(|message| errors::raise(py, Class::Usage, &message, Place::default(), None))?;
+        network.set(py)?;
         let found: Vec<(PathBuf, Format)> = match files {
             Some(files) => files
                 .into_iter()

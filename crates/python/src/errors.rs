@@ -48,6 +48,11 @@ pub struct Place<'a> {
     pub record: Option<u64>,
 }
 
+/// A `UsageError` with `message`: a value the caller gave that cannot be taken.
+pub fn usage(py: Python<'_>, message: &str) -> PyErr {
+    raise(py, Class::Usage, message, Place::default(), None)
+}
+
 /// An exception of `class` with `message` and its place; `extra` keyword arguments go to
 /// the constructor too.
 pub fn raise(

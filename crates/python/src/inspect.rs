@@ -10,14 +10,10 @@ use ofconvert_engine::{Checksums, Format, FrontEnd};
 use pyo3::prelude::*;
 
 use crate::convert::Network;
-use crate::errors::{self, Class, Place};
+use crate::errors::{self, usage, Class, Place};
 
 /// What an inspection returns: its report as JSON text, and its warnings.
 type Report = (String, Vec<String>);
-
-fn usage(py: Python<'_>, message: &str) -> PyErr {
-    errors::raise(py, Class::Usage, message, Place::default(), None)
-}
 
 /// The record files under `paths`, or the first error about them as an exception.
 fn find(
@@ -26,7 +22,7 @@ fn find(
     format: Option<&str>,
     network: &Network,
 ) -> PyResult<Found> {
-    network.apply().map_err(|message| usage(py, &message))?;
+    network.set(py)?;
     let format: Option<Format> = format
         .map(|name| choice(FrontEnd::Python, name))
         .transpose()
@@ -118,7 +114,7 @@ pub fn index(
     output_dir: Option<PathBuf>,
     network: Network,
 ) -> PyResult<Report> {
-    network.apply().map_err(|message| usage(py, &message))?;
+    network.set(py)?;
     let found = py.detach(|| reports::find_tfrecords(&paths));
     if let Some(err) = found.errors.first() {
         return Err(errors::engine_error(py, err));
@@ -151,7 +147,7 @@ pub fn diff(
     jobs: usize,
     network: Network,
 ) -> PyResult<String> {
-    network.apply().map_err(|message| usage(py, &message))?;
+    network.set(py)?;
     let format = |name: Option<&str>| -> PyResult<Option<Format>> {
         name.map(|name| choice(FrontEnd::Python, name))
             .transpose()

@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::convert::Network;
 use crate::dataset::payload_error;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
-use crate::errors::{self, Class, Place};
+use crate::errors;
 use crate::values::Names;
 
 struct State {
@@ -109,19 +109,15 @@ impl Reader {
 #[pymethods]
 impl Reader {
     #[new]
-    #[pyo3(signature = (paths, raw=false, verify=true, network=None))]
+    #[pyo3(signature = (paths, network, raw=false, verify=true))]
     fn new(
         py: Python<'_>,
         paths: Vec<PathBuf>,
+        network: Network,
         raw: bool,
         verify: bool,
-        network: Option<Network>,
     ) -> PyResult<Reader> {
-        if let Some(network) = network {
-            network.apply().map_err(|message| {
-                errors::raise(py, Class::Usage, &message, Place::default(), None)
-            })?;
-        }
+        network.set(py)?;
         let expanded = py.detach(|| ofconvert_engine::expand_paths(&paths, None));
         if let Some(err) = expanded.errors.first() {
             return Err(errors::engine_error(py, err));

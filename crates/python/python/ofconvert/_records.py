@@ -54,8 +54,9 @@ def read(
     """
     paths = [path] if isinstance(path, (str, bytes, os.PathLike)) else list(path)
     reader = _native.Reader(
-        [os.fspath(p) for p in paths], raw=raw, verify=verify,
-        network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
+        [os.fspath(p) for p in paths],
+        network(retries, retry_timeout, request_timeout, anonymous, in_flight),
+        raw=raw, verify=verify,
     )
     if batch_size is None:
         return reader
