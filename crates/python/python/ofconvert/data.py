@@ -22,21 +22,13 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from . import _native
 from ._convert import network
 from ._errors import UsageError
+from ._inspect import _paths
 
 PathLike = Union[str, "os.PathLike[str]"]
 Paths = Union[PathLike, Sequence[PathLike]]
 Record = Dict[str, Any]
 
 __all__ = ["RecordDataset", "RecordStream"]
-
-
-def _paths(paths: Paths) -> List[str]:
-    if isinstance(paths, (str, bytes, os.PathLike)):
-        return [os.fspath(paths)]
-    listed = [os.fspath(path) for path in paths]
-    if not listed:
-        raise UsageError("no path given")
-    return listed
 
 
 def _features(features: Optional[Sequence[str]]) -> Optional[List[str]]:
