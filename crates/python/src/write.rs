@@ -77,8 +77,15 @@ impl Writer {
         errors::raise(py, Class::File, &message, place, None)
     }
 
-    fn mapping_error(&self, py: Python<'_>, record: u64, err: &dyn std::error::Error) -> PyErr {
-        let message = format!("{}: record #{record}: {err}", self.path.display());
+    fn mapping_error(&self, py: Python<'_>, record: u64, err: &ofconvert_bridge::Error) -> PyErr {
+        let hint = match err.kind() {
+            MappingErrorKind::InexactDouble { .. } => {
+                "; lossy=True rounds it to the nearest float32, as tf.train.FloatList does \
+                 (TFRecordWriter(path, lossy=True)), or give float32 values"
+            }
+            _ => "",
+        };
+        let message = format!("{}: record #{record}: {err}{hint}", self.path.display());
         let place = Place {
             path: Some(&self.path),
             offset: None,

@@ -87,7 +87,7 @@ def test_refusals(tmp_path):
     with ofconvert.TFRecordWriter(tmp_path / "x.tfrecord") as writer:
         writer.write({"ok": 1})
         with pytest.raises(ofconvert.MappingError) as raised:
-            writer.write({"x": 0.1})  # a float64 that float32 cannot hold exactly
+            writer.write({"x": np.array([0.1])})  # a float64 that float32 cannot hold exactly
         assert raised.value.record == 1
         assert raised.value.path == str(tmp_path / "x.tfrecord")
         with pytest.raises(ofconvert.UsageError):
@@ -185,3 +185,42 @@ def test_tensorflow_reads_what_of2tf_writes_from_ofrecordwriter(tmp_path):
     assert got[0]["class/label"] == ["int64_list", [3]]
     assert got[0]["encoded"] == ["bytes_list", [b"jpeg".hex()]]
     assert got[0]["parsed_label"] == 3
+
+
+def test_python_floats_become_float32_as_tensorflow_makes_them(tmp_path):
+    path = tmp_path / "f.tfrecord"
+    with ofconvert.TFRecordWriter(path) as writer:
+        writer.write({"score": 0.1, "scores": [0.1, 1, 2.5], "grid": [[0.1], [1 / 3]]})
+        # numpy float64 values are kept exactly or refused, and the error names the keyword.
+        for value in (np.array([0.1]), np.float64(0.1), [np.float64(0.1)]):
+            with pytest.raises(ofconvert.MappingError, match=r"lossy=True rounds it"):
+                writer.write({"score": value})
+        # A float beyond float32's range is refused: it would become an infinity.
+        with pytest.raises(ofconvert.MappingError, match="beyond the range of float"):
+            writer.write({"score": 1e300})
+    (got,) = list(ofconvert.read(path))
+    assert got["score"].dtype == np.float32
+    assert got["score"].tolist() == [np.float32(0.1)]
+    assert got["scores"].tolist() == [np.float32(0.1), 1.0, 2.5]
+    assert got["grid"].tolist() == [np.float32(0.1), np.float32(1 / 3)]
+
+    # An OFRecord has float64: Python floats stay float64 there.
+    with ofconvert.OFRecordWriter(tmp_path / "part-0") as writer:
+        writer.write({"score": 0.1})
+    (got,) = list(ofconvert.read(tmp_path / "part-0"))
+    assert got["score"].dtype == np.float64 and got["score"].tolist() == [0.1]
+
+
+SERIALIZE_FLOATS = """
+import sys
+import tensorflow as tf
+feature = {"score": tf.train.Feature(float_list=tf.train.FloatList(value=[0.1, 1 / 3, 2.5]))}
+print('"' + tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString().hex() + '"')
+"""
+
+
+def test_python_floats_are_the_bytes_tensorflow_writes(tmp_path):
+    with ofconvert.TFRecordWriter(tmp_path / "f.tfrecord") as writer:
+        writer.write({"score": [0.1, 1 / 3, 2.5]})
+    (payload,) = list(ofconvert.read(tmp_path / "f.tfrecord", raw=True))
+    assert payload.hex() == run_tensorflow(SERIALIZE_FLOATS)

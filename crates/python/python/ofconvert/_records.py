@@ -90,10 +90,46 @@ def _raw_batches(reader: Iterator[bytes], size: int) -> Iterator[List[bytes]]:
 _WIDENED = (np.bool_, np.int8, np.int16, np.uint8, np.uint16, np.uint32)
 
 
-def _normalize(name: str, value: Any) -> Union[np.ndarray, List[bytes]]:
+def _python_numbers(value: Any) -> Optional[bool]:
+    """For a Python number or a (nested) list or tuple of them: whether one is a float.
+    ``None`` for anything else, numpy values included."""
+    if isinstance(value, np.generic):
+        return None
+    if isinstance(value, float):
+        return True
+    if isinstance(value, int):
+        return False
+    if isinstance(value, (list, tuple)):
+        floats = False
+        for item in value:
+            found = _python_numbers(item)
+            if found is None:
+                return None
+            floats = floats or found
+        return floats
+    return None
+
+
+def _float32(value: Any) -> Optional[np.ndarray]:
+    """Python floats as ``tf.train.FloatList`` stores them: rounded to float32. ``None``
+    when one is beyond float32's range (it would become an infinity)."""
+    array = np.asarray(value, dtype=np.float64).ravel()
+    with np.errstate(over="ignore"):
+        narrowed = array.astype(np.float32)
+    if (np.isinf(narrowed) & np.isfinite(array)).any():
+        return None
+    return narrowed
+
+
+def _normalize(name: str, value: Any, float32: bool = False) -> Union[np.ndarray, List[bytes]]:
     """A value as the writers take it: a list of bytes, or a contiguous 1-D array of int64,
     int32, float32 or float64 (integers and booleans of other widths widened to int64
-    when every value fits, float16 widened to float32)."""
+    when every value fits, float16 widened to float32). With ``float32``, Python floats
+    are rounded to float32 as TensorFlow's Example does; numpy values keep their dtype."""
+    if float32 and _python_numbers(value):
+        narrowed = _float32(value)
+        if narrowed is not None:
+            return narrowed
     if isinstance(value, (bytes, bytearray, memoryview)):
         return [bytes(value)]
     if isinstance(value, str):
@@ -118,7 +154,7 @@ def _normalize(name: str, value: Any) -> Union[np.ndarray, List[bytes]]:
     if array.dtype.kind in "SU" or array.dtype == object:
         items = array.ravel().tolist()
         if items and all(isinstance(v, (bytes, bytearray, memoryview, str)) for v in items):
-            return _normalize(name, items)
+            return _normalize(name, items, float32)
         raise UsageError(
             f"feature {name!r}: values must all be numbers (int64 at most) or all bytes/str"
         )
@@ -151,13 +187,17 @@ class _Writer:
         Values: ``bytes``/``str`` or lists of them (bytes features); numpy arrays, numbers
         or lists of numbers. int64 and int32 arrays, float32 and float64 arrays keep their
         kind as far as the format has it; other integer dtypes become int64. Arrays are
-        flattened. Use float32 arrays for TensorFlow's float lists: a float64 value is
-        written to a TFRecord only when float32 holds it exactly (or with ``lossy=True``).
+        flattened. In a TFRecord, Python floats become float32 as ``tf.train.FloatList``
+        makes them; a float64 array is written only when float32 holds it exactly (or with
+        ``lossy=True``).
         """
         if isinstance(record, (bytes, bytearray, memoryview)):
             self._native.write(bytes(record))
             return
-        self._native.write({str(name): _normalize(str(name), value) for name, value in record.items()})
+        float32 = self._format == "tf"
+        self._native.write(
+            {str(name): _normalize(str(name), value, float32) for name, value in record.items()}
+        )
 
     @property
     def records_written(self) -> int:
@@ -189,7 +229,8 @@ class TFRecordWriter(_Writer):
     """Writes a TFRecord file of ``tf.train.Example`` records, TensorFlow's way.
 
     ``compression=None``, ``"gzip"`` or ``"zlib"`` (read it with TensorFlow's
-    ``compression_type="GZIP"``/``"ZLIB"``). int32 values are widened to int64; float64
+    ``compression_type="GZIP"``/``"ZLIB"``). int32 values are widened to int64. Python
+    floats become float32, rounded as ``tf.train.FloatList`` rounds them; numpy float64
     values are written as float32 only when float32 holds them exactly, else
     :class:`MappingError`, unless ``lossy=True`` rounds them.
 
