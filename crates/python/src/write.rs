@@ -1,7 +1,8 @@
 //! The writers behind `ofconvert.TFRecordWriter` and `ofconvert.OFRecordWriter`. A file is
 //! written under a hidden temporary name beside its own and takes its name only when it is
 //! closed holding at least one record: a writer whose first record was refused, or that is
-//! abandoned (an exception out of its `with` block), publishes nothing.
+//! abandoned (an exception out of its `with` block), publishes nothing. One dropped unclosed
+//! keeps what it was given, as Python's own files and TensorFlow's writer do.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -63,7 +64,31 @@ fn busy<T>(err: TryLockError<T>) -> PyErr {
     })
 }
 
+/// Ends the file's stream (a compressed one's trailer) and flushes its buffer.
+fn finish(sink: Sink) -> Result<(), Box<dyn std::error::Error>> {
+    let buffered = match sink {
+        Sink::Tf(writer) => writer.finish()?,
+        Sink::Of(writer) => writer.finish()?,
+    };
+    buffered.into_inner().map_err(|err| err.into_error())?;
+    Ok(())
+}
+
 impl Writer {
+    /// Ends the file's stream, flushes it and gives it its name, or removes it when it
+    /// holds no record or cannot be finished.
+    fn publish(&self, sink: Sink, written: u64) -> Result<(), Box<dyn std::error::Error>> {
+        let finished = finish(sink);
+        if finished.is_err() || written == 0 {
+            let _ = std::fs::remove_file(&self.temporary);
+            return finished;
+        }
+        std::fs::rename(&self.temporary, &self.path).map_err(|err| {
+            let _ = std::fs::remove_file(&self.temporary);
+            err.into()
+        })
+    }
+
     fn file_error(&self, py: Python<'_>, err: &dyn std::error::Error) -> PyErr {
         let message = format!(
             "{}: {}",
@@ -221,29 +246,14 @@ impl Writer {
         let Some(sink) = sink else {
             return Ok(());
         };
-        let finished = match sink {
-            Sink::Tf(writer) => writer
-                .finish()
-                .map_err(|err| self.file_error(py, &err))
-                .map(BufWriter::into_inner),
-            Sink::Of(writer) => writer
-                .finish()
-                .map_err(|err| self.file_error(py, &err))
-                .map(BufWriter::into_inner),
-        };
-        let closed = match finished {
-            Ok(Ok(_file)) => Ok(()),
-            Ok(Err(err)) => Err(self.file_error(py, err.error())),
-            Err(err) => Err(err),
-        };
-        if closed.is_err() || written == 0 {
-            let _ = std::fs::remove_file(&self.temporary);
-            return closed;
-        }
-        std::fs::rename(&self.temporary, &self.path).map_err(|err| {
-            let _ = std::fs::remove_file(&self.temporary);
-            self.file_error(py, &err)
-        })
+        self.publish(sink, written)
+            .map_err(|err| self.file_error(py, &*err))
+    }
+
+    /// Whether the writer is closed (or abandoned): it takes no more records.
+    #[getter]
+    fn closed(&self) -> PyResult<bool> {
+        Ok(self.state.try_lock().map_err(busy)?.sink.is_none())
     }
 
     /// Gives up the file: nothing is published, whatever was written.
@@ -258,16 +268,21 @@ impl Writer {
 }
 
 impl Drop for Writer {
-    /// A writer dropped unclosed (its program ended, or it was forgotten) publishes
-    /// nothing either.
+    /// A writer dropped unclosed keeps what it was given, as a Python file does: the
+    /// Python class closes it when it is collected (with a `ResourceWarning`), and this is
+    /// what is left when it could not (the interpreter ending).
     fn drop(&mut self) {
-        let open = self
-            .state
-            .get_mut()
-            .map(|state| state.sink.is_some())
-            .unwrap_or(true);
-        if open {
-            let _ = std::fs::remove_file(&self.temporary);
+        let state = self.state.get_mut();
+        let (sink, written) = match state {
+            Ok(state) => (state.sink.take(), state.written),
+            // A panic while writing: what the file holds is unknown.
+            Err(_) => {
+                let _ = std::fs::remove_file(&self.temporary);
+                return;
+            }
+        };
+        if let Some(sink) = sink {
+            let _ = self.publish(sink, written);
         }
     }
 }

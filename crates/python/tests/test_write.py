@@ -1,7 +1,10 @@
 """TFRecordWriter and OFRecordWriter: what they write reads back the same, through
 ofconvert and through TensorFlow, and they refuse what the command line refuses."""
 
+import gc
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -185,6 +188,61 @@ def test_tensorflow_reads_what_of2tf_writes_from_ofrecordwriter(tmp_path):
     assert got[0]["class/label"] == ["int64_list", [3]]
     assert got[0]["encoded"] == ["bytes_list", [b"jpeg".hex()]]
     assert got[0]["parsed_label"] == 3
+
+
+WRITERS = {
+    "tf": lambda dir: ofconvert.TFRecordWriter(dir / "t.tfrecord"),
+    "of": lambda dir: ofconvert.OFRecordWriter(dir / "part-00000"),
+}
+
+
+@pytest.mark.parametrize("kind", WRITERS)
+def test_an_unclosed_writer_keeps_what_it_was_given_with_a_resource_warning(tmp_path, kind):
+    writer = WRITERS[kind](tmp_path)
+    path = writer.path
+    writer.write({"label": 1})
+    writer.write({"label": 2})
+    with pytest.warns(ResourceWarning, match="unclosed .*keeping its 2 records"):
+        del writer
+        gc.collect()
+    assert [r["label"].tolist() for r in ofconvert.read(path)] == [[1], [2]]
+    assert [p.name for p in tmp_path.iterdir()] == [path.rsplit("/", 1)[-1]]
+
+
+@pytest.mark.parametrize("kind", WRITERS)
+def test_an_exception_out_of_the_with_block_discards_the_file(tmp_path, kind):
+    with pytest.raises(KeyError):
+        with WRITERS[kind](tmp_path) as writer:
+            writer.write({"label": 1})
+            raise KeyError("stop")
+    assert writer.closed
+    assert list(tmp_path.iterdir()) == []
+
+
+UNCLOSED_AT_EXIT = """
+import sys
+import ofconvert
+kept = ofconvert.TFRecordWriter(sys.argv[1] + "/global.tfrecord")
+kept.write({"label": 1})
+cycle = ofconvert.OFRecordWriter(sys.argv[1] + "/part-00000")
+cycle.write({"label": 2})
+cycle.itself = cycle
+del cycle
+empty = ofconvert.TFRecordWriter(sys.argv[1] + "/empty.tfrecord")
+"""
+
+
+@pytest.mark.parametrize("flags", [["-X", "dev"], ["-W", "error::ResourceWarning"]])
+def test_writers_left_open_when_the_interpreter_ends_keep_their_records(tmp_path, flags):
+    done = subprocess.run(
+        [sys.executable, *flags, "-c", UNCLOSED_AT_EXIT, str(tmp_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["global.tfrecord", "part-00000"], done.stderr
+    assert [r["label"].tolist() for r in ofconvert.read(tmp_path / "global.tfrecord")] == [[1]]
+    assert [r["label"].tolist() for r in ofconvert.read(tmp_path / "part-00000")] == [[2]]
+    assert "ResourceWarning: unclosed TFRecordWriter" in done.stderr
+    assert "ResourceWarning: unclosed OFRecordWriter" in done.stderr
 
 
 def test_python_floats_become_float32_as_tensorflow_makes_them(tmp_path):

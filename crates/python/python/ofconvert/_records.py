@@ -1,6 +1,10 @@
 """Reading records of both formats as dicts of numpy arrays, and writing them."""
 
+import atexit
 import os
+import sys
+import warnings
+import weakref
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -172,6 +176,11 @@ def _normalize(name: str, value: Any, float32: bool = False) -> Union[np.ndarray
     raise UsageError(f"feature {name!r}: cannot store values of dtype {array.dtype}")
 
 
+# The writers not closed yet: those still open when the interpreter ends are closed by
+# _close_open_writers, while the modules a writer's finalizer needs are still there.
+_OPEN: "weakref.WeakSet[_Writer]" = weakref.WeakSet()
+
+
 class _Writer:
     _format = ""
 
@@ -179,6 +188,7 @@ class _Writer:
         self.path = os.fspath(path)
         kind = "none" if compression is None else str(compression).lower()
         self._native = _native.Writer(self.path, self._format, kind, lossy)
+        _OPEN.add(self)
 
     def write(self, record: Union[Mapping[str, Any], bytes]) -> None:
         """Writes one record: a dict of feature name to value, or a serialized payload
@@ -204,14 +214,22 @@ class _Writer:
         """How many records were written."""
         return self._native.records_written
 
+    @property
+    def closed(self) -> bool:
+        """Whether the writer is closed (or abandoned)."""
+        return self._native.closed
+
     def close(self) -> None:
         """Finishes the file and gives it its name: until then it is written under a hidden
         temporary name beside it. A writer closed without a record written leaves no file.
-        Closing twice does nothing."""
+        Closing twice does nothing. A writer never closed is closed when it is collected or
+        when the interpreter ends, with a ``ResourceWarning``, as Python's files are."""
+        _OPEN.discard(self)
         self._native.close()
 
     def abort(self) -> None:
         """Gives up the file: nothing is published, whatever was written."""
+        _OPEN.discard(self)
         self._native.abort()
 
     def __enter__(self) -> "_Writer":
@@ -223,6 +241,32 @@ class _Writer:
             self.abort()
         else:
             self.close()
+
+    def _close_unclosed(self) -> None:
+        native = self.__dict__.get("_native")  # None when __init__ failed
+        if native is None or native.closed:
+            return
+        try:
+            warnings.warn(
+                f"unclosed {type(self).__name__} {self.path!r}: closed now, keeping its "
+                f"{native.records_written} records; close it or use `with`",
+                ResourceWarning,
+                source=self,
+            )
+        finally:
+            native.close()
+
+    def __del__(self) -> None:
+        self._close_unclosed()
+
+
+@atexit.register
+def _close_open_writers() -> None:
+    for writer in list(_OPEN):
+        try:
+            writer._close_unclosed()
+        except Exception:  # a warning made an error: said, and the other writers closed
+            sys.excepthook(*sys.exc_info())
 
 
 class TFRecordWriter(_Writer):
