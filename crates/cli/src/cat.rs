@@ -100,10 +100,6 @@ fn files_of(
                 error!("{}", error_chain(err));
                 failed = true;
             }
-            if found.files.is_empty() {
-                error!("no record files found under {}", path.display());
-                failed = true;
-            }
             files.extend(found.files.into_iter().map(|(file, _)| file));
         }
     }

@@ -56,11 +56,15 @@ impl Found {
         self.sizes.iter().sum()
     }
 
-    /// Names each directory given under which no file found lies; where OneFlow parts were
-    /// passed over there (`passed_over`), says that those are all it holds.
+    /// Names each directory given under which no file found lies (unless the listing
+    /// already did); where OneFlow parts were passed over there (`passed_over`), says that
+    /// those are all it holds.
     fn fail_empty_directories(&mut self, passed_over: &[PathBuf]) {
         for dir in &self.directories {
-            if !self.files.iter().any(|(file, _)| file.starts_with(dir)) {
+            let named = self.errors.iter().any(
+                |err| matches!(err.kind(), ErrorKind::NoRecordFiles { dir: named } if named == dir),
+            );
+            if !named && !self.files.iter().any(|(file, _)| file.starts_with(dir)) {
                 let kind = if passed_over.iter().any(|file| file.starts_with(dir)) {
                     ErrorKind::OnlyOfRecords { dir: dir.clone() }
                 } else {

@@ -176,5 +176,19 @@ def test_unknown_format_is_a_format_error(tmp_path):
         ofconvert.read(path)
 
 
-def test_an_empty_directory_has_no_records(tmp_path):
-    assert list(ofconvert.read(tmp_path)) == []
+@pytest.mark.parametrize("batch_size", [None, 4])
+def test_a_directory_without_record_files_fails_as_count_and_the_command_line_do(tmp_path, batch_size):
+    (tmp_path / "notes.txt").write_text("no records here")
+    with pytest.raises(ofconvert.FileError) as counted:
+        ofconvert.count(tmp_path)
+    with pytest.raises(ofconvert.FileError) as read:
+        list(ofconvert.read(tmp_path, batch_size=batch_size))
+    assert str(read.value) == str(counted.value) == f"no record files found under {tmp_path}"
+    # RecordDataset lists its paths the same way.
+    with pytest.raises(ofconvert.FileError) as listed:
+        ofconvert.data.RecordDataset(tmp_path)
+    assert str(listed.value) == str(counted.value)
+    # One empty folder among others fails too, as count does.
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ofconvert.FileError, match="no record files found under .*empty"):
+        ofconvert.read([TESTDATA / "golden" / "tutorial.tfrecord", tmp_path / "empty"])

@@ -46,8 +46,9 @@ pub struct Expanded {
     pub skipped: Vec<SkippedFile>,
     /// OneFlow datasets whose parts are there without the manifest that publishes them.
     pub unpublished: Vec<Unpublished>,
-    /// Paths that do not exist, named files whose format cannot be told, and files or
-    /// directories inside the directories given that cannot be read.
+    /// Paths that do not exist, named files whose format cannot be told, files or
+    /// directories inside the directories given that cannot be read, and directories given
+    /// that hold no record file.
     pub errors: Vec<Error>,
 }
 
@@ -101,7 +102,8 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
             }
             continue;
         }
-        expanded.directories.push(root);
+        let found_before = expanded.files.len();
+        expanded.directories.push(root.clone());
         expanded
             .skipped
             .extend(listing.skipped.iter().map(|skipped| SkippedFile {
@@ -133,6 +135,13 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                     expanded.unpublished.extend(unpublished(storage, dir));
                 }
             }
+        }
+        // A directory without records is an error for everyone who reads one: `count`,
+        // `cat` and Python's readers alike.
+        if expanded.files.len() == found_before {
+            expanded
+                .errors
+                .push(Error::new(ErrorKind::NoRecordFiles { dir: root }));
         }
     }
     expanded
