@@ -14,6 +14,7 @@ mod progress;
 mod report;
 mod shard;
 mod shown;
+mod signals;
 mod style;
 
 use std::fmt;
@@ -94,21 +95,6 @@ pub fn flags() -> Vec<(String, Vec<String>)> {
             (command.get_name().to_owned(), names)
         })
         .collect()
-}
-
-/// SIGINT (Ctrl-C) and SIGTERM set `interrupt`: the conversion stops at the next record,
-/// removes its temporary files and reports what it finished. A second signal ends the
-/// process at once, with the status a shell gives a Ctrl-C.
-pub(crate) fn stop_on_signals(interrupt: &ofconvert_engine::Interrupt) -> io::Result<()> {
-    #[cfg(unix)]
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // The exit is registered first, so it sees the flag as the previous signal left it.
-        signal_hook::flag::register_conditional_shutdown(signal, 130, interrupt.flag())?;
-        signal_hook::flag::register(signal, interrupt.flag())?;
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt;
-    Ok(())
 }
 
 /// Past a file-size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills the process
@@ -192,7 +178,7 @@ fn convert(
     detail: report::Detail,
 ) -> anyhow::Result<ExitCode> {
     let options = config.options()?;
-    stop_on_signals(&options.interrupt)?;
+    let _on_signals = signals::stop_on_signals(&options.interrupt)?;
     let plan = config.plan(&options)?;
     let ran = Progress::new(quiet).drive(|report| config.convert(plan, &options, report));
     let summary = match ran {

@@ -80,6 +80,40 @@ def test_sigint_stops_the_command_with_status_130(tmp_path):
     assert temporary == []
 
 
+SECOND_COMMAND = """
+import sys
+from ofconvert.__main__ import main
+print("first", main(["tf2of", sys.argv[1], sys.argv[2], "-q"]), flush=True)
+sys.exit(main(["tf2of", sys.argv[3], sys.argv[4], "-j", "1", "-q"]))
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT")
+def test_sigint_stops_a_second_command_in_the_same_process_cleanly(tmp_path):
+    """Python puts its own handlers back after each command: the second one must still
+    stop cleanly on Ctrl-C, not die of the signal with its temporary files left."""
+    src = long_input(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-c", SECOND_COMMAND, str(TESTDATA / "datasets" / "tutorial"),
+         str(tmp_path / "first"), str(src), str(tmp_path / "of")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline() == "first 0\n"
+    for _ in range(12000):
+        if any((tmp_path / "of").glob("*/ofconvert-manifest.json")) or process.poll() is not None:
+            break
+        time.sleep(0.005)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "--resume" in stderr
+    assert len(list((tmp_path / "of").glob("*/ofconvert-manifest.json"))) < 48
+    temporary = [p for p in (tmp_path / "of").rglob(".ofconvert-*") if p.name != ".ofconvert-lock"]
+    assert temporary == []
+
+
 def test_every_subcommand_is_there(tmp_path):
     done = run("count", TESTDATA / "golden" / "tutorial.tfrecord")
     assert done.returncode == 0 and done.stdout.split() == ["500", str(TESTDATA / "golden" / "tutorial.tfrecord")]
