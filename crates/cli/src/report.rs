@@ -183,7 +183,10 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
             },
         )?;
         if let Some(reader) = &manifest.oneflow {
-            writeln!(out, "      {}", reader.python)?;
+            // In a store, a comment line with the command that copies the parts comes first.
+            for line in reader.python.lines() {
+                writeln!(out, "      {line}")?;
+            }
             for note in &reader.notes {
                 if detail.verbose {
                     writeln!(out, "      note: {note}")?;

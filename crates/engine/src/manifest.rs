@@ -123,8 +123,14 @@ pub struct OneflowReader {
     pub part_name_prefix: String,
     /// Zero-padded width of part numbers; -1 for none.
     pub part_name_suffix_length: i64,
-    /// The call, ready to paste.
+    /// The call, ready to paste. For a dataset in a store it opens the local copy `fetch`
+    /// makes, after a comment line giving that command: OneFlow's reader opens local
+    /// paths only.
     pub python: String,
+    /// For a dataset in a store, the command that copies it to the local folder the call
+    /// opens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<String>,
     /// How many ranks (processes) of a distributed run can read it: OneFlow aborts when
     /// there are more ranks than parts (`parallel_num_ <= data_part_num_`).
     #[serde(default)]
@@ -141,12 +147,19 @@ impl OneflowReader {
     pub fn new(dir: &Path, parts: u64, prefix: &str, digits: usize) -> OneflowReader {
         let ofrecord_dir = dir.to_string_lossy().into_owned();
         let part_name_suffix_length = if digits == 0 { -1 } else { digits as i64 };
-        let python = format!(
+        let fetched = crate::storage::object::is_url(dir).then(|| local_copy(&ofrecord_dir));
+        let opened = fetched.as_ref().map_or(&ofrecord_dir, |(_, local)| local);
+        let mut python = format!(
             "flow.nn.OFRecordReader({}, batch_size=32, data_part_num={parts}, \
              part_name_prefix={}, part_name_suffix_length={part_name_suffix_length})",
-            crate::schema::python_string(&ofrecord_dir),
+            crate::schema::python_string(opened),
             crate::schema::python_string(prefix),
         );
+        if let Some((fetch, _)) = &fetched {
+            python = format!(
+                "# OneFlow opens local paths only; copy the parts first: {fetch}\n{python}"
+            );
+        }
         let mut notes = Vec::new();
         if parts == 1 {
             notes.push(
@@ -176,6 +189,7 @@ impl OneflowReader {
             part_name_prefix: prefix.to_owned(),
             part_name_suffix_length,
             python,
+            fetch: fetched.map(|(fetch, _)| fetch),
             max_ranks: parts,
             notes,
         }
@@ -185,6 +199,39 @@ impl OneflowReader {
     pub fn at(&self, dir: &Path) -> OneflowReader {
         let digits = usize::try_from(self.part_name_suffix_length).unwrap_or(0);
         OneflowReader::new(dir, self.data_part_num, &self.part_name_prefix, digits)
+    }
+}
+
+/// The command that copies the dataset at `url` to a local folder, and that folder: the
+/// URL's path inside its bucket (the bucket's name for the bucket itself), relative to
+/// where the command runs.
+fn local_copy(url: &str) -> (String, String) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = rest.trim_end_matches('/');
+    let local = match rest.split_once('/') {
+        Some((_, key)) if !key.is_empty() => key,
+        _ => rest,
+    };
+    let (from, to) = (shell_word(url), shell_word(local));
+    let fetch = match scheme {
+        "s3" | "s3a" => format!("aws s3 sync {from} {to}"),
+        "gs" => format!("gcloud storage rsync --recursive {from} {to}"),
+        _ => format!("rclone copy {from} {to}  (with the store's remote name)"),
+    };
+    (fetch, local.to_owned())
+}
+
+/// `word` as one word of a POSIX shell command: quoted when it holds anything but letters,
+/// digits and `/._-:=+@%,`.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=+@%,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -423,6 +470,32 @@ mod tests {
         let mut in_store = in_store;
         in_store.oneflow = Some(OneflowReader::new(Path::new("."), 1, "part-", 0));
         let located = in_store.located(Path::new("s3://bucket/of"));
-        assert_eq!(located.oneflow.unwrap().ofrecord_dir, "s3://bucket/of");
+        let oneflow = located.oneflow.unwrap();
+        assert_eq!(oneflow.ofrecord_dir, "s3://bucket/of");
+        assert_eq!(
+            oneflow.fetch.as_deref(),
+            Some("aws s3 sync s3://bucket/of of")
+        );
+        assert!(oneflow.python.starts_with(
+            "# OneFlow opens local paths only; copy the parts first: aws s3 sync \
+             s3://bucket/of of\nflow.nn.OFRecordReader(\"of\", "
+        ));
+    }
+
+    #[test]
+    fn a_dataset_in_a_store_is_copied_to_its_path_in_the_bucket() {
+        assert_eq!(
+            local_copy("gs://b/my data/train/"),
+            (
+                "gcloud storage rsync --recursive 'gs://b/my data/train/' 'my data/train'"
+                    .to_owned(),
+                "my data/train".to_owned()
+            )
+        );
+        assert_eq!(local_copy("s3://b").1, "b");
+        assert!(local_copy("az://c/of")
+            .0
+            .starts_with("rclone copy az://c/of of"));
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 }

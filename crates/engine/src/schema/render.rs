@@ -162,7 +162,12 @@ impl Schema {
             );
             return out;
         }
-        let _ = writeln!(out, "reader = {reader}");
+        // A dataset in a store: the comment saying how to copy it comes before the call.
+        let (comment, call) = reader.rsplit_once('\n').unwrap_or(("", reader));
+        if !comment.is_empty() {
+            let _ = writeln!(out, "{comment}");
+        }
+        let _ = writeln!(out, "reader = {call}");
         out.push_str("record = reader()\n");
         for feature in &self.features {
             let literal = python_string(&feature.name);

@@ -16,6 +16,7 @@ mod inspect;
 #[cfg(target_os = "linux")]
 mod lock;
 mod public;
+mod reader_line;
 mod transfers;
 
 const ACCESS_KEY: &str = "ofconvert-test";
