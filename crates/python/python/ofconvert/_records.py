@@ -50,9 +50,12 @@ def read(
     across the batch is stacked into one 2-D array, any other feature is a list with one
     entry per record (``None`` where a record lacks it).
 
-    Raises (while iterating):
-        FileError: a path that does not exist or cannot be read.
+    Raises:
+        FileError: a path that does not exist or cannot be read, or a directory without
+            record files (at once, as :func:`ofconvert.count` does).
         FormatError: a named file that is neither TFRecord nor OFRecord.
+
+    Raises (while iterating):
         CorruptRecordError: damaged framing, with ``path``, ``offset`` and ``record``.
         MappingError: a payload that does not parse.
     """
