@@ -138,7 +138,10 @@ fn decompress(
             "a compressed block announces {size} bytes, more than the {limit} expected"
         ));
     }
-    let reserve = size.min(MAX_RESERVE) as usize;
+    // Reserved ahead: no more than the input could plausibly expand to, up to a bound.
+    let reserve = size
+        .min((block.len() as u64).saturating_mul(16))
+        .min(MAX_RESERVE) as usize;
     let result = match compression_type {
         b'z' => {
             out.reserve(reserve);

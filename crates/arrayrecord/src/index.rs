@@ -323,8 +323,16 @@ impl<S: ReadAt> IndexedReader<S> {
             decode_chunk(begin, first, &header, &self.data, &mut self.records)?;
             self.cached = Some(chunk);
         }
+        let in_chunk = index - first;
+        if in_chunk >= self.records.len() as u64 {
+            return Err(Error::invalid_footer(
+                "the footer's record counts do not match the chunks",
+                entry.chunk_offset,
+                first,
+            ));
+        }
         buf.clear();
-        buf.extend_from_slice(self.records.get((index - first) as usize));
+        buf.extend_from_slice(self.records.get(in_chunk as usize));
         Ok(())
     }
 

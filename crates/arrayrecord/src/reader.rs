@@ -183,7 +183,9 @@ impl<R: Read> Reader<R> {
                     self.spare.push(chunk.data);
                 }
                 ChunkType::Simple | ChunkType::Transposed => {
-                    self.arrived_records += chunk.header.num_records;
+                    self.arrived_records = self
+                        .arrived_records
+                        .saturating_add(chunk.header.num_records);
                     self.pending.push_back(chunk);
                 }
                 ChunkType::Other(chunk_type) => {
@@ -313,7 +315,7 @@ impl<R: Read> Reader<R> {
                 index,
             ));
         }
-        let padding = end - self.pos;
+        let padding = end.saturating_sub(self.pos);
         let skipped = io::copy(&mut (&mut self.src).take(padding), &mut io::sink())
             .map_err(|e| Error::new(ErrorKind::Io(e), begin, index))?;
         self.pos += skipped;
@@ -352,6 +354,9 @@ impl<R: Read> Reader<R> {
                     return Ok(filled);
                 }
                 if got < block_header.len() {
+                    if block_begin == 0 {
+                        return Err(Error::new(ErrorKind::NotRiegeli, 0, 0));
+                    }
                     return Err(self.truncated(
                         block_begin + BLOCK_HEADER_SIZE,
                         block_begin,
@@ -431,7 +436,9 @@ pub(crate) fn check_footer_records(
         let entry = ChunkEntry::decode(records.get(i))
             .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
         each(entry, total)?;
-        total = total.saturating_add(entry.num_records);
+        total = total.checked_add(entry.num_records).ok_or_else(|| {
+            Error::invalid_footer("the chunks' record counts overflow", begin, index)
+        })?;
     }
     if total != metadata.num_records {
         return Err(Error::invalid_footer(
