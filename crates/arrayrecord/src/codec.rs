@@ -5,6 +5,8 @@
 use std::fmt;
 use std::io::{Read, Write};
 
+use zstd::stream::raw::{Decoder as ZstdDecoder, InBuffer, Operation, OutBuffer};
+
 /// How a writer compresses a chunk's record sizes and values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
@@ -125,6 +127,7 @@ fn decompress(
     compression_type: u8,
     mut block: &[u8],
     limit: u64,
+    zstd: &mut Option<ZstdDecoder<'static>>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     out.clear();
@@ -144,15 +147,17 @@ fn decompress(
         .min(MAX_RESERVE) as usize;
     let result = match compression_type {
         b'z' => {
-            out.reserve(reserve);
-            zstd::stream::read::Decoder::with_buffer(block)
-                .and_then(|decoder| decoder.take(size).read_to_end(out))
-                .map_err(|e| format!("zstd: {e}"))
+            let decoder = match zstd {
+                Some(decoder) => decoder,
+                None => zstd.insert(ZstdDecoder::new().map_err(|e| format!("zstd: {e}"))?),
+            };
+            zstd_decompress(decoder, block, size, out).map(|()| 0)
         }
         b'b' => {
             out.reserve(reserve);
+            // One byte past the announced size tells a block that holds more.
             brotli::Decompressor::new(block, 1 << 12)
-                .take(size)
+                .take(size.saturating_add(1))
                 .read_to_end(out)
                 .map_err(|e| format!("brotli: {e}"))
         }
@@ -183,19 +188,59 @@ fn decompress(
     Ok(())
 }
 
+/// Decompresses one zstd frame into `out` with a context kept from chunk to chunk (a chunk
+/// may hold a single record, and a new context costs more than decoding it). `out` grows a
+/// mebibyte at most at a time, with what the frame gives, and more than `size` bytes is an
+/// error.
+fn zstd_decompress(
+    decoder: &mut ZstdDecoder<'static>,
+    block: &[u8],
+    size: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    const STEP: u64 = 1 << 20;
+    decoder.reinit().map_err(|e| format!("zstd: {e}"))?;
+    let mut input = InBuffer::around(block);
+    loop {
+        let len = out.len();
+        let want = (size.saturating_sub(len as u64)).clamp(1, STEP) as usize;
+        out.reserve(want);
+        let consumed = input.pos();
+        let (remaining, written) = {
+            let mut output = OutBuffer::around_pos(out, len);
+            let remaining = decoder
+                .run(&mut input, &mut output)
+                .map_err(|e| format!("zstd: {e}"))?;
+            (remaining, output.pos() - len)
+        };
+        if out.len() as u64 > size {
+            return Err(format!(
+                "a zstd block decompresses to more than the {size} bytes its prefix says"
+            ));
+        }
+        if remaining == 0 {
+            return Ok(());
+        }
+        if written == 0 && input.pos() == consumed {
+            return Err("zstd: the compressed block is cut short".into());
+        }
+    }
+}
+
 /// Whether Riegeli defines this compression type byte.
 pub fn known_compression(byte: u8) -> bool {
     matches!(byte, 0 | b'b' | b'z' | b's')
 }
 
 /// A simple chunk's records, decoded: their concatenated values and where each ends.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Records {
     /// The records' bytes back to back.
     pub values: Vec<u8>,
     /// The end of each record in `values`.
     pub ends: Vec<usize>,
     scratch: Vec<u8>,
+    zstd: Option<ZstdDecoder<'static>>,
 }
 
 impl Records {
@@ -236,6 +281,7 @@ impl Records {
             compression_type,
             sizes_block,
             sizes_limit,
+            &mut self.zstd,
             &mut self.scratch,
         )?;
         if num_records > self.scratch.len() as u64 {
@@ -269,6 +315,7 @@ impl Records {
             compression_type,
             values_block,
             decoded_data_size,
+            &mut self.zstd,
             &mut self.values,
         )?;
         if self.values.len() as u64 != decoded_data_size {
@@ -324,6 +371,35 @@ mod tests {
                 .unwrap();
             let got: Vec<&[u8]> = (0..decoded.len()).map(|i| decoded.get(i)).collect();
             assert_eq!(got, records.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn compressed_blocks_must_hold_what_their_prefix_says() {
+        let data = b"zstd ".repeat(1000);
+        for compression in [
+            Compression::Zstd(3),
+            Compression::Brotli(4),
+            Compression::Snappy,
+        ] {
+            let mut block = Vec::new();
+            compress(compression, &data, &mut block).unwrap();
+            let byte = compression.byte();
+            let mut zstd = None;
+            let mut out = Vec::new();
+            decompress(byte, &block, 5000, &mut zstd, &mut out).unwrap();
+            assert_eq!(out, data);
+            // A limit below the announced size, a smaller announced size, a cut block.
+            assert!(decompress(byte, &block, 4999, &mut zstd, &mut out).is_err());
+            let mut smaller = Vec::new();
+            put_varint(&mut smaller, 4000);
+            smaller.extend_from_slice(&block[2..]);
+            assert!(decompress(byte, &smaller, 5000, &mut zstd, &mut out).is_err());
+            let cut = &block[..block.len() - 3];
+            assert!(decompress(byte, cut, 5000, &mut zstd, &mut out).is_err());
+            // The context kept for zstd still decodes a sound block afterwards.
+            decompress(byte, &block, 5000, &mut zstd, &mut out).unwrap();
+            assert_eq!(out, data);
         }
     }
 
