@@ -101,9 +101,14 @@ fn read_logical_range<S: ReadAt + ?Sized>(
     let mut bytes = physical.as_slice();
     while !bytes.is_empty() {
         if pos.is_multiple_of(BLOCK_SIZE) {
-            let mut block_header = [0; BLOCK_HEADER_SIZE as usize];
-            block_header.copy_from_slice(&bytes[..BLOCK_HEADER_SIZE as usize]);
-            if let Err((expected, actual)) = check_block_header(&block_header) {
+            let Some(block_header) = bytes.first_chunk::<{ BLOCK_HEADER_SIZE as usize }>() else {
+                return Err(Error::invalid_chunk(
+                    "a chunk ends inside a block header",
+                    pos,
+                    index,
+                ));
+            };
+            if let Err((expected, actual)) = check_block_header(block_header) {
                 return Err(Error::new(
                     ErrorKind::BlockHeaderHashMismatch { expected, actual },
                     pos,
@@ -140,14 +145,28 @@ fn read_chunk_at<S: ReadAt + ?Sized>(
             index,
         )
     };
+    // A chunk never begins inside a block header nor right after one: an offset from a
+    // damaged or hostile footer that does would frame the bytes after it wrongly.
+    if (1..=BLOCK_HEADER_SIZE).contains(&(begin % BLOCK_SIZE)) {
+        return Err(Error::invalid_footer(
+            format!("a chunk offset {begin} lies in a block header"),
+            begin,
+            index,
+        ));
+    }
     let header_end = add_with_overhead(begin, CHUNK_HEADER_SIZE as u64);
     if header_end > len {
         return Err(truncated(header_end));
     }
     data.clear();
     read_logical_range(src, begin, header_end, index, physical, data)?;
-    let mut header_bytes = [0; CHUNK_HEADER_SIZE];
-    header_bytes.copy_from_slice(data);
+    let header_bytes: [u8; CHUNK_HEADER_SIZE] = data.as_slice().try_into().map_err(|_| {
+        Error::invalid_chunk(
+            "a chunk header split wrongly by block headers",
+            begin,
+            index,
+        )
+    })?;
     let header = ChunkHeader::parse(&header_bytes).map_err(|mismatch| {
         Error::new(
             ErrorKind::ChunkHeaderHashMismatch {
@@ -341,5 +360,54 @@ impl<S: ReadAt> IndexedReader<S> {
         let mut buf = Vec::new();
         self.read_record(index, &mut buf)?;
         Ok(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{encode_simple, put_varint, Compression};
+    use crate::footer::POSTSCRIPT_COPIES;
+    use crate::Writer;
+
+    /// A sound file whose postscript points at `footer_offset`.
+    fn pointing_at(footer_offset: u64) -> Vec<u8> {
+        let mut writer = Writer::new(Vec::new());
+        writer.write_record(b"record").unwrap();
+        let mut bytes = writer.finish().unwrap();
+        let postscript = Postscript {
+            footer_offset,
+            magic: MAGIC,
+        }
+        .encode();
+        let mut sizes = Vec::new();
+        for _ in 0..POSTSCRIPT_COPIES {
+            put_varint(&mut sizes, postscript.len() as u64);
+        }
+        let values = postscript.repeat(POSTSCRIPT_COPIES);
+        let mut data = Vec::new();
+        encode_simple(Compression::None, &sizes, &values, &mut data).unwrap();
+        let header = ChunkHeader::new(&data, ChunkType::Simple, 3, values.len() as u64);
+        let at = bytes.len() - BLOCK_SIZE as usize + BLOCK_HEADER_SIZE as usize;
+        bytes[at..at + CHUNK_HEADER_SIZE].copy_from_slice(&header.encode());
+        bytes[at + CHUNK_HEADER_SIZE..at + CHUNK_HEADER_SIZE + data.len()].copy_from_slice(&data);
+        bytes
+    }
+
+    #[test]
+    fn a_footer_offset_in_a_block_header_is_an_error() {
+        for offset in [1, 10, 24] {
+            let err = IndexedReader::open(pointing_at(offset)).err().unwrap();
+            assert!(
+                matches!(err.kind(), ErrorKind::InvalidFooter { .. }),
+                "{err}"
+            );
+        }
+        // Elsewhere, a wrong offset fails a hash.
+        let err = IndexedReader::open(pointing_at(30)).err().unwrap();
+        assert!(
+            matches!(err.kind(), ErrorKind::ChunkHeaderHashMismatch { .. }),
+            "{err}"
+        );
     }
 }
