@@ -20,7 +20,7 @@ use std::num::NonZeroU32;
 
 use libfuzzer_sys::fuzz_target;
 use ofconvert_arrayrecord::{Compression, IndexedReader, Reader, Writer, WriterOptions};
-use ofconvert_fuzz::riegeli::{Builder, Chunk};
+use ofconvert_fuzz::riegeli::{Builder, Chunk, MAX_FILE};
 
 /// At most this many records are read by number: enough to reach every chunk of a small file.
 const MAX_INDEXED: u64 = 4096;
@@ -68,7 +68,7 @@ fn build(mode: u8, mut rest: &[u8]) -> Vec<u8> {
         if matches!(chunk_type, b'r' | b't') {
             listed.push((offset, num_records, decoded_data_size));
         }
-        if builder.bytes.len() > 1 << 20 {
+        if builder.bytes.len() as u64 >= MAX_FILE {
             break;
         }
     }

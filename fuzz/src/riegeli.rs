@@ -17,6 +17,8 @@ const KEY: [u64; 4] = [
     u64::from_le_bytes(*b"records\n"),
 ];
 const MAGIC: u64 = 0x7193_0e70_4fda_e05e;
+/// The most a built file holds.
+pub const MAX_FILE: u64 = 1 << 20;
 
 fn hash(data: &[u8]) -> u64 {
     HighwayHasher::new(Key(KEY)).hash64(data)
@@ -96,11 +98,13 @@ impl Builder {
         let remaining = with_records.wrapping_neg() % BLOCK;
         let end = framed_end.max(with_records + remaining.saturating_sub(USABLE - 1));
 
+        // A hostile record count pads a chunk to gigabytes: the file is cut at `MAX_FILE`
+        // instead, which the readers see as a file cut short.
+        let stop = end.min(MAX_FILE.max(self.pos()));
         let mut logical = header.to_vec();
         logical.extend_from_slice(&chunk.data);
-        logical.resize(logical.len() + (end - framed_end) as usize, 0);
         let mut rest = logical.as_slice();
-        while self.pos() < end {
+        while self.pos() < stop {
             if self.pos() % BLOCK == 0 {
                 let mut block = [0u8; 24];
                 block[8..16].copy_from_slice(&(self.pos() - begin).to_le_bytes());
@@ -108,16 +112,14 @@ impl Builder {
                 let block_hash = hash(&block[8..]);
                 block[..8].copy_from_slice(&block_hash.to_le_bytes());
                 self.bytes.extend_from_slice(&block);
+                continue;
             }
-            let room = (BLOCK - self.pos() % BLOCK).min(end - self.pos()) as usize;
+            let room = (BLOCK - self.pos() % BLOCK).min(stop - self.pos()) as usize;
             let take = room.min(rest.len());
             self.bytes.extend_from_slice(&rest[..take]);
             rest = &rest[take..];
-            if take < room {
-                // Padding past the logical bytes: zeros to the chunk's end.
-                let zeros = room - take;
-                self.bytes.resize(self.bytes.len() + zeros, 0);
-            }
+            // Past the header and data: zeros to the chunk's end.
+            self.bytes.resize(self.bytes.len() + (room - take), 0);
         }
         begin
     }

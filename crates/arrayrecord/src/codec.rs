@@ -256,8 +256,22 @@ impl Records {
     }
 
     /// Decodes a simple chunk's data, which its header says holds `num_records` records of
-    /// `decoded_data_size` bytes in all.
+    /// `decoded_data_size` bytes in all. On failure no records are left.
     pub fn decode_simple(
+        &mut self,
+        data: &[u8],
+        num_records: u64,
+        decoded_data_size: u64,
+    ) -> Result<(), String> {
+        let result = self.decode_simple_parts(data, num_records, decoded_data_size);
+        if result.is_err() {
+            self.ends.clear();
+            self.values.clear();
+        }
+        result
+    }
+
+    fn decode_simple_parts(
         &mut self,
         mut data: &[u8],
         num_records: u64,

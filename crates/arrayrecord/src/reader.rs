@@ -36,6 +36,7 @@ pub(crate) fn decode_chunk(
     data: &[u8],
     records: &mut ChunkRecords,
 ) -> Result<(), Error> {
+    records.ends.clear();
     match header.chunk_type {
         ChunkType::Simple => {}
         other => {
@@ -475,5 +476,43 @@ impl<R: Read> Iterator for Records<R> {
                 Some(Err(err))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{encode_simple, Compression};
+    use crate::layout::block_header;
+
+    fn chunk(file: &mut Vec<u8>, data: &[u8], num_records: u64, decoded_data_size: u64) {
+        let begin = file.len() as u64;
+        let header = ChunkHeader::new(data, ChunkType::Simple, num_records, decoded_data_size);
+        file.extend_from_slice(&header.encode());
+        file.extend_from_slice(data);
+        file.resize(chunk_end(begin, &header) as usize, 0);
+    }
+
+    /// Found by the fuzz target: the sizes of a chunk whose values then failed to decode were
+    /// handed out as records after the error.
+    #[test]
+    fn a_chunk_that_fails_to_decode_yields_no_record() {
+        let mut file = block_header(0, 0, 64).to_vec();
+        file.extend_from_slice(&ChunkHeader::new(&[], ChunkType::Signature, 0, 0).encode());
+        let mut data = Vec::new();
+        encode_simple(Compression::None, &[3], b"abc", &mut data).unwrap();
+        // The header says 4 bytes of records, the sizes say 3.
+        chunk(&mut file, &data, 1, 4);
+        chunk(&mut file, &data, 1, 3);
+        chunk(&mut file, &data, 1, 3);
+        let mut reader = Reader::new(file.as_slice());
+        let mut record = Vec::new();
+        let err = reader.read_record(&mut record).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidChunk { .. }),
+            "{err}"
+        );
+        assert_eq!(err.offset(), 64);
+        assert!(!reader.read_record(&mut record).unwrap());
     }
 }
