@@ -138,6 +138,47 @@ for i, record in enumerate(of_payloads):
     seed("of_to_tf", bytes([i % 16]) + record)
     seed("text_format", record)
 
+# arrayrecord_reader: [mode] + chunks, rebuilt from the golden files' chunks of records
+# (mode bit 0: build the file from chunk specs, bit 2: append the footer and postscript, bits
+# 3-5: the group size to write back with), plus the start of a file as it is (mode 0).
+def riegeli_chunks(data):
+    """(type, records, decoded size, data) of each chunk of a Riegeli file."""
+    def logical(pos, n):
+        out = bytearray()
+        while n > 0 and pos < len(data):
+            if pos % 65536 == 0:
+                pos += 24
+                continue
+            take = min(n, 65536 - pos % 65536)
+            out += data[pos : pos + take]
+            pos += take
+            n -= take
+        return bytes(out), pos
+    chunks, pos = [], 0
+    while pos < len(data):
+        begin = pos
+        header, pos = logical(pos, 40)
+        if len(header) < 40:
+            break
+        _, size, _, type_and_count, decoded = struct.unpack("<QQQQQ", header)
+        body, pos = logical(pos, size)
+        records = type_and_count >> 8
+        chunks.append((type_and_count & 0xFF, records, decoded, body))
+        with_records = begin + records
+        remaining = -with_records % 65536
+        pos = max(pos, with_records + max(0, remaining - (65536 - 24 - 1)))
+    return chunks
+
+KINDS = {ord("r"): 3, ord("t"): 41, ord("m"): 1}
+for i, path in enumerate(files("arrayrecord/*.array_record")):
+    data = read(path)
+    chunks = [c for c in riegeli_chunks(data) if c[0] in KINDS][:-2]
+    spec = b"".join(bytes([KINDS[t]]) + struct.pack("<III", n, d, len(body)) + body
+                    for t, n, d, body in chunks)
+    seed("arrayrecord_reader", bytes([0x05 | (i % 8) << 3]) + spec)
+    seed("arrayrecord_reader", bytes([0x01]) + spec)
+    seed("arrayrecord_reader", bytes([0x00]) + data[: MAX_SEED - 1])
+
 for target in sorted(counts):
     total = len(os.listdir(os.path.join("corpus", target)))
     print(f"{target}: {counts[target]} seeds written, {total} files in corpus/{target}")

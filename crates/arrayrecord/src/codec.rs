@@ -1,0 +1,428 @@
+//! What chunk data holds: varints, the four compressions, and the simple chunk's two
+//! buffers of record sizes and record values. Bytes in, bytes out: no I/O, no positions (the
+//! callers add those to the `String` reasons these functions give).
+
+use std::fmt;
+use std::io::{Read, Write};
+
+use zstd::stream::raw::{Decoder as ZstdDecoder, InBuffer, Operation, OutBuffer};
+
+/// How a writer compresses a chunk's record sizes and values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Stored as they are (`uncompressed`).
+    None,
+    /// Brotli at a quality from 0 to 11 (`brotli:6` by default in `array_record`).
+    Brotli(u32),
+    /// Zstandard at a level from -131072 to 22 (`zstd:3`, `array_record`'s default), with a
+    /// 1 MiB window as `array_record` uses.
+    Zstd(i32),
+    /// Snappy.
+    Snappy,
+}
+
+impl Default for Compression {
+    /// `zstd:3`, what `array_record` writes unless told otherwise.
+    fn default() -> Compression {
+        Compression::Zstd(3)
+    }
+}
+
+impl fmt::Display for Compression {
+    /// The spelling of `array_record`'s options string: `uncompressed`, `brotli:6`, `zstd:3`,
+    /// `snappy`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compression::None => f.write_str("uncompressed"),
+            Compression::Brotli(level) => write!(f, "brotli:{level}"),
+            Compression::Zstd(level) => write!(f, "zstd:{level},window_log:{ZSTD_WINDOW_LOG}"),
+            Compression::Snappy => f.write_str("snappy"),
+        }
+    }
+}
+
+/// `array_record`'s zstd window: 1 MiB.
+const ZSTD_WINDOW_LOG: u32 = 20;
+/// Riegeli's brotli window: 4 MiB.
+const BROTLI_WINDOW_LOG: u32 = 22;
+/// At most this much is reserved ahead of what a decompressor actually produces.
+const MAX_RESERVE: u64 = 1 << 22;
+
+impl Compression {
+    fn byte(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Brotli(_) => b'b',
+            Compression::Zstd(_) => b'z',
+            Compression::Snappy => b's',
+        }
+    }
+}
+
+/// Appends `value` as a varint.
+pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Reads a varint from the front of `bytes`, advancing it; `None` if it is cut short or
+/// longer than 10 bytes.
+pub fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            if i == 9 && byte > 1 {
+                return None;
+            }
+            *bytes = &bytes[i + 1..];
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// Appends `data` compressed as one Riegeli compressed block: for anything but `None`, its
+/// decompressed size as a varint, then the compressed bytes.
+fn compress(compression: Compression, data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    if compression == Compression::None {
+        out.extend_from_slice(data);
+        return Ok(());
+    }
+    put_varint(out, data.len() as u64);
+    match compression {
+        Compression::None => {}
+        Compression::Zstd(level) => {
+            let mut compressor = zstd::bulk::Compressor::new(level)?;
+            compressor.set_parameter(zstd::zstd_safe::CParameter::WindowLog(ZSTD_WINDOW_LOG))?;
+            let start = out.len();
+            out.resize(start + zstd::zstd_safe::compress_bound(data.len()), 0);
+            let written = compressor.compress_to_buffer(data, &mut out[start..])?;
+            out.truncate(start + written);
+        }
+        Compression::Brotli(quality) => {
+            let mut writer =
+                brotli::CompressorWriter::new(out, 1 << 16, quality, BROTLI_WINDOW_LOG);
+            writer.write_all(data)?;
+            writer.flush()?;
+        }
+        Compression::Snappy => {
+            let start = out.len();
+            out.resize(start + snap::raw::max_compress_len(data.len()), 0);
+            let written = snap::raw::Encoder::new()
+                .compress(data, &mut out[start..])
+                .map_err(std::io::Error::other)?;
+            out.truncate(start + written);
+        }
+    }
+    Ok(())
+}
+
+/// Decompresses one Riegeli compressed block into `out` (cleared first). The decompressed size
+/// it announces must not pass `limit`, and the output never grows past it.
+fn decompress(
+    compression_type: u8,
+    mut block: &[u8],
+    limit: u64,
+    zstd: &mut Option<ZstdDecoder<'static>>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.clear();
+    if compression_type == 0 {
+        out.extend_from_slice(block);
+        return Ok(());
+    }
+    let size = take_varint(&mut block).ok_or("a compressed block's size is not a varint")?;
+    if size > limit {
+        return Err(format!(
+            "a compressed block announces {size} bytes, more than the {limit} expected"
+        ));
+    }
+    // Reserved ahead: no more than the input could plausibly expand to, up to a bound.
+    let reserve = size
+        .min((block.len() as u64).saturating_mul(16))
+        .min(MAX_RESERVE) as usize;
+    let result = match compression_type {
+        b'z' => {
+            let decoder = match zstd {
+                Some(decoder) => decoder,
+                None => zstd.insert(ZstdDecoder::new().map_err(|e| format!("zstd: {e}"))?),
+            };
+            zstd_decompress(decoder, block, size, out).map(|()| 0)
+        }
+        b'b' => {
+            out.reserve(reserve);
+            // One byte past the announced size tells a block that holds more.
+            brotli::Decompressor::new(block, 1 << 12)
+                .take(size.saturating_add(1))
+                .read_to_end(out)
+                .map_err(|e| format!("brotli: {e}"))
+        }
+        b's' => {
+            let len = snap::raw::decompress_len(block).map_err(|e| format!("snappy: {e}"))?;
+            // Snappy cannot expand its input more than about 22 times: a longer claim is
+            // damage, and refused before it sizes the buffer.
+            if len as u64 != size || len > block.len().saturating_mul(32) {
+                return Err(format!(
+                    "a snappy block of {} bytes announces {len}, its prefix {size}",
+                    block.len()
+                ));
+            }
+            out.resize(len, 0);
+            snap::raw::Decoder::new()
+                .decompress(block, out)
+                .map_err(|e| format!("snappy: {e}"))
+        }
+        other => return Err(format!("unknown compression type {other:#04x}")),
+    };
+    result?;
+    if out.len() as u64 != size {
+        return Err(format!(
+            "a compressed block decompresses to {} bytes, its prefix says {size}",
+            out.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Decompresses one zstd frame into `out` with a context kept from chunk to chunk (a chunk
+/// may hold a single record, and a new context costs more than decoding it). `out` grows a
+/// mebibyte at most at a time, with what the frame gives, and more than `size` bytes is an
+/// error.
+fn zstd_decompress(
+    decoder: &mut ZstdDecoder<'static>,
+    block: &[u8],
+    size: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    const STEP: u64 = 1 << 20;
+    decoder.reinit().map_err(|e| format!("zstd: {e}"))?;
+    let mut input = InBuffer::around(block);
+    loop {
+        let len = out.len();
+        let want = (size.saturating_sub(len as u64)).clamp(1, STEP) as usize;
+        out.reserve(want);
+        let consumed = input.pos();
+        let (remaining, written) = {
+            let mut output = OutBuffer::around_pos(out, len);
+            let remaining = decoder
+                .run(&mut input, &mut output)
+                .map_err(|e| format!("zstd: {e}"))?;
+            (remaining, output.pos() - len)
+        };
+        if out.len() as u64 > size {
+            return Err(format!(
+                "a zstd block decompresses to more than the {size} bytes its prefix says"
+            ));
+        }
+        if remaining == 0 {
+            return Ok(());
+        }
+        if written == 0 && input.pos() == consumed {
+            return Err("zstd: the compressed block is cut short".into());
+        }
+    }
+}
+
+/// Whether Riegeli defines this compression type byte.
+pub fn known_compression(byte: u8) -> bool {
+    matches!(byte, 0 | b'b' | b'z' | b's')
+}
+
+/// A simple chunk's records, decoded: their concatenated values and where each ends.
+#[derive(Default)]
+pub struct Records {
+    /// The records' bytes back to back.
+    pub values: Vec<u8>,
+    /// The end of each record in `values`.
+    pub ends: Vec<usize>,
+    scratch: Vec<u8>,
+    zstd: Option<ZstdDecoder<'static>>,
+}
+
+impl Records {
+    /// How many records there are.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Record `i`.
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.values[start..self.ends[i]]
+    }
+
+    /// Decodes a simple chunk's data, which its header says holds `num_records` records of
+    /// `decoded_data_size` bytes in all. On failure no records are left.
+    pub fn decode_simple(
+        &mut self,
+        data: &[u8],
+        num_records: u64,
+        decoded_data_size: u64,
+    ) -> Result<(), String> {
+        let result = self.decode_simple_parts(data, num_records, decoded_data_size);
+        if result.is_err() {
+            self.ends.clear();
+            self.values.clear();
+        }
+        result
+    }
+
+    fn decode_simple_parts(
+        &mut self,
+        mut data: &[u8],
+        num_records: u64,
+        decoded_data_size: u64,
+    ) -> Result<(), String> {
+        self.ends.clear();
+        self.values.clear();
+        let (&compression_type, rest) = data.split_first().ok_or("empty simple chunk")?;
+        data = rest;
+        let sizes_size = take_varint(&mut data).ok_or("the sizes' length is not a varint")?;
+        if sizes_size > data.len() as u64 {
+            return Err(format!(
+                "the sizes take {sizes_size} bytes, only {} remain",
+                data.len()
+            ));
+        }
+        let (sizes_block, values_block) = data.split_at(sizes_size as usize);
+        // A record's size takes 1 to 10 bytes as a varint.
+        let sizes_limit = num_records.saturating_mul(10);
+        decompress(
+            compression_type,
+            sizes_block,
+            sizes_limit,
+            &mut self.zstd,
+            &mut self.scratch,
+        )?;
+        if num_records > self.scratch.len() as u64 {
+            return Err(format!(
+                "{num_records} records, but only {} bytes of sizes",
+                self.scratch.len()
+            ));
+        }
+        self.ends.reserve(num_records as usize);
+        let mut sizes = self.scratch.as_slice();
+        let mut end = 0u64;
+        for _ in 0..num_records {
+            let size = take_varint(&mut sizes).ok_or("a record size is not a varint")?;
+            end = end.saturating_add(size);
+            if end > decoded_data_size {
+                return Err(format!(
+                    "the record sizes add up to more than the {decoded_data_size} bytes the header says"
+                ));
+            }
+            self.ends.push(end as usize);
+        }
+        if !sizes.is_empty() {
+            return Err(format!("{} bytes after the last record size", sizes.len()));
+        }
+        if end != decoded_data_size {
+            return Err(format!(
+                "the record sizes add up to {end} bytes, the header says {decoded_data_size}"
+            ));
+        }
+        decompress(
+            compression_type,
+            values_block,
+            decoded_data_size,
+            &mut self.zstd,
+            &mut self.values,
+        )?;
+        if self.values.len() as u64 != decoded_data_size {
+            return Err(format!(
+                "the values take {} bytes, the header says {decoded_data_size}",
+                self.values.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Encodes records (their sizes as varints and their values back to back) as a simple
+/// chunk's data.
+pub fn encode_simple(
+    compression: Compression,
+    sizes: &[u8],
+    values: &[u8],
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    out.clear();
+    out.push(compression.byte());
+    let mut compressed_sizes = Vec::new();
+    compress(compression, sizes, &mut compressed_sizes)?;
+    put_varint(out, compressed_sizes.len() as u64);
+    out.extend_from_slice(&compressed_sizes);
+    compress(compression, values, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_chunks_round_trip_under_every_compression() {
+        let records: Vec<Vec<u8>> = vec![b"".to_vec(), b"abc".repeat(100), vec![7; 300]];
+        for compression in [
+            Compression::None,
+            Compression::Brotli(6),
+            Compression::Zstd(3),
+            Compression::Snappy,
+        ] {
+            let mut sizes = Vec::new();
+            for record in &records {
+                put_varint(&mut sizes, record.len() as u64);
+            }
+            let values = records.concat();
+            let mut data = Vec::new();
+            encode_simple(compression, &sizes, &values, &mut data).unwrap();
+            let mut decoded = Records::default();
+            decoded
+                .decode_simple(&data, 3, values.len() as u64)
+                .unwrap();
+            let got: Vec<&[u8]> = (0..decoded.len()).map(|i| decoded.get(i)).collect();
+            assert_eq!(got, records.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn compressed_blocks_must_hold_what_their_prefix_says() {
+        let data = b"zstd ".repeat(1000);
+        for compression in [
+            Compression::Zstd(3),
+            Compression::Brotli(4),
+            Compression::Snappy,
+        ] {
+            let mut block = Vec::new();
+            compress(compression, &data, &mut block).unwrap();
+            let byte = compression.byte();
+            let mut zstd = None;
+            let mut out = Vec::new();
+            decompress(byte, &block, 5000, &mut zstd, &mut out).unwrap();
+            assert_eq!(out, data);
+            // A limit below the announced size, a smaller announced size, a cut block.
+            assert!(decompress(byte, &block, 4999, &mut zstd, &mut out).is_err());
+            let mut smaller = Vec::new();
+            put_varint(&mut smaller, 4000);
+            smaller.extend_from_slice(&block[2..]);
+            assert!(decompress(byte, &smaller, 5000, &mut zstd, &mut out).is_err());
+            let cut = &block[..block.len() - 3];
+            assert!(decompress(byte, cut, 5000, &mut zstd, &mut out).is_err());
+            // The context kept for zstd still decodes a sound block afterwards.
+            decompress(byte, &block, 5000, &mut zstd, &mut out).unwrap();
+            assert_eq!(out, data);
+        }
+    }
+
+    #[test]
+    fn varints_refuse_overlong_input() {
+        assert_eq!(take_varint(&mut &[0xff; 11][..]), None);
+        assert_eq!(take_varint(&mut &[0x80][..]), None);
+        let mut bytes = &[0xac, 0x02, 9][..];
+        assert_eq!(take_varint(&mut bytes), Some(300));
+        assert_eq!(bytes, &[9]);
+    }
+}

@@ -1,0 +1,413 @@
+//! Random access by record number: the postscript in the file's last block points at the
+//! footer, whose entries give each chunk's offset and record count. Only the footer is read
+//! when the file is opened; then one chunk per record asked for, the last one kept.
+
+use std::io;
+
+use crate::codec::Records as ChunkRecords;
+use crate::error::{Error, ErrorKind};
+use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC};
+use crate::layout::{
+    add_with_overhead, check_block_header, hash, remaining_in_block, ChunkHeader, ChunkType,
+    BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
+};
+use crate::reader::{check_footer_records, decode_chunk};
+
+/// A source that reads bytes at any offset: a file, or bytes in memory.
+pub trait ReadAt {
+    /// The source's size in bytes.
+    fn size(&self) -> io::Result<u64>;
+    /// Fills `buf` with the bytes at `offset`; an error if the source ends first.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+}
+
+impl ReadAt for [u8] {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let bytes = usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.get(start..)?.get(..buf.len()))
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(bytes);
+        Ok(())
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn size(&self) -> io::Result<u64> {
+        self.as_slice().size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.as_slice().read_exact_at(buf, offset)
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn size(&self) -> io::Result<u64> {
+        (**self).size()
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+}
+
+impl ReadAt for std::fs::File {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    #[cfg(unix)]
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+
+    #[cfg(windows)]
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            match std::os::windows::fs::FileExt::seek_read(self, buf, offset) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the physical range `start..end` and appends the chunk bytes in it to `out`, checking
+/// and dropping the block headers.
+fn read_logical_range<S: ReadAt + ?Sized>(
+    src: &S,
+    start: u64,
+    end: u64,
+    index: u64,
+    physical: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    physical.clear();
+    physical.resize((end - start) as usize, 0);
+    src.read_exact_at(physical, start)
+        .map_err(|e| Error::new(ErrorKind::Io(e), start, index))?;
+    let mut pos = start;
+    let mut bytes = physical.as_slice();
+    while !bytes.is_empty() {
+        if pos.is_multiple_of(BLOCK_SIZE) {
+            let Some(block_header) = bytes.first_chunk::<{ BLOCK_HEADER_SIZE as usize }>() else {
+                return Err(Error::invalid_chunk(
+                    "a chunk ends inside a block header",
+                    pos,
+                    index,
+                ));
+            };
+            if let Err((expected, actual)) = check_block_header(block_header) {
+                return Err(Error::new(
+                    ErrorKind::BlockHeaderHashMismatch { expected, actual },
+                    pos,
+                    index,
+                ));
+            }
+            bytes = &bytes[BLOCK_HEADER_SIZE as usize..];
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = bytes.len().min(remaining_in_block(pos) as usize);
+        out.extend_from_slice(&bytes[..take]);
+        bytes = &bytes[take..];
+        pos += take as u64;
+    }
+    Ok(())
+}
+
+/// Reads the chunk at `begin` of a source `len` bytes long into `data`, its hashes checked.
+fn read_chunk_at<S: ReadAt + ?Sized>(
+    src: &S,
+    len: u64,
+    begin: u64,
+    index: u64,
+    physical: &mut Vec<u8>,
+    data: &mut Vec<u8>,
+) -> Result<ChunkHeader, Error> {
+    let truncated = |expected_end| {
+        Error::new(
+            ErrorKind::Truncated {
+                expected_end,
+                file_len: len,
+            },
+            begin,
+            index,
+        )
+    };
+    // A chunk never begins inside a block header nor right after one: an offset from a
+    // damaged or hostile footer that does would frame the bytes after it wrongly.
+    if (1..=BLOCK_HEADER_SIZE).contains(&(begin % BLOCK_SIZE)) {
+        return Err(Error::invalid_footer(
+            format!("a chunk offset {begin} lies in a block header"),
+            begin,
+            index,
+        ));
+    }
+    let header_end = add_with_overhead(begin, CHUNK_HEADER_SIZE as u64);
+    if header_end > len {
+        return Err(truncated(header_end));
+    }
+    data.clear();
+    read_logical_range(src, begin, header_end, index, physical, data)?;
+    let header_bytes: [u8; CHUNK_HEADER_SIZE] = data.as_slice().try_into().map_err(|_| {
+        Error::invalid_chunk(
+            "a chunk header split wrongly by block headers",
+            begin,
+            index,
+        )
+    })?;
+    let header = ChunkHeader::parse(&header_bytes).map_err(|mismatch| {
+        Error::new(
+            ErrorKind::ChunkHeaderHashMismatch {
+                expected: mismatch.expected,
+                actual: mismatch.actual,
+            },
+            begin,
+            index,
+        )
+    })?;
+    let data_end = add_with_overhead(
+        begin,
+        (CHUNK_HEADER_SIZE as u64).saturating_add(header.data_size),
+    );
+    if data_end > len {
+        return Err(truncated(data_end));
+    }
+    data.clear();
+    read_logical_range(src, header_end, data_end, index, physical, data)?;
+    let actual = hash(data);
+    if actual != header.data_hash {
+        return Err(Error::new(
+            ErrorKind::ChunkDataHashMismatch {
+                expected: header.data_hash,
+                actual,
+            },
+            begin,
+            index,
+        ));
+    }
+    Ok(header)
+}
+
+/// Reads ArrayRecord records by number through the file's footer index.
+///
+/// Opening reads the postscript (in the file's last 64 KiB block) and the footer; each
+/// [`read_record`](IndexedReader::read_record) then reads the chunk that holds the record,
+/// unless it is the chunk the last call read. Hashes are checked on everything read.
+pub struct IndexedReader<S> {
+    src: S,
+    len: u64,
+    metadata: FooterMetadata,
+    chunks: Vec<ChunkEntry>,
+    first_records: Vec<u64>,
+    cached: Option<usize>,
+    records: ChunkRecords,
+    physical: Vec<u8>,
+    data: Vec<u8>,
+}
+
+impl<S: ReadAt> IndexedReader<S> {
+    /// Opens `src`: checks the file signature and reads the footer.
+    pub fn open(src: S) -> Result<IndexedReader<S>, Error> {
+        let len = src.size().map_err(|e| Error::new(ErrorKind::Io(e), 0, 0))?;
+        let mut physical = Vec::new();
+        let mut data = Vec::new();
+        let signature = read_chunk_at(&src, len, 0, 0, &mut physical, &mut data);
+        if !matches!(&signature, Ok(header) if header.chunk_type == ChunkType::Signature) {
+            return Err(Error::new(ErrorKind::NotRiegeli, 0, 0));
+        }
+        if len < 2 * BLOCK_SIZE || !len.is_multiple_of(BLOCK_SIZE) {
+            return Err(Error::invalid_footer(
+                format!(
+                    "the file's {len} bytes are not whole 64 KiB blocks ending in a postscript"
+                ),
+                len,
+                0,
+            ));
+        }
+        let mut records = ChunkRecords::default();
+        let postscript_begin = len - BLOCK_SIZE;
+        let header = read_chunk_at(&src, len, postscript_begin, 0, &mut physical, &mut data)?;
+        decode_chunk(postscript_begin, 0, &header, &data, &mut records)?;
+        let postscript = (0..records.len())
+            .filter_map(|i| Postscript::decode(records.get(i)).ok())
+            .find(|postscript| postscript.magic == MAGIC)
+            .ok_or_else(|| {
+                Error::invalid_footer("no postscript in the last block", postscript_begin, 0)
+            })?;
+        let footer_begin = postscript.footer_offset;
+        if footer_begin >= postscript_begin {
+            return Err(Error::invalid_footer(
+                format!("the postscript points at offset {footer_begin}, past the footer's place"),
+                postscript_begin,
+                0,
+            ));
+        }
+        let header = read_chunk_at(&src, len, footer_begin, 0, &mut physical, &mut data)?;
+        decode_chunk(footer_begin, 0, &header, &data, &mut records)?;
+        let mut chunks = Vec::new();
+        let mut first_records = Vec::new();
+        let metadata = check_footer_records(&records, footer_begin, 0, |entry, first| {
+            let after_last = chunks
+                .last()
+                .is_none_or(|last: &ChunkEntry| entry.chunk_offset > last.chunk_offset);
+            if !after_last || entry.chunk_offset >= footer_begin {
+                return Err(Error::invalid_footer(
+                    format!(
+                        "a chunk listed at offset {} is out of place",
+                        entry.chunk_offset
+                    ),
+                    footer_begin,
+                    first,
+                ));
+            }
+            chunks.push(entry);
+            first_records.push(first);
+            Ok(())
+        })?;
+        Ok(IndexedReader {
+            src,
+            len,
+            metadata,
+            chunks,
+            first_records,
+            cached: None,
+            records,
+            physical,
+            data,
+        })
+    }
+
+    /// How many records the file holds.
+    pub fn num_records(&self) -> u64 {
+        self.metadata.num_records
+    }
+
+    /// How many chunks of records the file holds.
+    pub fn num_chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The footer's metadata (counts and the writer's options string).
+    pub fn metadata(&self) -> &FooterMetadata {
+        &self.metadata
+    }
+
+    /// Reads record `index` into `buf` (replacing what it held).
+    pub fn read_record(&mut self, index: u64, buf: &mut Vec<u8>) -> Result<(), Error> {
+        if index >= self.metadata.num_records {
+            return Err(Error::new(
+                ErrorKind::RecordOutOfRange {
+                    num_records: self.metadata.num_records,
+                },
+                self.len,
+                index,
+            ));
+        }
+        let chunk = self.first_records.partition_point(|&first| first <= index) - 1;
+        let entry = self.chunks[chunk];
+        let first = self.first_records[chunk];
+        if self.cached != Some(chunk) {
+            self.cached = None;
+            let begin = entry.chunk_offset;
+            let header = read_chunk_at(
+                &self.src,
+                self.len,
+                begin,
+                first,
+                &mut self.physical,
+                &mut self.data,
+            )?;
+            if header.num_records != entry.num_records {
+                return Err(Error::invalid_footer(
+                    format!(
+                        "the footer gives the chunk {} records, its header {}",
+                        entry.num_records, header.num_records
+                    ),
+                    begin,
+                    first,
+                ));
+            }
+            decode_chunk(begin, first, &header, &self.data, &mut self.records)?;
+            self.cached = Some(chunk);
+        }
+        let in_chunk = index - first;
+        if in_chunk >= self.records.len() as u64 {
+            return Err(Error::invalid_footer(
+                "the footer's record counts do not match the chunks",
+                entry.chunk_offset,
+                first,
+            ));
+        }
+        buf.clear();
+        buf.extend_from_slice(self.records.get(in_chunk as usize));
+        Ok(())
+    }
+
+    /// Record `index` in a new buffer.
+    pub fn get(&mut self, index: u64) -> Result<Vec<u8>, Error> {
+        let mut buf = Vec::new();
+        self.read_record(index, &mut buf)?;
+        Ok(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{encode_simple, put_varint, Compression};
+    use crate::footer::POSTSCRIPT_COPIES;
+    use crate::Writer;
+
+    /// A sound file whose postscript points at `footer_offset`.
+    fn pointing_at(footer_offset: u64) -> Vec<u8> {
+        let mut writer = Writer::new(Vec::new());
+        writer.write_record(b"record").unwrap();
+        let mut bytes = writer.finish().unwrap();
+        let postscript = Postscript {
+            footer_offset,
+            magic: MAGIC,
+        }
+        .encode();
+        let mut sizes = Vec::new();
+        for _ in 0..POSTSCRIPT_COPIES {
+            put_varint(&mut sizes, postscript.len() as u64);
+        }
+        let values = postscript.repeat(POSTSCRIPT_COPIES);
+        let mut data = Vec::new();
+        encode_simple(Compression::None, &sizes, &values, &mut data).unwrap();
+        let header = ChunkHeader::new(&data, ChunkType::Simple, 3, values.len() as u64);
+        let at = bytes.len() - BLOCK_SIZE as usize + BLOCK_HEADER_SIZE as usize;
+        bytes[at..at + CHUNK_HEADER_SIZE].copy_from_slice(&header.encode());
+        bytes[at + CHUNK_HEADER_SIZE..at + CHUNK_HEADER_SIZE + data.len()].copy_from_slice(&data);
+        bytes
+    }
+
+    #[test]
+    fn a_footer_offset_in_a_block_header_is_an_error() {
+        for offset in [1, 10, 24] {
+            let err = IndexedReader::open(pointing_at(offset)).err().unwrap();
+            assert!(
+                matches!(err.kind(), ErrorKind::InvalidFooter { .. }),
+                "{err}"
+            );
+        }
+        // Elsewhere, a wrong offset fails a hash.
+        let err = IndexedReader::open(pointing_at(30)).err().unwrap();
+        assert!(
+            matches!(err.kind(), ErrorKind::ChunkHeaderHashMismatch { .. }),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,518 @@
+//! The streaming reader: every record in file order, every hash checked, the footer checked
+//! against what was read. It reads through any `io::Read`, with no seeking: the footer and
+//! postscript are the last two chunks of records, so it holds two chunks back until it sees
+//! which chunks are last.
+
+use std::collections::VecDeque;
+use std::io::{self, BufReader, Read};
+
+use ofconvert_frame::Position;
+
+use crate::codec::Records as ChunkRecords;
+use crate::error::{Error, ErrorKind};
+use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC, POSTSCRIPT_COPIES};
+use crate::layout::{
+    check_block_header, chunk_end, hash, remaining_in_block, ChunkHeader, ChunkType,
+    BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
+};
+
+/// How much a chunk's data buffer grows at a time: a length from the file is never trusted
+/// for more than that until the bytes are there.
+const READ_STEP: u64 = 1 << 16;
+
+/// A chunk of records read whole, its hashes checked, not yet decoded.
+struct RawChunk {
+    begin: u64,
+    header: ChunkHeader,
+    data: Vec<u8>,
+    first_index: u64,
+}
+
+/// Decodes a simple chunk, or names why it cannot be.
+pub(crate) fn decode_chunk(
+    begin: u64,
+    first_index: u64,
+    header: &ChunkHeader,
+    data: &[u8],
+    records: &mut ChunkRecords,
+) -> Result<(), Error> {
+    records.ends.clear();
+    match header.chunk_type {
+        ChunkType::Simple => {}
+        other => {
+            return Err(Error::new(
+                ErrorKind::UnsupportedChunkType {
+                    chunk_type: other.byte(),
+                },
+                begin,
+                first_index,
+            ))
+        }
+    }
+    if let Some(&compression_type) = data.first() {
+        if !crate::codec::known_compression(compression_type) {
+            return Err(Error::new(
+                ErrorKind::UnknownCompression { compression_type },
+                begin,
+                first_index,
+            ));
+        }
+    }
+    records
+        .decode_simple(data, header.num_records, header.decoded_data_size)
+        .map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
+}
+
+/// Reads ArrayRecord records in order from any [`Read`].
+///
+/// Each chunk's header and data hashes are checked, and every block header's; at the end the
+/// footer must describe the chunks and records read (their counts) and the postscript must
+/// point at the footer. After an error the reader is fused: it reports a clean end.
+pub struct Reader<R> {
+    src: BufReader<R>,
+    pos: u64,
+    index: u64,
+    arrived_records: u64,
+    data_chunks: u64,
+    pending: VecDeque<RawChunk>,
+    spare: Vec<Vec<u8>>,
+    current: ChunkRecords,
+    next_in_current: usize,
+    current_begin: u64,
+    metadata: Option<FooterMetadata>,
+    stopped: bool,
+}
+
+impl<R: Read> Reader<R> {
+    /// A reader over `src`, which must begin with the file's first byte.
+    pub fn new(src: R) -> Reader<R> {
+        Reader {
+            src: BufReader::with_capacity(READ_STEP as usize, src),
+            pos: 0,
+            index: 0,
+            arrived_records: 0,
+            data_chunks: 0,
+            pending: VecDeque::new(),
+            spare: Vec::new(),
+            current: ChunkRecords::default(),
+            next_in_current: 0,
+            current_begin: 0,
+            metadata: None,
+            stopped: false,
+        }
+    }
+
+    /// Reads the next record into `buf` (replacing what it held). `Ok(false)` at the end of the
+    /// records, once the footer has been checked, and after any error.
+    pub fn read_record(&mut self, buf: &mut Vec<u8>) -> Result<bool, Error> {
+        loop {
+            if self.next_in_current < self.current.len() {
+                buf.clear();
+                buf.extend_from_slice(self.current.get(self.next_in_current));
+                self.next_in_current += 1;
+                self.index += 1;
+                return Ok(true);
+            }
+            if self.stopped {
+                return Ok(false);
+            }
+            match self.next_data_chunk() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.stopped = true;
+                    return Ok(false);
+                }
+                Err(err) => {
+                    self.stopped = true;
+                    return Err(err);
+                }
+            }
+        }
+    }
+
+    /// An iterator over the records, which ends after the first error.
+    pub fn records(self) -> Records<R> {
+        Records {
+            reader: self,
+            failed: false,
+        }
+    }
+
+    /// Where the reader stands: the offset of the chunk holding the next record (or of the
+    /// file's end, once there) and how many records it has returned.
+    pub fn position(&self) -> Position {
+        Position {
+            offset: if self.next_in_current < self.current.len() {
+                self.current_begin
+            } else {
+                self.pending.front().map_or(self.pos, |chunk| chunk.begin)
+            },
+            index: self.index,
+        }
+    }
+
+    /// The footer's metadata, once the reader has reached the end of the records.
+    pub fn metadata(&self) -> Option<&FooterMetadata> {
+        self.metadata.as_ref()
+    }
+
+    /// Decodes the next chunk of records into `current`: `Ok(false)` at a sound end.
+    fn next_data_chunk(&mut self) -> Result<bool, Error> {
+        loop {
+            if self.pending.len() > 2 {
+                let chunk = self.pending.pop_front().expect("three chunks pending");
+                let result = decode_chunk(
+                    chunk.begin,
+                    chunk.first_index,
+                    &chunk.header,
+                    &chunk.data,
+                    &mut self.current,
+                );
+                self.spare.push(chunk.data);
+                result?;
+                self.next_in_current = 0;
+                self.current_begin = chunk.begin;
+                self.data_chunks += 1;
+                return Ok(true);
+            }
+            let Some(chunk) = self.next_chunk()? else {
+                self.check_footer()?;
+                return Ok(false);
+            };
+            match chunk.header.chunk_type {
+                ChunkType::Signature | ChunkType::Metadata | ChunkType::Padding => {
+                    self.spare.push(chunk.data);
+                }
+                ChunkType::Simple | ChunkType::Transposed => {
+                    self.arrived_records = self
+                        .arrived_records
+                        .saturating_add(chunk.header.num_records);
+                    self.pending.push_back(chunk);
+                }
+                ChunkType::Other(chunk_type) => {
+                    return Err(Error::new(
+                        ErrorKind::UnsupportedChunkType { chunk_type },
+                        chunk.begin,
+                        self.arrived_records,
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The last two chunks of records are the footer and the postscript: checks them.
+    fn check_footer(&mut self) -> Result<(), Error> {
+        let index = self.index;
+        if self.pending.len() < 2 {
+            return Err(Error::invalid_footer(
+                "the file ends without a footer and postscript",
+                self.pos,
+                index,
+            ));
+        }
+        let postscript = self.pending.pop_back().expect("two chunks pending");
+        let footer = self.pending.pop_back().expect("two chunks pending");
+        let mut records = ChunkRecords::default();
+
+        let begin = postscript.begin;
+        decode_chunk(
+            begin,
+            index,
+            &postscript.header,
+            &postscript.data,
+            &mut records,
+        )?;
+        if !begin.is_multiple_of(BLOCK_SIZE) || records.len() != POSTSCRIPT_COPIES {
+            return Err(Error::invalid_footer(
+                "the last chunk is not a postscript",
+                begin,
+                index,
+            ));
+        }
+        let parsed = Postscript::decode(records.get(0))
+            .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
+        if parsed.magic != MAGIC || parsed.footer_offset != footer.begin {
+            return Err(Error::invalid_footer(
+                format!(
+                    "the postscript (magic {:#x}) points at offset {}, the footer is at {}",
+                    parsed.magic, parsed.footer_offset, footer.begin
+                ),
+                begin,
+                index,
+            ));
+        }
+
+        let begin = footer.begin;
+        decode_chunk(begin, index, &footer.header, &footer.data, &mut records)?;
+        let metadata = check_footer_records(&records, begin, index, |_, _| Ok(()))?;
+        if metadata.num_chunks != self.data_chunks || metadata.num_records != self.index {
+            return Err(Error::invalid_footer(
+                format!(
+                    "the footer lists {} chunks of {} records, the file holds {} of {}",
+                    metadata.num_chunks, metadata.num_records, self.data_chunks, self.index
+                ),
+                begin,
+                index,
+            ));
+        }
+        self.metadata = Some(metadata);
+        Ok(())
+    }
+
+    /// Reads the chunk at `pos`, its hashes checked and its padding skipped. `Ok(None)` at the
+    /// end of the file, between chunks.
+    fn next_chunk(&mut self) -> Result<Option<RawChunk>, Error> {
+        let begin = self.pos;
+        let index = self.arrived_records;
+        let mut header_bytes = [0; CHUNK_HEADER_SIZE];
+        let got = self.read_logical(&mut header_bytes, index)?;
+        if got == 0 && begin > 0 {
+            return Ok(None);
+        }
+        let not_riegeli = || Error::new(ErrorKind::NotRiegeli, 0, 0);
+        if got < CHUNK_HEADER_SIZE {
+            if begin == 0 {
+                return Err(not_riegeli());
+            }
+            return Err(self.truncated(begin + CHUNK_HEADER_SIZE as u64, begin, index));
+        }
+        let header = match ChunkHeader::parse(&header_bytes) {
+            Ok(header) => header,
+            Err(_) if begin == 0 => return Err(not_riegeli()),
+            Err(mismatch) => {
+                return Err(Error::new(
+                    ErrorKind::ChunkHeaderHashMismatch {
+                        expected: mismatch.expected,
+                        actual: mismatch.actual,
+                    },
+                    begin,
+                    index,
+                ))
+            }
+        };
+        if begin == 0 && header.chunk_type != ChunkType::Signature {
+            return Err(not_riegeli());
+        }
+        let end = chunk_end(begin, &header);
+        let mut data = self.spare.pop().unwrap_or_default();
+        data.clear();
+        while (data.len() as u64) < header.data_size {
+            let step = (header.data_size - data.len() as u64).min(READ_STEP) as usize;
+            let start = data.len();
+            data.resize(start + step, 0);
+            let got = self.read_logical(&mut data[start..], index)?;
+            if got < step {
+                return Err(self.truncated(end, begin, index));
+            }
+        }
+        let actual = hash(&data);
+        if actual != header.data_hash {
+            return Err(Error::new(
+                ErrorKind::ChunkDataHashMismatch {
+                    expected: header.data_hash,
+                    actual,
+                },
+                begin,
+                index,
+            ));
+        }
+        let padding = end.saturating_sub(self.pos);
+        let skipped = io::copy(&mut (&mut self.src).take(padding), &mut io::sink())
+            .map_err(|e| Error::new(ErrorKind::Io(e), begin, index))?;
+        self.pos += skipped;
+        if skipped < padding {
+            return Err(self.truncated(end, begin, index));
+        }
+        Ok(Some(RawChunk {
+            begin,
+            header,
+            data,
+            first_index: index,
+        }))
+    }
+
+    fn truncated(&self, expected_end: u64, begin: u64, index: u64) -> Error {
+        Error::new(
+            ErrorKind::Truncated {
+                expected_end,
+                file_len: self.pos,
+            },
+            begin,
+            index,
+        )
+    }
+
+    /// Fills `buf` with chunk bytes, stepping over (and checking) block headers: how many
+    /// bytes it got, fewer only at the end of the file.
+    fn read_logical(&mut self, buf: &mut [u8], index: u64) -> Result<usize, Error> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            if self.pos.is_multiple_of(BLOCK_SIZE) {
+                let block_begin = self.pos;
+                let mut block_header = [0; BLOCK_HEADER_SIZE as usize];
+                let got = self.read_physical(&mut block_header, index)?;
+                if got == 0 {
+                    return Ok(filled);
+                }
+                if got < block_header.len() {
+                    if block_begin == 0 {
+                        return Err(Error::new(ErrorKind::NotRiegeli, 0, 0));
+                    }
+                    return Err(self.truncated(
+                        block_begin + BLOCK_HEADER_SIZE,
+                        block_begin,
+                        index,
+                    ));
+                }
+                if let Err((expected, actual)) = check_block_header(&block_header) {
+                    if block_begin == 0 {
+                        return Err(Error::new(ErrorKind::NotRiegeli, 0, 0));
+                    }
+                    return Err(Error::new(
+                        ErrorKind::BlockHeaderHashMismatch { expected, actual },
+                        block_begin,
+                        index,
+                    ));
+                }
+            }
+            let want = (buf.len() - filled).min(remaining_in_block(self.pos) as usize);
+            let got = self.read_physical(&mut buf[filled..filled + want], index)?;
+            filled += got;
+            if got < want {
+                break;
+            }
+        }
+        Ok(filled)
+    }
+
+    /// Reads as much of `buf` as the file holds, advancing `pos`.
+    fn read_physical(&mut self, buf: &mut [u8], index: u64) -> Result<usize, Error> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.src.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    filled += n;
+                    self.pos += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::new(ErrorKind::Io(e), self.pos, index)),
+            }
+        }
+        Ok(filled)
+    }
+}
+
+/// Checks a decoded footer chunk: its first record is the metadata, the others one entry per
+/// chunk whose counts add up to the metadata's. `each` sees every entry with the index of its
+/// first record.
+pub(crate) fn check_footer_records(
+    records: &ChunkRecords,
+    begin: u64,
+    index: u64,
+    mut each: impl FnMut(ChunkEntry, u64) -> Result<(), Error>,
+) -> Result<FooterMetadata, Error> {
+    if records.len() == 0 {
+        return Err(Error::invalid_footer(
+            "the footer chunk is empty",
+            begin,
+            index,
+        ));
+    }
+    let metadata = FooterMetadata::decode(records.get(0))
+        .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
+    if metadata.num_chunks != records.len() as u64 - 1 {
+        return Err(Error::invalid_footer(
+            format!(
+                "the metadata counts {} chunks, the footer lists {}",
+                metadata.num_chunks,
+                records.len() - 1
+            ),
+            begin,
+            index,
+        ));
+    }
+    let mut total = 0u64;
+    for i in 1..records.len() {
+        let entry = ChunkEntry::decode(records.get(i))
+            .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
+        each(entry, total)?;
+        total = total.checked_add(entry.num_records).ok_or_else(|| {
+            Error::invalid_footer("the chunks' record counts overflow", begin, index)
+        })?;
+    }
+    if total != metadata.num_records {
+        return Err(Error::invalid_footer(
+            format!(
+                "the chunks hold {total} records, the metadata says {}",
+                metadata.num_records
+            ),
+            begin,
+            index,
+        ));
+    }
+    Ok(metadata)
+}
+
+/// The records of a [`Reader`], one `Result` each; ends after the first error.
+pub struct Records<R> {
+    reader: Reader<R>,
+    failed: bool,
+}
+
+impl<R: Read> Iterator for Records<R> {
+    type Item = Result<Vec<u8>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let mut record = Vec::new();
+        match self.reader.read_record(&mut record) {
+            Ok(true) => Some(Ok(record)),
+            Ok(false) => None,
+            Err(err) => {
+                self.failed = true;
+                Some(Err(err))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{encode_simple, Compression};
+    use crate::layout::block_header;
+
+    fn chunk(file: &mut Vec<u8>, data: &[u8], num_records: u64, decoded_data_size: u64) {
+        let begin = file.len() as u64;
+        let header = ChunkHeader::new(data, ChunkType::Simple, num_records, decoded_data_size);
+        file.extend_from_slice(&header.encode());
+        file.extend_from_slice(data);
+        file.resize(chunk_end(begin, &header) as usize, 0);
+    }
+
+    /// Found by the fuzz target: the sizes of a chunk whose values then failed to decode were
+    /// handed out as records after the error.
+    #[test]
+    fn a_chunk_that_fails_to_decode_yields_no_record() {
+        let mut file = block_header(0, 0, 64).to_vec();
+        file.extend_from_slice(&ChunkHeader::new(&[], ChunkType::Signature, 0, 0).encode());
+        let mut data = Vec::new();
+        encode_simple(Compression::None, &[3], b"abc", &mut data).unwrap();
+        // The header says 4 bytes of records, the sizes say 3.
+        chunk(&mut file, &data, 1, 4);
+        chunk(&mut file, &data, 1, 3);
+        chunk(&mut file, &data, 1, 3);
+        let mut reader = Reader::new(file.as_slice());
+        let mut record = Vec::new();
+        let err = reader.read_record(&mut record).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::InvalidChunk { .. }),
+            "{err}"
+        );
+        assert_eq!(err.offset(), 64);
+        assert!(!reader.read_record(&mut record).unwrap());
+    }
+}
