@@ -470,7 +470,7 @@ class _Counting:
     """An HTTP proxy on 127.0.0.1 in front of `upstream` that counts the body bytes of the
     answers to GETs (what a store's egress bill counts)."""
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, fail_every=0):
         import http.client
         import http.server
         import threading
@@ -479,6 +479,9 @@ class _Counting:
         counter = self
         self.bytes = 0
         self.requests = 0
+        self.gets = 0
+        self.faults = 0
+        self.fail_every = fail_every
         self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -496,6 +499,34 @@ class _Counting:
                 connection.request(self.command, self.path, body=body, headers=headers)
                 answer = connection.getresponse()
                 data = answer.read()
+                fault = None
+                if self.command == "GET" and counter.fail_every:
+                    with counter.lock:
+                        counter.gets += 1
+                        if counter.gets % counter.fail_every == 0:
+                            counter.faults += 1
+                            fault = ("503", "cut", "reset")[counter.faults % 3]
+                if fault == "503":
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if fault == "reset":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if fault == "cut":
+                    # The headers promise the whole body; half of it comes, then the end.
+                    self.send_response(answer.status)
+                    for name, value in answer.getheaders():
+                        if name.lower() not in ("transfer-encoding", "connection"):
+                            self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
                 if self.command == "GET":
                     with counter.lock:
                         counter.bytes += len(data)
@@ -526,7 +557,7 @@ _BUCKETS = itertools.count()
 
 
 @pytest.fixture
-def counted(moto_s3, tmp_path, monkeypatch):
+def counted(moto_s3, tmp_path, monkeypatch, request):
     """A bucket of its own of 4 files of 2,000 records reached through a counting proxy (a
     bucket of its own: a process keeps one client per bucket, built with the endpoint of its
     first use)."""
@@ -541,7 +572,7 @@ def counted(moto_s3, tmp_path, monkeypatch):
                 writer.write({"id": number * 2000 + i, "pad": b"p" * 150})
         client.put_object(Bucket=bucket, Key=f"c/{path.name}", Body=path.read_bytes())
         sizes[path.name] = path.stat().st_size
-    proxy = _Counting(env["AWS_ENDPOINT_URL"])
+    proxy = _Counting(env["AWS_ENDPOINT_URL"], getattr(request, "param", 0))
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
     yield proxy, f"s3://{bucket}/c", sum(sizes.values()), tmp_path / "cache"
     proxy.server.shutdown()
@@ -576,3 +607,23 @@ def test_an_epoch_from_a_bucket_in_order_or_block_shuffled_fetches_each_byte_onc
     assert size <= proxy.bytes <= 1.05 * size, (proxy.bytes, size, proxy.requests)
     # A request a chunk of records, not one a record or a batch.
     assert proxy.requests <= 8000 // stream.block[1] + 8 if shuffle else proxy.requests < 50
+
+
+@pytest.mark.parametrize("counted", [10], indirect=True)
+@pytest.mark.parametrize("shuffle", ["block", True, False])
+def test_an_epoch_through_a_proxy_failing_a_tenth_of_the_reads_gives_every_record_once(counted, shuffle):
+    proxy, url, _, cache = counted
+    proxy.fail_every = 0
+    options = dict(block_size=2000) if shuffle == "block" else {}
+    stream = RecordStream(url, shuffle=shuffle, seed=1, batch_size=64, drop_last=False, cache_dir=cache, retries=10, **options)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=shuffle, seed=1, batch_size=64, drop_last=False, **options)
+    # In order, the epoch is four requests (a whole file each): every second one fails.
+    proxy.fail_every = 10 if shuffle else 2
+    # A global shuffle asks for each record apart: its first ten batches, to stay quick.
+    batches = 10 if shuffle is True else None
+    got = list(itertools.islice(stream, batches))
+    want = list(itertools.islice(local, batches))
+    assert proxy.faults >= 2, proxy.gets
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert a["id"].tobytes() == b["id"].tobytes() and a["pad"] == b["pad"]
