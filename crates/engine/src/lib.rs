@@ -18,6 +18,7 @@
 //! config/, reports         the callers' words: options, rules, hints, a run;
 //!                          what the inspections found, as the front ends show it (top)
 //! inspect/                 count, verify, index, schema, diff of existing files
+//! stream/                  training streams: an epoch's order, ranks' and workers' shares
 //! access/                  random access: record indexes, decompressed copies
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
@@ -123,6 +124,7 @@ mod scan;
 mod schema;
 mod sharded;
 pub mod storage;
+mod stream;
 mod tfds;
 
 pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
@@ -164,4 +166,7 @@ pub use storage::object::{is_url, storage_for};
 pub use storage::retry::{set_network_bounds, NetworkBounds};
 pub use storage::stores::set_anonymous;
 pub use storage::transfer::{set_transfers_in_flight, DEFAULT_TRANSFERS};
+pub use stream::fingerprint::fingerprint;
+pub use stream::order::{Order, Permutation, Shuffle};
+pub use stream::share::Share;
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

@@ -5,8 +5,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use ofconvert_engine::{Checksums, Format, IndexOptions, IndexedFile, RecordAt};
-use pyo3::exceptions::{PyIndexError, PyRuntimeError};
+use ofconvert_engine::{
+    Checksums, Format, IndexOptions, IndexedFile, Order, RecordAt, Share, Shuffle,
+};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use rayon::prelude::*;
@@ -15,7 +17,6 @@ use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors::{self, Class, Place};
 use crate::fetch::{Files, Scratch};
-use crate::order::{rank_span, Permutation, Share};
 use crate::prefetch::Prefetch;
 use crate::values::Names;
 
@@ -228,6 +229,37 @@ impl Records {
         Ok(columns.take(py, &mut state.names)?.into_any())
     }
 
+    /// Epoch `epoch`'s order of the records: `shuffle` is "none", "global" or "block" (with
+    /// windows of `block` records, else the default for the dataset's record size).
+    pub fn order(
+        &self,
+        shuffle: &str,
+        block: Option<u64>,
+        seed: u64,
+        epoch: u64,
+    ) -> PyResult<Order> {
+        let len = self.files.len();
+        let shuffle = match shuffle {
+            "none" => Shuffle::None,
+            "global" => Shuffle::Global,
+            "block" => Shuffle::block(len, self.files.bytes(), block),
+            other => return Err(PyValueError::new_err(format!("no shuffle {other:?}"))),
+        };
+        Ok(Order::new(len, shuffle, seed, epoch))
+    }
+
+    /// Records a chunk read whole holds in the orders that read by spans: a block shuffle's
+    /// chunk, or the same size for the records' own order; `None` for a global shuffle.
+    pub fn chunk(&self, shuffle: &str, block: Option<u64>) -> Option<u64> {
+        if shuffle == "global" {
+            return None;
+        }
+        match Shuffle::block(self.files.len(), self.files.bytes(), block) {
+            Shuffle::Block { chunk, .. } => Some(chunk),
+            _ => None,
+        }
+    }
+
     /// The files, for a stream's prefetching threads.
     pub fn record_files(&self) -> &Arc<Files> {
         &self.files
@@ -397,6 +429,20 @@ impl Records {
             .collect()
     }
 
+    /// The dataset's fingerprint: what a resumed stream checks.
+    fn fingerprint(&self) -> u64 {
+        ofconvert_engine::fingerprint(&self.files.files)
+    }
+
+    /// Records a window of a block shuffle holds (`block`, else the default for the
+    /// dataset's record size) and records a chunk of it holds.
+    fn block_geometry(&self, block: Option<u64>) -> (u64, u64) {
+        match Shuffle::block(self.files.len(), self.files.bytes(), block) {
+            Shuffle::Block { chunk, window } => (chunk * window, chunk),
+            _ => (0, 0),
+        }
+    }
+
     /// Record `index` as a dict (negative counts from the end).
     fn get<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyAny>> {
         let at = self.check(index)?;
@@ -441,20 +487,24 @@ pub struct Stream {
     yielded: u64,
     /// For files in a store: the worker's next units, read ahead by threads.
     prefetch: Option<Prefetch>,
+    /// Records a chunk holds where files in a store are read by whole spans (the records'
+    /// own order, a block shuffle); `None` where each record is asked for (a global one).
+    chunk: Option<u64>,
     indices: Vec<u64>,
 }
 
 #[pymethods]
 impl Stream {
     #[new]
-    #[pyo3(signature = (records, shuffle, seed, epoch, rank, world, worker, workers, unit, batched, drop_last, skip))]
+    #[pyo3(signature = (records, shuffle, block, seed, epoch, start, rank, world, worker, workers, unit, batched, drop_last))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         records: Py<Records>,
-        py: Python<'_>,
-        shuffle: bool,
+        shuffle: &str,
+        block: Option<u64>,
         seed: u64,
         epoch: u64,
+        start: u64,
         rank: u64,
         world: u64,
         worker: u64,
@@ -462,30 +512,34 @@ impl Stream {
         unit: u64,
         batched: bool,
         drop_last: bool,
-        skip: u64,
-    ) -> Stream {
-        let total = records.get().files.len();
-        let _ = py;
-        let (rank_start, rank_end) = rank_span(total, rank, world, drop_last);
+    ) -> PyResult<Stream> {
+        let order = records.get().order(shuffle, block, seed, epoch)?;
+        let chunk = records.get().chunk(shuffle, block);
         let share = Share {
-            permutation: shuffle.then(|| Permutation::new(total, seed, epoch)),
-            rank_start,
-            rank_end,
-            skip,
-            unit,
-            drop_partial: batched && drop_last,
+            order,
+            start,
+            rank,
+            world,
             worker,
             workers,
+            unit,
+            drop_last,
         };
-        Stream {
+        Ok(Stream {
             records,
             next: share.worker,
             yielded: 0,
             prefetch: None,
+            chunk,
             share,
             batched,
             indices: Vec::new(),
-        }
+        })
+    }
+
+    /// Where the epoch stands once every rank has consumed `records` records of its share.
+    fn consumed_after(&self, records: u64) -> u64 {
+        self.share.consumed_after(records)
     }
 
     /// Units the rank yields from where it starts, all workers together.
@@ -511,8 +565,13 @@ impl Stream {
         self.share.unit_records(self.next, &mut self.indices);
         let records = self.records.get();
         if records.record_files().any_remote() {
+            let (share, next, chunk) = (self.share, self.next, self.chunk);
             let prefetch = self.prefetch.get_or_insert_with(|| {
-                Prefetch::start(Arc::clone(records.record_files()), self.share, self.next)
+                let files = Arc::clone(records.record_files());
+                match chunk {
+                    Some(chunk) => Prefetch::spans(files, share, next, chunk),
+                    None => Prefetch::start(files, share, next),
+                }
             });
             let fetched = prefetch
                 .next(py)

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ofconvert_engine::storage::Storage;
 use ofconvert_engine::{Checksums, Error, IndexedFile, RecordAt};
@@ -16,8 +16,13 @@ const MAPPED: usize = usize::MAX;
 /// Runs of this many bytes or more have their pages mapped in one call.
 #[cfg(target_os = "linux")]
 const POPULATE_FROM: u64 = 64 << 10;
-/// Files of one batch fetched from a store side by side.
-const FILES_IN_FLIGHT: usize = 16;
+/// Local files a reader keeps mapped between batches at most: a shuffled epoch over many
+/// files would otherwise keep every one mapped, toward the kernel's limit of mappings.
+const MAPS_KEPT: usize = 32;
+/// Ranges of one batch fetched from a store side by side.
+const RANGES_IN_FLIGHT: usize = 32;
+/// The largest gap between two records of a batch in one object read in one request.
+const MERGE_GAP: u64 = 256 << 10;
 
 /// Record files of a dataset, in order, with their indexes.
 #[derive(Debug)]
@@ -67,6 +72,17 @@ impl Files {
         self.files
             .iter()
             .any(|file| ofconvert_engine::is_url(&file.data))
+    }
+
+    /// Bytes of every record, framing included.
+    pub fn bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|file| match file.index.len() {
+                0 => 0,
+                len => file.index.span(0..len).end,
+            })
+            .sum()
     }
 
     pub fn len(&self) -> u64 {
@@ -137,6 +153,13 @@ impl Files {
     /// Reads the bytes of every run into the buffers: local files with one positioned read
     /// per run, files in a store with one call per file for all its runs, files side by side.
     fn read_runs(&self, scratch: &mut Scratch) -> Result<(), Error> {
+        if scratch.maps.len() >= MAPS_KEPT {
+            // Unmapped, but for the files this batch reads.
+            let runs = &scratch.runs;
+            scratch
+                .maps
+                .retain(|file, _| runs.iter().any(|run| run.file == *file));
+        }
         let mut remote: Vec<usize> = Vec::new();
         for (number, run) in scratch.runs.iter_mut().enumerate() {
             let file = &self.files[run.file];
@@ -175,42 +198,58 @@ impl Files {
         if remote.is_empty() {
             return Ok(());
         }
-        // The runs of each remote file, that file's ranges asked for in one call.
-        let mut by_file: Vec<(usize, Vec<usize>)> = Vec::new();
-        for number in remote {
-            let file = scratch.runs[number].file;
-            match by_file.iter_mut().find(|(f, _)| *f == file) {
-                Some((_, runs)) => runs.push(number),
-                None => by_file.push((file, vec![number])),
-            }
-        }
-        while scratch.buffers.len() < by_file.len() {
-            scratch.buffers.push(Vec::new());
-        }
-        let requests: Vec<(&PathBuf, Vec<Range<u64>>)> = by_file
+        // Each remote file's runs by place, merged where the gap between them is small
+        // (what a merge reads stays within twice the records' bytes, and a gap is at most
+        // MERGE_GAP), each merged range a request of its own, all side by side.
+        let mut by_place: Vec<(usize, Range<u64>, usize)> = remote
             .iter()
-            .map(|(file, numbers)| {
-                let file = &self.files[*file];
-                let ranges = numbers
-                    .iter()
-                    .map(|&n| file.index.span(scratch.runs[n].records.clone()))
-                    .collect();
-                (&file.data, ranges)
+            .map(|&number| {
+                let run = &scratch.runs[number];
+                (
+                    run.file,
+                    self.files[run.file].index.span(run.records.clone()),
+                    number,
+                )
             })
             .collect();
-        let buffers = &mut scratch.buffers[..by_file.len()];
-        let mut results = Vec::with_capacity(requests.len());
+        by_place.sort_by_key(|(file, span, _)| (*file, span.start));
+        // (file, range read, bytes of records in it)
+        let mut merged: Vec<(usize, Range<u64>, u64)> = Vec::new();
+        let mut slot_of = Vec::with_capacity(by_place.len());
+        for (file, span, _) in &by_place {
+            let len = span.end - span.start;
+            match merged.last_mut() {
+                Some((f, range, useful))
+                    if *f == *file
+                        && span.start >= range.start
+                        && span.start.saturating_sub(range.end) <= MERGE_GAP
+                        && span.end.max(range.end) - range.start <= 2 * (*useful + len) =>
+                {
+                    range.end = range.end.max(span.end);
+                    *useful += len;
+                }
+                _ => merged.push((*file, span.clone(), len)),
+            }
+            slot_of.push(merged.len() - 1);
+        }
+        while scratch.buffers.len() < merged.len() {
+            scratch.buffers.push(Vec::new());
+        }
+        let buffers = &mut scratch.buffers[..merged.len()];
+        let mut results = Vec::with_capacity(merged.len());
         std::thread::scope(|scope| {
-            for (requests, buffers) in requests
-                .chunks(FILES_IN_FLIGHT)
-                .zip(buffers.chunks_mut(FILES_IN_FLIGHT))
+            for (requests, buffers) in merged
+                .chunks(RANGES_IN_FLIGHT)
+                .zip(buffers.chunks_mut(RANGES_IN_FLIGHT))
             {
                 let handles: Vec<_> = requests
                     .iter()
                     .zip(buffers.iter_mut())
-                    .map(|((data, ranges), buffer)| {
-                        let fetched = scope.spawn(move || fetch_remote(data, ranges, buffer));
-                        (*data, fetched)
+                    .map(|((file, range, _), buffer)| {
+                        let data = &self.files[*file].data;
+                        let fetched = scope
+                            .spawn(move || fetch_remote(data, std::slice::from_ref(range), buffer));
+                        (data, fetched)
                     })
                     .collect();
                 for (data, fetched) in handles {
@@ -226,18 +265,102 @@ impl Files {
         for result in results {
             result?;
         }
-        for (slot, (file, numbers)) in by_file.iter().enumerate() {
-            let mut at = 0;
-            for &number in numbers {
-                let span = self.files[*file]
-                    .index
-                    .span(scratch.runs[number].records.clone());
-                scratch.runs[number].buffer = slot;
-                scratch.runs[number].at = at;
-                at += (span.end - span.start) as usize;
-            }
+        for ((_, span, number), slot) in by_place.iter().zip(slot_of) {
+            scratch.runs[*number].buffer = slot;
+            scratch.runs[*number].at = (span.start - merged[slot].1.start) as usize;
         }
         Ok(())
+    }
+}
+
+/// The bytes of a run of neighbouring records of a dataset read whole from a store: one
+/// buffer per file the run lies in.
+#[derive(Debug)]
+pub struct Span {
+    /// The records (of the dataset) it holds.
+    pub records: Range<u64>,
+    /// Each file's piece: the file, its first record in the span, and its bytes.
+    pieces: Vec<(usize, u64, Vec<u8>)>,
+}
+
+/// Attempts at a span whose reading fails or comes short: a span is used whole or not at all.
+const SPAN_ATTEMPTS: usize = 3;
+
+impl Files {
+    /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
+    /// they lie in; a piece that fails or comes short is asked for again, whole.
+    pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
+        let mut pieces = Vec::new();
+        let mut at = records.start;
+        while at < records.end {
+            let (file, first) = self.locate(at);
+            let indexed = &self.files[file];
+            let end = (first + (records.end - at)).min(indexed.index.len());
+            let bytes = indexed.index.span(first..end);
+            let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
+            let mut attempt = 0;
+            loop {
+                attempt += 1;
+                buffer.clear();
+                match fetch_remote(&indexed.data, std::slice::from_ref(&bytes), &mut buffer) {
+                    Ok(()) if buffer.len() as u64 == bytes.end - bytes.start => break,
+                    Ok(()) if attempt < SPAN_ATTEMPTS => continue,
+                    Ok(()) => {
+                        let short = std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            format!("bytes {}..{} came short", bytes.start, bytes.end),
+                        );
+                        return Err(Error::io(&indexed.data, short));
+                    }
+                    Err(_) if attempt < SPAN_ATTEMPTS => continue,
+                    Err(err) => return Err(err),
+                }
+            }
+            pieces.push((file, first, buffer));
+            at += end - first;
+        }
+        Ok(Span { records, pieces })
+    }
+
+    /// Puts the records `indices` into `scratch` from the spans that hold them (`span_of`
+    /// gives the span of a record), for [`each`](Files::each) to hand out.
+    pub fn cut<'s>(
+        &self,
+        indices: &[u64],
+        span_of: impl Fn(u64) -> &'s Span,
+        scratch: &mut Scratch,
+    ) {
+        scratch.runs.clear();
+        if scratch.buffers.is_empty() {
+            scratch.buffers.push(Vec::new());
+        }
+        scratch.buffers[0].clear();
+        for &index in indices {
+            let (file, record) = self.locate(index);
+            let span = span_of(index);
+            let (_, first, bytes) = span
+                .pieces
+                .iter()
+                .find(|(f, first, _)| *f == file && *first <= record)
+                .expect("the span of a record holds its file");
+            let index_of = &self.files[file].index;
+            let base = index_of.range(*first).start;
+            let range = index_of.range(record);
+            let buffer = &mut scratch.buffers[0];
+            let at = buffer.len();
+            buffer.extend_from_slice(
+                &bytes[(range.start - base) as usize..(range.end - base) as usize],
+            );
+            match scratch.runs.last_mut() {
+                Some(run) if run.file == file && run.records.end == record => run.records.end += 1,
+                _ => scratch.runs.push(Run {
+                    file,
+                    records: record..record + 1,
+                    buffer: 0,
+                    at,
+                }),
+            }
+        }
     }
 }
 

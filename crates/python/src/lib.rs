@@ -12,7 +12,6 @@ mod decode;
 mod errors;
 mod fetch;
 mod inspect;
-mod order;
 mod prefetch;
 mod read;
 mod values;

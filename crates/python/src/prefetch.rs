@@ -1,15 +1,19 @@
-//! Reading ahead for a stream over files in a store, where each read waits a round trip:
-//! a few threads fetch the worker's next units side by side while the current one is
-//! decoded, and hand them over in order.
+//! Reading ahead for a stream over files in a store, where each read waits a round trip.
+//! In a global shuffle a few threads fetch the worker's next units side by side while the
+//! current one is decoded, and hand them over in order. In the records' own order and in a
+//! block shuffle, whole spans are fetched instead (a group of chunks of neighbouring records:
+//! the window a block shuffle spreads over, or a few chunks in a row), [`SPANS_IN_FLIGHT`] at
+//! once, and the worker's units cut from them in memory: each chunk read once, in one request
+//! per file it lies in.
 
+use std::collections::HashMap;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
-use ofconvert_engine::Error;
+use ofconvert_engine::{Error, Share};
 use pyo3::prelude::*;
 
-use crate::fetch::{Files, Scratch};
-use crate::order::Share;
+use crate::fetch::{Files, Scratch, Span};
 
 /// Units fetched side by side.
 const LANES: u64 = 4;
@@ -53,6 +57,63 @@ impl Prefetch {
         Prefetch { lanes, taken: 0 }
     }
 
+    /// Fetches the worker's units from unit `first` of the rank on by whole spans: chunks of
+    /// `chunk` records (of the dataset), a group of them at a time (the window of a block
+    /// shuffle, or [`CHUNKS_IN_ORDER`] chunks in the records' own order).
+    pub fn spans(files: Arc<Files>, share: Share, first: u64, chunk: u64) -> Prefetch {
+        let (sender, receiver) = sync_channel(UNITS_AHEAD);
+        std::thread::Builder::new()
+            .name("ofconvert-spans".into())
+            .spawn(move || {
+                let chunk = chunk.max(1);
+                let total = files.len();
+                let mut held: HashMap<u64, Span> = HashMap::new();
+                let mut group_end = 0;
+                let mut indices = Vec::new();
+                let mut unit = first;
+                while unit < share.units() {
+                    let positions = share.positions(unit);
+                    share.unit_records(unit, &mut indices);
+                    let mut wanted: Vec<u64> = Vec::new();
+                    if positions.start >= group_end {
+                        // A new group: what the last one held is done with, but for the
+                        // chunks of this one a unit across the boundary brought in.
+                        group_end = share
+                            .order
+                            .group_end(positions.start, chunk * CHUNKS_IN_ORDER)
+                            .max(positions.end);
+                        wanted.extend(
+                            (positions.start..group_end).map(|at| share.order.record(at) / chunk),
+                        );
+                        wanted.sort_unstable();
+                        wanted.dedup();
+                        held.retain(|number, _| wanted.binary_search(number).is_ok());
+                    }
+                    wanted.extend(indices.iter().map(|record| record / chunk));
+                    wanted.sort_unstable();
+                    wanted.dedup();
+                    wanted.retain(|number| !held.contains_key(number));
+                    let fetched = fetch_chunks(&files, &wanted, chunk, total);
+                    let result = fetched.map(|spans| {
+                        held.extend(wanted.iter().copied().zip(spans));
+                        let mut scratch = Scratch::default();
+                        files.cut(&indices, |record| &held[&(record / chunk)], &mut scratch);
+                        scratch
+                    });
+                    let failed = result.is_err();
+                    if sender.send(result).is_err() || failed {
+                        return;
+                    }
+                    unit += share.workers;
+                }
+            })
+            .expect("a thread to read ahead");
+        Prefetch {
+            lanes: vec![Mutex::new(receiver)],
+            taken: 0,
+        }
+    }
+
     /// The next unit's records, read; waits for them without the GIL.
     pub fn next(&mut self, py: Python<'_>) -> Result<Scratch, Error> {
         let lane = &self.lanes[self.taken % self.lanes.len()];
@@ -65,4 +126,48 @@ impl Prefetch {
                 ))
             })
     }
+}
+
+/// Chunks a group holds in the records' own order.
+const CHUNKS_IN_ORDER: u64 = 8;
+/// Units cut and waiting for the reader at most.
+const UNITS_AHEAD: usize = 16;
+/// Spans fetched side by side.
+pub const SPANS_IN_FLIGHT: usize = 8;
+
+/// The chunks `numbers` (of `chunk` records, of a dataset of `total`) read whole,
+/// [`SPANS_IN_FLIGHT`] at once, in order.
+fn fetch_chunks(
+    files: &Files,
+    numbers: &[u64],
+    chunk: u64,
+    total: u64,
+) -> Result<Vec<Span>, Error> {
+    let mut spans = Vec::with_capacity(numbers.len());
+    for group in numbers.chunks(SPANS_IN_FLIGHT) {
+        let results: Vec<Result<Span, Error>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|&number| {
+                    let records = number * chunk..((number + 1) * chunk).min(total);
+                    scope.spawn(move || files.read_span(records))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(Error::io(
+                            std::path::Path::new(""),
+                            std::io::Error::other("reading a span panicked"),
+                        ))
+                    })
+                })
+                .collect()
+        });
+        for result in results {
+            spans.push(result?);
+        }
+    }
+    Ok(spans)
 }

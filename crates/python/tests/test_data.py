@@ -3,6 +3,7 @@ compression, local and in moto's S3 server, through indexes found, built and kep
 RecordStream splits epochs over ranks and loader workers, shuffles through the index and
 resumes where a state says."""
 
+import itertools
 import os
 import pickle
 import shutil
@@ -232,7 +233,8 @@ def test_a_stream_resumes_with_exactly_the_rest_of_the_epoch(uneven, batch_size)
     items = iter(stream)
     taken = ids([next(items) for _ in range(3)])
     state = stream.state_dict()
-    assert state["position"] == len(taken) and state["epoch"] == 2
+    # Every rank of the two has consumed as many: the position counts them all.
+    assert state["position"] == 2 * len(taken) and state["epoch"] == 2
     resumed = RecordStream(uneven, **options)
     resumed.load_state_dict(pickle.loads(pickle.dumps(state)))
     assert len(resumed) == (len(whole) - len(taken) if batch_size is None else -(-(len(whole) - len(taken)) // 8))
@@ -298,3 +300,330 @@ def test_a_bucket_reads_by_ranges_and_keeps_its_indexes_in_the_cache(moto_s3, tm
     with pytest.warns(UserWarning, match="decompressed"):
         gz = RecordDataset("s3://data/gz/a.tfrecord.gz", cache_dir=cache)
     same(gz[10], list(ofconvert.read(TESTDATA / "golden" / "tutorial.tfrecord"))[10])
+
+
+def in_turn(root, rank, world, workers, take=None, state=None, epoch=0, **options):
+    """A rank's items behind `workers` loader workers taken one from each in turn (as a
+    loader does), the first `take` of them; each worker's stream loaded with `state`."""
+    streams = []
+    for worker in range(workers):
+        stream = RecordStream(root, rank=rank, world_size=world, worker=(worker, workers), **options)
+        if state is not None:
+            stream.load_state_dict(state)
+        stream.set_epoch(epoch)
+        streams.append(iter(stream))
+    out = []
+    while streams and (take is None or len(out) < take):
+        for stream in list(streams):
+            if take is not None and len(out) == take:
+                break
+            item = next(stream, None)
+            if item is None:
+                streams.remove(stream)
+            else:
+                out.append(item)
+    return ids(out)
+
+
+@pytest.mark.parametrize("shuffle", [False, True, "block"])
+def test_a_state_saved_on_two_ranks_resumes_on_four_or_one_with_the_rest_once(uneven, shuffle):
+    options = dict(shuffle=shuffle, seed=3, batch_size=4, drop_last=False)
+    if shuffle == "block":
+        options["block_size"] = 16
+    # Two ranks of two workers each, three batches a rank, then a checkpoint of rank 1.
+    taken = [in_turn(uneven, rank, 2, 2, take=3, epoch=1, **options) for rank in range(2)]
+    stream = RecordStream(uneven, rank=1, world_size=2, **options)
+    stream.set_epoch(1)
+    state = stream.state_dict(position=3 * 4)
+    assert state["position"] == 24 and state["epoch"] == 1
+    before = taken[0] + taken[1]
+    for world, workers in ((4, 2), (1, 1), (3, 2)):
+        rest = [in_turn(uneven, rank, world, workers, state=state, epoch=1, **options) for rank in range(world)]
+        assert sorted(before + sum(rest, [])) == list(range(sum(SIZES))), (world, workers)
+    # One rank reads the rest in the epoch's order: the order is the same for any layout.
+    whole = RecordStream(uneven, **options)
+    whole.set_epoch(1)
+    one = RecordStream(uneven, **options)
+    one.load_state_dict(state)
+    assert ids(whole)[24:] == ids(one)
+
+
+def test_a_state_of_another_dataset_or_order_is_refused(uneven, tmp_path):
+    stream = RecordStream(uneven, shuffle="block", block_size=16, batch_size=4)
+    state = stream.state_dict(position=8)
+    for other, match in (
+        (dict(shuffle=True), "shuffle"),
+        (dict(shuffle="block", block_size=32), "block_size"),
+        (dict(shuffle="block", block_size=16, seed=1), "seed"),
+    ):
+        with pytest.raises(ofconvert.UsageError, match=match):
+            RecordStream(uneven, batch_size=4, **other).load_state_dict(state)
+    changed = tmp_path / "changed"
+    shutil.copytree(uneven, changed)
+    with ofconvert.TFRecordWriter(changed / "part-1.tfrecord") as writer:
+        for i in range(50):
+            writer.write({"id": i, "pad": b"y" * 20})
+    with pytest.raises(ofconvert.UsageError, match="another dataset"):
+        RecordStream(changed, shuffle="block", block_size=16, batch_size=4).load_state_dict(state)
+    old = {"epoch": 0, "position": 4, "seed": 0, "shuffle": False, "records": sum(SIZES)}
+    with pytest.raises(ofconvert.UsageError, match="version"):
+        RecordStream(uneven).load_state_dict(old)
+    # A copy of the same files elsewhere is the same dataset.
+    copy = tmp_path / "copy"
+    shutil.copytree(uneven, copy)
+    again = RecordStream(copy, shuffle="block", block_size=16, batch_size=4)
+    again.load_state_dict(state)
+    assert len(again) == (sum(SIZES) - 8) // 4
+
+
+def _loader_pass(stream, workers):
+    """One pass of `stream` behind `workers` forked loader workers: the ids each read."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+
+    def work(worker):
+        ofconvert.data._loader_info = lambda: (worker, workers)
+        queue.put(ids(stream))
+
+    processes = [context.Process(target=work, args=(w,)) for w in range(workers)]
+    for process in processes:
+        process.start()
+    got = sorted(sum((queue.get(timeout=60) for _ in processes), []))
+    for process in processes:
+        process.join(timeout=60)
+    return got
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers")
+def test_a_resumed_epoch_behind_loader_workers_skips_only_once(uneven):
+    options = dict(batch_size=4, drop_last=False, rank=0, world_size=1)
+    stream = RecordStream(uneven, **options)
+    stream.load_state_dict(RecordStream(uneven, **options).state_dict(position=20))
+    # The resumed pass: the rest of the epoch; the next pass of the same epoch, whole.
+    assert _loader_pass(stream, 2) == list(range(20, sum(SIZES)))
+    assert _loader_pass(stream, 2) == list(range(sum(SIZES)))
+    assert _loader_pass(stream, 2) == list(range(sum(SIZES)))
+
+
+@pytest.mark.parametrize("where", ["disk", "bucket"])
+def test_a_block_shuffle_keeps_every_promise_of_the_stream(uneven, where, request, tmp_path):
+    root = uneven
+    options = dict(shuffle="block", block_size=16, seed=4)
+    if where == "bucket":
+        client, _ = request.getfixturevalue("moto_s3")
+        for path in sorted(uneven.iterdir()):
+            client.put_object(Bucket="data", Key=f"block/{path.name}", Body=path.read_bytes())
+        root = "s3://data/block"
+        options["cache_dir"] = tmp_path / "cache"
+    total = sum(SIZES)
+    every = shares(root, 2, 2, batch_size=4, drop_last=False, **options)
+    assert sorted(every[0] + every[1]) == list(range(total))
+    assert abs(len(every[0]) - len(every[1])) <= 1
+    equal = shares(root, 2, 2, batch_size=4, drop_last=True, **options)
+    assert len(equal[0]) == len(equal[1]) == total // 8 * 4
+    assert len(set(equal[0] + equal[1])) == total // 8 * 8
+    # The same order on every rank, another each epoch; a window of 16 records mixes chunks.
+    orders = []
+    for epoch in range(2):
+        stream = RecordStream(root, batch_size=4, drop_last=False, **options)
+        stream.set_epoch(epoch)
+        orders.append(ids(stream))
+    assert orders[0] != orders[1] and sorted(orders[0]) == sorted(orders[1]) == list(range(total))
+    assert orders[0] != list(range(total))
+    window, chunk = RecordStream(root, **options).block
+    assert (window, chunk) == (16, 1)
+    for start in range(0, total - 16, 16):
+        assert max(orders[0][start:start + 16]) - min(orders[0][start:start + 16]) > 1
+    # Resumed mid-epoch on another layout: the rest once.
+    taken = [in_turn(root, rank, 2, 2, take=2, epoch=1, batch_size=4, drop_last=False, **options) for rank in range(2)]
+    state = RecordStream(root, rank=0, world_size=2, batch_size=4, **options).state_dict(position=8)
+    state["epoch"] = 1
+    rest = in_turn(root, 0, 1, 2, state=state, epoch=1, batch_size=4, drop_last=False, **options)
+    assert sorted(taken[0] + taken[1] + rest) == list(range(total))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux's /proc")
+def test_a_shuffled_epoch_over_many_files_keeps_few_of_them_mapped(tmp_path):
+    root = tmp_path / "many"
+    root.mkdir()
+    for number in range(120):
+        with ofconvert.TFRecordWriter(root / f"part-{number:03}.tfrecord") as writer:
+            writer.write({"id": number})
+
+    def mapped():
+        with open("/proc/self/maps") as maps:
+            return len({line.split()[-1] for line in maps if str(root) in line})
+
+    stream = RecordStream(root, shuffle=True, batch_size=4)
+    assert sorted(ids(stream)) == list(range(120))
+    assert mapped() <= 64
+    del stream
+    ds = RecordDataset(root)
+    for i in range(0, 120, 7):
+        ds[(i * 37) % 120]
+    assert mapped() <= 64
+
+
+class _Counting:
+    """An HTTP proxy on 127.0.0.1 in front of `upstream` that counts the body bytes of the
+    answers to GETs (what a store's egress bill counts)."""
+
+    def __init__(self, upstream, fail_every=0):
+        import http.client
+        import http.server
+        import threading
+
+        host, port = upstream.rsplit("//", 1)[1].split(":")
+        counter = self
+        self.bytes = 0
+        self.requests = 0
+        self.gets = 0
+        self.faults = 0
+        self.fail_every = fail_every
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                connection = http.client.HTTPConnection(host, int(port), timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
+                headers["Host"] = f"{host}:{port}"
+                connection.request(self.command, self.path, body=body, headers=headers)
+                answer = connection.getresponse()
+                data = answer.read()
+                fault = None
+                if self.command == "GET" and counter.fail_every:
+                    with counter.lock:
+                        counter.gets += 1
+                        if counter.gets % counter.fail_every == 0:
+                            counter.faults += 1
+                            fault = ("503", "cut", "reset")[counter.faults % 3]
+                if fault == "503":
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if fault == "reset":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if fault == "cut":
+                    # The headers promise the whole body; half of it comes, then the end.
+                    self.send_response(answer.status)
+                    for name, value in answer.getheaders():
+                        if name.lower() not in ("transfer-encoding", "connection"):
+                            self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
+                if self.command == "GET":
+                    with counter.lock:
+                        counter.bytes += len(data)
+                        counter.requests += 1
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(name, value)
+                length = answer.getheader("Content-Length") if self.command == "HEAD" else None
+                self.send_header("Content-Length", length or str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                connection.close()
+
+            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def reset(self):
+        with self.lock:
+            self.bytes = self.requests = 0
+
+
+_BUCKETS = itertools.count()
+
+
+@pytest.fixture
+def counted(moto_s3, tmp_path, monkeypatch, request):
+    """A bucket of its own of 4 files of 2,000 records reached through a counting proxy (a
+    bucket of its own: a process keeps one client per bucket, built with the endpoint of its
+    first use)."""
+    client, env = moto_s3
+    bucket = f"counted{next(_BUCKETS)}"
+    client.create_bucket(Bucket=bucket)
+    sizes = {}
+    for number in range(4):
+        path = tmp_path / f"part-{number}.tfrecord"
+        with ofconvert.TFRecordWriter(path) as writer:
+            for i in range(2000):
+                writer.write({"id": number * 2000 + i, "pad": b"p" * 150})
+        client.put_object(Bucket=bucket, Key=f"c/{path.name}", Body=path.read_bytes())
+        sizes[path.name] = path.stat().st_size
+    proxy = _Counting(env["AWS_ENDPOINT_URL"], getattr(request, "param", 0))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+    yield proxy, f"s3://{bucket}/c", sum(sizes.values()), tmp_path / "cache"
+    proxy.server.shutdown()
+    proxy.server.server_close()
+
+
+def test_a_shuffled_batch_from_a_bucket_fetches_little_more_than_its_records(counted):
+    proxy, url, _, cache = counted
+    ds = RecordDataset(url, cache_dir=cache)
+    local = RecordDataset(sorted(p for p in cache.parent.glob("part-*.tfrecord")))
+    import random
+
+    indices = random.Random(1).sample(range(len(ds)), 256)
+    wanted = sum(len(local.raw(i)) + 16 for i in indices)
+    proxy.reset()
+    batch = ds.batch(indices)
+    assert [int(v) for v in batch["id"][:, 0]] == indices
+    assert wanted <= proxy.bytes <= 2 * wanted, (proxy.bytes, wanted, proxy.requests)
+    proxy.reset()
+    got = ds.__getitems__(indices[:64])
+    assert [int(r["id"][0]) for r in got] == indices[:64]
+    assert proxy.bytes <= 2 * sum(len(local.raw(i)) + 16 for i in indices[:64])
+
+
+@pytest.mark.parametrize("shuffle", [False, "block"])
+def test_an_epoch_from_a_bucket_in_order_or_block_shuffled_fetches_each_byte_once(counted, shuffle):
+    proxy, url, size, cache = counted
+    options = dict(block_size=2000) if shuffle == "block" else {}
+    stream = RecordStream(url, shuffle=shuffle, batch_size=64, drop_last=False, cache_dir=cache, **options)
+    proxy.reset()
+    assert sorted(ids(stream)) == list(range(8000))
+    assert size <= proxy.bytes <= 1.05 * size, (proxy.bytes, size, proxy.requests)
+    # A request a chunk of records, not one a record or a batch.
+    assert proxy.requests <= 8000 // stream.block[1] + 8 if shuffle else proxy.requests < 50
+
+
+@pytest.mark.parametrize("counted", [10], indirect=True)
+@pytest.mark.parametrize("shuffle", ["block", True, False])
+def test_an_epoch_through_a_proxy_failing_a_tenth_of_the_reads_gives_every_record_once(counted, shuffle):
+    proxy, url, _, cache = counted
+    proxy.fail_every = 0
+    options = dict(block_size=2000) if shuffle == "block" else {}
+    stream = RecordStream(url, shuffle=shuffle, seed=1, batch_size=64, drop_last=False, cache_dir=cache, retries=10, **options)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=shuffle, seed=1, batch_size=64, drop_last=False, **options)
+    # In order, the epoch is four requests (a whole file each): every second one fails.
+    proxy.fail_every = 10 if shuffle else 2
+    # A global shuffle asks for each record apart: its first ten batches, to stay quick.
+    batches = 10 if shuffle is True else None
+    got = list(itertools.islice(stream, batches))
+    want = list(itertools.islice(local, batches))
+    assert proxy.faults >= 2, proxy.gets
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert a["id"].tobytes() == b["id"].tobytes() and a["pad"] == b["pad"]

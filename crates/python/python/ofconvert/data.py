@@ -17,6 +17,7 @@ and how big the copy is), or refused with ``decompress=False``.
 import os
 import sys
 import warnings
+import weakref
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _native
@@ -49,7 +50,8 @@ class RecordDataset:
 
     Paths are files, directories or URLs, as the command line takes them (``s3://``,
     ``gs://``, ``az://``, ``http(s)://``...); records in a bucket are read with ranged
-    requests, a batch's ranges of one object in few requests. TFRecord checksums are checked
+    requests side by side, a batch's records of one object in one request only where the gap
+    between them is small (the bytes fetched stay within twice the records'). TFRecord checksums are checked
     as each record is read (``verify=False`` skips them).
 
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
@@ -165,43 +167,78 @@ def _distributed() -> Tuple[int, int]:
     return 0, 1
 
 
-def _loader_worker() -> Tuple[int, int]:
+def _loader_info() -> Optional[Tuple[int, int]]:
     """This data-loader worker and their count, from the framework whose loader started the
-    process; 0 of 1 outside one."""
+    process; None outside one."""
     for name in ("torch.utils.data", "oneflow.utils.data"):
         module = sys.modules.get(name)
         info = module.get_worker_info() if module is not None else None
         if info is not None:
             return int(info.id), int(info.num_workers)
-    return 0, 1
+    return None
+
+
+def _loader_worker() -> Tuple[int, int]:
+    """This data-loader worker and their count; 0 of 1 outside a loader."""
+    return _loader_info() or (0, 1)
+
+
+_SHUFFLES = {False: "none", True: "global", "block": "block"}
+_STATE_VERSION = 2
+
+# Streams with a resumed epoch not yet handed out for good. A copy handed to a loader's
+# worker (forked, or pickled for `spawn`) learns how many copies were handed out before it:
+# a worker whose number is past its loader's worker count belongs to a later pass, which
+# starts the epoch over instead of skipping the resumed part again.
+_resumed: "weakref.WeakSet[RecordStream]" = weakref.WeakSet()
+
+
+def _before_fork() -> None:
+    for stream in list(_resumed):
+        stream._handout = stream._handed
+
+
+def _after_fork_in_parent() -> None:
+    for stream in list(_resumed):
+        stream._handed += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
 
 
 class RecordStream:
     """An epoch of records as an iterable: each record read at most once per epoch over all
-    ranks and data-loader workers, in a true permutation when ``shuffle=True``.
+    ranks and data-loader workers, in the order ``shuffle`` says.
 
-    - ``shuffle=True``: a permutation of every record (not file order plus a buffer), drawn
-      from ``seed`` and the epoch (:meth:`set_epoch`), the same on every rank; it is computed
-      index by index, and no record is held in memory.
+    - ``shuffle=False``: the records' own order. ``shuffle=True``: a permutation of every
+      record (not file order plus a buffer), the best mixing, one ranged read a record from
+      a bucket. ``shuffle="block"``: chunks of neighbouring records in a random order, and
+      the records of each window of ``block_size`` records (default: 256 MB of records, at
+      most 262,144) spread over the window; a bucket is read in a few large reads, each byte
+      once. Each order is drawn from ``seed`` and the epoch (:meth:`set_epoch`) and the
+      dataset alone, the same on every rank and for any number of ranks.
     - ``rank``/``world_size``: this process's share (default: ``torch.distributed`` or
-      ``oneflow.env`` when initialised, else 0 of 1). With ``drop_last=True`` every rank
-      yields the same number of records, the remainder of the epoch dropped (a different
-      one each epoch when shuffled), and with ``batch_size`` a last short batch is dropped
-      too, so that no rank waits for another; with ``drop_last=False`` every record comes
-      exactly once and ranks' counts differ by one at most.
+      ``oneflow.env`` when initialised, else 0 of 1). The epoch's units (batches, or
+      records) are dealt to the ranks in turn. With ``drop_last=True`` every rank yields the
+      same number of whole units, the remainder of the epoch dropped (a different one each
+      epoch when shuffled), so that no rank waits for another; with ``drop_last=False`` every
+      record comes exactly once and ranks' counts differ by one unit at most.
     - ``worker=(id, count)``: the share of one data-loader worker (default: the framework's
-      ``get_worker_info()``). A rank's units (batches, or records) are dealt to its workers
-      in turn, so a loader that takes one from each worker in turn yields the rank's order.
+      ``get_worker_info()``). A rank's units are dealt to its workers in turn, so a loader
+      that takes one from each worker in turn yields the rank's order.
     - ``batch_size=N``: each item is a dict of N records (stacked in Rust: a numeric feature
       of one dtype and length is one ``(N, length)`` array, no Python object per record; a
       bytes or variable-length feature is a list with one entry per record). Give the loader
       ``batch_size=None``. Without it, each item is a record's dict, as ``read()`` gives it.
-    - :meth:`state_dict` / :meth:`load_state_dict`: the epoch and the records of this rank's
-      share consumed; a stream loaded with the state after ``k`` records yields exactly the
-      epoch's remaining ones. Iterated in this process the stream counts them itself; behind a
-      data loader's workers, count them where the batches arrive
-      (``stream.state_dict(position=batches_done * batch_size)``), which is exact when the
-      stream batches (``batch_size=N`` here, ``batch_size=None`` in the loader).
+    - :meth:`state_dict` / :meth:`load_state_dict`: where the epoch stands, as the records of
+      its order consumed by every rank together (ranks stepping together), so that a state
+      saved by any rank resumes on any number of ranks and workers with the rest of the epoch
+      read exactly once between them. Iterated in this process the stream counts its records
+      itself; behind a data loader's workers, count them where the batches arrive
+      (``stream.state_dict(position=batches_done * batch_size)``, counted from where the pass
+      started), which is exact when the stream batches (``batch_size=N`` here,
+      ``batch_size=None`` in the loader).
 
     Iterating again after a whole pass starts the epoch again; :meth:`set_epoch` draws the
     next order. Data loaders with ``persistent_workers=True`` keep the epoch their workers
@@ -211,7 +248,7 @@ class RecordStream:
     def __init__(
         self,
         paths: Paths,
-        shuffle: bool = False,
+        shuffle: Union[bool, str] = False,
         seed: int = 0,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
@@ -219,6 +256,8 @@ class RecordStream:
         batch_size: Optional[int] = None,
         drop_last: bool = True,
         features: Optional[Sequence[str]] = None,
+        *,
+        block_size: Optional[int] = None,
         **options: Any,
     ) -> None:
         if (rank is None) != (world_size is None):
@@ -233,16 +272,33 @@ class RecordStream:
             raise UsageError(f"batch_size must be at least 1, not {batch_size}")
         if not 0 <= int(seed) < 2**64:
             raise UsageError(f"seed must be in 0..2**64, not {seed}")
+        if not any(shuffle is key or shuffle == key and type(shuffle) is type(key) for key in _SHUFFLES):
+            raise UsageError(f'shuffle must be False, True or "block", not {shuffle!r}')
+        mode = _SHUFFLES[shuffle]
+        if block_size is not None:
+            if mode != "block":
+                raise UsageError('block_size is the window of shuffle="block"; give both, or neither')
+            if int(block_size) < 1:
+                raise UsageError(f"block_size must be at least 1, not {block_size}")
         self.dataset = RecordDataset(paths, features, **options)
-        self.shuffle = bool(shuffle)
+        self.shuffle = shuffle
+        self.block_size = None if block_size is None else int(block_size)
         self.seed = int(seed)
         self.rank = None if rank is None else int(rank)
         self.world_size = None if world_size is None else int(world_size)
         self.worker = worker
         self.batch_size = None if batch_size is None else int(batch_size)
         self.drop_last = bool(drop_last)
+        self._mode = mode
         self._epoch = 0
+        # Positions of the epoch's order consumed (every rank together) where this pass
+        # starts, and the records of this rank's share read since.
+        self._start = 0
         self._position = 0
+        # Copies handed to loader workers since the epoch was resumed, and the number of
+        # this copy among them (see `_resumed`).
+        self._handed = 0
+        self._handout = 0
 
     def __getstate__(self) -> Dict[str, Any]:
         # Pickled in the training process for workers started with `spawn`, which have no
@@ -250,76 +306,128 @@ class RecordStream:
         state = self.__dict__.copy()
         if self.world_size is None:
             state["rank"], state["world_size"] = _distributed()
+        state["_handout"] = self._handed
+        if self._start:
+            self._handed += 1
         return state
 
     def set_epoch(self, epoch: int) -> None:
-        """Draws epoch ``epoch``'s order (with ``shuffle=True``) from its start."""
+        """Draws epoch ``epoch``'s order from its start. Called with the epoch a state was
+        loaded at, before that epoch's pass, it keeps the resumed position."""
         if int(epoch) < 0:
             raise UsageError(f"epoch must be at least 0, not {epoch}")
-        if int(epoch) != self._epoch:
-            self._position = 0
+        if int(epoch) != self._epoch or self._handed:
+            self._begin()
         self._epoch = int(epoch)
+
+    def _begin(self) -> None:
+        """The epoch from its start."""
+        self._start = self._position = self._handed = 0
+        _resumed.discard(self)
 
     @property
     def epoch(self) -> int:
         return self._epoch
+
+    @property
+    def block(self) -> Optional[Tuple[int, int]]:
+        """With ``shuffle="block"``: the records a window holds and a chunk of it holds."""
+        if self._mode != "block":
+            return None
+        return self.dataset._native.block_geometry(self.block_size)
 
     def _placement(self) -> Tuple[int, int, int, int]:
         rank, world = (self.rank, self.world_size) if self.world_size is not None else _distributed()
         worker, workers = self.worker if self.worker is not None else _loader_worker()
         return int(rank), int(world), worker, workers  # type: ignore[arg-type]
 
-    def _stream(self, worker: Optional[Tuple[int, int]] = None) -> "_native.Stream":
+    def _stream(self, worker: Optional[Tuple[int, int]] = None, start: Optional[int] = None) -> "_native.Stream":
         rank, world, this, workers = self._placement()
         if worker is not None:
             this, workers = worker
         unit = self.batch_size or 1
         return _native.Stream(
-            self.dataset._native, self.shuffle, self.seed, self._epoch, rank, world, this, workers,
-            unit, self.batch_size is not None, self.drop_last, self._position,
+            self.dataset._native, self._mode, self.block_size, self.seed, self._epoch,
+            self._start if start is None else start, rank, world, this, workers, unit,
+            self.batch_size is not None, self.drop_last,
         )
 
     def __iter__(self) -> Iterator[Any]:
-        if self._stream(worker=(0, 1)).units == 0:
+        info = _loader_info() if self.worker is None else None
+        if self._start and info is not None and self._handout >= info[1]:
+            # A copy handed out after the resumed pass's workers: a later pass of the epoch.
+            self._begin()
+        if self._stream(worker=(0, 1), start=self._consumed(None)).units == 0:
             # A whole pass is behind: the epoch again.
+            self._begin()
+        elif self._position:
+            self._start = self._stream().consumed_after(self._position)
             self._position = 0
         stream = self._stream()
-        start = self._position
         for item in stream:
-            self._position = start + stream.yielded
+            self._position = stream.yielded
             yield item
 
     def __len__(self) -> int:
         """Items (batches, or records) this rank yields in the epoch from where it stands,
         all its workers together."""
-        return self._stream(worker=(0, 1)).units
+        return self._stream(worker=(0, 1), start=self._consumed(None)).units
+
+    def _consumed(self, position: Optional[int]) -> int:
+        records = self._position if position is None else int(position)
+        if records < 0:
+            raise UsageError(f"position must be at least 0, not {records}")
+        return self._stream(worker=(0, 1)).consumed_after(records)
 
     def state_dict(self, position: Optional[int] = None) -> Dict[str, Any]:
-        """Where the epoch stands: ``{"epoch", "position", "seed", "shuffle", "records"}``,
-        ``position`` being the records of this rank's share consumed (counted by this stream
-        when iterated here, or given)."""
+        """Where the epoch stands: ``{"version", "epoch", "position", "seed", "shuffle",
+        "block_size", "records", "fingerprint"}``, ``position`` being the records of the
+        epoch's order consumed by every rank together: where this pass started plus, for each
+        rank, the records of its share read since (counted by this stream when iterated here,
+        or given as ``position``: the records this rank consumed since the pass started)."""
         return {
+            "version": _STATE_VERSION,
             "epoch": self._epoch,
-            "position": self._position if position is None else int(position),
+            "position": self._consumed(position),
             "seed": self.seed,
-            "shuffle": self.shuffle,
+            "shuffle": self._mode,
+            "block_size": self.block[0] if self.block else None,
             "records": len(self.dataset),
+            "fingerprint": self.dataset._native.fingerprint(),
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resumes at ``state`` (from :meth:`state_dict`): the next iteration yields the rest
-        of that epoch. A state of another order (seed, shuffle) or of other data is refused."""
-        for name, mine in (("seed", self.seed), ("shuffle", self.shuffle), ("records", len(self.dataset))):
-            if name in state and state[name] != mine:
-                raise UsageError(f"the state is of a stream with {name}={state[name]!r}, this one has {mine!r}")
-        position = int(state.get("position", 0))
-        if position < 0:
-            raise UsageError(f"position must be at least 0, not {position}")
-        self._epoch = int(state.get("epoch", 0))
-        self._position = position
+        """Resumes at ``state`` (from :meth:`state_dict` of any rank, on any number of ranks
+        and workers): the next pass yields the rest of that epoch, each record once over
+        every rank. A state of another order (seed, shuffle, block) or of another dataset is
+        refused."""
+        if state.get("version") != _STATE_VERSION:
+            raise UsageError(
+                "the state is not one this version of ofconvert writes (no version 2): its "
+                "position counts one rank's records, which cannot be resumed on another layout; "
+                "start the epoch over with set_epoch(epoch)"
+            )
+        if state.get("fingerprint") != self.dataset._native.fingerprint() or state.get("records") != len(self.dataset):
+            raise UsageError(
+                f"the state is of another dataset ({state.get('records')} records, fingerprint "
+                f"{state.get('fingerprint')}; this one has {len(self.dataset)} records, fingerprint "
+                f"{self.dataset._native.fingerprint()}): its files changed, were added or removed"
+            )
+        mine = self.state_dict()
+        for name in ("seed", "shuffle", "block_size"):
+            if state.get(name) != mine[name]:
+                raise UsageError(f"the state is of a stream with {name}={state.get(name)!r}, this one has {mine[name]!r}")
+        position = int(state["position"])
+        if not 0 <= position <= len(self.dataset):
+            raise UsageError(f"position must be in 0..{len(self.dataset)}, not {position}")
+        self._epoch = int(state["epoch"])
+        self._begin()
+        self._start = position
+        if position:
+            _resumed.add(self)
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}({len(self.dataset)} records, shuffle={self.shuffle}, "
-            f"batch_size={self.batch_size}, epoch={self._epoch}, position={self._position})"
+            f"{type(self).__name__}({len(self.dataset)} records, shuffle={self.shuffle!r}, "
+            f"batch_size={self.batch_size}, epoch={self._epoch}, position={self._consumed(None)})"
         )

@@ -1,0 +1,14 @@
+//! Training streams: the order an epoch reads a dataset's records in and who reads which.
+//! [`order`] owns an epoch's order (the records' own, a global permutation, or a block
+//! shuffle of chunks of neighbouring records spread over windows), computed position by
+//! position from the seed, the epoch and the dataset alone; [`share`] cuts the positions
+//! left in an epoch into units dealt to ranks and, within a rank, to loader workers, so
+//! that a state of a few integers resumes on any number of either; [`fingerprint`] names a
+//! dataset's files as a resumed state must find them.
+//!
+//! Uses `access` (record indexes) and `naming`; nothing above them. Reading the bytes is
+//! the caller's (the Python crate's fetching).
+
+pub(crate) mod fingerprint;
+pub(crate) mod order;
+pub(crate) mod share;

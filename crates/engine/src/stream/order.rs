@@ -1,0 +1,299 @@
+//! An epoch's order: which record each position of the epoch reads. The records' own order,
+//! a global permutation of every record, or a block shuffle (chunks of neighbouring records
+//! permuted, each window of chunks' records permuted among themselves), each computed
+//! position by position (memory does not grow with the dataset) from the seed, the epoch and
+//! the dataset's size alone: never from the number of ranks or workers.
+
+/// A pseudorandom permutation of `0..len`, a different one for each key: a balanced Feistel
+/// network over the smallest even number of bits that holds `len`, walked until it lands
+/// inside `0..len` (the domain is at most four times `len`, so a few steps at most on
+/// average). Six rounds of a 64-bit mixer: what a shuffle needs, not cryptography.
+#[derive(Clone, Copy, Debug)]
+pub struct Permutation {
+    len: u64,
+    half_bits: u32,
+    key: u64,
+}
+
+/// SplitMix64's finaliser: every input bit moves every output bit.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+const ROUNDS: u64 = 6;
+
+impl Permutation {
+    /// The permutation of `0..len` for `seed` and `epoch`.
+    pub fn new(len: u64, seed: u64, epoch: u64) -> Permutation {
+        Permutation::keyed(
+            len,
+            mix(mix(seed ^ 0x6f66_636f_6e76_6572).wrapping_add(epoch)),
+        )
+    }
+
+    fn keyed(len: u64, key: u64) -> Permutation {
+        let bits = 64 - len.saturating_sub(1).leading_zeros();
+        Permutation {
+            len,
+            half_bits: bits.div_ceil(2).max(1),
+            key,
+        }
+    }
+
+    fn step(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut left, mut right) = (x >> self.half_bits, x & mask);
+        for round in 0..ROUNDS {
+            let f = mix(right
+                ^ self
+                    .key
+                    .wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+            (left, right) = (right, (left ^ f) & mask);
+        }
+        (left << self.half_bits) | right
+    }
+
+    /// Where position `at` (below `len`) goes.
+    pub fn apply(&self, at: u64) -> u64 {
+        let mut x = at;
+        loop {
+            x = self.step(x);
+            if x < self.len {
+                return x;
+            }
+        }
+    }
+}
+
+/// How an epoch orders its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shuffle {
+    /// The records' own order.
+    None,
+    /// A permutation of every record.
+    Global,
+    /// Chunks of `chunk` neighbouring records permuted, and the records of each `window`
+    /// chunks in a row of that order permuted among themselves.
+    Block {
+        /// Records a chunk holds.
+        chunk: u64,
+        /// Chunks a window holds.
+        window: u64,
+    },
+}
+
+/// Bytes a chunk of a block shuffle aims at: a read large enough that a store's latency is
+/// small beside its transfer.
+pub(crate) const CHUNK_BYTES: u64 = 4 << 20;
+/// Bytes a window aims at by default: the bytes a reader holds to serve it (records spread
+/// over the whole window need all its chunks at once).
+pub(crate) const WINDOW_BYTES: u64 = 256 << 20;
+/// Records a window holds at most by default: MosaicML Streaming's block.
+pub(crate) const WINDOW_RECORDS: u64 = 1 << 18;
+/// Chunks a window holds at least, so that a batch mixes that many places of the data.
+pub(crate) const WINDOW_CHUNKS: u64 = 16;
+
+impl Shuffle {
+    /// A block shuffle of a dataset of `records` records of `bytes` bytes in all, with
+    /// windows of `block` records (`None`: [`WINDOW_BYTES`] of records, at most
+    /// [`WINDOW_RECORDS`]); chunks of [`CHUNK_BYTES`], at most a [`WINDOW_CHUNKS`]th of the
+    /// window.
+    pub fn block(records: u64, bytes: u64, block: Option<u64>) -> Shuffle {
+        let mean = bytes.checked_div(records).unwrap_or(1).max(1);
+        let window = block
+            .unwrap_or_else(|| (WINDOW_BYTES / mean).min(WINDOW_RECORDS))
+            .max(1);
+        let chunk = (CHUNK_BYTES / mean).min(window / WINDOW_CHUNKS).max(1);
+        Shuffle::Block {
+            chunk,
+            window: window.div_ceil(chunk),
+        }
+    }
+}
+
+/// An epoch's order of `len` records.
+#[derive(Clone, Copy, Debug)]
+pub struct Order {
+    len: u64,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    InOrder,
+    Global(Permutation),
+    Block {
+        /// Records a chunk holds (the last one of the dataset fewer).
+        chunk: u64,
+        /// Chunks a window holds.
+        window: u64,
+        /// The order of the whole chunks (the short last one, if any, stays last).
+        chunks: Permutation,
+        /// The key each window's permutation is drawn from.
+        key: u64,
+    },
+}
+
+impl Order {
+    /// The order of epoch `epoch` over `len` records.
+    pub fn new(len: u64, shuffle: Shuffle, seed: u64, epoch: u64) -> Order {
+        let kind = match shuffle {
+            Shuffle::None => Kind::InOrder,
+            Shuffle::Global => Kind::Global(Permutation::new(len, seed, epoch)),
+            Shuffle::Block { chunk, window } => {
+                let chunk = chunk.max(1);
+                Kind::Block {
+                    chunk,
+                    window: window.max(1),
+                    chunks: Permutation::new(len / chunk, seed, epoch),
+                    key: mix(mix(seed ^ 0x626c_6f63_6b73).wrapping_add(epoch)),
+                }
+            }
+        };
+        Order { len, kind }
+    }
+
+    /// Records in the epoch.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the epoch has no record.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The record at position `at` (below [`len`](Order::len)) of the epoch.
+    pub fn record(&self, at: u64) -> u64 {
+        match &self.kind {
+            Kind::InOrder => at,
+            Kind::Global(permutation) => permutation.apply(at),
+            Kind::Block {
+                chunk,
+                window,
+                chunks,
+                key,
+            } => {
+                let per_window = chunk * window;
+                let number = at / per_window;
+                let first = number * per_window;
+                let size = per_window.min(self.len - first);
+                let spread = Permutation::keyed(size, mix(key ^ number)).apply(at - first);
+                let slot = number * window + spread / chunk;
+                let whole = self.len / chunk;
+                let chunk_number = if slot < whole {
+                    chunks.apply(slot)
+                } else {
+                    whole
+                };
+                chunk_number * chunk + spread % chunk
+            }
+        }
+    }
+
+    /// The first position past the group that `at` is in: the positions that read the same
+    /// bytes as `at` end there (a window of a block shuffle, a chunk of `chunk` records in
+    /// the records' own order, `at + 1` in a global permutation).
+    pub fn group_end(&self, at: u64, chunk: u64) -> u64 {
+        let end = match &self.kind {
+            Kind::InOrder => (at / chunk.max(1) + 1) * chunk.max(1),
+            Kind::Global(_) => at + 1,
+            Kind::Block { chunk, window, .. } => (at / (chunk * window) + 1) * chunk * window,
+        };
+        end.min(self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(order: &Order) -> Vec<u64> {
+        (0..order.len()).map(|at| order.record(at)).collect()
+    }
+
+    fn is_permutation(mut seen: Vec<u64>) -> bool {
+        seen.sort_unstable();
+        seen == (0..seen.len() as u64).collect::<Vec<_>>()
+    }
+
+    #[test]
+    fn a_permutation_is_one_and_depends_on_seed_and_epoch() {
+        for len in [0, 1, 2, 3, 7, 64, 1000, 4097] {
+            let permutation = Permutation::new(len, 1, 0);
+            assert!(is_permutation(
+                (0..len).map(|at| permutation.apply(at)).collect()
+            ));
+        }
+        let order = |seed, epoch| all(&Order::new(1000, Shuffle::Global, seed, epoch));
+        assert_eq!(order(1, 0), order(1, 0));
+        assert_ne!(order(1, 0), order(1, 1));
+        assert_ne!(order(1, 0), order(2, 0));
+        assert_ne!(order(1, 0), (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_block_shuffle_reads_every_record_once_a_window_of_chunks_at_a_time() {
+        for (len, chunk, window) in [(0, 4, 2), (1, 4, 2), (103, 4, 3), (100, 10, 2), (7, 10, 4)] {
+            let shuffle = Shuffle::Block { chunk, window };
+            let order = Order::new(len, shuffle, 5, 1);
+            let records = all(&order);
+            assert!(is_permutation(records.clone()), "{len} {chunk} {window}");
+            // Each window's positions read exactly the records of `window` chunks.
+            for (number, positions) in records.chunks((chunk * window) as usize).enumerate() {
+                let mut chunks: Vec<u64> = positions.iter().map(|r| r / chunk).collect();
+                chunks.sort_unstable();
+                chunks.dedup();
+                assert!(chunks.len() as u64 <= window, "window {number}: {chunks:?}");
+                let start = number as u64 * chunk * window;
+                assert_eq!(
+                    order.group_end(start, chunk),
+                    (start + chunk * window).min(len)
+                );
+            }
+        }
+        let order = |epoch| {
+            all(&Order::new(
+                1000,
+                Shuffle::Block {
+                    chunk: 10,
+                    window: 5,
+                },
+                3,
+                epoch,
+            ))
+        };
+        assert_eq!(order(0), order(0));
+        assert_ne!(order(0), order(1));
+        // A window's first records come from several of its chunks, not one.
+        let first: Vec<u64> = order(0)[..10].iter().map(|r| r / 10).collect();
+        assert!(first.iter().any(|&c| c != first[0]), "{first:?}");
+    }
+
+    #[test]
+    fn the_default_block_bounds_the_window_in_bytes_and_records() {
+        // 400 k records of 100 bytes: Mosaic's 262,144 records, 16 chunks.
+        let Shuffle::Block { chunk, window } = Shuffle::block(400_000, 40_000_000, None) else {
+            panic!()
+        };
+        assert_eq!((chunk, window), (16_384, 16));
+        // Records of 100 KiB: 256 MiB a window, chunks of 4 MiB.
+        let Shuffle::Block { chunk, window } = Shuffle::block(2_000, 2_000 * 102_400, None) else {
+            panic!()
+        };
+        assert_eq!(chunk * 102_400, 40 * 102_400);
+        assert!(
+            chunk * window * 102_400 <= (WINDOW_BYTES + CHUNK_BYTES),
+            "{chunk} {window}"
+        );
+        assert_eq!(
+            Shuffle::block(10, 10, Some(4)),
+            Shuffle::Block {
+                chunk: 1,
+                window: 4
+            }
+        );
+    }
+}
