@@ -557,3 +557,33 @@ fn an_object_rewritten_at_the_same_size_is_a_changed_input_by_its_etag() {
     );
     assert!(manifests(&s3.file("data", "of")).is_empty());
 }
+
+#[test]
+fn of_workers_racing_into_a_bucket_only_the_first_says_it_stored_the_plan() {
+    let s3 = S3Server::start(&["data"]);
+    let datasets = testdata().join("datasets");
+    let workers: Vec<Child> = (0..3)
+        .map(|k| {
+            s3.ofconvert()
+                .arg("tf2of")
+                .arg(&datasets)
+                .arg("s3://data/sharded")
+                .args(["--shard", &format!("{k}/3")])
+                .spawn_piped()
+        })
+        .collect();
+    let said: Vec<String> = workers
+        .into_iter()
+        .map(|worker| {
+            let output = worker.wait_with_output().unwrap();
+            assert!(output.status.success(), "{output:?}");
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr)
+        })
+        .collect();
+    let storing = said
+        .iter()
+        .filter(|said| said.contains("stored the run's plan"))
+        .count();
+    assert_eq!(storing, 1, "{said:#?}");
+}

@@ -17,6 +17,7 @@ mod inspect;
 mod lock;
 mod public;
 mod transfers;
+mod versions;
 
 const ACCESS_KEY: &str = "ofconvert-test";
 const SECRET_KEY: &str = "ofconvert-test-secret";
