@@ -12,6 +12,7 @@ use s3s::service::S3ServiceBuilder;
 use crate::util::*;
 
 mod errors;
+mod inputs;
 mod inspect;
 #[cfg(target_os = "linux")]
 mod lock;

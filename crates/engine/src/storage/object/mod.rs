@@ -32,11 +32,13 @@ use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
 
+mod by_path;
 mod create;
 mod lock;
 #[cfg(test)]
 mod settings_tests;
 
+pub(crate) use by_path::ByPath;
 use create::Created;
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
