@@ -1,8 +1,9 @@
 //! Conversions through a network that fails: the S3 server behind a proxy that answers a
 //! share of requests with `503 SlowDown`, resets connections before and after serving them,
-//! cuts bodies short and stalls past the client's timeout. At one fault in ten every run
-//! gives the bytes of a run without faults; when every request fails, each run fails within
-//! its bounds, naming the URL, with nothing published and no multipart upload left open.
+//! cuts bodies short (listings among them) and stalls past the client's timeout. At one
+//! fault in ten every run gives the bytes of a run without faults; when every request
+//! fails, each run fails within its bounds (no request sent more than `--retries` + 1
+//! times), naming the URL, with nothing published and no multipart upload left open.
 //! `OFCONVERT_CHAOS_SEED` replays a seed. Each test writes how many faults of each kind it
 //! injected to `chaos-report-*.txt` in cargo's temporary directory for tests
 //! (`target/tmp`), which CI prints: cargo test shows no output of a passing test.
@@ -152,6 +153,16 @@ fn one_request_in_ten_failing_changes_no_byte_of_any_conversion() {
     }
 }
 
+/// Panics unless no request was sent more than `retries + 1` times since the last check
+/// (a run that gives up sends each request it makes until its bound, and no more).
+fn within_bound(proxy: &ChaosProxy, retries: u64, run: &str) {
+    let (request, sent) = proxy.take_most_sent();
+    assert!(
+        sent <= retries + 1,
+        "{run}: {request} sent {sent} times, past --retries {retries}"
+    );
+}
+
 #[test]
 fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
     let s3 = S3Server::start(&["src", "chaos"]);
@@ -168,6 +179,7 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
         .args(["of2tf", "s3://src/of", "s3://src/tf"])
         .ok();
     proxy.set_per_mille(1000);
+    proxy.take_most_sent();
     let through = || {
         let mut command = s3.ofconvert_through(&proxy.endpoint);
         command.args([
@@ -193,6 +205,7 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
     );
     assert!(tree(&s3.file("chaos", "dead")).is_empty());
     eprintln!("tf2of's error:\n{}", failed.stderr);
+    within_bound(&proxy, 2, "tf2of");
 
     let back = work.path().join("back");
     let failed = through()
@@ -201,12 +214,14 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
         .expect_code(1);
     assert!(failed.stderr.contains("s3://src/of"), "{}", failed.stderr);
     assert!(manifests(&back).is_empty());
+    within_bound(&proxy, 2, "of2tf");
 
     let failed = through()
         .args(["of2tf", "s3://src/of", "s3://chaos/dead-b2b"])
         .expect_code(1);
     assert!(failed.stderr.contains("s3://src/of"), "{}", failed.stderr);
     assert!(tree(&s3.file("chaos", "dead-b2b")).is_empty());
+    within_bound(&proxy, 2, "of2tf bucket to bucket");
 
     let failed = through()
         .arg("tf2of")
@@ -220,12 +235,50 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
         failed.stderr
     );
     assert!(manifests(&s3.file("chaos", "dead-sharded")).is_empty());
+    within_bound(&proxy, 2, "a worker of a sharded run");
 
     for command in ["count", "verify", "cat", "schema", "index"] {
         let failed = through().args([command, "s3://src/tf"]).expect_code(1);
         assert!(failed.stderr.contains("s3://src/tf"), "{}", failed.stderr);
         assert!(failed.stderr.contains("retries"), "{}", failed.stderr);
+        within_bound(&proxy, 2, command);
     }
+    // --retries 0: each request is sent once.
+    for args in [
+        &["count", "s3://src/tf"][..],
+        &["tf2of", "s3://src/tf", "s3://chaos/dead-0"],
+    ] {
+        let failed = s3
+            .ofconvert_through(&proxy.endpoint)
+            .args(["--request-timeout", "1", "--retries", "0"])
+            .args(args)
+            .expect_code(1);
+        assert!(failed.stderr.contains("s3://"), "{}", failed.stderr);
+        within_bound(&proxy, 0, &args.join(" "));
+    }
+    // Only create-if-absent writes failing (503): the lock is sent as often as the bound
+    // says, not that many times for each of its own tries; only ranged reads failing
+    // (bodies cut): each range as often as the bound says, no more tries on top.
+    let runs: [(Target, &[&str]); 2] = [
+        (
+            Target::Creates,
+            &["tf2of", "s3://src/tf", "s3://chaos/dead-lock"],
+        ),
+        (Target::RangedReads, &["cat", "s3://src/tf"]),
+    ];
+    for (target, args) in runs {
+        proxy.set_target(target);
+        for retries in [2, 0] {
+            let failed = s3
+                .ofconvert_through(&proxy.endpoint)
+                .args(["--request-timeout", "1", "--retries", &retries.to_string()])
+                .args(args)
+                .expect_code(1);
+            assert!(failed.stderr.contains("s3://"), "{}", failed.stderr);
+            within_bound(&proxy, retries, &format!("{target:?} {}", args.join(" ")));
+        }
+    }
+    proxy.set_target(Target::Every);
     // --verbose says every try that failed, with its request.
     let failed = through()
         .args(["count", "-v", "s3://src/tf"])
@@ -294,5 +347,40 @@ fn every_request_failing_fails_each_run_within_its_bound_naming_the_url() {
              upload aborted:\n{}",
             proxy.report()
         ),
+    );
+}
+
+#[test]
+fn lost_answers_to_multipart_completions_are_survived_leaving_no_upload_open() {
+    let s3 = S3Server::start(&["chaos"]);
+    let proxy = ChaosProxy::start(s3.service.clone(), seed(), 0, STALL);
+    proxy.set_target(Target::FirstCompletions);
+    let work = tempdir();
+    // One 54 MB part: a multipart upload of four parts.
+    let big = work.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    let records: Vec<Vec<u8>> = (0..900).map(|id| example(id, 60_000)).collect();
+    write_tfrecord(&big.join("big.tfrecord"), &records);
+    let local = work.path().join("local");
+    ofconvert().arg("tf2of").args([&big, &local]).ok();
+    // A 16 MiB part may take more than BOUNDS' second on a loaded machine.
+    s3.ofconvert_through(&proxy.endpoint)
+        .args(["--request-timeout", "60", "--retries", "10"])
+        .arg("tf2of")
+        .arg(&big)
+        .arg("s3://chaos/big")
+        .ok();
+    assert_eq!(written(&s3.file("chaos", "big")), written(&local));
+    assert_eq!(manifests(&s3.file("chaos", "big")), manifests(&local));
+    assert_eq!(s3.open_uploads(), Vec::<String>::new());
+    let lost: u64 = proxy
+        .injected()
+        .iter()
+        .filter(|(fault, _)| *fault == crate::chaos_proxy::Fault::LostAnswer)
+        .map(|(_, count)| count)
+        .sum();
+    assert!(
+        lost > 0,
+        "no completion's answer was lost: nothing was tested"
     );
 }

@@ -2,8 +2,12 @@
 //! do: `503 SlowDown`, a connection reset before the request reaches the server, a reset
 //! after the server acted on it (the answer lost), a response body cut short, and a stall
 //! past the client's read timeout. Faults are drawn from a seeded generator, so a failing
-//! run can be replayed with its seed (requests in flight at once may draw in another order).
+//! run can be replayed with its seed (requests in flight at once may draw in another order);
+//! besides them, one listing in every `1000 / per_mille` has its body cut, so that every
+//! seed cuts listings. It counts how often each request it fails (method, URL and range)
+//! was sent.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,15 +35,17 @@ pub(crate) enum Fault {
     LostAnswer,
     CutBody,
     Stall,
+    CutListing,
 }
 
 impl Fault {
-    pub(crate) const ALL: [Fault; 5] = [
+    pub(crate) const ALL: [Fault; 6] = [
         Fault::SlowDown,
         Fault::ResetBefore,
         Fault::LostAnswer,
         Fault::CutBody,
         Fault::Stall,
+        Fault::CutListing,
     ];
 
     fn name(self) -> &'static str {
@@ -49,6 +55,7 @@ impl Fault {
             Fault::LostAnswer => "reset after it was served",
             Fault::CutBody => "body cut short",
             Fault::Stall => "stall past the timeout",
+            Fault::CutListing => "listing's body cut short",
         }
     }
 }
@@ -59,6 +66,14 @@ pub(crate) enum Target {
     Every,
     /// The uploads of a multipart upload's parts (`PUT ...?partNumber=N&uploadId=...`).
     PartUploads,
+    /// The first try of each multipart upload's completion (`POST ...?uploadId=...`),
+    /// always with its answer lost: the upload is completed, the client never hears it.
+    FirstCompletions,
+    /// Create-if-absent writes (`PUT` with `If-None-Match`), always answered
+    /// `503 SlowDown` (nothing written).
+    Creates,
+    /// Ranged reads (`GET` with `Range`), always with their bodies cut short.
+    RangedReads,
 }
 
 impl Target {
@@ -72,6 +87,20 @@ impl Target {
                         .query()
                         .is_some_and(|query| query.contains("partNumber="))
             }
+            Target::FirstCompletions => {
+                request.method() == hyper::Method::POST
+                    && request
+                        .uri()
+                        .query()
+                        .is_some_and(|query| query.contains("uploadId="))
+            }
+            Target::Creates => {
+                request.method() == hyper::Method::PUT
+                    && request.headers().contains_key("if-none-match")
+            }
+            Target::RangedReads => {
+                request.method() == hyper::Method::GET && request.headers().contains_key("range")
+            }
         }
     }
 }
@@ -84,13 +113,26 @@ struct State {
     target: Mutex<Target>,
     stall: Duration,
     requests: AtomicU64,
-    injected: [AtomicU64; 5],
+    listings: AtomicU64,
+    injected: [AtomicU64; 6],
+    /// How often each request was sent, by method, URL and range.
+    sent: Mutex<HashMap<String, u64>>,
 }
 
 impl State {
-    fn draw(&self) -> Option<Fault> {
+    fn draw(&self, request: &Request<Incoming>) -> Option<Fault> {
         self.requests.fetch_add(1, Ordering::Relaxed);
         let per_mille = self.per_mille.load(Ordering::Relaxed);
+        let listing = request
+            .uri()
+            .query()
+            .is_some_and(|query| query.contains("list-type="));
+        if listing && per_mille > 0 {
+            let listings = self.listings.fetch_add(1, Ordering::Relaxed);
+            if listings % (1000 / per_mille).max(1) == 1 {
+                return Some(Fault::CutListing);
+            }
+        }
         let mut rng = self.rng.lock().unwrap();
         if rng.random_range(0..1000) >= per_mille {
             return None;
@@ -135,7 +177,9 @@ impl ChaosProxy {
             target: Mutex::new(Target::Every),
             stall,
             requests: AtomicU64::new(0),
+            listings: AtomicU64::new(0),
             injected: Default::default(),
+            sent: Mutex::new(HashMap::new()),
         });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -182,6 +226,14 @@ impl ChaosProxy {
         self.state.requests.load(Ordering::Relaxed)
     }
 
+    /// The request sent most often since the last call, and how often; forgets them.
+    pub(crate) fn take_most_sent(&self) -> (String, u64) {
+        let sent = std::mem::take(&mut *self.state.sent.lock().unwrap());
+        sent.into_iter()
+            .max_by_key(|(_, count)| *count)
+            .unwrap_or_default()
+    }
+
     /// Faults injected so far, per kind.
     pub(crate) fn injected(&self) -> Vec<(Fault, u64)> {
         Fault::ALL
@@ -211,8 +263,46 @@ async fn handle(
     request: Request<Incoming>,
     state: Arc<State>,
 ) -> Result<Response<ProxyBody>, BoxError> {
-    let targeted = state.target.lock().unwrap().takes(&request);
-    let fault = if targeted { state.draw() } else { None };
+    let sent = format!(
+        "{} {} {}",
+        request.method(),
+        request.uri(),
+        request
+            .headers()
+            .get("range")
+            .and_then(|range| range.to_str().ok())
+            .unwrap_or("")
+    );
+    let target = *state.target.lock().unwrap();
+    // Only the requests faults are drawn for are counted: one that got through is not
+    // sent again, and another request of the same URL is another request.
+    let targeted = target.takes(&request);
+    let times = if targeted {
+        let mut counts = state.sent.lock().unwrap();
+        let times = counts.entry(sent).or_default();
+        *times += 1;
+        *times
+    } else {
+        0
+    };
+    let fault = match target {
+        Target::FirstCompletions if targeted && times == 1 => {
+            state.requests.fetch_add(1, Ordering::Relaxed);
+            Some(Fault::LostAnswer)
+        }
+        Target::FirstCompletions => None,
+        Target::Creates if targeted => {
+            state.requests.fetch_add(1, Ordering::Relaxed);
+            Some(Fault::SlowDown)
+        }
+        Target::RangedReads if targeted => {
+            state.requests.fetch_add(1, Ordering::Relaxed);
+            Some(Fault::CutBody)
+        }
+        Target::Creates | Target::RangedReads => None,
+        _ if targeted => state.draw(&request),
+        _ => None,
+    };
     match fault {
         Some(Fault::SlowDown) => {
             state.count(Fault::SlowDown);
@@ -241,17 +331,13 @@ async fn handle(
     let (parts, body) = response.into_parts();
     let bytes = body.collect().await?.to_bytes();
     match fault {
-        Some(Fault::CutBody) if bytes.len() >= 2 => {
-            state.count(Fault::CutBody);
+        Some(fault @ (Fault::CutBody | Fault::CutListing)) if bytes.len() >= 2 => {
+            state.count(fault);
             let half = bytes.slice(..bytes.len() / 2);
-            let frames: Vec<Result<Frame<Bytes>, BoxError>> = vec![
-                Ok(Frame::data(half)),
-                Err("injected: connection reset inside the body".into()),
-            ];
-            let body = StreamBody::new(futures_stream(frames)).boxed();
+            let body = StreamBody::new(cut_after(half)).boxed();
             Ok(Response::from_parts(parts, body))
         }
-        Some(Fault::CutBody) | Some(Fault::LostAnswer) => {
+        Some(Fault::CutBody | Fault::CutListing | Fault::LostAnswer) => {
             state.count(Fault::LostAnswer);
             Err("injected: connection reset after the request was served".into())
         }
@@ -259,8 +345,17 @@ async fn handle(
     }
 }
 
-fn futures_stream(
-    frames: Vec<Result<Frame<Bytes>, BoxError>>,
+/// A body of `half` and then a reset, a moment later: the headers and `half` reach the
+/// client first, as when a connection drops mid-body (an error ready at once would make
+/// the server drop the connection before it sent the headers).
+fn cut_after(
+    half: Bytes,
 ) -> impl futures::Stream<Item = Result<Frame<Bytes>, BoxError>> + Send + Sync + 'static {
-    futures::stream::iter(frames)
+    use futures::StreamExt;
+    futures::stream::once(async move { Ok(Frame::data(half)) }).chain(futures::stream::once(
+        async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Err("injected: connection reset inside the body".into())
+        },
+    ))
 }

@@ -4,7 +4,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::naming::names::{self, part_number, shard_name};
 use crate::records::detect;
-use crate::storage::{Listed, NotListed, Storage};
+use crate::storage::{Listed, Listing, NotListed, Storage};
 use crate::tfds::{self};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -46,16 +46,21 @@ impl Walk {
 
 pub(crate) fn walk(storage: &dyn Storage, input: &Path) -> Result<Walk, Error> {
     let listing = storage.list(input).map_err(|err| Error::io(input, err))?;
+    Ok(walk_of(listing))
+}
+
+/// What a walk finds in `listing`.
+pub(crate) fn walk_of(listing: Listing) -> Walk {
     let skipped_file = |not: NotListed| SkippedFile {
         path: not.path.display().to_string(),
         reason: not.reason,
     };
-    Ok(Walk {
+    Walk {
         directories: listing.directories,
         skipped: listing.skipped.into_iter().map(skipped_file).collect(),
         unreadable: listing.unreadable.into_iter().map(skipped_file).collect(),
         single_file: listing.single_file,
-    })
+    }
 }
 
 /// The name of a directory for naming things after it: its last component, or for the

@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::group::{group_of, group_tf, mark_clashes, walk};
+use super::group::{group_of, group_tf, mark_clashes, walk, walk_of};
 use crate::error::{Error, ErrorKind};
 use crate::front_end::FrontEnd;
 use crate::holder::{Liveness, LockHolder};
 use crate::options::{Direction, ExistingOutput, Options};
 use crate::storage::object;
-use crate::storage::{absolute_through_existing, LocalFs, Storage};
+use crate::storage::{absolute_through_existing, Listing, LocalFs, Storage};
 use crate::tfds::TfdsOrigin;
 
 /// One input file of a dataset.
@@ -142,16 +142,38 @@ pub struct Plan {
 /// `input` and `output` are local paths or object-store URLs (`s3://bucket/prefix`,
 /// `gs://...`, `az://...`, `file://...`; `http(s)://` for a single input file).
 pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Error> {
+    plan_listed(input, None, output, options)
+}
+
+/// [`plan`], the input's files being `listed` when given (the objects named one by one
+/// under the prefix `input`, found already) rather than listed from its storage.
+pub(crate) fn plan_listed(
+    input: &Path,
+    listed: Option<Listing>,
+    output: &Path,
+    options: &Options,
+) -> Result<Plan, Error> {
     let (input_storage, input) = object::storage_for(input).map_err(|err| Error::io(input, err))?;
     let (output_storage, output) =
         object::storage_for(output).map_err(|err| Error::io(output, err))?;
     let (input, output) = (input.as_path(), output.as_path());
     if object::is_url(input) || object::is_url(output) {
-        check_urls(&*input_storage, input, &*output_storage, output, options)?;
+        let input_found = listed.is_some();
+        check_urls(
+            &*input_storage,
+            input,
+            input_found,
+            &*output_storage,
+            output,
+            options,
+        )?;
     } else {
         check_paths(input, output, options)?;
     }
-    let walk = walk(&*input_storage, input)?;
+    let walk = match listed {
+        Some(listing) => walk_of(listing),
+        None => walk(&*input_storage, input)?,
+    };
     let (mut datasets, skipped, unreadable) = match options.direction {
         Direction::TfToOf => {
             let side_files = options.side_files.then_some(options.part_prefix.as_str());
@@ -174,9 +196,11 @@ pub fn plan(input: &Path, output: &Path, options: &Options) -> Result<Plan, Erro
 
 /// [`check_paths`] where one side is in an object store: the input must exist, the output
 /// must hold nothing (unless overwriting or resuming), and neither may contain the other.
+/// An input `found` already is not looked for again.
 fn check_urls(
     input_storage: &dyn Storage,
     input: &Path,
+    found: bool,
     output_storage: &dyn Storage,
     output: &Path,
     options: &Options,
@@ -194,10 +218,11 @@ fn check_urls(
         .in_file(output));
     }
     // A prefix with objects under it, or else a single object.
-    let input_found = input_storage
-        .entries(input)
-        .and_then(|entries| Ok(!entries.is_empty() || input_storage.size(input)?.is_some()))
-        .map_err(|err| Error::io(input, err))?;
+    let input_found = found
+        || input_storage
+            .entries(input)
+            .and_then(|entries| Ok(!entries.is_empty() || input_storage.size(input)?.is_some()))
+            .map_err(|err| Error::io(input, err))?;
     if !input_found {
         return Err(Error::new(ErrorKind::InputMissing).in_file(input));
     }

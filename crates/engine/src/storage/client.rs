@@ -3,7 +3,10 @@
 //! tried again (it will not verify on the next try either) and says why and what to set; a
 //! plain-HTTP endpoint names the variable that allows it; a refused connection says so; and
 //! an answer that asks for a pause (`Retry-After` on a 429 or 5xx) gets it before the
-//! store's own backoff, or fails at once when the pause is past the retry timeout.
+//! store's own backoff, or fails at once when the pause is past the retry timeout. Every
+//! answer but a large object's body is read whole before it is handed on, so that a body
+//! cut short (a listing, a manifest, a lock, a ranged read) fails its request where the
+//! store's retries see it, within the same bounds as a request that got no answer.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -18,8 +21,9 @@ use object_store::client::{
 use object_store::ClientOptions;
 use rustls::CertificateError;
 
+use crate::storage::retry::NetworkBounds;
 use crate::storage::stores::StoreKind;
-use crate::storage::{retry, tries};
+use crate::storage::tries;
 
 /// What a server that answers no `PROPFIND` is said to be.
 pub(crate) const NO_WEBDAV: &str = "it does not speak WebDAV";
@@ -28,11 +32,12 @@ pub(crate) const NO_WEBDAV: &str = "it does not speak WebDAV";
 #[derive(Debug)]
 pub(crate) struct Connector {
     kind: StoreKind,
+    bounds: NetworkBounds,
 }
 
 impl Connector {
-    pub(crate) fn new(kind: StoreKind) -> Connector {
-        Connector { kind }
+    pub(crate) fn new(kind: StoreKind, bounds: NetworkBounds) -> Connector {
+        Connector { kind, bounds }
     }
 }
 
@@ -42,6 +47,7 @@ impl HttpConnector for Connector {
         Ok(HttpClient::new(Client {
             inner,
             kind: self.kind,
+            bounds: self.bounds,
         }))
     }
 }
@@ -50,6 +56,8 @@ impl HttpConnector for Connector {
 struct Client {
     inner: HttpClient,
     kind: StoreKind,
+    /// The bounds of the store whose requests this client sends.
+    bounds: NetworkBounds,
 }
 
 /// What this client says in place of the HTTP library's words.
@@ -69,6 +77,7 @@ impl HttpService for Client {
     async fn call(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
         let uri = request.uri().clone();
         let method = request.method().clone();
+        let read_whole = answer_read_whole(&request);
         let response = match self.inner.execute(request).await {
             Ok(response) => response,
             Err(err) => {
@@ -89,6 +98,24 @@ impl HttpService for Client {
                 Said(format!("{status}: {NO_WEBDAV}")),
             ));
         }
+        // An error's document is read whole too: one cut short is a failed try, not a
+        // `404` or `412` with no document.
+        let response = if !status.is_success() || read_whole || short_body(&response) {
+            let (parts, body) = response.into_parts();
+            match body.bytes().await {
+                Ok(body) => HttpResponse::from_parts(parts, HttpResponseBody::from(body)),
+                Err(err) => {
+                    let err = HttpError::new(
+                        HttpErrorKind::Interrupted,
+                        Said(format!("the body of the answer was cut short: {err}")),
+                    );
+                    tries::record(method.as_str(), &uri.to_string(), &err.to_string());
+                    return Err(err);
+                }
+            }
+        } else {
+            response
+        };
         if !(status.as_u16() == 429 || status.is_server_error()) {
             return Ok(response);
         }
@@ -100,7 +127,7 @@ impl HttpService for Client {
         else {
             return Ok(response);
         };
-        let bounds = retry::network_bounds();
+        let bounds = self.bounds;
         if wait > bounds.retry_timeout {
             return Err(HttpError::new(
                 HttpErrorKind::Unknown,
@@ -115,15 +142,32 @@ impl HttpService for Client {
         if bounds.retries == 0 || wait.is_zero() {
             return Ok(response);
         }
-        // The answer's body read now, so that the pause cannot time it out.
-        let (parts, body) = response.into_parts();
-        let body = body.bytes().await?;
+        // The answer's body was read above, so that the pause cannot time it out.
         tokio::time::sleep(wait).await;
-        Ok(HttpResponse::from_parts(
-            parts,
-            HttpResponseBody::from(body),
-        ))
+        Ok(response)
     }
+}
+
+/// Bytes of an object's body past which it is streamed rather than read whole (the ranges
+/// of `transfer` are smaller).
+const READ_WHOLE_BYTES: u64 = 16 << 20;
+
+/// Whether the answer to `request` is read whole before it is handed on: every answer but
+/// an object's body (a `GET` without a query) past [`READ_WHOLE_BYTES`] or of no stated
+/// length, which is streamed (and resumed by the store from its last byte when it breaks).
+fn answer_read_whole(request: &HttpRequest) -> bool {
+    // Listings (`?list-type=2`), heads, writes, multipart answers, PROPFIND.
+    request.method() != reqwest::Method::GET || request.uri().query().is_some()
+}
+
+/// Whether `response`'s body is short enough to read whole.
+fn short_body(response: &HttpResponse) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok())
+        .is_some_and(|length| length <= READ_WHOLE_BYTES)
 }
 
 impl Client {

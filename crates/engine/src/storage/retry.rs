@@ -48,9 +48,8 @@ pub(crate) fn network_bounds() -> NetworkBounds {
     set.unwrap_or_default()
 }
 
-/// The retry settings of a store.
-pub(crate) fn retry_config() -> RetryConfig {
-    let bounds = network_bounds();
+/// The retry settings of a store built with `bounds`.
+pub(crate) fn retry_config(bounds: NetworkBounds) -> RetryConfig {
     RetryConfig {
         backoff: BackoffConfig {
             init_backoff: Duration::from_millis(100),
@@ -62,9 +61,9 @@ pub(crate) fn retry_config() -> RetryConfig {
     }
 }
 
-/// The HTTP client settings of a store, as keys laid over what the environment set.
-pub(crate) fn client_timeouts() -> [(ClientConfigKey, String); 2] {
-    let bounds = network_bounds();
+/// The HTTP client settings of a store built with `bounds`, as keys laid over what the
+/// environment set.
+pub(crate) fn client_timeouts(bounds: NetworkBounds) -> [(ClientConfigKey, String); 2] {
     let connect = bounds.request_timeout.min(Duration::from_secs(10));
     [
         (
@@ -86,39 +85,54 @@ pub(crate) enum CreateAnswer<E> {
     /// The store says an object is there already.
     Exists(E),
     /// The try failed without saying whether the object was written (a reset, a timeout, a
-    /// 5xx that outlasted the store's own retries).
+    /// 429 or 5xx answer): it may be sent again.
     Failed(E),
-    /// The store refused the write (denied, invalid): trying again would not help.
+    /// The store refused the write (denied, invalid, a certificate refused, a pause asked
+    /// for past the retry timeout): sending it again would not help.
     Refused(E),
 }
 
-/// Writes an object only if none is there, trying up to `tries` times. A try that failed in
-/// transit may have written the object before its answer was lost, and the store's client
-/// may have sent a try again itself without saying so; so when an object is found,
-/// `read_back` fetches it, and bytes equal to `bytes` are this write's own object, not
-/// another's (a writer's bytes name it: a lock names its process and host).
+/// The pause before try `tried + 1` of a request: exponential from 100 ms, at most 15 s,
+/// as the stores' own retries.
+fn backoff(tried: usize) -> Duration {
+    let millis = 100u64.saturating_mul(1 << tried.saturating_sub(1).min(16));
+    Duration::from_millis(millis).min(Duration::from_secs(15))
+}
+
+/// Writes an object only if none is there, each try one request (`attempt` is sent by a
+/// store that does not retry by itself), sent at most `bounds.retries + 1` times and not
+/// after `bounds.retry_timeout`. A try that failed in transit may have written the object
+/// before its answer was lost; so when an object is found after such a try, `read_back`
+/// fetches it, and bytes equal to `bytes` are this write's own object, not another's (a
+/// writer's bytes name it: a lock names its process and host). An object found on the
+/// first try is another writer's, whatever it holds.
 pub(crate) fn create_if_absent<E>(
-    tries: usize,
+    bounds: NetworkBounds,
     bytes: &[u8],
     mut attempt: impl FnMut() -> CreateAnswer<E>,
     mut read_back: impl FnMut() -> Result<Option<Vec<u8>>, E>,
 ) -> Result<(), E> {
+    let started = std::time::Instant::now();
     let mut tried = 0;
+    let mut lost = false;
     loop {
         tried += 1;
         match attempt() {
             CreateAnswer::Created => return Ok(()),
             CreateAnswer::Exists(err) => {
-                if read_back()?.as_deref() == Some(bytes) {
+                if lost && read_back()?.as_deref() == Some(bytes) {
                     return Ok(());
                 }
                 return Err(err);
             }
             CreateAnswer::Refused(err) => return Err(err),
             CreateAnswer::Failed(err) => {
-                if tried >= tries.max(1) {
+                lost = true;
+                let pause = backoff(tried);
+                if tried > bounds.retries || started.elapsed() + pause > bounds.retry_timeout {
                     return Err(err);
                 }
+                std::thread::sleep(pause);
             }
         }
     }
@@ -148,7 +162,11 @@ mod tests {
 
         fn create(&self, bytes: &[u8]) -> Result<(), &'static str> {
             create_if_absent(
-                4,
+                NetworkBounds {
+                    retries: 3,
+                    retry_timeout: Duration::from_secs(60),
+                    request_timeout: Duration::from_secs(60),
+                },
                 bytes,
                 || {
                     *self.tries.borrow_mut() += 1;
@@ -193,10 +211,18 @@ mod tests {
     }
 
     #[test]
-    fn our_bytes_found_on_the_first_try_are_ours() {
-        // The client's own retry of a try whose answer was lost.
-        let store = Flaky::new(Some(b"lock of pid 7"), &[]);
-        assert_eq!(store.create(b"lock of pid 7"), Ok(()));
+    fn our_bytes_found_on_the_first_try_are_another_writers() {
+        // Racing workers storing one plan: the first to write it stored it, no other.
+        let store = Flaky::new(Some(b"the plan"), &[]);
+        assert_eq!(store.create(b"the plan"), Err("already exists"));
+        assert_eq!(*store.tries.borrow(), 1);
+    }
+
+    #[test]
+    fn pauses_grow_to_a_bound() {
+        assert_eq!(backoff(1), Duration::from_millis(100));
+        assert_eq!(backoff(3), Duration::from_millis(400));
+        assert_eq!(backoff(40), Duration::from_secs(15));
     }
 
     #[test]

@@ -24,6 +24,27 @@ pub(crate) fn store_error(info: &StoreInfo, err: object_store::Error) -> io::Err
     io::Error::new(kind, describe(info, &err.to_string()))
 }
 
+/// The HTTP status a store answered a failed request with, when it answered.
+pub(crate) fn answered_status(err: &object_store::Error) -> Option<u16> {
+    let text = err.to_string();
+    let status = parse(&text)?.status?;
+    status.get(..3)?.parse().ok()
+}
+
+/// How a request that got no answer failed, when it got none.
+pub(crate) fn transport_kind(
+    err: &object_store::Error,
+) -> Option<object_store::client::HttpErrorKind> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(current) = cause {
+        if let Some(http) = current.downcast_ref::<object_store::client::HttpError>() {
+            return Some(http.kind());
+        }
+        cause = current.source();
+    }
+    None
+}
+
 /// What a failed request to a store was and how it ended, read from `object_store`'s
 /// message (`... Error performing GET URL in 3ms, after 2 retries, ... - Server returned
 /// non-2xx status code: 404 Not Found: <?xml ...`).

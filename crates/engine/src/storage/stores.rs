@@ -13,10 +13,10 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
-use object_store::{Certificate, ClientConfigKey, ClientOptions, ObjectStore};
+use object_store::{Certificate, ClientConfigKey, ClientOptions, ObjectStore, RetryConfig};
 
 use crate::storage::client::Connector;
-use crate::storage::retry;
+use crate::storage::retry::{self, NetworkBounds};
 use crate::storage::store_error::store_error;
 
 /// The kinds of store, by what serves them.
@@ -75,23 +75,55 @@ pub fn set_anonymous(anonymous: bool) {
     ANONYMOUS.store(anonymous, Ordering::Relaxed);
 }
 
-/// The store of `url` (whose scheme is `scheme`), and what its messages may name.
+/// What a store is built with besides its URL and the environment: the settings in force
+/// when it is asked for. A store is shared only by calls with the same settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StoreSettings {
+    /// Requests go unsigned (`--anonymous`).
+    pub(crate) anonymous: bool,
+    pub(crate) bounds: NetworkBounds,
+}
+
+impl StoreSettings {
+    /// The settings in force.
+    pub(crate) fn current() -> StoreSettings {
+        StoreSettings {
+            anonymous: ANONYMOUS.load(Ordering::Relaxed),
+            bounds: retry::network_bounds(),
+        }
+    }
+}
+
+/// The store of `url` (whose scheme is `scheme`), and what its messages may name; one that
+/// retries failed requests within `settings`' bounds when `retried`, none otherwise.
 pub(crate) fn build(
     url: &str,
     scheme: &str,
     root: &str,
+    settings: StoreSettings,
+    retried: bool,
 ) -> io::Result<(Arc<dyn ObjectStore>, StoreInfo)> {
     // reqwest is built without a crypto provider of its own (that would be aws-lc-rs, a
     // long C build); ring serves every TLS connection. Installing it a second time, or
     // after a host program installed one, changes nothing.
     let _ = rustls::crypto::ring::default_provider().install_default();
     check_cert_file("SSL_CERT_FILE")?;
-    let anonymous = ANONYMOUS.load(Ordering::Relaxed);
+    let StoreSettings { anonymous, bounds } = settings;
     let bucket = url::Url::parse(url)
         .ok()
         .and_then(|parsed| parsed.host_str().map(str::to_owned))
         .unwrap_or_default();
-    let timeouts = retry::client_timeouts();
+    let timeouts = retry::client_timeouts(bounds);
+    // A store that retries nothing itself, for requests whose every try is made by the
+    // caller.
+    let retry_config = if retried {
+        retry::retry_config(bounds)
+    } else {
+        RetryConfig {
+            max_retries: 0,
+            ..retry::retry_config(bounds)
+        }
+    };
     match scheme {
         "s3" | "s3a" => {
             let mut options = ClientOptions::new();
@@ -109,8 +141,8 @@ pub(crate) fn build(
             }
             let mut builder = builder
                 .with_url(url)
-                .with_retry(retry::retry_config())
-                .with_http_connector(Connector::new(StoreKind::S3));
+                .with_retry(retry_config.clone())
+                .with_http_connector(Connector::new(StoreKind::S3, bounds));
             for (key, value) in timeouts {
                 builder = builder.with_config(AmazonS3ConfigKey::Client(key), value);
             }
@@ -148,8 +180,8 @@ pub(crate) fn build(
             }
             let mut builder = builder
                 .with_url(url)
-                .with_retry(retry::retry_config())
-                .with_http_connector(Connector::new(StoreKind::Gcs));
+                .with_retry(retry_config.clone())
+                .with_http_connector(Connector::new(StoreKind::Gcs, bounds));
             for (key, value) in timeouts {
                 builder = builder.with_config(GoogleConfigKey::Client(key), value);
             }
@@ -186,8 +218,8 @@ pub(crate) fn build(
             }
             let mut builder = builder
                 .with_url(url)
-                .with_retry(retry::retry_config())
-                .with_http_connector(Connector::new(StoreKind::Azure));
+                .with_retry(retry_config.clone())
+                .with_http_connector(Connector::new(StoreKind::Azure, bounds));
             for (key, value) in timeouts {
                 builder = builder.with_config(AzureConfigKey::Client(key), value);
             }
@@ -212,8 +244,8 @@ pub(crate) fn build(
         "http" | "https" => {
             let mut builder = HttpBuilder::new()
                 .with_url(root)
-                .with_retry(retry::retry_config())
-                .with_http_connector(Connector::new(StoreKind::Http));
+                .with_retry(retry_config.clone())
+                .with_http_connector(Connector::new(StoreKind::Http, bounds));
             for (key, value) in timeouts {
                 builder = builder.with_config(key, value);
             }

@@ -1,7 +1,8 @@
-//! Moving one object's bytes: reading it in ranged requests, a few in flight, each resumed
-//! from its last byte when a connection drops (or, from a server that does not answer
-//! ranges, as one streamed body, started again when it breaks); writing it in one request,
-//! or as a multipart upload once it outgrows a part, so that it appears whole or not at all.
+//! Moving one object's bytes: reading it in ranged requests, a few in flight, each of the
+//! version the reading started on and tried again by the store within its bounds (or, from
+//! a server that does not answer ranges, as one streamed body, started again when it
+//! breaks); writing it in one request, or as a multipart upload once it outgrows a part, so
+//! that it appears whole or not at all.
 
 use std::io::{self, Read, Write};
 use std::ops::Range;
@@ -55,8 +56,6 @@ fn ranges(offset: u64, size: u64, in_flight: usize) -> Vec<Range<u64>> {
         .map(|start| start..(start + step).min(size))
         .collect()
 }
-/// How often a range is asked for again after its connection broke.
-const READ_ATTEMPTS: usize = 5;
 /// Size of a multipart upload's parts (S3's minimum is 5 MiB); an object no bigger goes up
 /// in one request.
 const UPLOAD_PART_BYTES: usize = 16 << 20;
@@ -75,6 +74,8 @@ pub(crate) struct Upload {
     first: Option<Vec<u8>>,
     upload: Option<WriteMultipart>,
     written: u64,
+    /// The ETag of the object already at `key` when the multipart upload began, if any.
+    before: Option<String>,
 }
 
 impl Upload {
@@ -94,12 +95,18 @@ impl Upload {
             first: Some(Vec::new()),
             upload: None,
             written: 0,
+            before: None,
         }
     }
 
     /// Starts the multipart upload with the bytes held so far.
     fn start_multipart(&mut self) -> io::Result<()> {
         let held = self.first.take().unwrap_or_default();
+        self.before = match self.runtime.block_on(self.store.head(&self.key)) {
+            Ok(meta) => meta.e_tag,
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(err) => return Err(store_error(&self.info, err)),
+        };
         let upload = self
             .runtime
             .block_on(self.store.put_multipart(&self.key))
@@ -157,10 +164,20 @@ impl OutputFile for Upload {
             .upload
             .take()
             .ok_or_else(|| io::Error::other("the upload is finished"))?;
-        self.runtime
-            .block_on(upload.finish())
-            .map_err(|err| store_error(&self.info, err))?;
-        Ok(self.written)
+        let finished = self.runtime.block_on(upload.finish());
+        match finished {
+            Ok(_) => Ok(self.written),
+            // The completion may have been served with its answer lost, its retry finding
+            // the upload gone: the object is this upload's when it appeared (or changed)
+            // since the upload began and holds what was written (no other run writes under
+            // this run's lock).
+            Err(err) => match self.runtime.block_on(self.store.head(&self.key)) {
+                Ok(meta) if meta.size == self.written && meta.e_tag != self.before => {
+                    Ok(self.written)
+                }
+                _ => Err(store_error(&self.info, err)),
+            },
+        }
     }
 }
 
@@ -186,9 +203,18 @@ pub(crate) struct Source {
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) info: Arc<StoreInfo>,
     pub(crate) key: ObjectPath,
+    /// The object's URL, for messages.
+    pub(crate) url: String,
+    /// The ETag of the version the reading started on, when the store gave one: every
+    /// range is asked for with `If-Match`, so that no range comes from another version.
+    pub(crate) e_tag: Option<String>,
+    /// What ranges are asked for with (`If-Match`): the ETag, unless it is a weak one.
+    pub(crate) if_match: Option<String>,
     /// Whether the store answers ranged reads; cleared by the first read it refuses, so
     /// that later reads of the store ask for whole bodies at once.
     pub(crate) ranges: Arc<AtomicBool>,
+    /// How often a whole body that broke is asked for again (`--retries`).
+    pub(crate) retries: usize,
 }
 
 impl RangeReader {
@@ -250,59 +276,55 @@ impl Drop for RangeReader {
     }
 }
 
-/// One range of an object, asked for again from the last byte received when the transfer
-/// breaks (the store's own retries cover requests that fail before any byte arrives).
+/// One range of an object, of the version the reading started on. The store's own retries
+/// cover the request, its body included (the client reads a range's answer whole), so a
+/// range is asked for once here; a range that comes back short, or from another version of
+/// the object (a store that ignores `If-Match`), fails the read.
 async fn fetch_range(source: &Source, range: Range<u64>) -> io::Result<Bytes> {
-    let want = (range.end - range.start) as usize;
-    let mut received = BytesMut::with_capacity(want);
-    let mut attempts = 0;
-    loop {
-        let from = range.start + received.len() as u64;
-        let options = GetOptions {
-            range: Some(GetRange::Bounded(from..range.end)),
-            ..GetOptions::default()
-        };
-        let broke = match source.store.get_opts(&source.key, options).await {
-            Ok(result) => {
-                let mut stream = result.into_stream();
-                let mut broke = None;
-                while let Some(piece) = stream.next().await {
-                    match piece {
-                        Ok(piece) => received.extend_from_slice(&piece),
-                        Err(err) => {
-                            broke = Some(err);
-                            break;
-                        }
-                    }
-                }
-                broke
-            }
-            Err(err) => Some(err),
-        };
-        match broke {
-            None if received.len() >= want => {
-                received.truncate(want);
-                return Ok(received.freeze());
-            }
-            None => {
-                // The body ended early without an error: ask for the rest.
-                attempts += 1;
-                if attempts >= READ_ATTEMPTS {
-                    return Err(cut_short(source, received.len() as u64, want as u64));
-                }
-            }
-            Some(err @ object_store::Error::NotFound { .. })
-            | Some(err @ object_store::Error::NotSupported { .. }) => {
-                return Err(store_error(&source.info, err))
-            }
-            Some(err) => {
-                attempts += 1;
-                if attempts >= READ_ATTEMPTS {
-                    return Err(store_error(&source.info, err));
-                }
-            }
-        }
+    let want = range.end - range.start;
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(range.clone())),
+        if_match: source.if_match.clone(),
+        ..GetOptions::default()
+    };
+    let result = source
+        .store
+        .get_opts(&source.key, options)
+        .await
+        .map_err(|err| read_error(source, err))?;
+    if source.e_tag.is_some() && result.meta.e_tag != source.e_tag {
+        return Err(replaced(source));
     }
+    let mut received = BytesMut::with_capacity(want as usize);
+    let mut stream = result.into_stream();
+    while let Some(piece) = stream.next().await {
+        received.extend_from_slice(&piece.map_err(|err| read_error(source, err))?);
+    }
+    if (received.len() as u64) < want {
+        return Err(cut_short(source, received.len() as u64, want));
+    }
+    received.truncate(want as usize);
+    Ok(received.freeze())
+}
+
+/// The error of a read of `source` that failed: a changed object (`If-Match` refused) says
+/// so.
+fn read_error(source: &Source, err: object_store::Error) -> io::Error {
+    match err {
+        object_store::Error::Precondition { .. } => replaced(source),
+        err => store_error(&source.info, err),
+    }
+}
+
+/// An object replaced by another while it was read: its bytes would be spliced from both.
+fn replaced(source: &Source) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{}: the object was replaced while it was read (its ETag changed): read it again",
+            source.url
+        ),
+    )
 }
 
 fn cut_short(source: &Source, received: u64, want: u64) -> io::Error {
@@ -314,7 +336,7 @@ fn cut_short(source: &Source, received: u64, want: u64) -> io::Error {
 
 /// The object from `offset` to `size` as one streamed body, passed on as it arrives, for a
 /// server that answers no ranges: a body that breaks is asked for again from its start,
-/// the bytes already passed on skipped.
+/// the bytes already passed on skipped, as often as `--retries` allows.
 async fn stream_whole(
     source: &Source,
     offset: u64,
@@ -325,11 +347,11 @@ async fn stream_whole(
     let mut done = offset;
     let mut attempts = 0;
     loop {
-        let broke = match source
-            .store
-            .get_opts(&source.key, GetOptions::default())
-            .await
-        {
+        let options = GetOptions {
+            if_match: source.if_match.clone(),
+            ..GetOptions::default()
+        };
+        let broke = match source.store.get_opts(&source.key, options).await {
             Ok(result) => {
                 let mut stream = result.into_stream();
                 let mut position = 0u64;
@@ -359,15 +381,16 @@ async fn stream_whole(
         };
         match broke {
             None if done >= size => return,
-            Some(err @ object_store::Error::NotFound { .. }) => {
-                let _ = sender.send(Err(store_error(&source.info, err))).await;
+            Some(err @ object_store::Error::NotFound { .. })
+            | Some(err @ object_store::Error::Precondition { .. }) => {
+                let _ = sender.send(Err(read_error(source, err))).await;
                 return;
             }
             broke => {
                 attempts += 1;
-                if attempts >= READ_ATTEMPTS {
+                if attempts > source.retries {
                     let err = match broke {
-                        Some(err) => store_error(&source.info, err),
+                        Some(err) => read_error(source, err),
                         None => cut_short(source, done - offset, size - offset),
                     };
                     let _ = sender.send(Err(err)).await;

@@ -12,12 +12,14 @@ use s3s::service::S3ServiceBuilder;
 use crate::util::*;
 
 mod errors;
+mod inputs;
 mod inspect;
 #[cfg(target_os = "linux")]
 mod lock;
 mod public;
 mod reader_line;
 mod transfers;
+mod versions;
 
 const ACCESS_KEY: &str = "ofconvert-test";
 const SECRET_KEY: &str = "ofconvert-test-secret";

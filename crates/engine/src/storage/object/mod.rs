@@ -2,8 +2,8 @@
 //! `object_store` crate. Paths stay URLs (`s3://bucket/prefix/part-00000`), so every
 //! message names the object as the user wrote it.
 //!
-//! Reads stream in bounded ranges, a few in flight, each resumed from its last byte when a
-//! connection drops. Writes are multipart uploads (one request for an object no bigger than
+//! Reads stream in bounded ranges, a few in flight, all of the version of the object the
+//! read started on. Writes are multipart uploads (one request for an object no bigger than
 //! a part): an object appears only once complete, and an upload that does not complete is
 //! aborted.
 
@@ -18,22 +18,28 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::runtime::Runtime;
 
 use crate::holder::LockHolder;
 use crate::naming::layout::LOCK_NAME;
 use crate::storage::client::NO_WEBDAV;
-use crate::storage::retry::{self, CreateAnswer};
 use crate::storage::store_error::store_error;
-use crate::storage::stores::{self, StoreInfo, StoreKind};
+use crate::storage::stores::{self, StoreInfo, StoreKind, StoreSettings};
 use crate::storage::transfer::{RangeReader, Source, Upload};
 use crate::storage::webdav;
 use crate::storage::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
 
+mod by_path;
+mod create;
 mod lock;
+#[cfg(test)]
+mod settings_tests;
+
+pub(crate) use by_path::ByPath;
+use create::Created;
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
 /// rather than a local path. `file://` URLs are local.
@@ -60,8 +66,10 @@ pub(crate) fn local_path(path: &Path) -> PathBuf {
 /// The storage of `path`: an object store for a URL (`s3://...`), the local file system for
 /// a plain path or a `file://` URL. Returns the path as that storage names it.
 ///
-/// One store (a bucket, say) is built once per process and shared: inspecting a thousand
-/// objects of one bucket uses one client and one pool of connections.
+/// One store (a bucket, say) is built once per process for each set of network settings
+/// (`--anonymous`, the timeouts and retries) and shared by the calls made with them:
+/// inspecting a thousand objects of one bucket uses one client and one pool of connections,
+/// and a call with other settings gets a store built with its own.
 pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
     if !is_url(path) {
         return Ok((Arc::new(LocalFs), local_path(path)));
@@ -70,7 +78,8 @@ pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
     type Stores = (u32, BTreeMap<String, Arc<ObjectStorage>>);
     static STORES: OnceLock<Mutex<Stores>> = OnceLock::new();
     let url = path.to_str().unwrap_or_default();
-    let root = store_root(url)?;
+    let settings = StoreSettings::current();
+    let root = format!("{} {settings:?}", store_root(url)?);
     let mut guard = STORES
         .get_or_init(|| Mutex::new((std::process::id(), BTreeMap::new())))
         .lock()
@@ -86,7 +95,7 @@ pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
     let storage = match stores.get(&root) {
         Some(storage) => Arc::clone(storage),
         None => {
-            let storage = Arc::new(ObjectStorage::for_url(url)?);
+            let storage = Arc::new(ObjectStorage::for_url(url, settings)?);
             stores.insert(root, Arc::clone(&storage));
             storage
         }
@@ -113,6 +122,10 @@ fn store_root(url: &str) -> io::Result<String> {
 /// start with its root, `s3://bucket` say.
 pub(crate) struct ObjectStorage {
     store: Arc<dyn ObjectStore>,
+    /// The same store without retries of its own, for create-if-absent writes, which are
+    /// tried here (`create`).
+    create_store: Arc<dyn ObjectStore>,
+    settings: StoreSettings,
     /// The URL of the store's root, without a trailing `/`.
     root: String,
     /// What the store's messages may name.
@@ -134,11 +147,12 @@ impl ObjectStorage {
     /// The store of `url`, configured from each cloud's standard environment variables
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
     /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...): `stores`.
-    pub(crate) fn for_url(url: &str) -> io::Result<ObjectStorage> {
+    pub(crate) fn for_url(url: &str, settings: StoreSettings) -> io::Result<ObjectStorage> {
         let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;
-        let (store, info) = stores::build(url, parsed.scheme(), &root)?;
+        let (store, info) = stores::build(url, parsed.scheme(), &root, settings, true)?;
+        let (create_store, _) = stores::build(url, parsed.scheme(), &root, settings, false)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("ofconvert-io")
@@ -146,6 +160,8 @@ impl ObjectStorage {
             .build()?;
         Ok(ObjectStorage {
             store,
+            create_store,
+            settings,
             info: Arc::new(info),
             root,
             runtime: Arc::new(runtime),
@@ -280,17 +296,23 @@ impl Storage for ObjectStorage {
 
     fn open(&self, path: &Path, offset: u64) -> io::Result<Opened> {
         let key = self.key(path)?;
-        let size = self
+        let meta = self
             .block_on(self.store.head(&key))
-            .map_err(|err| self.error(err))?
-            .size;
+            .map_err(|err| self.error(err))?;
+        let size = meta.size;
         Ok(Opened {
             reader: Box::new(RangeReader::start(
                 Source {
                     store: Arc::clone(&self.store),
                     info: Arc::clone(&self.info),
+                    url: self.url_of(&key).display().to_string(),
                     key,
+                    // A weak ETag never matches `If-Match`; answers are still checked
+                    // against it.
+                    if_match: meta.e_tag.clone().filter(|tag| !tag.starts_with("W/")),
+                    e_tag: meta.e_tag,
                     ranges: Arc::clone(&self.ranges),
+                    retries: self.settings.bounds.retries,
                 },
                 &self.runtime,
                 offset,
@@ -446,51 +468,6 @@ impl Storage for ObjectStorage {
     }
 }
 
-/// What a create-if-absent write did.
-enum Created {
-    /// The object was written, no other having been there.
-    IfAbsent,
-    /// Nothing was written: the store has no conditional writes.
-    Unconditional,
-}
-
-impl ObjectStorage {
-    /// Writes `bytes` to `key` only if no object is there. A create is not retried by the
-    /// store when its answer is lost (it cannot tell a lost answer from a refusal), so it is
-    /// tried again here, and an object found after such a loss that holds `bytes` is this
-    /// write's own.
-    fn create(&self, key: &ObjectPath, bytes: &[u8]) -> Result<Created, object_store::Error> {
-        let payload = PutPayload::from(Bytes::copy_from_slice(bytes));
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
-        let mut created = Created::IfAbsent;
-        retry::create_if_absent(
-            retry::network_bounds().retries + 1,
-            bytes,
-            || match self.block_on(self.store.put_opts(key, payload.clone(), options.clone())) {
-                Ok(_) => CreateAnswer::Created,
-                Err(err @ object_store::Error::AlreadyExists { .. })
-                | Err(err @ object_store::Error::Precondition { .. }) => CreateAnswer::Exists(err),
-                Err(object_store::Error::NotImplemented { .. })
-                | Err(object_store::Error::NotSupported { .. }) => {
-                    created = Created::Unconditional;
-                    CreateAnswer::Created
-                }
-                Err(err @ object_store::Error::Generic { .. }) => CreateAnswer::Failed(err),
-                Err(err) => CreateAnswer::Refused(err),
-            },
-            || match self.block_on(async { self.store.get(key).await?.bytes().await }) {
-                Ok(bytes) => Ok(Some(bytes.to_vec())),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(err) => Err(err),
-            },
-        )?;
-        Ok(created)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -523,7 +500,9 @@ mod tests {
     #[test]
     fn a_gcs_url_builds_a_store_whose_keys_are_the_path_in_the_bucket() {
         // Credentials are looked for when a request is made, not when the store is built.
-        let storage = ObjectStorage::for_url("gs://tfds-data/datasets/mnist").unwrap();
+        let storage =
+            ObjectStorage::for_url("gs://tfds-data/datasets/mnist", StoreSettings::current())
+                .unwrap();
         assert_eq!(storage.root, "gs://tfds-data");
         assert_eq!(storage.info.kind, StoreKind::Gcs);
         let key = storage
@@ -539,9 +518,13 @@ mod tests {
 
     #[test]
     fn unknown_schemes_and_plain_http_say_what_they_are() {
-        let err = ObjectStorage::for_url("ftp://host/x").unwrap_err();
+        let err = ObjectStorage::for_url("ftp://host/x", StoreSettings::current()).unwrap_err();
         assert!(err.to_string().contains("unknown scheme ftp://"), "{err}");
-        let http = ObjectStorage::for_url("https://example.com/data/x.tfrecord").unwrap();
+        let http = ObjectStorage::for_url(
+            "https://example.com/data/x.tfrecord",
+            StoreSettings::current(),
+        )
+        .unwrap();
         assert_eq!(http.info.kind, StoreKind::Http);
         assert_eq!(http.root, "https://example.com");
     }
