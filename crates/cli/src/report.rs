@@ -307,16 +307,34 @@ fn write_results(
             plural_u64(skipped.empty)
         )?;
     }
+    // The details (offsets) follow the last count line, which ends with a colon.
+    let colon = |last: bool| {
+        if last && !skipped.details.is_empty() {
+            ":"
+        } else {
+            ""
+        }
+    };
+    if skipped.recovered > 0 {
+        writeln!(
+            out,
+            "      recovered {} record{} after a damaged length{}",
+            skipped.recovered,
+            plural_u64(skipped.recovered),
+            colon(skipped.corrupt == 0)
+        )?;
+    }
     if skipped.corrupt > 0 {
         writeln!(
             out,
-            "      skipped {} damaged record{}:",
+            "      skipped {} damaged record{}{}",
             skipped.corrupt,
-            plural_u64(skipped.corrupt)
+            plural_u64(skipped.corrupt),
+            colon(true)
         )?;
-        for detail in &skipped.details {
-            writeln!(out, "        {detail}")?;
-        }
+    }
+    for detail in &skipped.details {
+        writeln!(out, "        {detail}")?;
     }
     if detail.verbose {
         for input in &manifest.inputs {
