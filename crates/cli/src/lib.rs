@@ -194,7 +194,9 @@ fn convert(
     let options = config.options()?;
     stop_on_signals(&options.interrupt)?;
     let plan = config.plan(&options)?;
-    let ran = Progress::new(quiet).drive(|report| config.convert(plan, &options, report));
+    let ran = Progress::new(quiet)
+        .each_dataset(detail.verbose)
+        .drive(|report| config.convert(plan, &options, report));
     let summary = match ran {
         Ok(Ran::Whole(summary)) => summary,
         Ok(Ran::Share(summary)) => return shard::report_worker(&summary, args.json, quiet),

@@ -1,0 +1,39 @@
+//! A conversion says each thing once: a dataset in its summary, not also in a progress line
+//! before it (unless -v asks for everything).
+
+use super::{datasets, SAMPLE_DATASETS};
+use crate::util::*;
+
+#[test]
+fn the_quick_start_names_each_dataset_once() {
+    let work = tempdir();
+    let out = work.path().join("demo");
+    let run = ofconvert()
+        .arg("tf2of")
+        .args([&datasets(), &out])
+        .arg("--overwrite")
+        .ok();
+    let lines: Vec<&str> = run.stdout.lines().chain(run.stderr.lines()).collect();
+    for (name, _) in SAMPLE_DATASETS {
+        let naming = lines
+            .iter()
+            .filter(|line| {
+                line.trim_start().starts_with(&format!("{name} "))
+                    || line.contains(&format!("converted {name}:"))
+            })
+            .count();
+        assert_eq!(naming, 1, "{name}:\n{}", lines.join("\n"));
+    }
+
+    // -v keeps the progress lines too.
+    let verbose = ofconvert()
+        .arg("tf2of")
+        .args([&datasets(), &out])
+        .args(["--overwrite", "-v"])
+        .ok();
+    assert!(
+        verbose.stderr.contains("[1/9] converted "),
+        "{}",
+        verbose.stderr
+    );
+}
