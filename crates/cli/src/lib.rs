@@ -15,6 +15,7 @@ mod report;
 mod shard;
 mod shown;
 mod style;
+mod warnings;
 
 use std::fmt;
 use std::io::{self, Write};

@@ -37,3 +37,33 @@ fn the_quick_start_names_each_dataset_once() {
         verbose.stderr
     );
 }
+
+#[test]
+fn a_misspelt_name_is_warned_once_and_of2tf_has_no_oneflow_warnings() {
+    let work = tempdir();
+    let out = work.path().join("of");
+    let typo = ofconvert()
+        .arg("tf2of")
+        .args([&datasets(), &out])
+        .args(["--drop-if-present", "nosuch"])
+        .ok();
+    let warned: Vec<&str> = typo
+        .stderr
+        .lines()
+        .filter(|line| line.contains("nosuch"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", typo.stderr);
+    assert!(warned[0].contains("all 9 datasets"), "{}", typo.stderr);
+
+    // of2tf writes TFRecords: what OneFlow's image decoder cannot read is no concern.
+    let back = ofconvert()
+        .arg("of2tf")
+        .args([&out, &work.path().join("tf")])
+        .ok();
+    assert!(
+        !back.stderr.contains("OFRecordImageDecoder"),
+        "{}",
+        back.stderr
+    );
+    assert!(!back.stderr.contains("warning"), "{}", back.stderr);
+}
