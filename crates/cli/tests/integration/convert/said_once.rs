@@ -67,3 +67,36 @@ fn a_misspelt_name_is_warned_once_and_of2tf_has_no_oneflow_warnings() {
     );
     assert!(!back.stderr.contains("warning"), "{}", back.stderr);
 }
+
+#[test]
+fn schema_of_a_tree_has_a_section_and_a_reader_per_dataset() {
+    let work = tempdir();
+    let out = work.path().join("demo");
+    ofconvert().arg("tf2of").args([&datasets(), &out]).ok();
+    let code = ofconvert()
+        .args(["schema", "--oneflow"])
+        .arg(&out)
+        .ok()
+        .stdout;
+    let readers: Vec<&str> = code
+        .lines()
+        .filter(|line| line.starts_with("reader = flow.nn.OFRecordReader("))
+        .collect();
+    assert_eq!(readers.len(), 9, "{code}");
+    for (name, _) in SAMPLE_DATASETS {
+        let dir = out.join(name);
+        let path = format!("OFRecordReader(\"{}\"", dir.display());
+        assert_eq!(
+            readers.iter().filter(|line| line.contains(&path)).count(),
+            1,
+            "{path}\n{code}"
+        );
+    }
+    assert!(!code.contains("\"OUT\""), "{code}");
+    assert!(!code.contains("missing from"), "{code}");
+
+    // The table too: a section per dataset, each with its own counts.
+    let table = ofconvert().arg("schema").arg(&out).ok().stdout;
+    assert_eq!(table.matches("== ").count(), 9, "{table}");
+    assert!(table.contains("bert: 16 records in 1 file"), "{table}");
+}
