@@ -147,7 +147,7 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         };
         if reader.recover(&err) {
             verification.problems.push(err);
-        } else if !is_damage(&err) {
+        } else if !is_damage(&err) || runs_past_the_end(&err) {
             verification.problems.push(err);
             break;
         } else if !resume(&mut reader, &mut buf, &mut checker, &mut verification, err) {
@@ -155,6 +155,17 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         }
     }
     verification
+}
+
+/// Whether `err` is a record longer than the rest of the file: nothing follows it to
+/// resume at, and looking would scan all that rest (a hostile length over a huge tail)
+/// for nothing.
+fn runs_past_the_end(err: &Error) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::Truncated { .. })
+            | ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Truncated { .. })
+    )
 }
 
 /// Goes on after `damage` to the framing, noted among `verification`'s problems, as the
@@ -170,11 +181,11 @@ fn resume(
     damage: Error,
 ) -> bool {
     let resync = reader.resync(buf);
-    let note = match &resync {
-        Ok(resync) => resumed(resync.as_ref()),
-        Err(_) => resumed(None),
-    };
-    verification.problems.push(damage.noting(note));
+    // Nothing good after it: the problem says all there is.
+    verification.problems.push(match &resync {
+        Ok(Some(resync)) => damage.noting(resumed(Some(resync))),
+        _ => damage,
+    });
     match resync {
         Ok(Some(resync)) => {
             if resync.recovered {
