@@ -185,31 +185,62 @@ pub fn verify(args: &VerifyArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Resu
 pub fn schema(args: &SchemaArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
     let found = reports::find(&args.paths, args.format, FrontEnd::CommandLine);
     let mut outcome = report_found(&found);
-    let (schema, errors) = with_progress(&found, quiet, |progress| {
-        reports::schema(&found, jobs_of(jobs), args.sample, progress)
+    if args.json {
+        let (schema, errors) = with_progress(&found, quiet, |progress| {
+            reports::schema(&found, jobs_of(jobs), args.sample, progress)
+        });
+        for err in &errors {
+            outcome.failed = true;
+            error!("{}", error_chain(err));
+        }
+        let mut text = serde_json::to_string_pretty(&reports::schema_json(&schema))?;
+        text.push('\n');
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        finish_output(out.write_all(text.as_bytes()).and_then(|()| out.flush()))?;
+        return Ok(outcome.exit_code());
+    }
+    // One section per dataset, each with its own reader: one schema merged over several
+    // datasets reads as features missing from most records.
+    let (datasets, errors) = with_progress(&found, quiet, |progress| {
+        reports::schemas(&found, jobs_of(jobs), args.sample, progress)
     });
     for err in &errors {
         outcome.failed = true;
         error!("{}", error_chain(err));
     }
-    let text = if args.json {
-        let mut text = serde_json::to_string_pretty(&reports::schema_json(&schema))?;
-        text.push('\n');
-        text
-    } else if args.oneflow {
-        schema.oneflow_snippet(&reports::oneflow_reader(&args.paths, &found))
-    } else if args.tf {
-        schema.tf_snippet()
+    let several = datasets.len() > 1;
+    let text = if args.oneflow || args.tf {
+        reports::schema_code(&datasets, args.oneflow)
     } else {
-        table(&schema, found.files.len())
+        let mut text = String::new();
+        for (index, (dataset, schema, _)) in datasets.iter().enumerate() {
+            if several {
+                if index > 0 {
+                    text.push('\n');
+                }
+                text.push_str(&format!(
+                    "== {}\n",
+                    reports::dataset_heading(dataset, schema)
+                ));
+            }
+            text.push_str(&table(schema, dataset.files.len()));
+        }
+        text
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     finish_output(out.write_all(text.as_bytes()).and_then(|()| out.flush()))?;
     // The warnings are about OneFlow's reader and decoders: nothing to TensorFlow's parser.
-    if !args.json && !args.tf {
-        for warning in schema.warnings() {
-            warning!("{warning}");
+    if !args.tf {
+        for (dataset, schema, _) in &datasets {
+            for warning in schema.warnings() {
+                if several {
+                    warning!("{}: {warning}", dataset.name());
+                } else {
+                    warning!("{warning}");
+                }
+            }
         }
     }
     Ok(outcome.exit_code())

@@ -16,6 +16,7 @@ mod shard;
 mod shown;
 mod signals;
 mod style;
+mod warnings;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -180,7 +181,9 @@ fn convert(
     let options = config.options()?;
     let _on_signals = signals::stop_on_signals(&options.interrupt)?;
     let plan = config.plan(&options)?;
-    let ran = Progress::new(quiet).drive(|report| config.convert(plan, &options, report));
+    let ran = Progress::new(quiet)
+        .each_dataset(detail.verbose)
+        .drive(|report| config.convert(plan, &options, report));
     let summary = match ran {
         Ok(Ran::Whole(summary)) => summary,
         Ok(Ran::Share(summary)) => return shard::report_worker(&summary, args.json, quiet),

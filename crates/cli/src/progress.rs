@@ -16,6 +16,11 @@ pub struct Progress {
     datasets: usize,
     done: usize,
     records: u64,
+    /// Whether each finished dataset gets a line of its own (`-v`); else the summary that
+    /// follows is where a dataset is named, and the bar only shows the last one finished.
+    each_dataset: bool,
+    /// The last dataset finished, for the bar's message.
+    last: Option<String>,
 }
 
 enum Mode {
@@ -40,7 +45,15 @@ impl Progress {
             datasets: 0,
             done: 0,
             records: 0,
+            each_dataset: false,
+            last: None,
         }
+    }
+
+    /// With a line for each dataset as it finishes (`-v`).
+    pub fn each_dataset(mut self, each_dataset: bool) -> Progress {
+        self.each_dataset = each_dataset;
+        self
     }
 
     /// For the inspecting commands: a bar when stderr is a terminal, else nothing (their
@@ -129,6 +142,7 @@ impl Progress {
                 };
                 match &self.mode {
                     Mode::Quiet => {}
+                    _ if !self.each_dataset => self.last = Some(format!("{counter}{line}")),
                     Mode::Plain | Mode::Bar(None) => eprintln!("{counter}{line}"),
                     Mode::Bar(Some(bar)) => bar.println(format!("{counter}{line}")),
                 }
@@ -139,10 +153,17 @@ impl Progress {
 
     fn update_message(&self) {
         if let Mode::Bar(Some(bar)) = &self.mode {
-            // Finished datasets are printed above the bar; the line itself stays short
-            // enough for an 80-column terminal.
+            // Finished datasets are printed above the bar (-v) or the last one shown on it;
+            // the summary names them all when the run ends.
+            let mut message = String::new();
             if self.records > 0 {
-                bar.set_message(format!("{} records", self.records));
+                message = format!("{} records", self.records);
+            }
+            if let Some(last) = &self.last {
+                message = format!("{message}; {last}");
+            }
+            if !message.is_empty() {
+                bar.set_message(message);
             }
         }
     }

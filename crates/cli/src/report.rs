@@ -4,14 +4,13 @@
 use std::io::{self, Write};
 
 use indicatif::HumanBytes;
-use ofconvert_engine::{
-    DatasetStatus, DatasetSummary, Direction, FrontEnd, Preview, Summary, IMAGE_ADVICE,
-};
+use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, FrontEnd, Preview, Summary};
 
 use crate::exit_codes::ExitCode;
 
 use crate::progress::{plural, plural_u64};
 use crate::style::Style;
+use crate::warnings::{shown_names, write_warnings};
 
 /// Tells what an interrupted run finished, what it removed, and how to finish it.
 pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<()> {
@@ -82,7 +81,7 @@ pub fn print_summary(
     let _ = out.flush();
     let style = Style::stderr();
     if !quiet {
-        let _ = write_warnings(&mut io::stderr().lock(), summary, style, detail);
+        let _ = write_warnings(&mut io::stderr().lock(), summary, style, detail.verbose);
     }
     let _ = write_failures(&mut io::stderr().lock(), summary, style);
     if !json && !quiet {
@@ -310,16 +309,34 @@ fn write_results(
             plural_u64(skipped.empty)
         )?;
     }
+    // The details (offsets) follow the last count line, which ends with a colon.
+    let colon = |last: bool| {
+        if last && !skipped.details.is_empty() {
+            ":"
+        } else {
+            ""
+        }
+    };
+    if skipped.recovered > 0 {
+        writeln!(
+            out,
+            "      recovered {} record{} after a damaged length{}",
+            skipped.recovered,
+            plural_u64(skipped.recovered),
+            colon(skipped.corrupt == 0)
+        )?;
+    }
     if skipped.corrupt > 0 {
         writeln!(
             out,
-            "      skipped {} damaged record{}:",
+            "      skipped {} damaged record{}{}",
             skipped.corrupt,
-            plural_u64(skipped.corrupt)
+            plural_u64(skipped.corrupt),
+            colon(true)
         )?;
-        for detail in &skipped.details {
-            writeln!(out, "        {detail}")?;
-        }
+    }
+    for detail in &skipped.details {
+        writeln!(out, "        {detail}")?;
     }
     if detail.verbose {
         for input in &manifest.inputs {
@@ -342,44 +359,6 @@ fn write_results(
         }
     }
     Ok(())
-}
-
-/// Names in a line: the first few, then how many more.
-fn shown_names(names: &[impl AsRef<str>]) -> String {
-    const SHOWN: usize = 8;
-    let mut shown: Vec<&str> = names.iter().take(SHOWN).map(AsRef::as_ref).collect();
-    let more = format!("and {} more", names.len().saturating_sub(SHOWN));
-    if names.len() > SHOWN {
-        shown.push(&more);
-    }
-    shown.join(", ")
-}
-
-/// Writes the warnings, for stderr. Those that end in the same advice (the images OneFlow
-/// cannot decode) give it once, after them, unless `verbose`.
-pub fn write_warnings(
-    out: &mut impl Write,
-    summary: &Summary,
-    style: Style,
-    detail: Detail,
-) -> io::Result<()> {
-    let prefix = style.warning_prefix();
-    let advised = format!(": {IMAGE_ADVICE}");
-    let mut advice_owed = 0;
-    for warning in summary.warnings() {
-        match warning.strip_suffix(advised.as_str()) {
-            Some(what) if !detail.verbose => {
-                writeln!(out, "{prefix} {what}")?;
-                advice_owed += 1;
-            }
-            _ => writeln!(out, "{prefix} {warning}")?,
-        }
-    }
-    match advice_owed {
-        0 => Ok(()),
-        1 => writeln!(out, "{prefix} {IMAGE_ADVICE}"),
-        n => writeln!(out, "{prefix} for the {n} above: {IMAGE_ADVICE}"),
-    }
 }
 
 /// Writes the failures, for stderr: input that could not be read, datasets that failed.

@@ -27,6 +27,8 @@ struct Inner {
     path: Option<PathBuf>,
     offset: Option<u64>,
     record: Option<u64>,
+    /// What reading did past the error, when it went on.
+    note: Option<String>,
 }
 
 /// What went wrong.
@@ -175,6 +177,7 @@ impl Error {
                 path: None,
                 offset: None,
                 record: None,
+                note: None,
             }),
         }
     }
@@ -233,6 +236,13 @@ impl Error {
     pub(crate) fn at(mut self, offset: u64, record: u64) -> Error {
         self.inner.offset = Some(offset);
         self.inner.record = Some(record);
+        self
+    }
+
+    /// Adds what reading did past the error (it resumed at some offset, or recovered the
+    /// record), shown in parentheses after the message.
+    pub(crate) fn noting(mut self, note: String) -> Error {
+        self.inner.note = Some(note);
         self
     }
 
@@ -487,6 +497,9 @@ impl fmt::Display for Error {
         {
             // TensorFlow's own hint: the first checksum failing usually means another format.
             f.write_str(" (Is this even a TFRecord file?)")?;
+        }
+        if let Some(note) = &inner.note {
+            write!(f, " ({note})")?;
         }
         Ok(())
     }

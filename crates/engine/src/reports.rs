@@ -263,21 +263,163 @@ pub fn schema_json(schema: &Schema) -> serde_json::Value {
 }
 
 /// The `OFRecordReader(...)` call for the records of `paths`: the dataset's own when one
-/// OneFlow dataset directory was given, else the one `tf2of` would make of the files.
+/// OneFlow dataset directory was given (or its parts), else the one `tf2of` would make of
+/// the files.
 pub fn oneflow_reader(paths: &[PathBuf], found: &Found) -> String {
     if let [dir] = paths {
         if let Some(reader) = oneflow_reader_for(dir, DEFAULT_PART_PREFIX) {
             return reader.python;
         }
     }
-    let parts = found.sizes.iter().filter(|size| **size > 0).count().max(1);
-    OneflowReader::new(
+    let datasets = datasets_of(found);
+    if let [dataset] = datasets.as_slice() {
+        return dataset_reader(dataset, found);
+    }
+    placeholder_reader(
         Path::new("OUT"),
-        parts as u64,
-        DEFAULT_PART_PREFIX,
-        DEFAULT_PART_DIGITS,
+        &(0..found.files.len()).collect::<Vec<_>>(),
+        found,
     )
-    .python
+}
+
+/// One dataset among the files found: what `tf2of` would group (the shards of one family
+/// in a directory, or its other record files), or a OneFlow dataset's directory of parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundDataset {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The shard family (`STEM` of `STEM-NNNNN-of-MMMMM`), when its directory holds others.
+    pub family: Option<String>,
+    /// The indexes of its files among those found.
+    pub files: Vec<usize>,
+}
+
+impl FoundDataset {
+    /// How it is named in a report: its directory, and its family when the directory holds
+    /// several.
+    pub fn name(&self) -> String {
+        match &self.family {
+            Some(family) => format!("{} ({family})", self.dir.display()),
+            None => self.dir.display().to_string(),
+        }
+    }
+}
+
+/// The datasets of the files found, in the order of their first file.
+pub fn datasets_of(found: &Found) -> Vec<FoundDataset> {
+    let mut datasets: Vec<(PathBuf, Option<String>, Format, Vec<usize>)> = Vec::new();
+    for (index, (path, format)) in found.files.iter().enumerate() {
+        let dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let family = match format {
+            Format::Of => None,
+            Format::Tf => path
+                .file_name()
+                .and_then(|name| crate::naming::names::shard_name(&name.to_string_lossy()))
+                .map(|shard| shard.stem),
+        };
+        match datasets
+            .iter_mut()
+            .find(|(d, f, fmt, _)| *d == dir && *f == family && fmt == format)
+        {
+            Some((_, _, _, files)) => files.push(index),
+            None => datasets.push((dir, family, *format, vec![index])),
+        }
+    }
+    let mut named = Vec::new();
+    for (dir, family, _, files) in &datasets {
+        let several = datasets.iter().filter(|(d, ..)| d == dir).count() > 1;
+        named.push(FoundDataset {
+            dir: dir.clone(),
+            family: family.clone().filter(|_| several),
+            files: files.clone(),
+        });
+    }
+    named
+}
+
+/// The `OFRecordReader(...)` call that opens `dataset`: its own for a OneFlow dataset; for
+/// TFRecords, the one `tf2of` would write under `OUT`.
+pub fn dataset_reader(dataset: &FoundDataset, found: &Found) -> String {
+    let oneflow = dataset
+        .files
+        .iter()
+        .all(|&index| found.files[index].1 == Format::Of);
+    if oneflow {
+        if let Some(reader) = oneflow_reader_for(&dataset.dir, DEFAULT_PART_PREFIX) {
+            return reader.python;
+        }
+    }
+    placeholder_reader(Path::new("OUT"), &dataset.files, found)
+}
+
+fn placeholder_reader(out: &Path, files: &[usize], found: &Found) -> String {
+    let parts = files
+        .iter()
+        .filter(|&&index| found.sizes.get(index).is_some_and(|size| *size > 0))
+        .count()
+        .max(1);
+    OneflowReader::new(out, parts as u64, DEFAULT_PART_PREFIX, DEFAULT_PART_DIGITS).python
+}
+
+/// The schema of each dataset of the files found, with its reader call, and the files that
+/// could not be read.
+pub fn schemas(
+    found: &Found,
+    jobs: usize,
+    sample: Option<u64>,
+    progress: ProgressFn<'_>,
+) -> (Vec<(FoundDataset, Schema, String)>, Vec<Error>) {
+    let mut each = Vec::new();
+    let mut errors = Vec::new();
+    for dataset in datasets_of(found) {
+        let files: Vec<(PathBuf, Format)> = dataset
+            .files
+            .iter()
+            .map(|&index| found.files[index].clone())
+            .collect();
+        let (schema, dataset_errors) = collect_schema(&files, jobs, sample, progress);
+        errors.extend(dataset_errors);
+        let reader = dataset_reader(&dataset, found);
+        each.push((dataset, schema, reader));
+    }
+    (each, errors)
+}
+
+/// What `schema --oneflow` (`oneflow`) or `--tf` prints for `datasets` (from [`schemas`]):
+/// each dataset's code, under a `# NAME: N records in M files` line when there are several,
+/// with its own reader.
+pub fn schema_code(datasets: &[(FoundDataset, Schema, String)], oneflow: bool) -> String {
+    let mut text = String::new();
+    for (index, (dataset, schema, reader)) in datasets.iter().enumerate() {
+        if datasets.len() > 1 {
+            if index > 0 {
+                text.push('\n');
+            }
+            text.push_str(&format!("# {}\n", dataset_heading(dataset, schema)));
+        }
+        text.push_str(&if oneflow {
+            schema.oneflow_snippet(reader)
+        } else {
+            schema.tf_snippet()
+        });
+    }
+    text
+}
+
+/// `NAME: N records in M files`.
+pub fn dataset_heading(dataset: &FoundDataset, schema: &Schema) -> String {
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    format!(
+        "{}: {} record{} in {} file{}",
+        dataset.name(),
+        schema.records,
+        plural(schema.records),
+        dataset.files.len(),
+        plural(dataset.files.len() as u64)
+    )
 }
 
 /// One index `index` wrote.

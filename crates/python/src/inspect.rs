@@ -92,17 +92,24 @@ pub fn schema(
     if sample == Some(0) {
         return Err(usage(py, "sample must be at least 1"));
     }
+    if let Some(other) = code.filter(|code| !matches!(*code, "oneflow" | "tf")) {
+        return Err(usage(py, &format!("unknown code {other:?}")));
+    }
     let found = find(py, &paths, format, &network)?;
-    let (schema, errors) = py.detach(|| reports::schema(&found, jobs, sample, &|_event| {}));
+    let (text, errors) = py.detach(|| match code {
+        None => {
+            let (schema, errors) = reports::schema(&found, jobs, sample, &|_event| {});
+            (reports::schema_json(&schema).to_string(), errors)
+        }
+        // A section and a reader per dataset, as the command line prints them.
+        Some(code) => {
+            let (datasets, errors) = reports::schemas(&found, jobs, sample, &|_event| {});
+            (reports::schema_code(&datasets, code == "oneflow"), errors)
+        }
+    });
     if let Some(err) = errors.first() {
         return Err(errors::engine_error(py, err));
     }
-    let text = match code {
-        None => reports::schema_json(&schema).to_string(),
-        Some("oneflow") => schema.oneflow_snippet(&reports::oneflow_reader(&paths, &found)),
-        Some("tf") => schema.tf_snippet(),
-        Some(other) => return Err(usage(py, &format!("unknown code {other:?}"))),
-    };
     Ok((text, found.warnings))
 }
 

@@ -35,8 +35,8 @@ pub struct ConvertArgs {
     pub break_lock: bool,
 
     /// What to do with damaged records: fail their dataset, or skip them (bad data
-    /// checksums and unparsable payloads are skipped, a truncated tail ends the file) and
-    /// count them.
+    /// checksums and unparsable payloads are skipped, reading resumes after a damaged length
+    /// at the next good record, a truncated tail ends the file) and count them.
     #[arg(long, default_value = "fail", value_name = "POLICY", ignore_case = true,
           value_parser = choices::<OnCorrupt>())]
     pub on_corrupt: OnCorrupt,

@@ -161,7 +161,8 @@ pub enum Command {
             checksums of the input while reading (a damaged length may then read garbage)")),
         mut_arg("on_corrupt", |arg| help(arg, "What to do with damaged input records: fail \
             their dataset, or skip them and count them (bad data checksums and Examples that \
-            do not parse are skipped; a damaged length or a truncated tail ends the file)")),
+            do not parse are skipped, reading resumes after a damaged length at the next record \
+            whose checksums agree, a truncated tail ends the file)")),
         mut_arg("part_prefix", |arg| help(arg, "Prefix of the OneFlow part names written \
             (OFRecordReader's part_name_prefix)")),
         mut_arg("parts", |arg| help(arg, "Write N OneFlow parts of balanced record counts \

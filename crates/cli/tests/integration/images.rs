@@ -48,9 +48,14 @@ fn png_features_get_facts_a_warning_and_no_image_decoder() {
         "{}",
         run.stdout
     );
+    // A section per split, each with its own warning.
     assert!(
-        run.stderr.contains("feature \"image\": 120 of 120 images")
-            && run.stderr.contains("120 PNG"),
+        run.stderr
+            .contains("mnist-train): feature \"image\": 80 of 80 images")
+            && run
+                .stderr
+                .contains("mnist-test): feature \"image\": 40 of 40 images")
+            && run.stderr.contains("80 PNG"),
         "{}",
         run.stderr
     );
@@ -59,12 +64,13 @@ fn png_features_get_facts_a_warning_and_no_image_decoder() {
         .args(["schema".as_ref(), mnist.as_os_str()])
         .ok();
     assert!(
-        run.stdout.contains("image: png 120; 28x28x1\n"),
+        run.stdout.contains("image: png 80; 28x28x1\n")
+            && run.stdout.contains("image: png 40; 28x28x1\n"),
         "{}",
         run.stdout
     );
     assert!(
-        run.stdout.contains("  PNG: gray 8-bit 120\n"),
+        run.stdout.contains("  PNG: gray 8-bit 80\n"),
         "{}",
         run.stdout
     );

@@ -174,3 +174,90 @@ fn a_truncated_input_fails_with_a_hint_to_salvage_it_which_converts_the_rest() {
     assert_eq!(summary["datasets"][0]["error_kind"], "other");
     assert!(!mapped.stderr.contains("--on-corrupt"), "{}", mapped.stderr);
 }
+
+/// The file: 10,000 records, one bit of record #2's length flipped and one byte of
+/// record #49's data.
+fn twice_damaged(path: &Path) -> (Vec<Vec<u8>>, Vec<usize>) {
+    let records: Vec<Vec<u8>> = (0..10_000).map(|i| example(i as i64, 8)).collect();
+    let (mut bytes, mut starts) = (Vec::new(), Vec::new());
+    for record in &records {
+        starts.push(bytes.len());
+        ofconvert_tfrecord::frame::encode_record(record, &mut bytes);
+    }
+    bytes[starts[2]] ^= 0x01;
+    bytes[starts[49] + 14] ^= 0x10;
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+    (records, starts)
+}
+
+#[test]
+fn verify_reads_past_a_damaged_length_as_the_converter_does() {
+    let work = tempdir();
+    let file = work.path().join("in/data.tfrecord");
+    let (records, starts) = twice_damaged(&file);
+
+    let text = ofconvert().arg("verify").arg(&file).expect_code(1);
+    assert!(
+        text.stdout.contains("2 problems, 9998 good records"),
+        "{}",
+        text.stdout
+    );
+    // A data checksum mismatch is placed at the record's data, past its 12-byte header.
+    for (index, offset) in [(2, starts[2]), (49, starts[49] + 12)] {
+        let place = format!("offset {offset} (record #{index})");
+        assert!(text.stdout.contains(&place), "{place}\n{}", text.stdout);
+    }
+    let json = ofconvert()
+        .args(["verify", "--json"])
+        .arg(&file)
+        .expect_code(1);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["good_records"], 9998);
+    assert_eq!(report["problems"], 2);
+    let problems = report["files"][0]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0].as_str().unwrap().contains("recovered"),
+        "{problems:?}"
+    );
+
+    // The converter keeps the record its data checksum vouches for, and says so.
+    let out = work.path().join("out");
+    let run = ofconvert()
+        .arg("tf2of")
+        .args([&file.with_file_name(""), &out])
+        .args(["--on-corrupt", "skip"])
+        .ok();
+    let mut kept = records.clone();
+    kept.remove(49);
+    assert_eq!(converted(&out), to_of(&kept));
+    let manifest = manifest(&out);
+    assert_eq!(manifest["records"], 9999);
+    assert_eq!(manifest["skipped"]["corrupt"], 1);
+    assert_eq!(manifest["skipped"]["recovered"], 1);
+    assert!(
+        run.stdout
+            .contains("recovered 1 record after a damaged length"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn tf2of_help_does_not_say_a_damaged_length_ends_the_file() {
+    let help = ofconvert().args(["tf2of", "--help"]).ok();
+    assert!(
+        !help
+            .stdout
+            .contains("a damaged length or a truncated tail ends the file"),
+        "{}",
+        help.stdout
+    );
+    assert!(
+        help.stdout
+            .contains("reading resumes after a damaged length"),
+        "{}",
+        help.stdout
+    );
+}

@@ -13,6 +13,7 @@ use crate::naming::names::Format;
 use crate::options::Checksums;
 use crate::progress::ProgressFn;
 use crate::records::output;
+use crate::records::{is_damage, resumed, RecordAt, RecordReader};
 use crate::storage::object;
 use crate::storage::Durability;
 
@@ -114,29 +115,101 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
     let mut buf = Vec::new();
     let mut checker = RecordChecker::new();
     loop {
-        match reader.read_in_place(&mut buf) {
+        let err = match reader.read_in_place(&mut buf) {
             Ok(Some(at)) => {
-                let record = reader.record(&buf);
                 let parsed = match format {
-                    Format::Tf => checker.check_example(record).map(|_| ()),
-                    Format::Of => checker.check_ofrecord(record),
+                    Format::Tf => checker.check_example(reader.record(&buf)).map(|_| ()),
+                    Format::Of => checker.check_ofrecord(reader.record(&buf)),
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,
+                    // An OFRecord has no checksum: one that does not parse may carry a
+                    // wrong length, and is then read again from its start as the converter
+                    // reads it.
+                    Err(err) if reader.reject_misframed(&buf).is_some() => {
+                        let damage = Error::mapping(path, at, err);
+                        if !resume(
+                            &mut reader,
+                            &mut buf,
+                            &mut checker,
+                            &mut verification,
+                            damage,
+                        ) {
+                            break;
+                        }
+                    }
                     Err(err) => verification.problems.push(Error::mapping(path, at, err)),
                 }
+                continue;
             }
             Ok(None) => break,
-            Err(err) => {
-                let go_on = reader.recover(&err);
-                verification.problems.push(err);
-                if !go_on {
-                    break;
-                }
-            }
+            Err(err) => err,
+        };
+        if reader.recover(&err) {
+            verification.problems.push(err);
+        } else if !is_damage(&err) || runs_past_the_end(&err) {
+            verification.problems.push(err);
+            break;
+        } else if !resume(&mut reader, &mut buf, &mut checker, &mut verification, err) {
+            break;
         }
     }
     verification
+}
+
+/// Whether `err` is a record longer than the rest of the file: nothing follows it to
+/// resume at, and looking would scan all that rest (a hostile length over a huge tail)
+/// for nothing.
+fn runs_past_the_end(err: &Error) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::Truncated { .. })
+            | ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Truncated { .. })
+    )
+}
+
+/// Goes on after `damage` to the framing, noted among `verification`'s problems, as the
+/// converter's `--on-corrupt skip` does: at the next record whose checksums agree, the
+/// damaged record itself coming back when its data checksum vouches for it. The problem
+/// says which; the recovered record is checked but not counted good, its header being
+/// damaged. `false` when nothing good follows.
+fn resume(
+    reader: &mut RecordReader<'_>,
+    buf: &mut Vec<u8>,
+    checker: &mut RecordChecker,
+    verification: &mut Verification,
+    damage: Error,
+) -> bool {
+    let resync = reader.resync(buf);
+    // Nothing good after it: the problem says all there is.
+    verification.problems.push(match &resync {
+        Ok(Some(resync)) => damage.noting(resumed(Some(resync))),
+        _ => damage,
+    });
+    match resync {
+        Ok(Some(resync)) => {
+            if resync.recovered {
+                let parsed = match verification.format {
+                    Format::Tf => checker.check_example(reader.record(buf)).map(|_| ()),
+                    Format::Of => checker.check_ofrecord(reader.record(buf)),
+                };
+                if let Err(err) = parsed {
+                    let at = RecordAt {
+                        offset: resync.damaged.start,
+                        index: resync.index,
+                    };
+                    let path = verification.path.clone();
+                    verification.problems.push(Error::mapping(&path, at, err));
+                }
+            }
+            true
+        }
+        Ok(None) => false,
+        Err(err) => {
+            verification.problems.push(err);
+            false
+        }
+    }
 }
 
 /// [`verify_file`] over many files in parallel, reporting the bytes read to `progress`.
@@ -194,4 +267,51 @@ fn put_whole(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = storage.create(&path, Durability::Synced)?;
     file.write_all(bytes)?;
     file.finish().map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ofconvert_tfrecord::frame;
+
+    #[test]
+    fn verify_resumes_after_a_damaged_length_and_finds_what_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.tfrecord");
+        let (mut bytes, mut starts) = (Vec::new(), Vec::new());
+        for label in 0..100 {
+            starts.push(bytes.len());
+            let example = ofconvert_bridge::tf::example([(
+                "x",
+                ofconvert_bridge::tf::int64_feature([label]),
+            )]);
+            let mut payload = Vec::new();
+            ofconvert_bridge::encode_example(&example, &mut payload);
+            frame::encode_record(&payload, &mut bytes);
+        }
+        // Record 2's length: it comes back; record 10's length and data: passed over;
+        // record 49's data.
+        bytes[starts[2]] ^= 0x01;
+        bytes[starts[10] + 1] ^= 0x04;
+        bytes[starts[10] + 14] ^= 0x04;
+        bytes[starts[49] + 13] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let verified = verify_file(&path, Format::Tf);
+        let places: Vec<_> = verified.problems.iter().map(|p| p.record()).collect();
+        assert_eq!(
+            places,
+            [Some(2), Some(10), Some(49)],
+            "{:?}",
+            verified.problems
+        );
+        assert_eq!(verified.good_records, 97);
+        assert!(verified.problems[0]
+            .to_string()
+            .contains("record recovered"));
+        let shown = verified.problems[1].to_string();
+        assert!(
+            shown.contains(&format!("bytes {}..{} skipped", starts[10], starts[11])),
+            "{shown}"
+        );
+    }
 }

@@ -316,7 +316,7 @@ impl<'a> RecordReader<'a> {
     /// Scans past damage to the framing for the next good record; with positions in the file.
     /// OFRecord payloads are told by whether they parse as an OFRecord: a heuristic, as
     /// OFRecord has no checksum.
-    fn resync(&mut self, buf: &mut Vec<u8>) -> Result<Option<tfrecord::Resync>, Error> {
+    pub(crate) fn resync(&mut self, buf: &mut Vec<u8>) -> Result<Option<tfrecord::Resync>, Error> {
         let resync = match &mut self.framed {
             Framed::Tf(reader) => reader
                 .resync(buf)
@@ -374,22 +374,18 @@ impl<'a> RecordReader<'a> {
                 }
                 Err(err) => return Err(err),
             };
-            match self.resync(buf)? {
+            let resync = self.resync(buf)?;
+            match &resync {
                 Some(resync) if resync.recovered => {
+                    skipped.note_recovered(format!("{detail} ({})", resumed(Some(resync))));
                     return Ok(Some(RecordAt {
                         offset: resync.damaged.start,
                         index: resync.index,
                     }));
                 }
-                Some(resync) => skipped.note_corrupt(format!(
-                    "{detail} (bytes {}..{} skipped: {} bytes, reading resumed at offset {})",
-                    resync.damaged.start,
-                    resync.damaged.end,
-                    resync.len(),
-                    resync.damaged.end
-                )),
+                Some(_) => skipped.note_corrupt(format!("{detail} ({})", resumed(resync.as_ref()))),
                 None => {
-                    skipped.note_corrupt(format!("{detail} (the rest of the file is lost)"));
+                    skipped.note_corrupt(format!("{detail} ({})", resumed(None)));
                     return Ok(None);
                 }
             }
@@ -402,12 +398,32 @@ impl<'a> RecordReader<'a> {
     /// [`ofrecord::Reader::reject`]). `None` for a TFRecord, whose checksums already vouch
     /// for its framing, for a record that parses, and for one too large to step back over
     /// (conversion then reports it as it does any record that does not parse).
-    fn reject_misframed(&mut self, buf: &[u8]) -> Option<ofconvert_bridge::Error> {
+    pub(crate) fn reject_misframed(&mut self, buf: &[u8]) -> Option<ofconvert_bridge::Error> {
         let Framed::Of(reader) = &mut self.framed else {
             return None;
         };
         let err = ofconvert_bridge::visit_ofrecord(reader.last_record(buf), |_, _, _| {}).err()?;
         reader.reject().then_some(err)
+    }
+}
+
+/// What reading did after damage to the framing, in words: a `resync` came back with the
+/// damaged record, passed over a stretch of bytes, or found nothing good after it.
+pub(crate) fn resumed(resync: Option<&tfrecord::Resync>) -> String {
+    match resync {
+        Some(resync) if resync.recovered => {
+            "record recovered: its data checksum vouches for the length that reaches the next \
+             record"
+                .to_owned()
+        }
+        Some(resync) => format!(
+            "bytes {}..{} skipped: {} bytes, reading resumed at offset {}",
+            resync.damaged.start,
+            resync.damaged.end,
+            resync.len(),
+            resync.damaged.end
+        ),
+        None => "the rest of the file is lost".to_owned(),
     }
 }
 

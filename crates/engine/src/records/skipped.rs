@@ -11,7 +11,13 @@ pub struct SkippedRecords {
     /// Damaged records left out by `--on-corrupt skip` (a truncated or unframeable tail
     /// counts as one).
     pub corrupt: u64,
-    /// `path: offset N (record #I): what`, one per damaged record (the first 1000 of them).
+    /// Records whose length was damaged and which came back whole, their data checksum
+    /// vouching for the one length that reaches the next record (`--on-corrupt skip`): kept,
+    /// not skipped, and counted here so that the damage is not silent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recovered: u64,
+    /// `path: offset N (record #I): what`, one per damaged or recovered record (the first
+    /// 1000 of them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
 }
@@ -23,14 +29,28 @@ impl SkippedRecords {
     pub(crate) fn add(&mut self, other: SkippedRecords) {
         self.empty += other.empty;
         self.corrupt += other.corrupt;
+        self.recovered += other.recovered;
         let room = MAX_DETAILS.saturating_sub(self.details.len());
         self.details.extend(other.details.into_iter().take(room));
     }
 
     pub(crate) fn note_corrupt(&mut self, detail: String) {
         self.corrupt += 1;
+        self.note(detail);
+    }
+
+    pub(crate) fn note_recovered(&mut self, detail: String) {
+        self.recovered += 1;
+        self.note(detail);
+    }
+
+    fn note(&mut self, detail: String) {
         if self.details.len() < MAX_DETAILS {
             self.details.push(detail);
         }
     }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }

@@ -228,7 +228,11 @@ impl Target<'_> {
         manifest.inputs = manifest_inputs(self.dataset, &compressions);
         manifest.records = parts.iter().map(|part| part.records).sum();
         manifest.warnings = self.dataset.warnings.clone();
-        manifest.warnings.extend(schema.warnings());
+        // The schema's warnings are about OneFlow's reader and decoders: TFRecords written
+        // by of2tf are read by TensorFlow.
+        if self.settings.direction == Direction::TfToOf {
+            manifest.warnings.extend(schema.warnings());
+        }
         if manifest.records == 0 {
             manifest
                 .warnings

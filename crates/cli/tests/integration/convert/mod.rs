@@ -10,6 +10,7 @@ use ofconvert_bridge::OfRecordExt;
 mod mapping;
 mod parts;
 mod relocated;
+mod said_once;
 
 /// The sample tree's datasets: output directory, and its inputs in order.
 const SAMPLE_DATASETS: [(&str, &[&str]); 9] = [

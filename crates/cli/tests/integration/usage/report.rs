@@ -47,8 +47,21 @@ fn the_sample_run_ends_with_what_was_done_and_says_each_note_and_advice_once() {
         "{}",
         run.stderr
     );
+    // One line names the 5 datasets, with the advice once.
+    let images: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains("OFRecordImageDecoder cannot decode"))
+        .collect();
+    assert_eq!(images.len(), 1, "{}", run.stderr);
+    assert_eq!(
+        images[0].matches("images are ones").count(),
+        5,
+        "{}",
+        run.stderr
+    );
     assert!(
-        run.stderr.contains("warning: for the 5 above: PNG, GIF"),
+        images[0].ends_with("(decodes every image to its pixels)"),
         "{}",
         run.stderr
     );

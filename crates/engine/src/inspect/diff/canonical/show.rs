@@ -26,7 +26,13 @@ pub(super) fn show(feature: &Feature<'_>) -> String {
         Class::Integer => for_each_value(feature, |value| keep(value.to_string())),
         Class::Real => for_each_real(feature.list, feature.kind, |value| {
             keep(match value {
-                Real::Float(bits) => ofconvert_bridge::text::format_f32(f32::from_bits(bits)),
+                // Widened: the shortest form of a float's own width is the shortest that
+                // reads back as that float, and a double beside it (0.1 against 0.1f32) would
+                // print alike. Every float is a double exactly, so the double's shortest form
+                // tells any two values apart.
+                Real::Float(bits) => {
+                    ofconvert_bridge::text::format_f64(f64::from(f32::from_bits(bits)))
+                }
                 Real::Double(bits) => ofconvert_bridge::text::format_f64(f64::from_bits(bits)),
             })
         }),

@@ -65,10 +65,11 @@ fn an_example_equals_its_ofrecord_with_int32_widened_and_exact_doubles() {
     );
     assert_eq!(found.feature.as_deref(), Some("x"));
     assert_eq!(found.what, "values differ");
+    // Printed so that the two can be told apart: the float as the double it is.
     assert_eq!(
         found.values,
         (
-            Some("float_list [0.1]".to_owned()),
+            Some("float_list [0.10000000149011612]".to_owned()),
             Some("double_list [0.1]".to_owned())
         )
     );
