@@ -3,8 +3,10 @@
 #
 #   bash crates/python/ci.sh
 #
-# Builds the wheel as `pip install ./crates/python` does (pip runs maturin), checks with
-# auditwheel that it is a manylinux wheel (no shared library from outside), installs it with
+# Builds the wheel the way a release is built (docs/development.md: maturin with the
+# whole-program `dist` profile, linked by zig against glibc 2.17 for the manylinux2014 tag),
+# checks with auditwheel that the tag holds (no newer glibc symbol, no shared library from
+# outside), installs it with
 # its Ray and Spark extras into a fresh virtualenv, checks that the extension is the abi3 one
 # and that the `ofconvert` command is on its PATH, and runs the pytest suite: Ray on a local
 # cluster, Spark on local[2,2] (Java 17, installed with apt-get when missing) and moto's S3
@@ -30,21 +32,29 @@ step() { printf '\n==> %s\n' "$*"; }
 
 die() { printf 'ci.sh: %s\n' "$*" >&2; exit 1; }
 
-step "python: the wheel pip builds from ./crates/python is a manylinux one"
+step "python: the release wheel (dist profile, zig, manylinux2014) and its tag"
+# The one wheel build of CI, made as a release's is; `pip install ./crates/python` runs the
+# same maturin with the quick profile and no tag to claim.
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --upgrade pip
-"$work/venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/dist" "$here"
+"$work/venv/bin/pip" install --quiet "maturin>=1.5,<2" ziglang auditwheel
+(
+    cd "$here"
+    PATH="$work/venv/bin:$PATH" maturin build --locked --profile dist --zig \
+        --compatibility manylinux2014 --out "$work/dist"
+)
 wheels=("$work"/dist/ofconvert-*.whl)
 [ "${#wheels[@]}" = 1 ] || die "expected one wheel in $work/dist, found: ${wheels[*]}"
 wheel="${wheels[0]}"
-"$work/venv/bin/pip" install --quiet auditwheel
+case "$(basename "$wheel")" in
+*manylinux2014_*) ;;
+*) die "the release wheel is not tagged manylinux2014: $(basename "$wheel")" ;;
+esac
 "$work/venv/bin/auditwheel" show "$wheel" | tee "$work/auditwheel.txt"
-# maturin tags a wheel pip builds linux_x86_64; what matters is that it needs nothing a
-# manylinux system lacks (`auditwheel repair` gives it the tag for a release: README).
 # auditwheel wraps its sentences to the terminal's width: read them as one line.
 verdict="$(tr -s ' \n' '  ' < "$work/auditwheel.txt")"
-grep -q 'consistent with the following platform tag: "manylinux' <<<"$verdict" \
-    || die "auditwheel finds the wheel needs more than manylinux allows"
+grep -Eq 'consistent with the following platform tag: "manylinux_2_17_' <<<"$verdict" \
+    || die "auditwheel finds the wheel needs a newer glibc than manylinux2014 (2.17) gives"
 if grep -q 'external shared libraries are required' <<<"$verdict"; then
     die "the wheel needs shared libraries from outside manylinux"
 fi
@@ -114,7 +124,7 @@ step "python: the command line's integration tests against the wheel's ofconvert
 # signals, progress, sharding); the engine's behaviour under faults and stores is the
 # binary's, already tested.
 OFCONVERT_TEST_BINARY="$work/venv/bin/ofconvert" \
-    cargo test --locked --quiet --manifest-path "$root/Cargo.toml" -p ofconvert --test integration \
+    cargo test --release --locked --quiet --manifest-path "$root/Cargo.toml" -p ofconvert --test integration \
     -- usage:: convert:: inspect:: resume:: shard:: images:: tfds:: faults::killed
 
 step "python: the benchmark script runs (a tiny input, not a measurement)"
