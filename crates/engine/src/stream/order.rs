@@ -97,9 +97,9 @@ pub(crate) const WINDOW_CHUNKS: u64 = 16;
 
 impl Shuffle {
     /// A block shuffle of a dataset of `records` records of `bytes` bytes in all, with
-    /// windows of `block` records (`None`: [`WINDOW_BYTES`] of records, at most
-    /// [`WINDOW_RECORDS`]); chunks of [`CHUNK_BYTES`], at most a [`WINDOW_CHUNKS`]th of the
-    /// window.
+    /// windows of `block` records (`None`: 256 MiB of records, at most 262,144: the
+    /// `WINDOW_BYTES` and `WINDOW_RECORDS` of this module); chunks of 4 MiB (`CHUNK_BYTES`),
+    /// at most a sixteenth (`WINDOW_CHUNKS`) of the window.
     pub fn block(records: u64, bytes: u64, block: Option<u64>) -> Shuffle {
         let mean = bytes.checked_div(records).unwrap_or(1).max(1);
         let window = block
