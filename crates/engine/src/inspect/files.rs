@@ -123,21 +123,10 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
                 };
                 match parsed {
                     Ok(()) => verification.good_records += 1,
-                    // An OFRecord has no checksum: one that does not parse may carry a
-                    // wrong length, and is then read again from its start as the converter
-                    // reads it.
-                    Err(err) if reader.reject_misframed(&buf).is_some() => {
-                        let damage = Error::mapping(path, at, err);
-                        if !resume(
-                            &mut reader,
-                            &mut buf,
-                            &mut checker,
-                            &mut verification,
-                            damage,
-                        ) {
-                            break;
-                        }
-                    }
+                    // An OFRecord that does not parse is reported as itself and reading goes
+                    // on after its length, so that each bad record of a run of them is named
+                    // (the converter's salvage resyncs there instead, which would name a run
+                    // of bad records as one stretch of skipped bytes).
                     Err(err) => verification.problems.push(Error::mapping(path, at, err)),
                 }
                 continue;
