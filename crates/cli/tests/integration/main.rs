@@ -21,6 +21,7 @@ mod retry_after;
 mod salvage;
 mod scripted;
 mod shard;
+mod shard_race;
 mod tfds;
 mod tls;
 mod usage;
