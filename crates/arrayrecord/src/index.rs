@@ -8,10 +8,10 @@ use crate::codec::Records as ChunkRecords;
 use crate::error::{Error, ErrorKind};
 use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC};
 use crate::layout::{
-    add_with_overhead, check_block_header, hash, remaining_in_block, ChunkHeader, ChunkType,
+    add_with_overhead, check_block_header, remaining_in_block, ChunkHeader, ChunkType,
     BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
 };
-use crate::reader::{check_footer_records, decode_chunk};
+use crate::reader::{check_chunk_data, check_footer_records, decode_chunk};
 
 /// A source that reads bytes at any offset: a file, or bytes in memory.
 pub trait ReadAt {
@@ -186,17 +186,7 @@ fn read_chunk_at<S: ReadAt + ?Sized>(
     }
     data.clear();
     read_logical_range(src, header_end, data_end, index, physical, data)?;
-    let actual = hash(data);
-    if actual != header.data_hash {
-        return Err(Error::new(
-            ErrorKind::ChunkDataHashMismatch {
-                expected: header.data_hash,
-                actual,
-            },
-            begin,
-            index,
-        ));
-    }
+    check_chunk_data(&header, data, begin, index)?;
     Ok(header)
 }
 

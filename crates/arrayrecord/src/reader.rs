@@ -305,17 +305,7 @@ impl<R: Read> Reader<R> {
                 return Err(self.truncated(end, begin, index));
             }
         }
-        let actual = hash(&data);
-        if actual != header.data_hash {
-            return Err(Error::new(
-                ErrorKind::ChunkDataHashMismatch {
-                    expected: header.data_hash,
-                    actual,
-                },
-                begin,
-                index,
-            ));
-        }
+        check_chunk_data(&header, &data, begin, index)?;
         let padding = end.saturating_sub(self.pos);
         let skipped = io::copy(&mut (&mut self.src).take(padding), &mut io::sink())
             .map_err(|e| Error::new(ErrorKind::Io(e), begin, index))?;
@@ -477,6 +467,28 @@ impl<R: Read> Iterator for Records<R> {
             }
         }
     }
+}
+
+/// Checks a chunk's data (the bytes after its header, block headers taken out) against the
+/// hash its header gives; the error names the chunk's `begin` offset and first record `index`.
+pub(crate) fn check_chunk_data(
+    header: &ChunkHeader,
+    data: &[u8],
+    begin: u64,
+    index: u64,
+) -> Result<(), Error> {
+    let actual = hash(data);
+    if actual == header.data_hash {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::ChunkDataHashMismatch {
+            expected: header.data_hash,
+            actual,
+        },
+        begin,
+        index,
+    ))
 }
 
 #[cfg(test)]
