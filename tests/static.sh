@@ -15,7 +15,7 @@ root="$(cd "$here/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 die() { printf 'static.sh: %s\n' "$*" >&2; exit 1; }
 
 target=x86_64-unknown-linux-musl

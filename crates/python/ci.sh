@@ -28,7 +28,7 @@ root="$(cd "$here/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 
 die() { printf 'ci.sh: %s\n' "$*" >&2; exit 1; }
 

