@@ -219,6 +219,53 @@ def test_an_exception_out_of_the_with_block_discards_the_file(tmp_path, kind):
     assert list(tmp_path.iterdir()) == []
 
 
+# A file that cannot grow past 2.5 MiB, as on a full disk: of six records of 1 MiB, one
+# fits only in part (which one fails depends on the buffers). SIGXFSZ is ignored so that the
+# write fails with EFBIG instead of ending Python.
+FULL_DISK = """
+import json, resource, signal, sys
+import ofconvert
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (5 << 19, resource.RLIM_INFINITY))
+writer = getattr(ofconvert, sys.argv[2])(sys.argv[1])
+said = []
+for label in range(6):
+    try:
+        writer.write({"label": label, "blob": bytes(1 << 20)})
+        said.append("ok")
+    except ofconvert.FileError as err:
+        said.append(str(err))
+for _ in range(2):
+    try:
+        writer.close()
+        said.append("closed")
+    except ofconvert.FileError as err:
+        said.append("close: " + str(err))
+said.append(writer.closed)
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.parametrize("kind", WRITERS)
+def test_a_record_that_fails_to_reach_the_file_publishes_nothing(tmp_path, kind):
+    name, cls = {"tf": ("t.tfrecord", "TFRecordWriter"), "of": ("part-00000", "OFRecordWriter")}[kind]
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(tmp_path / name), cls],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    writes, closes, closed = said[:6], said[6:8], said[8]
+    first = writes.index(next(w for w in writes if w != "ok"))
+    assert first >= 2 and "File too large" in writes[first], writes
+    # The writer takes nothing more: part of a record may be in the file. Every later record
+    # is refused with the same error, and closing says it once, then does nothing.
+    assert writes[first + 1:] == [writes[first]] * (5 - first), writes
+    assert closes == ["close: " + writes[first], "closed"] and closed is True
+    # Nothing published, nothing left under the temporary name.
+    assert list(tmp_path.iterdir()) == []
+
+
 UNCLOSED_AT_EXIT = """
 import sys
 import ofconvert
