@@ -232,15 +232,36 @@ pub fn known_compression(byte: u8) -> bool {
     matches!(byte, 0 | b'b' | b'z' | b's')
 }
 
+/// How large a chunk [`Records`] decodes by default: 1 GiB of record bytes (and a 64th as
+/// many records). A chunk's header says how large it decodes to and its hash does not stop a
+/// hostile file, so a claim past the limit is refused before anything is decompressed: a
+/// zstd or brotli block of a few kilobytes can expand to terabytes. `array_record` writes
+/// chunks of a few megabytes.
+pub const DEFAULT_MAX_DECODED_CHUNK: u64 = 1 << 30;
+
 /// A simple chunk's records, decoded: their concatenated values and where each ends.
-#[derive(Default)]
 pub struct Records {
+    /// The most record bytes a chunk may decode to ([`DEFAULT_MAX_DECODED_CHUNK`]); it may
+    /// hold a sixteenth as many records.
+    pub limit: u64,
     /// The records' bytes back to back.
     pub values: Vec<u8>,
     /// The end of each record in `values`.
     pub ends: Vec<usize>,
     scratch: Vec<u8>,
     zstd: Option<ZstdDecoder<'static>>,
+}
+
+impl Default for Records {
+    fn default() -> Records {
+        Records {
+            limit: DEFAULT_MAX_DECODED_CHUNK,
+            values: Vec::new(),
+            ends: Vec::new(),
+            scratch: Vec::new(),
+            zstd: None,
+        }
+    }
 }
 
 impl Records {

@@ -65,6 +65,16 @@ pub enum ErrorKind {
         /// The compression type byte.
         compression_type: u8,
     },
+    /// A chunk whose header says it decodes to more than the reader's limit (1 GiB of record
+    /// bytes by default): refused before anything is decompressed.
+    ChunkTooLarge {
+        /// The record bytes the chunk header announces.
+        decoded_data_size: u64,
+        /// The records it announces.
+        num_records: u64,
+        /// The reader's limit in bytes (it takes a sixteenth as many records).
+        limit: u64,
+    },
     /// A chunk whose hash is right but whose contents do not decode to what its header says.
     InvalidChunk {
         /// What does not add up.
@@ -168,6 +178,15 @@ impl Error {
             ErrorKind::UnknownCompression { compression_type } => ErrorKind::UnknownCompression {
                 compression_type: *compression_type,
             },
+            ErrorKind::ChunkTooLarge {
+                decoded_data_size,
+                num_records,
+                limit,
+            } => ErrorKind::ChunkTooLarge {
+                decoded_data_size: *decoded_data_size,
+                num_records: *num_records,
+                limit: *limit,
+            },
             ErrorKind::InvalidChunk { reason } => ErrorKind::InvalidChunk {
                 reason: reason.clone(),
             },
@@ -217,6 +236,16 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnknownCompression { compression_type } => {
                 write!(f, "unknown compression type {compression_type:#04x}")
             }
+            ErrorKind::ChunkTooLarge {
+                decoded_data_size,
+                num_records,
+                limit,
+            } => write!(
+                f,
+                "chunk too large to decode ({decoded_data_size} bytes in {num_records} records; \
+                 a reader takes up to {limit} bytes in {} records)",
+                limit / 16
+            ),
             ErrorKind::InvalidChunk { reason } => write!(f, "invalid chunk ({reason})"),
             ErrorKind::InvalidFooter { reason } => {
                 write!(f, "invalid ArrayRecord footer ({reason})")

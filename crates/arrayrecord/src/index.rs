@@ -213,9 +213,12 @@ impl<S: ReadAt> IndexedReader<S> {
         let len = src.size().map_err(|e| Error::new(ErrorKind::Io(e), 0, 0))?;
         let mut physical = Vec::new();
         let mut data = Vec::new();
-        let signature = read_chunk_at(&src, len, 0, 0, &mut physical, &mut data);
-        if !matches!(&signature, Ok(header) if header.chunk_type == ChunkType::Signature) {
-            return Err(Error::new(ErrorKind::NotRiegeli, 0, 0));
+        // Damage in the first chunk means "not ArrayRecord", as the streaming reader says; a
+        // source that fails to read says so.
+        match read_chunk_at(&src, len, 0, 0, &mut physical, &mut data) {
+            Ok(header) if header.chunk_type == ChunkType::Signature => {}
+            Err(err) if matches!(err.kind(), ErrorKind::Io(_)) => return Err(err),
+            _ => return Err(Error::new(ErrorKind::NotRiegeli, 0, 0)),
         }
         if len < 2 * BLOCK_SIZE || !len.is_multiple_of(BLOCK_SIZE) {
             return Err(Error::invalid_footer(
@@ -277,6 +280,14 @@ impl<S: ReadAt> IndexedReader<S> {
             physical,
             data,
         })
+    }
+
+    /// Sets the most record bytes a chunk may decode to (1 GiB by default,
+    /// [`DEFAULT_MAX_DECODED_CHUNK`](crate::DEFAULT_MAX_DECODED_CHUNK)), and a sixteenth of
+    /// it as many records: a larger chunk is [`ErrorKind::ChunkTooLarge`]. The footer read
+    /// by [`open`](IndexedReader::open) had the default limit.
+    pub fn set_max_decoded_chunk(&mut self, bytes: u64) {
+        self.records.limit = bytes;
     }
 
     /// How many records the file holds.

@@ -50,7 +50,7 @@ mod layout;
 mod reader;
 mod writer;
 
-pub use codec::Compression;
+pub use codec::{Compression, DEFAULT_MAX_DECODED_CHUNK};
 pub use error::{Error, ErrorKind};
 pub use footer::FooterMetadata;
 pub use index::{IndexedReader, ReadAt};

@@ -58,6 +58,18 @@ pub(crate) fn decode_chunk(
             ));
         }
     }
+    let limit = records.limit;
+    if header.decoded_data_size > limit || header.num_records > limit / 16 {
+        return Err(Error::new(
+            ErrorKind::ChunkTooLarge {
+                decoded_data_size: header.decoded_data_size,
+                num_records: header.num_records,
+                limit,
+            },
+            begin,
+            first_index,
+        ));
+    }
     records
         .decode_simple(data, header.num_records, header.decoded_data_size)
         .map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
@@ -100,6 +112,14 @@ impl<R: Read> Reader<R> {
             metadata: None,
             stopped: false,
         }
+    }
+
+    /// Sets the most record bytes a chunk may decode to (1 GiB by default,
+    /// [`DEFAULT_MAX_DECODED_CHUNK`](crate::DEFAULT_MAX_DECODED_CHUNK)), and a sixteenth of
+    /// it as many records: a larger chunk is [`ErrorKind::ChunkTooLarge`].
+    pub fn with_max_decoded_chunk(mut self, bytes: u64) -> Reader<R> {
+        self.current.limit = bytes;
+        self
     }
 
     /// Reads the next record into `buf` (replacing what it held). `Ok(false)` at the end of the
@@ -494,7 +514,7 @@ pub(crate) fn check_chunk_data(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{encode_simple, Compression};
+    use crate::codec::{encode_simple, Compression, DEFAULT_MAX_DECODED_CHUNK};
     use crate::layout::block_header;
 
     fn chunk(file: &mut Vec<u8>, data: &[u8], num_records: u64, decoded_data_size: u64) {
@@ -526,5 +546,33 @@ mod tests {
         );
         assert_eq!(err.offset(), 64);
         assert!(!reader.read_record(&mut record).unwrap());
+    }
+
+    /// A chunk header whose hashes hold can still claim any size: a claim past the limit is
+    /// refused by name before the block is decompressed (it was handed to the decompressor,
+    /// which a zstd block of a few kilobytes can make write terabytes).
+    #[test]
+    fn a_chunk_claiming_more_than_the_limit_is_refused_before_decoding() {
+        let mut data = Vec::new();
+        encode_simple(Compression::Zstd(3), &[3], b"abc", &mut data).unwrap();
+        let claim = DEFAULT_MAX_DECODED_CHUNK + 1;
+        let mut file = block_header(0, 0, 64).to_vec();
+        file.extend_from_slice(&ChunkHeader::new(&[], ChunkType::Signature, 0, 0).encode());
+        for _ in 0..3 {
+            chunk(&mut file, &data, 1, claim);
+        }
+        let mut record = Vec::new();
+        let err = Reader::new(file.as_slice())
+            .read_record(&mut record)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                ErrorKind::ChunkTooLarge { decoded_data_size, num_records: 1, limit }
+                    if *decoded_data_size == claim && *limit == DEFAULT_MAX_DECODED_CHUNK
+            ),
+            "{err}"
+        );
+        assert_eq!(err.offset(), 64);
     }
 }

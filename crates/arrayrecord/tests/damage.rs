@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use ofconvert_arrayrecord::{Error, ErrorKind, IndexedReader, Reader};
+use ofconvert_arrayrecord::{Error, ErrorKind, IndexedReader, Reader, Writer};
 
 fn golden(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -181,4 +181,81 @@ fn a_cut_inside_a_chunk_says_where_it_should_end() {
         other => panic!("{other}"),
     }
     assert_eq!(err.offset(), FIRST_CHUNK as u64);
+}
+
+/// A reader's limit on what a chunk decodes to holds for both readers: a record of 2 MiB of
+/// zeros, a few hundred bytes compressed, is refused by a reader that takes 1 MiB.
+#[test]
+fn a_chunk_past_the_readers_limit_is_refused_by_name() {
+    let mut writer = Writer::new(Vec::new());
+    writer.write_record(&vec![0; 2 << 20]).unwrap();
+    let file = writer.finish().unwrap();
+    assert!(file.len() < 1 << 18, "{} bytes", file.len());
+    let too_large = |err: &Error| {
+        matches!(
+            err.kind(),
+            ErrorKind::ChunkTooLarge { decoded_data_size, num_records: 1, limit: 1048576 }
+                if *decoded_data_size == 2 << 20
+        )
+    };
+    let mut record = Vec::new();
+    let err = Reader::new(file.as_slice())
+        .with_max_decoded_chunk(1 << 20)
+        .read_record(&mut record)
+        .unwrap_err();
+    assert!(too_large(&err), "{err}");
+    assert!(
+        err.to_string().starts_with("chunk too large to decode"),
+        "{err}"
+    );
+
+    let mut indexed = IndexedReader::open(file.as_slice()).unwrap();
+    indexed.set_max_decoded_chunk(1 << 20);
+    let err = indexed.read_record(0, &mut record).unwrap_err();
+    assert!(too_large(&err), "{err}");
+    // The default limit reads it.
+    let mut indexed = IndexedReader::open(file.as_slice()).unwrap();
+    indexed.read_record(0, &mut record).unwrap();
+    assert_eq!(record.len(), 2 << 20);
+}
+
+/// A source that fails after its first `good` reads, as a store does when the network goes.
+struct Failing {
+    bytes: Vec<u8>,
+    reads_left: std::cell::Cell<u32>,
+}
+
+impl ofconvert_arrayrecord::ReadAt for Failing {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.bytes.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        if self.reads_left.get() == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "gone",
+            ));
+        }
+        self.reads_left.set(self.reads_left.get() - 1);
+        ofconvert_arrayrecord::ReadAt::read_exact_at(&self.bytes, buf, offset)
+    }
+}
+
+/// Before, a read that failed while opening the file's first chunk said the file was not
+/// ArrayRecord.
+#[test]
+fn a_source_that_fails_to_read_is_an_io_error_not_a_wrong_format() {
+    let bytes = golden("default");
+    for good in 0..3 {
+        let source = Failing {
+            bytes: bytes.clone(),
+            reads_left: std::cell::Cell::new(good),
+        };
+        let err = IndexedReader::open(&source).err().unwrap();
+        assert!(
+            matches!(err.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::ConnectionReset),
+            "after {good} reads: {err}"
+        );
+    }
 }
