@@ -69,6 +69,9 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 java -version 2>&1 | head -1
 "$work/venv/bin/pip" install --quiet "$wheel[ray,spark]" pytest "moto[server]" boto3
+# Mosaic's shuffle, to compare the block shuffle's mixing with (test_shuffle_quality.py): it
+# needs numpy only, and the package's own dependencies bring torch.
+"$work/venv/bin/pip" install --quiet --no-deps "mosaicml-streaming==0.13.0"
 "$work/venv/bin/python" - <<'PY'
 import pathlib, ofconvert, ofconvert._native as native
 name = pathlib.Path(native.__file__).name
@@ -115,7 +118,7 @@ step "python: pytest"
         OFCONVERT_REQUIRE_ENGINES=1 \
         OFCONVERT_ONEFLOW_PYTHON="$work/oneflow-python" OFCONVERT_REQUIRE_ONEFLOW=1 \
         OFCONVERT_TORCH_PYTHON="$work/torch-python" OFCONVERT_REQUIRE_TORCH=1 \
-        OFCONVERT_REQUIRE_MOTO=1 \
+        OFCONVERT_REQUIRE_MOTO=1 OFCONVERT_REQUIRE_MOSAIC=1 \
         "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$here/tests"
 )
 
