@@ -17,6 +17,7 @@ pub fn run(args: &DiffArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<Ex
         format_b: args.format_b,
         unordered: args.unordered,
         jobs: jobs.map_or(0, |jobs| jobs as usize),
+        mapping: None,
     };
     let compared = Progress::bar_only(quiet)
         .drive(|report| ofconvert_engine::diff(&args.a, &args.b, &options, report));

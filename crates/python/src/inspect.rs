@@ -165,6 +165,7 @@ pub fn diff(
         format_b: format(format_b)?,
         unordered,
         jobs,
+        mapping: None,
     };
     let report = py
         .detach(|| ofconvert_engine::diff(&a, &b, &options, &|_event| {}))
