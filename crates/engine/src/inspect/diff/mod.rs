@@ -86,6 +86,8 @@ pub struct DiffReport {
     pub b_format: Format,
     /// Whether the records were compared as multisets.
     pub unordered: bool,
+    /// Whether A's records went through a mapping ([`DiffOptions::mapping`]) first.
+    pub mapped: bool,
     /// The datasets compared (pairs found on both sides, up to the first difference).
     pub datasets: usize,
     /// The records of A compared.
@@ -173,6 +175,7 @@ pub fn diff(
         a_format: side_a.format,
         b_format: side_b.format,
         unordered: options.unordered,
+        mapped: mapped.is_some(),
         datasets: 0,
         records: 0,
         difference: None,
