@@ -3,10 +3,36 @@
 
 use std::path::{Path, PathBuf};
 
-use ofconvert_engine::config::ConvertConfig;
+use ofconvert_engine::config::{ConvertConfig, MappingRules};
 use ofconvert_engine::{Direction, FrontEnd};
 
-use crate::cli::{ConvertArgs, Of2tfArgs, Tf2ofArgs};
+use crate::cli::{ConvertArgs, DiffArgs, MappingArgs, Of2tfArgs, Tf2ofArgs};
+
+/// The mapping rules both directions and `diff` take.
+fn rules(args: &MappingArgs) -> MappingRules {
+    MappingRules {
+        rename: args.rename.clone(),
+        cast: args.cast.clone(),
+        offset: args.offset.clone(),
+        keep: args.keep.clone(),
+        drop: args.drop.clone(),
+        rename_if_present: args.rename_if_present.clone(),
+        cast_if_present: args.cast_if_present.clone(),
+        offset_if_present: args.offset_if_present.clone(),
+        keep_if_present: args.keep_if_present.clone(),
+        drop_if_present: args.drop_if_present.clone(),
+        ..MappingRules::default()
+    }
+}
+
+/// The mapping `diff` applies to A's records: the rules its conversion was given.
+pub fn diff_mapping(args: &DiffArgs) -> MappingRules {
+    MappingRules {
+        preset: args.preset,
+        lossy: args.lossy,
+        ..rules(&args.mapping)
+    }
+}
 
 /// What both directions share.
 fn common(
@@ -26,16 +52,17 @@ fn common(
     config.records_per_part = args.records_per_part;
     config.max_part_bytes = args.max_part_bytes;
     config.part_prefix = args.part_prefix.clone();
-    config.rename = args.mapping.rename.clone();
-    config.cast = args.mapping.cast.clone();
-    config.offset = args.mapping.offset.clone();
-    config.keep = args.mapping.keep.clone();
-    config.drop = args.mapping.drop.clone();
-    config.rename_if_present = args.mapping.rename_if_present.clone();
-    config.cast_if_present = args.mapping.cast_if_present.clone();
-    config.offset_if_present = args.mapping.offset_if_present.clone();
-    config.keep_if_present = args.mapping.keep_if_present.clone();
-    config.drop_if_present = args.mapping.drop_if_present.clone();
+    let rules = rules(&args.mapping);
+    config.rename = rules.rename;
+    config.cast = rules.cast;
+    config.offset = rules.offset;
+    config.keep = rules.keep;
+    config.drop = rules.drop;
+    config.rename_if_present = rules.rename_if_present;
+    config.cast_if_present = rules.cast_if_present;
+    config.offset_if_present = rules.offset_if_present;
+    config.keep_if_present = rules.keep_if_present;
+    config.drop_if_present = rules.drop_if_present;
     config.on_corrupt = args.on_corrupt;
     config.verify = !args.no_verify;
     config.sync = !args.no_sync;

@@ -17,6 +17,7 @@ pub fn run(args: &DiffArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<Ex
         format_b: args.format_b,
         unordered: args.unordered,
         jobs: jobs.map_or(0, |jobs| jobs as usize),
+        mapping: crate::config::diff_mapping(args).spec(),
     };
     let compared = Progress::bar_only(quiet)
         .drive(|report| ofconvert_engine::diff(&args.a, &args.b, &options, report));
@@ -47,7 +48,7 @@ fn write_report(out: &mut impl Write, report: &DiffReport) -> io::Result<()> {
     let Some(difference) = &report.difference else {
         return writeln!(
             out,
-            "same: {} record{} in {} dataset{} ({} {}, {} {}){} in {:.2} s",
+            "same: {} record{} in {} dataset{} ({} {}, {} {}){}{} in {:.2} s",
             report.records,
             plural_u64(report.records),
             report.datasets,
@@ -56,6 +57,7 @@ fn write_report(out: &mut impl Write, report: &DiffReport) -> io::Result<()> {
             report.a,
             report.b_format.name(),
             report.b,
+            if report.mapped { ", A mapped" } else { "" },
             if report.unordered {
                 ", as multisets"
             } else {

@@ -7,7 +7,9 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
-use ofconvert_engine::config::{choice, parse_size, Cast, ConvertConfig, Offset, Ran, Rename};
+use ofconvert_engine::config::{
+    choice, parse_size, Cast, ConvertConfig, MappingRules, Offset, Ran, Rename,
+};
 use ofconvert_engine::{Direction, FrontEnd, Interrupt, NetworkBounds, ShardSummary, Summary};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -138,6 +140,66 @@ fn shard(value: (i64, i64)) -> Result<ofconvert_engine::Shard, String> {
     })
 }
 
+fn renames(pairs: &[(String, String)]) -> Result<Vec<Rename>, String> {
+    pairs
+        .iter()
+        .map(|(old, new)| Rename::new(old, new))
+        .collect()
+}
+
+fn casts(pairs: &[(String, String)]) -> Result<Vec<Cast>, String> {
+    pairs.iter().map(|(name, to)| Cast::new(name, to)).collect()
+}
+
+fn offsets(pairs: &[(String, i64)]) -> Result<Vec<Offset>, String> {
+    pairs
+        .iter()
+        .map(|(name, delta)| Offset::new(name, *delta))
+        .collect()
+}
+
+/// The mapping keywords of `diff`, those of `tf2of` and `of2tf` normalized alike, for the
+/// records of its side A.
+#[derive(Debug, FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct Rules {
+    preset: Option<String>,
+    rename: Vec<(String, String)>,
+    cast: Vec<(String, String)>,
+    offset: Vec<(String, i64)>,
+    keep: Vec<String>,
+    drop: Vec<String>,
+    rename_if_present: Vec<(String, String)>,
+    cast_if_present: Vec<(String, String)>,
+    offset_if_present: Vec<(String, i64)>,
+    keep_if_present: Vec<String>,
+    drop_if_present: Vec<String>,
+    lossy: bool,
+}
+
+impl Rules {
+    /// The rules, each value parsed as the conversions parse it.
+    pub fn parse(self) -> Result<MappingRules, String> {
+        Ok(MappingRules {
+            preset: self
+                .preset
+                .map(|name| choice(FrontEnd::Python, &name))
+                .transpose()?,
+            rename: renames(&self.rename)?,
+            cast: casts(&self.cast)?,
+            offset: offsets(&self.offset)?,
+            keep: self.keep,
+            drop: self.drop,
+            rename_if_present: renames(&self.rename_if_present)?,
+            cast_if_present: casts(&self.cast_if_present)?,
+            offset_if_present: offsets(&self.offset_if_present)?,
+            keep_if_present: self.keep_if_present,
+            drop_if_present: self.drop_if_present,
+            lossy: self.lossy,
+        })
+    }
+}
+
 /// The configuration the keyword arguments ask for.
 fn configure(
     direction: Direction,
@@ -162,21 +224,6 @@ fn configure(
         .preset
         .map(|name| choice(python, &name))
         .transpose()?;
-    let renames = |pairs: &[(String, String)]| -> Result<Vec<Rename>, String> {
-        pairs
-            .iter()
-            .map(|(old, new)| Rename::new(old, new))
-            .collect()
-    };
-    let casts = |pairs: &[(String, String)]| -> Result<Vec<Cast>, String> {
-        pairs.iter().map(|(name, to)| Cast::new(name, to)).collect()
-    };
-    let offsets = |pairs: &[(String, i64)]| -> Result<Vec<Offset>, String> {
-        pairs
-            .iter()
-            .map(|(name, delta)| Offset::new(name, *delta))
-            .collect()
-    };
     config.rename = renames(&settings.rename)?;
     config.cast = casts(&settings.cast)?;
     config.offset = offsets(&settings.offset)?;

@@ -1,4 +1,4 @@
-//! `count`, `verify`, `schema` and `index`: the engine's reports, in the shapes the command
+//! `count`, `verify`, `schema`, `index` and `diff`: the engine's reports, in the shapes the command
 //! line's `--json` prints, as JSON text for the Python wrappers to load, with the warnings
 //! about the paths given for them to issue.
 
@@ -9,7 +9,7 @@ use ofconvert_engine::reports::{self, Found};
 use ofconvert_engine::{Checksums, Format, FrontEnd};
 use pyo3::prelude::*;
 
-use crate::convert::Network;
+use crate::convert::{Network, Rules};
 use crate::errors::{self, usage, Class, Place};
 
 /// What an inspection returns: its report as JSON text, and its warnings.
@@ -140,8 +140,8 @@ pub fn index(
     Ok((json(&report)?, found.warnings))
 }
 
-/// `ofconvert diff --json`: two datasets compared record by record; a difference is in the
-/// report, not raised, and what cannot be compared raises.
+/// `ofconvert diff --json`: two datasets compared record by record, A's first mapped by
+/// `mapping`; a difference is in the report, not raised, and what cannot be compared raises.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub fn diff(
@@ -152,9 +152,11 @@ pub fn diff(
     format_b: Option<&str>,
     unordered: bool,
     jobs: usize,
+    mapping: Rules,
     network: Network,
 ) -> PyResult<String> {
     network.set(py)?;
+    let mapping = mapping.parse().map_err(|message| usage(py, &message))?;
     let format = |name: Option<&str>| -> PyResult<Option<Format>> {
         name.map(|name| choice(FrontEnd::Python, name))
             .transpose()
@@ -165,6 +167,7 @@ pub fn diff(
         format_b: format(format_b)?,
         unordered,
         jobs,
+        mapping: mapping.spec(),
     };
     let report = py
         .detach(|| ofconvert_engine::diff(&a, &b, &options, &|_event| {}))

@@ -98,6 +98,31 @@ def test_diff_returns_what_json_prints(tmp_path):
         ofconvert.diff(tmp_path / "missing", tmp_path / "of")
 
 
+def test_diff_maps_side_a_as_the_conversion_was_asked_to(tmp_path):
+    train = TESTDATA / "datasets" / "imagenet" / "train"
+    ofconvert.tf2of(train, tmp_path / "of", preset="imagenet", sync=False)
+    assert not ofconvert.diff(train, tmp_path / "of")["same"]
+    mapped = ofconvert.diff(train, tmp_path / "of", preset="imagenet")
+    assert mapped["same"] and mapped["mapped"] and mapped["records"] == 20
+    printed = cli("diff", train, tmp_path / "of", "--preset", "imagenet", "--json")
+    assert printed.returncode == 0, printed.stderr
+    expected = json.loads(printed.stdout)
+    assert mapped.pop("seconds") >= 0 and expected.pop("seconds") >= 0
+    assert mapped == expected
+
+    rules = dict(rename={"image/encoded": "jpeg"}, offset={"image/class/label": -1})
+    ofconvert.tf2of(train, tmp_path / "renamed", sync=False, **rules)
+    assert ofconvert.diff(train, tmp_path / "renamed", unordered=True, **rules)["same"]
+    other = ofconvert.diff(train, tmp_path / "renamed", rename={"image/encoded": "jpeg"})
+    assert other["difference"]["feature"] == "image/class/label"
+    with pytest.raises(ofconvert.UsageError, match="preset"):
+        ofconvert.diff(train, tmp_path / "of", preset="bogus")
+    with pytest.raises(ofconvert.UsageError, match="int8"):
+        ofconvert.diff(train, tmp_path / "of", cast={"x": "int8"})
+    with pytest.raises(ofconvert.UsageError, match="rename must be a dict"):
+        ofconvert.diff(train, tmp_path / "of", rename=["x"])
+
+
 def test_verify_reports_problems_and_inspections_raise_for_paths(tmp_path):
     damaged = TESTDATA / "damaged" / "flipped_data.tfrecord"
     report = ofconvert.verify(damaged)

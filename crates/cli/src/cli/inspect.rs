@@ -4,9 +4,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use ofconvert_engine::config::Preset;
 use ofconvert_engine::Format;
 
+use super::convert::MappingArgs;
 use super::{choices, Network, Threads, Verbosity};
+
+/// The heading of `diff`'s mapping flags in its help.
+const MAPPING_OF_A: &str = "Mapping of A (the rules the conversion of A into B was given)";
 
 #[derive(Debug, Args)]
 pub struct CatArgs {
@@ -202,6 +207,20 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub network: Network,
+
+    /// Map A's records with a preset first, as tf2of --preset maps them (imagenet: the
+    /// inception script's keys and 1-based labels to OneFlow-Benchmark's).
+    #[arg(long, value_name = "NAME", ignore_case = true, value_parser = choices::<Preset>(),
+          help_heading = MAPPING_OF_A)]
+    pub preset: Option<Preset>,
+
+    #[command(flatten, next_help_heading = MAPPING_OF_A)]
+    pub mapping: MappingArgs,
+
+    /// Round A's doubles (and integers cast to a float type) to the nearest float, as
+    /// of2tf --lossy does.
+    #[arg(long, help_heading = MAPPING_OF_A)]
+    pub lossy: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use ofconvert_engine::FrontEnd;
 mod convert;
 mod inspect;
 
-pub use convert::{CommitArgs, ConvertArgs, Of2tfArgs, Tf2ofArgs};
+pub use convert::{CommitArgs, ConvertArgs, MappingArgs, Of2tfArgs, Tf2ofArgs};
 pub use inspect::{
     CatArgs, CompletionsArgs, CountArgs, DiffArgs, IndexArgs, ManArgs, SchemaArgs, VerifyArgs,
 };
@@ -236,6 +236,8 @@ pub enum Command {
     /// conversion have the same). An Example and an OFRecord are equal when they carry the
     /// same features with the same values, as the default mapping relates them: OneFlow's
     /// int32 equals the int64 of the same number, a double the float it holds exactly.
+    /// Given the mapping rules a conversion of A into B was given (--preset, --rename,
+    /// --cast, --offset, ...), A's records are mapped by them first, as the converter did.
     Diff(DiffArgs),
 
     /// Print a shell completion script for bash, zsh, fish or powershell.

@@ -343,3 +343,165 @@ fn files_that_line_up_are_compared_pair_by_pair_and_the_others_as_streams() {
         run.stdout
     );
 }
+
+#[test]
+fn a_preset_conversion_is_the_same_as_its_source_mapped_by_the_preset() {
+    let work = tempdir();
+    let train = testdata().join("datasets/imagenet/train");
+    let of = work.path().join("of");
+    ofconvert()
+        .arg("tf2of")
+        .args([&train, &of])
+        .args(["--preset", "imagenet"])
+        .ok();
+    let run = diff(&train, &of, &[]).expect_code(1);
+    assert!(run
+        .stdout
+        .starts_with("differ: dataset train, record #0, feature "));
+    let run = diff(&train, &of, &["--preset", "imagenet"]).expect_code(0);
+    assert!(
+        run.stdout.starts_with("same: 20 records in 1 dataset ("),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("), A mapped in "), "{}", run.stdout);
+    let report = json(&train, &of, &["--preset", "imagenet", "--unordered"]);
+    assert_eq!(
+        (&report["same"], &report["mapped"]),
+        (&true.into(), &true.into())
+    );
+    // A copy of the source is not what the preset makes of it, though its bytes are A's.
+    let copy = work.path().join("copy");
+    copy_tree(&train, &copy);
+    diff(&train, &copy, &["--preset", "imagenet"]).expect_code(1);
+    diff(&train, &copy, &[]).expect_code(0);
+
+    // One value changed in the conversion is still found, in order and as multisets.
+    let part = of.join("part-00000");
+    let mut records = of_records(&part);
+    let mut record = ofconvert_bridge::decode_ofrecord(&records[3]).unwrap();
+    record.feature.insert(
+        "class/label".to_owned(),
+        ofconvert_bridge::of::int32_feature([999]),
+    );
+    records[3].clear();
+    ofconvert_bridge::encode_ofrecord(&record, &mut records[3]);
+    write_ofrecord(&part, &records);
+    let run = diff(&train, &of, &["--preset", "imagenet"]).expect_code(1);
+    assert!(
+        run.stdout.starts_with(
+            "differ: dataset train, record #3, feature \"class/label\": values differ\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  B: int32_list [999]  ("),
+        "{}",
+        run.stdout
+    );
+    let difference = &json(&train, &of, &["--preset", "imagenet", "--unordered"])["difference"];
+    assert_eq!(
+        (&difference["what"], &difference["record"]),
+        (
+            &"record only in A: B has no record equal to it".into(),
+            &3.into()
+        )
+    );
+}
+
+#[test]
+fn rename_cast_and_offset_map_a_as_they_mapped_its_conversion_either_way() {
+    let work = tempdir();
+    let a = tf_dataset(&work.path().join("a"), &examples(0, 12, 20), 2);
+    let of = work.path().join("of");
+    let rules = [
+        "--rename",
+        "payload=data",
+        "--cast",
+        "id=float",
+        "--offset",
+        "id=-1",
+    ];
+    ofconvert().arg("tf2of").args([&a, &of]).args(rules).ok();
+    diff(&a, &of, &rules).expect_code(0);
+    diff(&a, &of, &[&rules[..], &["--unordered"]].concat()).expect_code(0);
+    // Each rule counts: without the cast, an id is an integer on one side only.
+    let run = diff(&a, &of, &["--rename", "payload=data", "--offset", "id=-1"]).expect_code(1);
+    assert!(
+        run.stdout
+            .starts_with("differ: dataset a, record #0, feature \"id\": kinds differ\n"),
+        "{}",
+        run.stdout
+    );
+    let run = diff(&a, &of, &["--rename", "payload=data", "--cast", "id=float"]).expect_code(1);
+    assert!(
+        run.stdout.contains("\"id\": values differ\n"),
+        "{}",
+        run.stdout
+    );
+    let run = diff(&a, &of, &rules[2..]).expect_code(1);
+    assert!(
+        run.stdout.contains("feature \"data\": only in B\n"),
+        "{}",
+        run.stdout
+    );
+
+    // OneFlow's side first: mapped as of2tf maps it.
+    let back = work.path().join("back");
+    let back_rules = ["--rename", "data=payload", "--cast", "id=int64"];
+    ofconvert()
+        .arg("of2tf")
+        .args([&of, &back])
+        .args(back_rules)
+        .ok();
+    diff(&of, &back, &back_rules).expect_code(0);
+    diff(&of, &back, &[]).expect_code(1);
+    let run = diff(
+        &of,
+        &back,
+        &["--rename", "data=payload", "--offset", "id=1"],
+    )
+    .expect_code(1);
+    assert!(
+        run.stdout.contains("A's record does not map: "),
+        "{}",
+        run.stdout
+    );
+
+    // Rules that contradict each other cannot be compared against.
+    let run = diff(&a, &of, &["--rename", "id=x", "--drop", "id"]).expect_code(2);
+    assert!(run.stderr.contains("cannot compare: "), "{}", run.stderr);
+    assert!(run.stderr.contains("\"id\""), "{}", run.stderr);
+}
+
+#[test]
+fn a_lossy_conversion_is_the_same_as_its_source_rounded() {
+    use ofconvert_bridge::of;
+    let work = tempdir();
+    let of_dir = work.path().join("of");
+    fs::create_dir_all(&of_dir).unwrap();
+    let records: Vec<Vec<u8>> = (0..5)
+        .map(|i| {
+            let mut bytes = Vec::new();
+            let record = of::record([("score", of::double_feature([0.1 * f64::from(i + 1)]))]);
+            ofconvert_bridge::encode_ofrecord(&record, &mut bytes);
+            bytes
+        })
+        .collect();
+    write_ofrecord(&of_dir.join("part-00000"), &records);
+    let tf = work.path().join("tf");
+    ofconvert()
+        .arg("of2tf")
+        .args([&of_dir, &tf])
+        .arg("--lossy")
+        .ok();
+    let run = diff(&of_dir, &tf, &[]).expect_code(1);
+    assert!(
+        run.stdout.contains("A: double_list [0.1]  ("),
+        "{}",
+        run.stdout
+    );
+    diff(&of_dir, &tf, &["--lossy"]).expect_code(0);
+    diff(&of_dir, &tf, &["--lossy", "--unordered"]).expect_code(0);
+}

@@ -3,13 +3,79 @@
 //! features by their input names; the `*_if_present` rules apply where a dataset has the
 //! feature and pass over one that has not (trees whose datasets differ), while the others
 //! fail a dataset without it, as a misspelt name would otherwise do nothing in silence.
+//! The same rules, without a conversion, are what `diff` maps side A with
+//! ([`MappingRules`]).
+
+use std::path::PathBuf;
 
 use ofconvert_bridge::{MappingSpec, SequencePolicy};
 
 use super::convert::{ConvertConfig, IMAGENET_KEYS};
-use super::values::Preset;
-use crate::front_end::OptionValue;
+use super::values::{Cast, Offset, Preset, Rename};
+use crate::front_end::{FrontEnd, OptionValue};
+use crate::options::Direction;
 use crate::planning::rules::{NamedRule, Needs};
+
+/// The mapping rules `tf2of` and `of2tf` take, given to `diff` for the records of its side
+/// A: the same words, parsed the same way, mapping the same way. A rule whose feature a
+/// record lacks does nothing, with or without `_if_present` (`diff` fails no dataset).
+#[derive(Clone, Debug, Default)]
+pub struct MappingRules {
+    /// A mapping preset.
+    pub preset: Option<Preset>,
+    /// Features renamed (with [`rename_if_present`](MappingRules::rename_if_present)'s).
+    pub rename: Vec<Rename>,
+    /// Features cast.
+    pub cast: Vec<Cast>,
+    /// Integer features offset.
+    pub offset: Vec<Offset>,
+    /// The only features kept, when not empty.
+    pub keep: Vec<String>,
+    /// Features left out.
+    pub drop: Vec<String>,
+    /// Features renamed where a record has them.
+    pub rename_if_present: Vec<Rename>,
+    /// Features cast where a record has them.
+    pub cast_if_present: Vec<Cast>,
+    /// Integer features offset where a record has them.
+    pub offset_if_present: Vec<Offset>,
+    /// Features kept where a record has them.
+    pub keep_if_present: Vec<String>,
+    /// Features left out where a record has them.
+    pub drop_if_present: Vec<String>,
+    /// Doubles (and integers cast to a float type) rounded to the nearest float.
+    pub lossy: bool,
+}
+
+impl MappingRules {
+    /// The mapping the rules make, as a conversion given them maps (SequenceExamples
+    /// flattened, as `diff` reads them); `None` when no rule is given.
+    pub fn spec(&self) -> Option<MappingSpec> {
+        let mut config = ConvertConfig::new(
+            Direction::TfToOf,
+            FrontEnd::CommandLine,
+            Vec::new(),
+            PathBuf::new(),
+        );
+        config.preset = self.preset;
+        config.rename = self.rename.clone();
+        config.cast = self.cast.clone();
+        config.offset = self.offset.clone();
+        config.keep = self.keep.clone();
+        config.drop = self.drop.clone();
+        config.rename_if_present = self.rename_if_present.clone();
+        config.cast_if_present = self.cast_if_present.clone();
+        config.offset_if_present = self.offset_if_present.clone();
+        config.keep_if_present = self.keep_if_present.clone();
+        config.drop_if_present = self.drop_if_present.clone();
+        config.lossy = self.lossy;
+        let (spec, words) = config.mapping();
+        if words.is_empty() {
+            return None;
+        }
+        Some(spec.sequence(SequencePolicy::Flatten))
+    }
+}
 
 impl ConvertConfig {
     /// The mapping, and how it was asked for in the command line's words, which manifests
@@ -216,5 +282,21 @@ mod tests {
         strict.offset = vec![Offset::new("label", -1).unwrap()];
         strict.drop = vec!["x".to_owned()];
         assert_eq!(strict.mapping().0.to_string(), spec.to_string());
+    }
+
+    #[test]
+    fn the_rules_diff_takes_map_as_a_conversion_given_them() {
+        assert_eq!(MappingRules::default().spec(), None);
+        let rules = MappingRules {
+            preset: Some(Preset::Imagenet),
+            rename: vec![Rename::new("a", "b").unwrap()],
+            drop_if_present: vec!["x".to_owned()],
+            ..MappingRules::default()
+        };
+        let expected = MappingSpec::imagenet()
+            .rename("a", "b")
+            .drop_feature("x")
+            .sequence(SequencePolicy::Flatten);
+        assert_eq!(rules.spec(), Some(expected));
     }
 }

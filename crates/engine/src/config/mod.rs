@@ -15,4 +15,5 @@ mod values;
 
 pub use convert::{ConvertConfig, Ran, IMAGENET_KEYS};
 pub use hints::{failure_hint, nothing_found};
+pub use mapping::MappingRules;
 pub use values::{choice, parse_size, Cast, Choice, Images, Offset, Preset, Rename};

@@ -72,10 +72,10 @@ def network(
     )
 
 
-def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -> Dict[str, Any]:
-    size = settings["max_part_bytes"]
-    if size is not None and not isinstance(size, (int, str)):
-        raise UsageError(f"max_part_bytes must be an int or a size such as \"256M\", not {size!r}")
+def rules(settings: Dict[str, Any]) -> Dict[str, Any]:
+    """The mapping keywords of ``settings`` (``rename``, ``cast``, ``offset``, ``keep``,
+    ``drop`` and their ``_if_present`` forms) as the native functions take them: dicts as
+    lists of pairs, names as lists; ``settings`` is changed in place and returned."""
     for rule in ("", "_if_present"):
         settings["rename" + rule] = [
             (old, str(new)) for old, new in _pairs("rename" + rule, settings["rename" + rule])
@@ -88,6 +88,14 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
         ]
         settings["keep" + rule] = _names("keep" + rule, settings["keep" + rule])
         settings["drop" + rule] = _names("drop" + rule, settings["drop" + rule])
+    return settings
+
+
+def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -> Dict[str, Any]:
+    size = settings["max_part_bytes"]
+    if size is not None and not isinstance(size, (int, str)):
+        raise UsageError(f"max_part_bytes must be an int or a size such as \"256M\", not {size!r}")
+    rules(settings)
     compression = settings["compression"]
     settings["compression"] = "none" if compression is None else str(compression)
     settings["shard"] = _shard(settings["shard"])

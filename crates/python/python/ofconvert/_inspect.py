@@ -6,10 +6,10 @@ line; warnings about them (files passed over, parts without their manifest) are 
 import json
 import os
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._convert import network
+from ._convert import network, rules
 from ._errors import UsageError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -157,6 +157,18 @@ def diff(
     format_a: Optional[str] = None,
     format_b: Optional[str] = None,
     jobs: Optional[int] = None,
+    preset: Optional[str] = None,
+    rename: Optional[Mapping[str, str]] = None,
+    cast: Optional[Mapping[str, str]] = None,
+    offset: Optional[Mapping[str, int]] = None,
+    keep: Optional[Iterable[str]] = None,
+    drop: Optional[Iterable[str]] = None,
+    rename_if_present: Optional[Mapping[str, str]] = None,
+    cast_if_present: Optional[Mapping[str, str]] = None,
+    offset_if_present: Optional[Mapping[str, int]] = None,
+    keep_if_present: Optional[Iterable[str]] = None,
+    drop_if_present: Optional[Iterable[str]] = None,
+    lossy: bool = False,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -169,12 +181,26 @@ def diff(
     feature and both values (cut short) of the first. ``unordered=True`` compares them as
     multisets.
 
+    ``preset``, ``rename``, ``cast``, ``offset``, ``keep``, ``drop`` (and their
+    ``_if_present`` forms) and ``lossy`` are the mapping the conversion of ``a`` into ``b``
+    was given, as :func:`tf2of` and :func:`of2tf` take them: ``a``'s records are mapped by
+    them before they are compared (``result["mapped"]`` says so), so that
+    ``diff(src, dst, preset="imagenet")`` proves ``tf2of(src, dst, preset="imagenet")``.
+
     Raises:
+        UsageError: for a mapping value that is not one (``cast={"x": "int8"}``) or rules
+            that contradict each other.
         Error: when the two cannot be compared (a missing path, damaged records, a tree
             holding both formats).
     """
+    mapping = rules(dict(
+        preset=preset, rename=rename, cast=cast, offset=offset, keep=keep, drop=drop,
+        rename_if_present=rename_if_present, cast_if_present=cast_if_present,
+        offset_if_present=offset_if_present, keep_if_present=keep_if_present,
+        drop_if_present=drop_if_present, lossy=bool(lossy),
+    ))
     out = _native.diff(
-        os.fspath(a), os.fspath(b), format_a, format_b, bool(unordered), _jobs(jobs),
+        os.fspath(a), os.fspath(b), format_a, format_b, bool(unordered), _jobs(jobs), mapping,
         network(retries, retry_timeout, request_timeout, anonymous, in_flight),
     )
     return json.loads(out)

@@ -3,7 +3,8 @@
 //! ([`canonical`]). Each side is cut into datasets as the converters cut it ([`sides`]),
 //! so that a dataset and its conversion pair up by name; each pair is compared in order,
 //! file with file when the files line up ([`paired`]) and else streaming ([`ordered`]), or
-//! as multisets of record digests ([`unordered`]).
+//! as multisets of record digests ([`unordered`]). Given the mapping a conversion was asked
+//! for, side A's records go through it before they are compared.
 
 mod canonical;
 mod ordered;
@@ -14,6 +15,7 @@ mod unordered;
 use std::path::Path;
 use std::time::Instant;
 
+use ofconvert_bridge::{MappingSpec, Transcoder};
 use serde::Serialize;
 
 use crate::error::{Error, ErrorKind};
@@ -33,6 +35,10 @@ pub struct DiffOptions {
     pub unordered: bool,
     /// Threads comparing (0: one per core); as many more read.
     pub jobs: usize,
+    /// The mapping side A's records go through before they are compared: the one the
+    /// conversion of A into B was asked for (`tf2of --preset imagenet`, `--rename`, ...), as
+    /// the front ends build it from those flags. None: the default mapping alone.
+    pub mapping: Option<MappingSpec>,
 }
 
 /// Where a record is.
@@ -80,6 +86,8 @@ pub struct DiffReport {
     pub b_format: Format,
     /// Whether the records were compared as multisets.
     pub unordered: bool,
+    /// Whether A's records went through a mapping ([`DiffOptions::mapping`]) first.
+    pub mapped: bool,
     /// The datasets compared (pairs found on both sides, up to the first difference).
     pub datasets: usize,
     /// The records of A compared.
@@ -111,13 +119,16 @@ impl DiffReport {
 /// each pair is compared record by record in order, or as multisets with
 /// [`DiffOptions::unordered`]. An Example and an OFRecord are equal when they carry the
 /// same features with the same values, as the default mapping relates them. Stops at the
-/// first difference, which the report names. Bytes and records read are reported to
+/// first difference, which the report names. With [`DiffOptions::mapping`], each record of
+/// A is first mapped as the conversion of A would map it, so that a conversion under a
+/// mapping compares equal to its source. Bytes and records read are reported to
 /// `progress`.
 ///
 /// # Errors
 ///
-/// When the sides cannot be compared: a path missing ([`Error::is_usage`]), a tree holding
-/// both formats, no record files, a file that cannot be read or whose framing is damaged.
+/// When the sides cannot be compared: a path missing ([`Error::is_usage`]), a mapping that
+/// contradicts itself, a tree holding both formats, no record files, a file that cannot be
+/// read or whose framing is damaged.
 pub fn diff(
     a: &Path,
     b: &Path,
@@ -125,6 +136,13 @@ pub fn diff(
     progress: ProgressFn<'_>,
 ) -> Result<DiffReport, Error> {
     let started = Instant::now();
+    let mapped = match &options.mapping {
+        Some(spec) => Some(
+            Transcoder::new(spec.clone())
+                .map_err(|err| Error::new(ErrorKind::InvalidMapping(err)))?,
+        ),
+        None => None,
+    };
     let side_a = sides::side(a, options.format_a)?;
     let side_b = sides::side(b, options.format_b)?;
     let jobs = match options.jobs {
@@ -157,6 +175,7 @@ pub fn diff(
         a_format: side_a.format,
         b_format: side_b.format,
         unordered: options.unordered,
+        mapped: mapped.is_some(),
         datasets: 0,
         records: 0,
         difference: None,
@@ -189,11 +208,13 @@ pub fn diff(
             storage: &*side_a.storage,
             format: side_a.format,
             dataset: dataset_a,
+            mapped: mapped.as_ref(),
         };
         let input_b = Input {
             storage: &*side_b.storage,
             format: side_b.format,
             dataset: dataset_b,
+            mapped: None,
         };
         let lined_up = dataset_a.files.len() == dataset_b.files.len() && dataset_a.files.len() > 1;
         let (difference, records) = if options.unordered {

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
+use ofconvert_bridge::Transcoder;
+
 use super::canonical::{Canon, RecordDifference};
 use super::sides::Dataset;
 use super::{Difference, Place};
@@ -36,6 +38,9 @@ pub(crate) struct Input<'a> {
     pub(crate) storage: &'a dyn Storage,
     pub(crate) format: Format,
     pub(crate) dataset: &'a Dataset,
+    /// The mapping its records go through before they are compared (side A's, when one is
+    /// given).
+    pub(crate) mapped: Option<&'a Transcoder>,
 }
 
 /// Records of one file, in order, each in its own buffer, read in place. The buffers go
@@ -292,7 +297,7 @@ pub(crate) fn compare(
             let done = done.clone();
             let (first_found, found) = (&first_found, &found);
             scope.spawn(move || {
-                let mut canon = Canon::new();
+                let mut canon = Canon::new(a.mapped);
                 loop {
                     let next = windows
                         .lock()

@@ -58,13 +58,16 @@ pub(crate) fn compare(
     let pairs: Vec<Result<Pair, Error>> = (0..a.dataset.files.len())
         .into_par_iter()
         .with_max_len(1)
-        .map_init(Canon::new, |canon, file| {
-            let pair = compare_files(canon, a, b, file, &settled, progress);
-            if !matches!(pair, Ok(Pair::Same(_) | Pair::Skipped)) {
-                settled.fetch_min(file, Ordering::Relaxed);
-            }
-            pair
-        })
+        .map_init(
+            || Canon::new(a.mapped),
+            |canon, file| {
+                let pair = compare_files(canon, a, b, file, &settled, progress);
+                if !matches!(pair, Ok(Pair::Same(_) | Pair::Skipped)) {
+                    settled.fetch_min(file, Ordering::Relaxed);
+                }
+                pair
+            },
+        )
         .collect();
     let mut first = 0u64;
     for (file, pair) in pairs.into_iter().enumerate() {

@@ -58,10 +58,12 @@ impl Tally {
     }
 }
 
-/// Calls `f(digest, at)` for every record of file `file` of `input`; returns the records.
+/// Calls `f(digest, at)` for every record of file `file` of `input` (side A when
+/// `side_a`); returns the records.
 fn digest_file(
     canon: &mut Canon,
     input: Input<'_>,
+    side_a: bool,
     file: usize,
     progress: ProgressFn<'_>,
     mut f: impl FnMut(u128, RecordAt),
@@ -78,7 +80,7 @@ fn digest_file(
     let mut record = Vec::new();
     let mut records = 0;
     while let Some(at) = reader.read(&mut record)? {
-        f(canon.digest(&record, input.format), at);
+        f(canon.digest(&record, input.format, side_a), at);
         records += 1;
         if records % 4096 == 0 {
             progress(Event::Progress {
@@ -99,17 +101,30 @@ fn tally(inputs: [Input<'_>; 2], progress: ProgressFn<'_>) -> Result<[Tally; 2],
         .par_iter()
         .with_max_len(1)
         .fold(
-            || (Canon::new(), [Tally::new(), Tally::new()], Ok(())),
+            || {
+                (
+                    Canon::new(inputs[0].mapped),
+                    [Tally::new(), Tally::new()],
+                    Ok(()),
+                )
+            },
             |(mut canon, mut tallies, result), &(side, file)| {
                 if result.is_err() {
                     return (canon, tallies, result);
                 }
                 let tally = &mut tallies[side];
-                let read = digest_file(&mut canon, inputs[side], file, progress, |digest, _| {
-                    let bucket = bucket(digest);
-                    tally.count[bucket] += 1;
-                    tally.sum[bucket] = tally.sum[bucket].wrapping_add(digest);
-                });
+                let read = digest_file(
+                    &mut canon,
+                    inputs[side],
+                    side == 0,
+                    file,
+                    progress,
+                    |digest, _| {
+                        let bucket = bucket(digest);
+                        tally.count[bucket] += 1;
+                        tally.sum[bucket] = tally.sum[bucket].wrapping_add(digest);
+                    },
+                );
                 let result = read.map(|records| tally.per_file.push((file, records)));
                 (canon, tallies, result)
             },
@@ -158,18 +173,25 @@ fn entries_in(
             .into_par_iter()
             .with_max_len(1)
             .map(|file| {
-                let mut canon = Canon::new();
+                let mut canon = Canon::new(inputs[0].mapped);
                 let mut entries = Vec::new();
-                digest_file(&mut canon, inputs[side], file, progress, |digest, at| {
-                    if wanted[bucket(digest)] {
-                        entries.push(Entry {
-                            digest,
-                            number: firsts[file] + at.index,
-                            file,
-                            at,
-                        });
-                    }
-                })?;
+                digest_file(
+                    &mut canon,
+                    inputs[side],
+                    side == 0,
+                    file,
+                    progress,
+                    |digest, at| {
+                        if wanted[bucket(digest)] {
+                            entries.push(Entry {
+                                digest,
+                                number: firsts[file] + at.index,
+                                file,
+                                at,
+                            });
+                        }
+                    },
+                )?;
                 Ok(entries)
             })
             .collect();

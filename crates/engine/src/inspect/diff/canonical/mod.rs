@@ -2,7 +2,10 @@
 //! relates them: an Example is equal to the OFRecord `tf2of` makes of it, and to the one
 //! `of2tf` reads it back from. Integers compare by value (OneFlow's int32 is the int64 of
 //! the same number), reals by bits, a double being the float it holds exactly; bytes are
-//! bytes. A payload that is not a record of its format is compared as bytes.
+//! bytes. A payload that is not a record of its format is compared as bytes. Given the
+//! mapping a conversion was asked for, side A's records go through it first ([`mapped`]):
+//! a feature it drops is not there to differ, one it renames is compared under its new
+//! name, cast and offset values as they were written.
 //!
 //! The work is per worker, in reused buffers: most equal records are equal byte for byte
 //! (once an Example is in OFRecord form) and cost one comparison of bytes.
@@ -14,9 +17,11 @@ use crate::naming::names::Format;
 use crate::scan::{for_each_bytes, for_each_integer, scan_entries, Dialect};
 
 mod layout;
+mod mapped;
 mod show;
 
 use layout::same_layout;
+use mapped::Mapped;
 use show::{show, show_bytes};
 
 /// Examples of this many bytes and more are digested in place rather than transcoded.
@@ -91,6 +96,8 @@ fn class(kind: Option<FeatureKind>) -> Class {
 /// A worker's buffers for comparing records.
 pub(crate) struct Canon {
     transcoder: Transcoder,
+    /// Side A's mapping, when one is given.
+    mapped: Option<Mapped>,
     a: Vec<u8>,
     b: Vec<u8>,
     canonical: Vec<u8>,
@@ -98,12 +105,15 @@ pub(crate) struct Canon {
 }
 
 impl Canon {
-    pub(crate) fn new() -> Canon {
+    /// A comparer of records as the default mapping relates them, side A's first mapped by
+    /// `mapped` when given.
+    pub(crate) fn new(mapped: Option<&Transcoder>) -> Canon {
         // The default mapping, SequenceExamples flattened as `--sequence flatten` flattens
         // them (refused, they could not be compared at all).
         let spec = MappingSpec::new().sequence(SequencePolicy::Flatten);
         Canon {
             transcoder: Transcoder::new(spec).expect("the default mapping is valid"),
+            mapped: mapped.map(Mapped::new),
             a: Vec::new(),
             b: Vec::new(),
             canonical: Vec::new(),
@@ -111,8 +121,8 @@ impl Canon {
         }
     }
 
-    /// How record `a` (of format `a_format`) differs from `b`, or `None` when they hold the
-    /// same features and values.
+    /// How record `a` (of format `a_format`, of side A) differs from `b`, or `None` when
+    /// they hold the same features and values.
     pub(crate) fn compare(
         &mut self,
         a: &[u8],
@@ -120,18 +130,27 @@ impl Canon {
         b: &[u8],
         b_format: Format,
     ) -> Option<RecordDifference> {
-        if a_format == b_format && a == b {
-            return None;
+        // Alike bytes say nothing of a record that the mapping changes.
+        if self.mapped.is_none() {
+            if a_format == b_format && a == b {
+                return None;
+            }
+            let laid_out_alike = match (a_format, b_format) {
+                (Format::Tf, Format::Of) => same_layout(a, b),
+                (Format::Of, Format::Tf) => same_layout(b, a),
+                _ => false,
+            };
+            if laid_out_alike {
+                return None;
+            }
         }
-        let laid_out_alike = match (a_format, b_format) {
-            (Format::Tf, Format::Of) => same_layout(a, b),
-            (Format::Of, Format::Tf) => same_layout(b, a),
-            _ => false,
+        let form_a = match &mut self.mapped {
+            Some(mapped) => match mapped.form(&mut self.transcoder, a, a_format, &mut self.a) {
+                Ok(picked) => picked,
+                Err(err) => return Some(unmapped(&err)),
+            },
+            None => form(&mut self.transcoder, a, a_format, &mut self.a),
         };
-        if laid_out_alike {
-            return None;
-        }
-        let form_a = form(&mut self.transcoder, a, a_format, &mut self.a);
         let form_b = form(&mut self.transcoder, b, b_format, &mut self.b);
         let (form_a, form_b) = (form_a.pick(a, &self.a), form_b.pick(b, &self.b));
         if let (Form::Record(x), Form::Record(y)) = (form_a, form_b) {
@@ -142,21 +161,35 @@ impl Canon {
         compare_forms(validated(form_a), validated(form_b))
     }
 
-    /// A 128-bit digest of record `raw` (of `format`) that two records have alike when
-    /// [`compare`](Canon::compare) finds them equal.
-    pub(crate) fn digest(&mut self, raw: &[u8], format: Format) -> u128 {
+    /// A 128-bit digest of record `raw` (of `format`, of side A when `side_a`) that two
+    /// records have alike when [`compare`](Canon::compare) finds them equal.
+    pub(crate) fn digest(&mut self, raw: &[u8], format: Format, side_a: bool) -> u128 {
+        let mapped = self.mapped.as_mut().filter(|_| side_a);
         // A big Example that parses is read as it is, its int64 lists by their tag 3,
         // rather than copied by the transcoder (which is quicker for small ones); a
-        // SequenceExample (flattened) and anything else go through the transcoder.
+        // SequenceExample (flattened), a record mapped and anything else go through the
+        // transcoder.
         let plain_example = format == Format::Tf
+            && mapped.is_none()
             && raw.len() >= COPY_SPARED
             && matches!(
                 ofconvert_bridge::visit_example(raw, |_, _, _| {}),
                 Ok(ofconvert_bridge::TfRecordType::Example)
             );
-        let picked = match plain_example {
-            true => Picked::Itself,
-            false => form(&mut self.transcoder, raw, format, &mut self.a),
+        let picked = match (plain_example, mapped) {
+            (true, _) => Picked::Itself,
+            (false, Some(mapped)) => {
+                match mapped.form(&mut self.transcoder, raw, format, &mut self.a) {
+                    Ok(picked) => picked,
+                    // Equal to nothing of B: B's conversion has no record for it.
+                    Err(_) => {
+                        let mut refused = vec![0xfd];
+                        refused.extend_from_slice(&xxh3_128(raw).to_le_bytes());
+                        return xxh3_128(&refused);
+                    }
+                }
+            }
+            (false, None) => form(&mut self.transcoder, raw, format, &mut self.a),
         };
         let Canon {
             a,
@@ -332,6 +365,15 @@ fn compare_forms(a: Form<'_>, b: Form<'_>) -> Option<RecordDifference> {
         }
     }
     None
+}
+
+/// A record of A that the mapping refuses: the conversion would have failed on it.
+fn unmapped(err: &ofconvert_bridge::Error) -> RecordDifference {
+    RecordDifference {
+        feature: err.feature().map(str::to_owned),
+        what: format!("A's record does not map: {}", err.kind()),
+        values: (None, None),
+    }
 }
 
 fn missing(feature: &Feature<'_>, in_a: bool) -> Option<RecordDifference> {

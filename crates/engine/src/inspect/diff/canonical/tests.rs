@@ -16,17 +16,17 @@ fn ofrecord(features: Vec<(&str, ofconvert_bridge::proto::oneflow::Feature)>) ->
 /// Asserts that `a` and `b` compare equal and have one digest.
 fn same(canon: &mut Canon, a: (&[u8], Format), b: (&[u8], Format)) {
     assert_eq!(canon.compare(a.0, a.1, b.0, b.1), None);
-    assert_eq!(canon.digest(a.0, a.1), canon.digest(b.0, b.1));
+    assert_eq!(canon.digest(a.0, a.1, true), canon.digest(b.0, b.1, false));
 }
 
 fn differ(canon: &mut Canon, a: (&[u8], Format), b: (&[u8], Format)) -> RecordDifference {
-    assert_ne!(canon.digest(a.0, a.1), canon.digest(b.0, b.1));
+    assert_ne!(canon.digest(a.0, a.1, true), canon.digest(b.0, b.1, false));
     canon.compare(a.0, a.1, b.0, b.1).expect("they differ")
 }
 
 #[test]
 fn an_example_equals_its_ofrecord_with_int32_widened_and_exact_doubles() {
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     let tf_record = example(vec![
         ("image", tf::bytes_feature([b"\xff\xd8jpeg".to_vec()])),
         ("label", tf::int64_feature([-3, 7])),
@@ -77,7 +77,7 @@ fn an_example_equals_its_ofrecord_with_int32_widened_and_exact_doubles() {
 
 #[test]
 fn an_int32_is_read_as_protobuf_reads_it_however_it_was_written() {
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     // -1 as an int32 written the short way (a five-byte varint of its 32 bits), as some
     // encoders do: protobuf reads the low 32 bits.
     let list = [0x0a, 0x05, 0xff, 0xff, 0xff, 0xff, 0x0f];
@@ -98,7 +98,7 @@ fn an_int32_is_read_as_protobuf_reads_it_however_it_was_written() {
 
 #[test]
 fn order_of_features_does_not_count_and_the_last_of_a_name_wins() {
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     let ab = ofrecord(vec![
         ("a", of::int64_feature([1])),
         ("b", of::bytes_feature([b"x".to_vec()])),
@@ -127,7 +127,7 @@ fn order_of_features_does_not_count_and_the_last_of_a_name_wins() {
 
 #[test]
 fn a_missing_feature_a_kind_and_a_feature_without_kind_differ() {
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     let with = ofrecord(vec![
         ("a", of::int64_feature([1])),
         ("b", of::float_feature([2.0])),
@@ -154,7 +154,7 @@ fn a_missing_feature_a_kind_and_a_feature_without_kind_differ() {
 
 #[test]
 fn empty_records_and_payloads_that_are_no_examples() {
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     // An Example without features is an OFRecord of no bytes.
     same(
         &mut canon,
@@ -176,7 +176,7 @@ fn empty_records_and_payloads_that_are_no_examples() {
 
 #[test]
 fn values_are_cut_short() {
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     let long = ofrecord(vec![
         ("bytes", of::bytes_feature([vec![b'z'; 1000]])),
         ("many", of::int64_feature(0..20)),
@@ -223,7 +223,7 @@ fn an_example_and_its_ofrecord_laid_out_alike_need_no_transcoding() {
     let last = changed.len() - 1;
     changed[last] ^= 1;
     assert!(!same_layout(&example, &changed));
-    let mut canon = Canon::new();
+    let mut canon = Canon::new(None);
     assert!(canon
         .compare(&example, Format::Tf, &changed, Format::Of)
         .is_some());
@@ -237,5 +237,79 @@ fn an_example_and_its_ofrecord_laid_out_alike_need_no_transcoding() {
     assert_eq!(
         canon.compare(&example, Format::Tf, &int32, Format::Of),
         None
+    );
+}
+
+#[test]
+fn side_a_mapped_is_compared_as_the_conversion_wrote_it() {
+    use ofconvert_bridge::NumericType;
+    let spec = MappingSpec::new()
+        .rename("image/encoded", "encoded")
+        .cast("label", NumericType::Int32)
+        .offset("label", -1)
+        .drop_feature("id");
+    let mapping = Transcoder::new(spec).unwrap();
+    let mut canon = Canon::new(Some(&mapping));
+    // Big enough that an unmapped Example would be digested in place.
+    let image = vec![9u8; 2 * COPY_SPARED];
+    let source = example(vec![
+        ("image/encoded", tf::bytes_feature([image.clone()])),
+        ("label", tf::int64_feature([1])),
+        ("id", tf::int64_feature([7])),
+    ]);
+    let converted = ofrecord(vec![
+        ("encoded", of::bytes_feature([image.clone()])),
+        ("label", of::int32_feature([0])),
+    ]);
+    same(&mut canon, (&source, Format::Tf), (&converted, Format::Of));
+    differ(
+        &mut Canon::new(None),
+        (&source, Format::Tf),
+        (&converted, Format::Of),
+    );
+    // A copy of the source is not what the mapping makes of it, bytes alike or not.
+    let found = differ(&mut canon, (&source, Format::Tf), (&source, Format::Tf));
+    assert_eq!(found.feature.as_deref(), Some("encoded"));
+    assert_eq!(found.what, "only in A");
+    // One value changed in the conversion.
+    let tampered = ofrecord(vec![
+        ("encoded", of::bytes_feature([image.clone()])),
+        ("label", of::int32_feature([5])),
+    ]);
+    let found = differ(&mut canon, (&source, Format::Tf), (&tampered, Format::Of));
+    assert_eq!(found.feature.as_deref(), Some("label"));
+    assert_eq!(found.what, "values differ");
+    assert_eq!(
+        found.values,
+        (
+            Some("int32_list [0]".to_owned()),
+            Some("int32_list [5]".to_owned())
+        )
+    );
+    // An OFRecord on side A is mapped as of2tf maps it.
+    let of_source = ofrecord(vec![
+        ("id", of::int64_feature([7])),
+        ("image/encoded", of::bytes_feature([image.clone()])),
+        ("label", of::int64_feature([1])),
+    ]);
+    let written = example(vec![
+        ("encoded", tf::bytes_feature([image])),
+        ("label", tf::int64_feature([0])),
+    ]);
+    same(&mut canon, (&of_source, Format::Of), (&written, Format::Tf));
+    // A record the mapping refuses is what the conversion would have failed on.
+    let too_big = example(vec![("label", tf::int64_feature([1 << 40]))]);
+    let found = canon
+        .compare(&too_big, Format::Tf, &converted, Format::Of)
+        .expect("refused");
+    assert!(
+        found.what.starts_with("A's record does not map: "),
+        "{}",
+        found.what
+    );
+    assert_eq!(found.feature.as_deref(), Some("label"));
+    assert_ne!(
+        canon.digest(&too_big, Format::Tf, true),
+        canon.digest(&too_big, Format::Tf, false)
     );
 }
