@@ -3,10 +3,11 @@
 #
 #   bash crates/python/ci.sh
 #
-# Builds the wheel the way a release is built (docs/development.md: maturin with the
-# whole-program `dist` profile, linked by zig against glibc 2.17 for the manylinux2014 tag),
-# checks with auditwheel that the tag holds (no newer glibc symbol, no shared library from
-# outside), installs it with
+# Builds the wheel as a release is linked (docs/development.md: maturin linking with zig
+# against glibc 2.17 for the manylinux2014 tag), in the quick `release` profile that the
+# tests above built (a release adds whole-program optimisation: `dist`, which changes no
+# symbol the tag depends on and takes CI minutes), checks with auditwheel that the tag holds
+# (no newer glibc symbol, no shared library from outside), installs it with
 # its Ray and Spark extras into a fresh virtualenv, checks that the extension is the abi3 one
 # and that the `ofconvert` command is on its PATH, and runs the pytest suite: Ray on a local
 # cluster, Spark on local[2,2] (Java 17, installed with apt-get when missing) and moto's S3
@@ -32,15 +33,15 @@ step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 
 die() { printf 'ci.sh: %s\n' "$*" >&2; exit 1; }
 
-step "python: the release wheel (dist profile, zig, manylinux2014) and its tag"
-# The one wheel build of CI, made as a release's is; `pip install ./crates/python` runs the
-# same maturin with the quick profile and no tag to claim.
+step "python: the manylinux2014 wheel (zig, glibc 2.17) and its tag"
+# The one wheel build of CI, linked as a release's is; `pip install ./crates/python` runs the
+# same maturin with the same profile and no tag to claim.
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --upgrade pip
 "$work/venv/bin/pip" install --quiet "maturin>=1.5,<2" ziglang auditwheel
 (
     cd "$here"
-    PATH="$work/venv/bin:$PATH" maturin build --locked --profile dist --zig \
+    PATH="$work/venv/bin:$PATH" maturin build --locked --profile release --zig \
         --compatibility manylinux2014 --out "$work/dist"
 )
 wheels=("$work"/dist/ofconvert-*.whl)
