@@ -5,6 +5,7 @@
 //! Uses `naming`, `error`, `storage`, `options`, `records` and `tfds`; nothing here runs a
 //! conversion.
 
+pub(crate) mod clash;
 pub(crate) mod group;
 pub(crate) mod plan;
 pub(crate) mod rules;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::group::{group_of, group_tf, mark_clashes, walk, walk_of};
+use super::clash::mark_clashes;
+use super::group::{group_of, group_tf, walk, walk_of};
 use crate::error::{Error, ErrorKind};
 use crate::front_end::FrontEnd;
 use crate::holder::{Liveness, LockHolder};
