@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::loose;
 use super::plan::{DatasetPlan, InputFile, Restore, SkippedFile};
 use crate::manifest::Manifest;
 use crate::options::{Direction, Options};
@@ -191,9 +192,9 @@ pub(crate) fn group_tf(
                 .push((found, shard));
         }
         // The other files of a folder of records travel with every dataset made of them;
-        // in a folder without records they are nobody's. One named like a part would be
-        // taken for one, or replace one.
-        let carried = side_files.filter(|_| !families.is_empty());
+        // those of a folder without records, on their own to the same place. One named
+        // like a part would be taken for one, or replace one.
+        let carried = side_files.filter(|_| !single_file);
         let mut side = Vec::new();
         for (found, reason) in others {
             let part_like =
@@ -212,12 +213,16 @@ pub(crate) fn group_tf(
                 });
             }
         }
-        let class_names = if families.is_empty() {
-            BTreeMap::new()
-        } else {
-            let dir = under(input, &relative_dir);
-            tfds::class_names(storage, &dir, side.iter().map(|file| &file.path))
-        };
+        if families.is_empty() {
+            if !side.is_empty() {
+                let name = display_name(input, &relative_dir);
+                let output_dir = under(output, &relative_dir);
+                datasets.push(loose::files_only(name, &relative_dir, output_dir, side));
+            }
+            continue;
+        }
+        let dir = under(input, &relative_dir);
+        let class_names = tfds::class_names(storage, &dir, side.iter().map(|file| &file.path));
         let several = families.len() > 1;
         for family in families.into_values() {
             let subfolder = match (&family.stem, several) {
@@ -373,6 +378,17 @@ pub(crate) fn group_of(
             }
         }
         let empty = parts.is_empty() && !no_records;
+        // The files of a folder without parts travel on their own to the same place.
+        if empty && options.side_files && !single_file && !others.is_empty() {
+            let files = others
+                .into_iter()
+                .map(|found| input_file(input, found, single_file))
+                .collect();
+            let name = display_name(input, &relative_dir);
+            let output_dir = under(output, &relative_dir);
+            datasets.push(loose::files_only(name, &relative_dir, output_dir, files));
+            continue;
+        }
         if empty || !options.side_files {
             for found in others {
                 if !names::is_known_metadata(&found.name) {

@@ -233,7 +233,7 @@ impl Target<'_> {
         if self.settings.direction == Direction::TfToOf {
             manifest.warnings.extend(schema.warnings());
         }
-        if manifest.records == 0 {
+        if manifest.records == 0 && !self.dataset.files_only() {
             manifest
                 .warnings
                 .push("no records: there is nothing to open".to_owned());
