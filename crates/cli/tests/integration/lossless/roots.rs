@@ -146,6 +146,25 @@ fn tf_to_of_to_tf_gives_back_the_files_above_the_datasets() {
 }
 
 #[test]
+fn a_sharded_run_publishes_the_files_above_the_datasets_in_commit() {
+    let work = tempdir();
+    let input = tree_with_root_files(work.path());
+    let single = work.path().join("single");
+    ofconvert().arg("tf2of").args([&input, &single]).ok();
+    let sharded = work.path().join("sharded");
+    for k in 0..2 {
+        ofconvert()
+            .arg("tf2of")
+            .args([&input, &sharded])
+            .args(["--shard", &format!("{k}/2")])
+            .ok();
+    }
+    assert!(!sharded.join("README.txt").exists());
+    ofconvert().arg("commit").arg(&sharded).ok();
+    assert_eq!(contents(&sharded), contents(&single));
+}
+
+#[test]
 fn without_side_files_the_files_above_the_datasets_stay_behind() {
     let work = tempdir();
     let input = tree_with_root_files(work.path());
