@@ -110,6 +110,11 @@ fn files_above_the_datasets_are_carried_to_the_same_place_and_listed() {
         "{}",
         report.stdout
     );
+    assert!(
+        report.stderr.contains("converting 2 datasets"),
+        "{}",
+        report.stderr
+    );
     assert!(!report.stdout.contains("Skipped"), "{}", report.stdout);
     assert!(!report.stderr.contains("no records"), "{}", report.stderr);
 
