@@ -7,7 +7,8 @@
 # grpcio-tools and tensorflow-datasets into it (set OFCONVERT_INTEROP_VENV to a virtualenv
 # that has them to skip that; tensorflow-datasets is added to it if missing), builds the
 # release binary, converts testdata/ both ways, runs check.py on every output, loads
-# the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py), and
+# the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py), also
+# after tf2of --images raw (features.json then describes the pixels), and
 # takes a dataset TFDS's own builder writes (a ClassLabel with names) through tf2of, diff
 # and of2tf and back into TFDS (tfds_builder.py).
 # Exits non-zero on any mismatch.
@@ -97,6 +98,15 @@ for folder in mnist/3.0.1 cifar10/3.0.2; do
         TFDS_DATA_DIR="$empty" "$python" "$here/tfds_check.py" \
             "$testdata/datasets/tfds/$folder" "$written" "${resharded[@]}"
     done
+done
+
+step "tf2of --images raw: features.json describes the pixels, and TFDS loads the same images"
+"$ofconvert" --quiet tf2of "$testdata/datasets/tfds" "$work/tfds-raw-of" --images raw
+"$ofconvert" --quiet of2tf "$work/tfds-raw-of" "$work/tfds-raw-back"
+for folder in mnist/3.0.1 cifar10/3.0.2; do
+    empty="$(mktemp -d "$work/tfds-data.XXXXXX")"
+    TFDS_DATA_DIR="$empty" "$python" "$here/tfds_check.py" \
+        "$testdata/datasets/tfds/$folder" "$work/tfds-raw-back/$folder" --raw
 done
 
 step "TFDS's own builder: class names, side files and names through tf2of and of2tf, back into TFDS"

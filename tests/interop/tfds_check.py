@@ -1,12 +1,14 @@
 """Checks that TensorFlow Datasets loads what of2tf gave back in TFDS's layout.
 
-    tfds_check.py ORIGINAL WRITTEN [--resharded]
+    tfds_check.py ORIGINAL WRITTEN [--resharded] [--raw]
 
 ORIGINAL is a TFDS folder (name-split.tfrecord-NNNNN-of-NNNNN beside dataset_info.json and
 features.json); WRITTEN is the folder of2tf wrote from its tf2of conversion. Both are opened
 with tfds.builder_from_directory and every split is read with as_dataset: the same splits,
 the same number of examples per split as dataset_info.json says, and every example's values
 equal, in order. Unless --resharded, the shard lengths must be those of the original too.
+With --raw (WRITTEN comes from tf2of --images raw), each image's pixels must be those TFDS
+decodes from the original, and its NAME/shape, a feature of WRITTEN's only, their shape.
 
 No network: TFDS_DATA_DIR must point to an empty directory, which must still be empty at the
 end, and any attempt to connect a socket fails the check. Exits 1 on the first difference.
@@ -54,6 +56,7 @@ def main(argv):
         return 2
     original_dir, written_dir = argv[1:3]
     resharded = "--resharded" in argv[3:]
+    raw = "--raw" in argv[3:]
     data_dir = os.environ.get("TFDS_DATA_DIR")
     if not data_dir or os.listdir(data_dir):
         fail("TFDS_DATA_DIR must name an empty directory")
@@ -73,6 +76,13 @@ def main(argv):
             fail(f"{written_dir}: {split} gave {len(got)} examples, the original "
                  f"{len(expected)}, dataset_info.json says {info.num_examples}")
         for index, (a, b) in enumerate(zip(expected, got)):
+            if raw:
+                b = dict(b)
+                for name in [key for key in b if key.endswith("/shape") and key not in a]:
+                    image = name[: -len("/shape")]
+                    if list(b.pop(name)) != list(np.asarray(a[image]).shape):
+                        fail(f"{written_dir}: {split} example #{index}: {name} is not "
+                             f"the shape of {image}")
             if not same(a, b):
                 fail(f"{written_dir}: {split} example #{index} differs from the original")
         print(f"ok  tfds {written.info.name} {split}: {len(got)} examples "

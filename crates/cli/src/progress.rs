@@ -118,16 +118,21 @@ impl Progress {
                 records,
                 parts,
                 error: _,
+                files_only,
             } => {
                 // Datasets kept or failed before the conversion started are not among the
-                // ones counted.
-                let counter = if self.datasets > 0 && status != DatasetStatus::Kept {
+                // ones counted, nor folders of files without records.
+                let counted = status != DatasetStatus::Kept && !files_only;
+                let counter = if self.datasets > 0 && counted {
                     self.done += 1;
                     format!("[{}/{}] ", self.done, self.datasets)
                 } else {
                     String::new()
                 };
                 let line = match status {
+                    DatasetStatus::Converted if files_only => {
+                        format!("carried the files of {name} (no records)")
+                    }
                     DatasetStatus::Converted => format!(
                         "converted {name}: {records} record{} in {parts} part{}",
                         plural_u64(records),

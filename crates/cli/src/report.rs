@@ -119,6 +119,8 @@ pub fn write_ending(out: &mut impl Write, summary: &Summary, ending: Ending) -> 
             summary.input
         );
     }
+    // A folder of files without records is no dataset to count.
+    let good: Vec<_> = good.into_iter().filter(|d| !d.files_only).collect();
     let kept = good
         .iter()
         .filter(|dataset| dataset.status == DatasetStatus::Kept)
@@ -167,6 +169,16 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
         let Some(manifest) = &dataset.manifest else {
             continue;
         };
+        let kept = if dataset.status == DatasetStatus::Kept {
+            " (kept)"
+        } else {
+            ""
+        };
+        if dataset.files_only {
+            writeln!(out, "  {:width$}  no records{kept}", dataset.name)?;
+            write_results(out, manifest, detail)?;
+            continue;
+        }
         writeln!(
             out,
             "  {:width$}  {} record{} in {} part{}{}",
@@ -175,11 +187,7 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
             plural_u64(manifest.records),
             manifest.parts.len(),
             plural(manifest.parts.len()),
-            if dataset.status == DatasetStatus::Kept {
-                " (kept)"
-            } else {
-                ""
-            },
+            kept,
         )?;
         if let Some(reader) = &manifest.oneflow {
             // In a store, a comment line with the command that copies the parts comes first.
@@ -239,8 +247,8 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
     if summary.side_files > 0 {
         writeln!(
             out,
-            "Carried {} side file{} (the other files of the datasets' folders) beside them; \
-             --no-side-files leaves them out.",
+            "Carried {} side file{} (the other files of the datasets' folders, and those \
+             outside them to the same place) beside them; --no-side-files leaves them out.",
             summary.side_files,
             plural(summary.side_files)
         )?;
@@ -456,6 +464,17 @@ fn write_preview(out: &mut impl Write, preview: &Preview) -> io::Result<()> {
         Direction::OfToTf => "TFRecord file",
     };
     for dataset in &preview.datasets {
+        if dataset.files_only {
+            let count = dataset.side_files;
+            writeln!(
+                out,
+                "  {:width$}  no records -> {count} side file{} in {}",
+                dataset.name,
+                plural(count),
+                dataset.output
+            )?;
+            continue;
+        }
         let mut line = format!(
             "  {:width$}  {} input{} ({})",
             dataset.name,
@@ -499,11 +518,12 @@ fn write_preview(out: &mut impl Write, preview: &Preview) -> io::Result<()> {
         .iter()
         .filter(|d| d.problem.is_some())
         .count();
+    let datasets = preview.datasets.iter().filter(|d| !d.files_only).count();
     writeln!(
         out,
         "Dry run: would convert {} dataset{} from {} into {}{}; nothing was written.",
-        preview.datasets.len() - failing,
-        plural(preview.datasets.len() - failing),
+        datasets - failing,
+        plural(datasets - failing),
         preview.input,
         preview.output,
         match failing {

@@ -83,6 +83,10 @@ pub struct SideFile {
     pub bytes: u64,
     /// The CRC-32C (Castagnoli) of its bytes, as 8 hex digits.
     pub crc32c: String,
+    /// The size of the input's file, when what was written differs from it: TFDS's
+    /// `features.json` rewritten to describe the images `--images` changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_bytes: Option<u64>,
 }
 
 /// One input file in a [`Manifest`].

@@ -12,7 +12,7 @@ pub enum Event {
     /// The conversion starts.
     Started {
         /// Datasets to convert (not counting those kept from an earlier run or failed
-        /// while planning).
+        /// while planning, nor the folders of files without records).
         datasets: usize,
         /// Their input files.
         files: usize,
@@ -38,6 +38,8 @@ pub enum Event {
         parts: usize,
         /// Why it failed.
         error: Option<String>,
+        /// Whether it holds no records, only the files of a folder outside every dataset's.
+        files_only: bool,
     },
 }
 

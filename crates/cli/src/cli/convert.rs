@@ -72,8 +72,9 @@ pub struct ConvertArgs {
     pub max_part_bytes: Option<u64>,
 
     /// Parts only: leave out the files that come with the records (every other file of a
-    /// dataset's folder: TFDS metadata and class names, READMEs, licences...), which are
-    /// otherwise copied beside the parts and written back by of2tf.
+    /// dataset's folder: TFDS metadata and class names, READMEs, licences...; and the files
+    /// outside every dataset's folder), which are otherwise copied beside the parts (those
+    /// outside, to the same place) and written back by of2tf.
     #[arg(long)]
     pub no_side_files: bool,
 

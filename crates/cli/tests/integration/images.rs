@@ -365,3 +365,101 @@ fn images_jpeg_makes_colorspace_and_channels_fit_the_reencoded_images() {
         }
     }
 }
+
+/// The description of `feature` in the TFDS `features.json` at `path`.
+fn tfds_feature(path: &std::path::Path, feature: &str) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    let features: Value = serde_json::from_str(&text).unwrap();
+    features["featuresDict"]["features"][feature].clone()
+}
+
+#[test]
+fn images_raw_makes_features_json_describe_the_pixels_there_and_back() {
+    let work = tempdir();
+    let mnist = testdata().join("datasets/tfds/mnist/3.0.1");
+    let pixels = serde_json::json!({
+        "pythonClassName": "tensorflow_datasets.core.features.tensor_feature.Tensor",
+        "tensor": {
+            "shape": { "dimensions": ["28", "28", "1"] },
+            "dtype": "uint8",
+            "encoding": "bytes",
+        },
+        "description": "",
+    });
+    let shape = serde_json::json!({
+        "pythonClassName": "tensorflow_datasets.core.features.tensor_feature.Tensor",
+        "tensor": {
+            "shape": { "dimensions": ["3"] },
+            "dtype": "int64",
+            "encoding": "none",
+        },
+    });
+    let label = tfds_feature(&mnist.join("features.json"), "label");
+    for side_files in [true, false] {
+        let of = work.path().join(format!("of-{side_files}"));
+        let mut tf2of = ofconvert();
+        tf2of
+            .arg("tf2of")
+            .args([&mnist, &of])
+            .args(["--images", "raw"]);
+        if !side_files {
+            tf2of.arg("--no-side-files");
+        }
+        tf2of.ok();
+        let split = of.join("mnist-test");
+        if side_files {
+            assert_eq!(tfds_feature(&split.join("features.json"), "image"), pixels);
+            assert_eq!(tfds_feature(&split.join("features.json"), "label"), label);
+            // Listed as written, with the size of the file it was rewritten from.
+            let listed = manifest(&split)["side_files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|side| side["name"] == "features.json")
+                .cloned()
+                .unwrap();
+            let written = std::fs::read(split.join("features.json")).unwrap();
+            assert_eq!(listed["bytes"], written.len());
+            let original = std::fs::metadata(mnist.join("features.json"))
+                .unwrap()
+                .len();
+            assert_eq!(listed["input_bytes"], original);
+            // A resumed run finds the split whole.
+            let run = ofconvert()
+                .arg("tf2of")
+                .args([&mnist, &of])
+                .args(["--images", "raw", "--resume", "--json"])
+                .ok();
+            let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+            for dataset in summary["datasets"].as_array().unwrap() {
+                assert_eq!(dataset["status"], "kept", "{dataset}");
+            }
+        } else {
+            assert!(!split.join("features.json").exists());
+        }
+
+        // of2tf writes TFDS's metadata back beside the splits: the rewritten description.
+        let back = work.path().join(format!("back-{side_files}"));
+        ofconvert().arg("of2tf").args([&of, &back]).ok();
+        assert_eq!(tfds_feature(&back.join("features.json"), "image"), pixels);
+        assert_eq!(
+            tfds_feature(&back.join("features.json"), "image/shape"),
+            shape
+        );
+        assert_eq!(tfds_feature(&back.join("features.json"), "label"), label);
+    }
+
+    // Re-encoded as JPEG: TFDS's Image still, of colour JPEGs.
+    let jpeg = work.path().join("jpeg");
+    ofconvert()
+        .arg("tf2of")
+        .args([&mnist, &jpeg])
+        .args(["--images", "jpeg"])
+        .ok();
+    let image = tfds_feature(&jpeg.join("mnist-test/features.json"), "image");
+    assert_eq!(image["image"]["encodingFormat"], "jpeg");
+    assert_eq!(
+        image["image"]["shape"]["dimensions"],
+        serde_json::json!(["28", "28", "3"])
+    );
+}

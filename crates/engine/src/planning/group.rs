@@ -6,10 +6,11 @@ use crate::naming::names::{self, part_number, shard_name};
 use crate::records::detect;
 use crate::storage::{Listed, Listing, NotListed, Storage};
 use crate::tfds::{self};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::loose;
 use super::plan::{DatasetPlan, InputFile, Restore, SkippedFile};
 use crate::manifest::Manifest;
 use crate::options::{Direction, Options};
@@ -191,9 +192,9 @@ pub(crate) fn group_tf(
                 .push((found, shard));
         }
         // The other files of a folder of records travel with every dataset made of them;
-        // in a folder without records they are nobody's. One named like a part would be
-        // taken for one, or replace one.
-        let carried = side_files.filter(|_| !families.is_empty());
+        // those of a folder without records, on their own to the same place. One named
+        // like a part would be taken for one, or replace one.
+        let carried = side_files.filter(|_| !single_file);
         let mut side = Vec::new();
         for (found, reason) in others {
             let part_like =
@@ -212,12 +213,16 @@ pub(crate) fn group_tf(
                 });
             }
         }
-        let class_names = if families.is_empty() {
-            BTreeMap::new()
-        } else {
-            let dir = under(input, &relative_dir);
-            tfds::class_names(storage, &dir, side.iter().map(|file| &file.path))
-        };
+        if families.is_empty() {
+            if !side.is_empty() {
+                let name = display_name(input, &relative_dir);
+                let output_dir = under(output, &relative_dir);
+                datasets.push(loose::files_only(name, &relative_dir, output_dir, side));
+            }
+            continue;
+        }
+        let dir = under(input, &relative_dir);
+        let class_names = tfds::class_names(storage, &dir, side.iter().map(|file| &file.path));
         let several = families.len() > 1;
         for family in families.into_values() {
             let subfolder = match (&family.stem, several) {
@@ -373,6 +378,17 @@ pub(crate) fn group_of(
             }
         }
         let empty = parts.is_empty() && !no_records;
+        // The files of a folder without parts travel on their own to the same place.
+        if empty && options.side_files && !single_file && !others.is_empty() {
+            let files = others
+                .into_iter()
+                .map(|found| input_file(input, found, single_file))
+                .collect();
+            let name = display_name(input, &relative_dir);
+            let output_dir = under(output, &relative_dir);
+            datasets.push(loose::files_only(name, &relative_dir, output_dir, files));
+            continue;
+        }
         if empty || !options.side_files {
             for found in others {
                 if !names::is_known_metadata(&found.name) {
@@ -521,64 +537,6 @@ fn part_problem(parts: &[(u64, Found)]) -> Option<ErrorKind> {
         }
     }
     None
-}
-
-/// Two datasets bound for one output directory would overwrite each other: both fail.
-/// Only datasets going back to a folder they shared (the splits of one TFDS dataset, the
-/// shard families of one folder) share one, each known by its own tag, and only when the
-/// side files both bring there are alike.
-pub(crate) fn mark_clashes(datasets: &mut [DatasetPlan], direction: Direction) {
-    let mut by_output: HashMap<PathBuf, Vec<usize>> = HashMap::new();
-    let mut clashes = Vec::new();
-    for (index, dataset) in datasets.iter().enumerate() {
-        let sharing = by_output.entry(dataset.output_dir.clone()).or_default();
-        let tag = dataset.shared_tag(direction);
-        let clash = sharing.iter().find_map(|&other| {
-            let other_plan = &datasets[other];
-            let other_tag = other_plan.shared_tag(direction);
-            let other_tfds_dataset = matches!(
-                (&dataset.tfds, &other_plan.tfds),
-                (Some(a), Some(b)) if a.name != b.name
-            );
-            if tag.is_none() || other_tag.is_none() || tag == other_tag || other_tfds_dataset {
-                return Some((other, None));
-            }
-            differing_side_file(dataset, other_plan).map(|name| (other, Some(name)))
-        });
-        if let Some((other, side_file)) = clash {
-            clashes.push((index, other, side_file));
-        } else {
-            sharing.push(index);
-        }
-    }
-    for (a, b, side_file) in clashes {
-        for (this, other) in [(a, b), (b, a)] {
-            let other = datasets[other].source.clone();
-            let dataset = &mut datasets[this];
-            if dataset.problem.is_none() {
-                let kind = match &side_file {
-                    Some(name) => ErrorKind::SideFileClash {
-                        name: name.clone(),
-                        other,
-                    },
-                    None => ErrorKind::OutputClash { other },
-                };
-                dataset.problem = Some(Error::new(kind).in_file(&dataset.output_dir));
-            }
-        }
-    }
-}
-
-/// The first side file two datasets bring to one folder under one name but at different
-/// sizes: not copies of one file.
-fn differing_side_file(a: &DatasetPlan, b: &DatasetPlan) -> Option<String> {
-    a.side_files.iter().find_map(|mine| {
-        let name = mine.relative.file_name()?;
-        b.side_files
-            .iter()
-            .any(|theirs| theirs.relative.file_name() == Some(name) && theirs.size != mine.size)
-            .then(|| name.to_string_lossy().into_owned())
-    })
 }
 
 /// Directory name used for the TFRecord files written from a OneFlow dataset.

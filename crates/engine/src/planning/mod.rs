@@ -1,11 +1,14 @@
 //! Planning: walking the inputs, grouping record files into datasets (TFRecord shard
-//! families, OneFlow part folders, TFDS splits), cutting them into work items and parts, and
-//! checking that the mapping's rules match what the datasets hold ([`rules`]).
+//! families, OneFlow part folders, TFDS splits; the files outside every dataset's folder,
+//! [`loose`]), cutting them into work items and parts, and checking that the mapping's rules
+//! match what the datasets hold ([`rules`]).
 //!
 //! Uses `naming`, `error`, `storage`, `options`, `records` and `tfds`; nothing here runs a
 //! conversion.
 
+pub(crate) mod clash;
 pub(crate) mod group;
+pub(crate) mod loose;
 pub(crate) mod plan;
 pub(crate) mod rules;
 pub(crate) mod tfds_origin;

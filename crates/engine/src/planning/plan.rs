@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::group::{group_of, group_tf, mark_clashes, walk, walk_of};
+use super::clash::mark_clashes;
+use super::group::{group_of, group_tf, walk, walk_of};
+use super::loose::settle;
 use crate::error::{Error, ErrorKind};
 use crate::front_end::FrontEnd;
 use crate::holder::{Liveness, LockHolder};
@@ -97,6 +99,12 @@ impl DatasetPlan {
         }
         self.tfds.as_ref().map(TfdsOrigin::stem)
     }
+
+    /// Whether the dataset holds no records, only the files of a folder outside every
+    /// dataset's, carried to the same folder of the output.
+    pub fn files_only(&self) -> bool {
+        self.inputs.is_empty() && self.restore.as_ref().is_none_or(|r| r.files.is_empty())
+    }
 }
 
 /// A file of the input tree that is not converted, and why.
@@ -174,13 +182,18 @@ pub(crate) fn plan_listed(
         Some(listing) => walk_of(listing),
         None => walk(&*input_storage, input)?,
     };
-    let (mut datasets, skipped, unreadable) = match options.direction {
+    let (mut datasets, mut skipped, unreadable) = match options.direction {
         Direction::TfToOf => {
             let side_files = options.side_files.then_some(options.part_prefix.as_str());
             group_tf(&*input_storage, input, output, walk, side_files)
         }
         Direction::OfToTf => group_of(&*input_storage, input, output, walk, options),
     };
+    let not_records = match options.direction {
+        Direction::TfToOf => "not a TFRecord file".to_owned(),
+        Direction::OfToTf => format!("not a part file ({}<number>)", options.part_prefix),
+    };
+    settle(&mut datasets, &mut skipped, &not_records);
     mark_clashes(&mut datasets, options.direction);
     Ok(Plan {
         direction: options.direction,

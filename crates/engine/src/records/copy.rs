@@ -78,6 +78,16 @@ pub(crate) fn empty_file(to: Destination<'_>, name: &OsStr) -> Result<Copied, Er
     write_file(to, name, Box::new(io::empty())).map_err(|(path, err)| Error::io(&path, err))
 }
 
+/// Writes `bytes` as the file `name`, as [`copy_file`] writes a copy.
+pub(crate) fn bytes_file(
+    to: Destination<'_>,
+    name: &OsStr,
+    bytes: Vec<u8>,
+) -> Result<Copied, Error> {
+    write_file(to, name, Box::new(io::Cursor::new(bytes)))
+        .map_err(|(path, err)| Error::io(&path, err))
+}
+
 fn write_file(
     to: Destination<'_>,
     name: &OsStr,

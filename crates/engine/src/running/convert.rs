@@ -134,7 +134,9 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
         }
     }
     progress(Event::Started {
-        datasets: jobs().count(),
+        datasets: jobs()
+            .filter(|job| !job.target.dataset.files_only())
+            .count(),
         files: jobs().map(|job| job.target.dataset.inputs.len()).sum(),
         bytes: jobs()
             .flat_map(|job| &job.target.dataset.inputs)

@@ -162,6 +162,7 @@ pub(crate) fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
         records: summary.manifest.as_ref().map_or(0, |m| m.records),
         parts: summary.manifest.as_ref().map_or(0, |m| m.parts.len()),
         error: summary.error.clone(),
+        files_only: summary.files_only,
     });
 }
 

@@ -28,6 +28,9 @@ pub struct DatasetPreview {
     pub records: Option<u64>,
     /// The files that would travel beside its parts.
     pub side_files: usize,
+    /// Whether it holds no records, only the files of a folder outside every dataset's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub files_only: bool,
     /// Why it would fail, found while planning (a rule that matches nothing, a gap in its
     /// part numbers, ...); nothing of it would be written.
     pub problem: Option<String>,
@@ -91,6 +94,7 @@ pub fn preview(plan: &Plan, options: &Options) -> Preview {
                 } else {
                     0
                 },
+                files_only: dataset.files_only(),
                 problem: chunks.err(),
             }
         })

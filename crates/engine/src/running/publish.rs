@@ -17,14 +17,15 @@ use crate::options::{Direction, ExistingOutput, Options, Settings};
 use crate::planning::plan::{DatasetPlan, Restore};
 use crate::progress::DatasetStatus;
 use crate::recode::ImageConversion;
-use crate::records::copy::{copy_file, empty_file, Copied, Destination};
+use crate::records::copy::{bytes_file, copy_file, empty_file, Copied, Destination};
 use crate::records::output::{clear_dataset, TempPart};
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
 use crate::running::summary::{slash_path, DatasetSummary};
+use crate::running::tfds_info::{recoded_images, rewritten_features};
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
-use crate::tfds::TfdsOrigin;
+use crate::tfds::{rewrite_features, TfdsOrigin, FEATURES};
 
 /// What a dataset's output directory is written with.
 pub(crate) struct Target<'a> {
@@ -219,11 +220,21 @@ impl Target<'_> {
         }
         let files = self.files(per_chunk);
         let count = files.len();
-        let copies = self.copy_files(&files)?;
-        let (parts, temps): (Vec<ManifestPart>, Vec<Option<TempPart>>) = files.into_iter().unzip();
-
         let mut schema = schema.finish();
         schema.set_class_names(&self.class_names());
+        // TFDS's description of the features follows what `--images` made of the images.
+        let recoded = match self.settings.direction {
+            Direction::TfToOf => recoded_images(self.settings.images, &schema),
+            Direction::OfToTf => BTreeMap::new(),
+        };
+        let features = self.dataset.side_files.iter().find_map(|side| {
+            (file_name(&side.relative) == FEATURES)
+                .then(|| rewritten_features(self.input_storage, &side.path, &recoded))?
+                .map(|text| (side.size, text))
+        });
+        let copies = self.copy_files(&files, features.as_ref().map(|(_, text)| text))?;
+        let (parts, temps): (Vec<ManifestPart>, Vec<Option<TempPart>>) = files.into_iter().unzip();
+
         let mut manifest = Manifest::new(self.settings.clone());
         manifest.inputs = manifest_inputs(self.dataset, &compressions);
         manifest.records = parts.iter().map(|part| part.records).sum();
@@ -233,7 +244,7 @@ impl Target<'_> {
         if self.settings.direction == Direction::TfToOf {
             manifest.warnings.extend(schema.warnings());
         }
-        if manifest.records == 0 {
+        if manifest.records == 0 && !self.dataset.files_only() {
             manifest
                 .warnings
                 .push("no records: there is nothing to open".to_owned());
@@ -267,7 +278,12 @@ impl Target<'_> {
         manifest.skipped = skipped;
         manifest.schema = schema;
         manifest.image_conversion = (!images.is_empty()).then_some(images);
-        manifest.tfds = self.dataset.tfds.clone();
+        manifest.tfds = self.dataset.tfds.clone().map(|mut origin| {
+            if let Some(text) = origin.features.as_deref() {
+                origin.features = rewrite_features(text, &recoded).or(origin.features);
+            }
+            origin
+        });
         manifest.subfolder = self.dataset.subfolder.clone();
         manifest.side_files = copies
             .iter()
@@ -276,6 +292,10 @@ impl Target<'_> {
                 name: copy.name.clone(),
                 bytes: copy.bytes,
                 crc32c: format!("{:08x}", copy.crc32c),
+                input_bytes: features
+                    .as_ref()
+                    .filter(|_| copy.name == FEATURES)
+                    .map(|(size, _)| *size),
             })
             .collect();
         if self.tfds().is_some() && options.compression != Compression::None {
@@ -391,9 +411,14 @@ impl Target<'_> {
             .collect()
     }
 
-    /// Copies the files that come with the dataset beside its parts, and writes the empty
-    /// files of a dataset given back as it was; all or none.
-    fn copy_files(&self, files: &[(ManifestPart, Option<TempPart>)]) -> Result<Vec<Copied>, Error> {
+    /// Copies the files that come with the dataset beside its parts (TFDS's
+    /// `features.json` as `features` when given), and writes the empty files of a dataset
+    /// given back as it was; all or none.
+    fn copy_files(
+        &self,
+        files: &[(ManifestPart, Option<TempPart>)],
+        features: Option<&String>,
+    ) -> Result<Vec<Copied>, Error> {
         let tag = self.temp_tag();
         let to = Destination {
             storage: self.storage,
@@ -416,7 +441,10 @@ impl Target<'_> {
                         .relative
                         .file_name()
                         .unwrap_or(side.relative.as_os_str());
-                    let copy = copy_file(self.input_storage, &side.path, side.size, to, name)?;
+                    let copy = match features.filter(|_| name == FEATURES) {
+                        Some(text) => bytes_file(to, name, text.clone().into_bytes())?,
+                        None => copy_file(self.input_storage, &side.path, side.size, to, name)?,
+                    };
                     copies.push(if shared {
                         copy.kept_once_placed()
                     } else {
@@ -521,7 +549,8 @@ fn same_side_files(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
             .iter()
             .zip(&dataset.side_files)
             .all(|(listed, side)| {
-                listed.name == file_name(&side.relative) && listed.bytes == side.size
+                let input_bytes = listed.input_bytes.unwrap_or(listed.bytes);
+                listed.name == file_name(&side.relative) && input_bytes == side.size
             })
 }
 

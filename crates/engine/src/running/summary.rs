@@ -149,6 +149,10 @@ pub struct DatasetSummary {
     /// rather than inside the message (the Python bindings' exceptions).
     #[serde(skip)]
     pub error_at: Option<ErrorPlace>,
+    /// Whether it holds no records, only the files of a folder outside every dataset's
+    /// (the files at the top of a tree), carried to the same place.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub files_only: bool,
     /// The manifest written (or found, when kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest: Option<Manifest>,
@@ -246,6 +250,7 @@ impl DatasetSummary {
             error: None,
             error_kind: None,
             error_at: None,
+            files_only: dataset.files_only(),
             manifest: None,
             tfds: dataset.tfds.is_some(),
         }

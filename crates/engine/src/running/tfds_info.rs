@@ -1,16 +1,19 @@
-//! The TFDS metadata of a run's outputs: `dataset_info.json` and `features.json` written
-//! back beside the splits `of2tf` gave back, once every split bound for a folder is done.
+//! The TFDS metadata of a run's outputs: `features.json` made to describe the images
+//! `--images` changed (tf2of), and `dataset_info.json` and `features.json` written back
+//! beside the splits `of2tf` gave back, once every split bound for a folder is done.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::manifest::Manifest;
 use crate::options::Direction;
 use crate::progress::DatasetStatus;
+use crate::recode::ImagePolicy;
 use crate::records::output;
 use crate::running::summary::DatasetSummary;
+use crate::schema::Schema;
 use crate::storage::Storage;
-use crate::tfds::{rewrite_info, DATASET_INFO, FEATURES};
+use crate::tfds::{rewrite_features, rewrite_info, Recoded, DATASET_INFO, FEATURES};
 
 /// Writes `dataset_info.json` and `features.json` into each folder that the splits of a
 /// TFDS dataset went back to, once every split bound for it is converted (or kept): last,
@@ -118,4 +121,44 @@ fn example_bytes(manifest: &Manifest) -> Option<u64> {
             .map(|part| part.bytes.saturating_sub(FRAMING * part.records))
             .sum()
     })
+}
+
+/// The image features of converted records (`schema`) that `policy` changed, by name, and
+/// what they hold now: pixels (with `NAME/shape` beside them, of one shape in every record
+/// or not), or colour JPEGs.
+pub(crate) fn recoded_images(policy: ImagePolicy, schema: &Schema) -> BTreeMap<String, Recoded> {
+    let mut recoded = BTreeMap::new();
+    for feature in &schema.features {
+        let now = match policy {
+            ImagePolicy::Keep => break,
+            ImagePolicy::Jpeg { .. } if feature.image.as_deref() == Some("jpeg") => Recoded::Jpeg,
+            ImagePolicy::Jpeg { .. } => continue,
+            ImagePolicy::Raw => {
+                let shape_name = format!("{}/shape", feature.name);
+                let Some(shape) = schema.features.iter().find(|f| f.name == shape_name) else {
+                    continue;
+                };
+                let everywhere =
+                    shape.present == schema.records && feature.present == shape.present;
+                Recoded::Pixels(shape.same_values.clone().filter(|_| everywhere))
+            }
+        };
+        recoded.insert(feature.name.clone(), now);
+    }
+    recoded
+}
+
+/// The text of the TFDS `features.json` at `path` in `storage` rewritten for `recoded`,
+/// when it describes images `recoded` names; `None` when it needs no change, or is not
+/// there to read.
+pub(crate) fn rewritten_features(
+    storage: &dyn Storage,
+    path: &Path,
+    recoded: &BTreeMap<String, Recoded>,
+) -> Option<String> {
+    if recoded.is_empty() {
+        return None;
+    }
+    let text = String::from_utf8(storage.read(path).ok()??).ok()?;
+    rewrite_features(&text, recoded)
 }

@@ -189,6 +189,12 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
                     DatasetSummary::failed(plan, &err)
                 }
                 None => {
+                    // A dataset no worker wrote a part of (its files only, or empty files)
+                    // has no directory yet.
+                    let dir = &plan.output_dir;
+                    storage
+                        .create_dir_all(dir)
+                        .map_err(|err| Error::io(dir, err))?;
                     let manifest = target.publish(found)?;
                     DatasetSummary::done(plan, DatasetStatus::Converted, manifest)
                 }

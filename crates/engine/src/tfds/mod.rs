@@ -5,9 +5,11 @@
 //! `features.json` — so that `tfds.builder_from_directory` loads it.
 //!
 //! This folder owns reading TFDS's own files (`dataset_info.json`, `features.json`, the
-//! class names of `<feature>.labels.txt`, [`labels`]) and the origin a manifest records. It uses only `storage`; writing the metadata of a
-//! run's outputs, which needs the manifests and the summary, lives in `running`, and finding
-//! a OneFlow dataset's origin from its manifest lives in `planning`.
+//! class names of `<feature>.labels.txt`, [`labels`]), rewriting `features.json` for what
+//! `--images` made of the images ([`features`]) and the origin a manifest records. It uses
+//! only `storage`; writing the metadata of a run's outputs, which needs the manifests and
+//! the summary, lives in `running`, and finding a OneFlow dataset's origin from its manifest
+//! lives in `planning`.
 
 use std::path::Path;
 
@@ -17,8 +19,10 @@ use serde_json::Value;
 
 use crate::storage::Storage;
 
+mod features;
 mod labels;
 
+pub(crate) use features::{rewrite_features, Recoded};
 pub(crate) use labels::class_names;
 
 /// TFDS's description of a dataset: its name, splits and their shard lengths.

@@ -171,7 +171,8 @@ def tf2of(
     on it (a killed run's lock object in a bucket); ``shard=(k, n)`` converts worker k's share of a run spread over n
     workers (then :func:`commit`); ``jobs`` sets the worker threads; ``sync=False`` skips
     fsync; ``verify=False`` skips checksums; ``side_files=False`` carries only the parts (not
-    the other files of a dataset's folder: TFDS metadata, class names, READMEs); ``retries``, ``retry_timeout`` and
+    the other files of a dataset's folder: TFDS metadata, class names, READMEs; nor those
+    outside every dataset's folder, a LICENSE at the top of the tree); ``retries``, ``retry_timeout`` and
     ``request_timeout`` bound the requests to an object store, and ``in_flight`` sets how
     many transfers with one each job keeps going at once (ranges read ahead, parts
     uploading).
