@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::{
-    Checksums, Format, IndexOptions, IndexedFile, Order, RecordAt, Share, Shuffle,
+    Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, RecordAt, Scratch, Share,
+    Shuffle,
 };
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,8 +17,6 @@ use rayon::prelude::*;
 use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors::{self, Class, Place};
-use crate::fetch::{Files, Scratch};
-use crate::prefetch::Prefetch;
 use crate::values::Names;
 
 /// What reading keeps from one call to the next.
@@ -573,8 +572,9 @@ impl Stream {
                     None => Prefetch::start(files, share, next),
                 }
             });
-            let fetched = prefetch
-                .next(py)
+            // Waits for the units read ahead without the GIL.
+            let fetched = py
+                .detach(|| prefetch.next_unit())
                 .map_err(|err| errors::engine_error(py, &err))?;
             self.next += self.share.workers;
             self.yielded += self.indices.len() as u64;

@@ -10,10 +10,9 @@ use std::collections::HashMap;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
-use ofconvert_engine::{Error, Share};
-use pyo3::prelude::*;
-
-use crate::fetch::{Files, Scratch, Span};
+use crate::error::Error;
+use crate::stream::fetch::{Files, Scratch, Span};
+use crate::stream::share::Share;
 
 /// Units fetched side by side.
 const LANES: u64 = 4;
@@ -114,11 +113,13 @@ impl Prefetch {
         }
     }
 
-    /// The next unit's records, read; waits for them without the GIL.
-    pub fn next(&mut self, py: Python<'_>) -> Result<Scratch, Error> {
+    /// The next unit's records, read; waits for them.
+    pub fn next_unit(&mut self) -> Result<Scratch, Error> {
         let lane = &self.lanes[self.taken % self.lanes.len()];
         self.taken += 1;
-        py.detach(|| lane.lock().ok().and_then(|lane| lane.recv().ok()))
+        lane.lock()
+            .ok()
+            .and_then(|lane| lane.recv().ok())
             .unwrap_or_else(|| {
                 Err(Error::io(
                     std::path::Path::new(""),

@@ -8,8 +8,12 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 
-use ofconvert_engine::storage::Storage;
-use ofconvert_engine::{Checksums, Error, IndexedFile, RecordAt};
+use crate::access::index::IndexedFile;
+use crate::error::Error;
+use crate::options::Checksums;
+use crate::records::RecordAt;
+use crate::storage::object::{is_url, storage_for};
+use crate::storage::Storage;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
@@ -27,6 +31,7 @@ const MERGE_GAP: u64 = 256 << 10;
 /// Record files of a dataset, in order, with their indexes.
 #[derive(Debug)]
 pub struct Files {
+    /// The files, in the dataset's order.
     pub files: Vec<IndexedFile>,
     /// Where each file's records start among all, then the total.
     starts: Vec<u64>,
@@ -56,6 +61,7 @@ pub struct Scratch {
 }
 
 impl Files {
+    /// The dataset of `files`, in this order.
     pub fn new(files: Vec<IndexedFile>) -> Files {
         let mut starts = Vec::with_capacity(files.len() + 1);
         let mut total = 0;
@@ -69,9 +75,7 @@ impl Files {
 
     /// Whether some file is read from a store.
     pub fn any_remote(&self) -> bool {
-        self.files
-            .iter()
-            .any(|file| ofconvert_engine::is_url(&file.data))
+        self.files.iter().any(|file| is_url(&file.data))
     }
 
     /// Bytes of every record, framing included.
@@ -85,8 +89,14 @@ impl Files {
             .sum()
     }
 
+    /// Records of every file.
     pub fn len(&self) -> u64 {
         self.starts.last().copied().unwrap_or(0)
+    }
+
+    /// Whether no file holds a record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The file of record `index` (below [`len`](Files::len)) and its place in it.
@@ -137,13 +147,8 @@ impl Files {
                     offset: range.start,
                     index: record,
                 };
-                let payload = ofconvert_engine::record_payload(
-                    framed,
-                    file.format,
-                    checksums,
-                    &file.path,
-                    at,
-                )?;
+                let payload =
+                    crate::access::framed::payload(framed, file.format, checksums, &file.path, at)?;
                 each(file, at, payload)?;
             }
         }
@@ -163,7 +168,7 @@ impl Files {
         let mut remote: Vec<usize> = Vec::new();
         for (number, run) in scratch.runs.iter_mut().enumerate() {
             let file = &self.files[run.file];
-            if ofconvert_engine::is_url(&file.data) {
+            if is_url(&file.data) {
                 remote.push(number);
                 continue;
             }
@@ -367,7 +372,7 @@ impl Files {
 fn fetch_remote(data: &Path, ranges: &[Range<u64>], buffer: &mut Vec<u8>) -> Result<(), Error> {
     buffer.clear();
     // Looked up for each batch: a forked worker gets stores of its own.
-    let (storage, at) = ofconvert_engine::storage_for(data).map_err(|err| Error::io(data, err))?;
+    let (storage, at) = storage_for(data).map_err(|err| Error::io(data, err))?;
     let storage: &dyn Storage = &*storage;
     storage
         .read_ranges(&at, ranges, buffer)
@@ -379,4 +384,68 @@ fn map(path: &Path) -> Result<memmap2::Mmap, Error> {
     let file = File::open(path).map_err(|err| Error::io(path, err))?;
     // SAFETY: the mapping is only read; see `Scratch` for a file truncated under it.
     unsafe { memmap2::Mmap::map(&file) }.map_err(|err| Error::io(path, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::index::{open_indexed, IndexOptions};
+    use crate::naming::names::Format;
+    use ofconvert_tfrecord::{Compression, Writer};
+
+    /// A dataset of two local TFRecords holding `r0`..`r4` (three, then two).
+    fn dataset(dir: &Path) -> Files {
+        let mut files = Vec::new();
+        for (name, records) in [("a.tfrecord", 0..3), ("b.tfrecord", 3..5)] {
+            let path = dir.join(name);
+            let mut writer =
+                Writer::with_compression(File::create(&path).unwrap(), Compression::None);
+            for record in records {
+                writer
+                    .write_record(format!("r{record}").as_bytes())
+                    .unwrap();
+            }
+            writer.finish().unwrap();
+            let options = IndexOptions {
+                cache_dir: Some(dir.join("cache")),
+                ..IndexOptions::default()
+            };
+            files.push(open_indexed(&path, Format::Tf, &options).unwrap());
+        }
+        Files::new(files)
+    }
+
+    fn payloads(files: &Files, scratch: &Scratch) -> Vec<String> {
+        let mut got = Vec::new();
+        files
+            .each::<Error>(scratch, Checksums::Verify, |_, _, payload| {
+                got.push(String::from_utf8(payload.to_vec()).unwrap());
+                Ok(())
+            })
+            .unwrap();
+        got
+    }
+
+    #[test]
+    fn a_batch_reads_its_records_in_its_order_across_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = dataset(dir.path());
+        assert_eq!(files.len(), 5);
+        assert_eq!(files.locate(3), (1, 0));
+        let mut scratch = Scratch::default();
+        files.fetch(&[4, 0, 1, 3], &mut scratch).unwrap();
+        assert_eq!(payloads(&files, &scratch), ["r4", "r0", "r1", "r3"]);
+    }
+
+    #[test]
+    fn a_span_across_files_is_read_whole_and_its_records_cut_from_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = dataset(dir.path());
+        let span = files.read_span(1..5).unwrap();
+        assert_eq!(span.records, 1..5);
+        assert_eq!(span.pieces.len(), 2);
+        let mut scratch = Scratch::default();
+        files.cut(&[3, 1, 4], |_| &span, &mut scratch);
+        assert_eq!(payloads(&files, &scratch), ["r3", "r1", "r4"]);
+    }
 }
