@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::{
-    Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, RecordAt, Scratch, Share,
-    Shuffle,
+    Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, Scratch, Share, Shuffle,
 };
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
-use crate::errors::{self, Class, Place};
+use crate::errors::{self, Failure};
 use crate::values::Names;
 
 /// What reading keeps from one call to the next.
@@ -66,60 +65,6 @@ impl Drop for Lease<'_> {
             states.push(state);
         }
     }
-}
-
-/// An error while reading: the engine's (file, framing) or a payload that does not parse.
-enum Failure {
-    Engine(ofconvert_engine::Error),
-    Payload {
-        path: PathBuf,
-        at: RecordAt,
-        err: ofconvert_bridge::Error,
-    },
-    Python(PyErr),
-}
-
-impl From<ofconvert_engine::Error> for Failure {
-    fn from(err: ofconvert_engine::Error) -> Self {
-        Failure::Engine(err)
-    }
-}
-
-impl From<PyErr> for Failure {
-    fn from(err: PyErr) -> Self {
-        Failure::Python(err)
-    }
-}
-
-impl Failure {
-    fn into_py(self, py: Python<'_>) -> PyErr {
-        match self {
-            Failure::Engine(err) => errors::engine_error(py, &err),
-            Failure::Python(err) => err,
-            Failure::Payload { path, at, err } => payload_error(py, &path, at, &err),
-        }
-    }
-}
-
-/// A payload that does not parse, as `read()` reports it.
-pub fn payload_error(
-    py: Python<'_>,
-    path: &std::path::Path,
-    at: RecordAt,
-    err: &ofconvert_bridge::Error,
-) -> PyErr {
-    let place = Place {
-        path: Some(path),
-        offset: Some(at.offset),
-        record: Some(at.index),
-    };
-    let message = format!(
-        "{}: offset {} (record #{}): {err} (raw=True reads the bytes as they are)",
-        path.display(),
-        at.offset,
-        at.index
-    );
-    errors::raise(py, Class::Mapping, &message, place, None)
 }
 
 impl Records {
