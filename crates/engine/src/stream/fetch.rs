@@ -14,6 +14,7 @@ use crate::options::Checksums;
 use crate::records::RecordAt;
 use crate::storage::object::{is_url, storage_for};
 use crate::storage::Storage;
+use crate::stream::cache::{Object, SpanCache};
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
@@ -35,6 +36,8 @@ pub struct Files {
     pub files: Vec<IndexedFile>,
     /// Where each file's records start among all, then the total.
     starts: Vec<u64>,
+    /// Where spans read from a store are kept for the next reader, if anywhere.
+    cache: Option<SpanCache>,
 }
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
@@ -70,7 +73,39 @@ impl Files {
             total += file.index.len();
         }
         starts.push(total);
-        Files { files, starts }
+        Files {
+            files,
+            starts,
+            cache: None,
+        }
+    }
+
+    /// The same files, their spans read from a store kept in `cache`.
+    pub fn with_cache(self, cache: SpanCache) -> Files {
+        Files {
+            cache: Some(cache),
+            ..self
+        }
+    }
+
+    /// Where spans read from a store are kept, if anywhere.
+    pub fn cache(&self) -> Option<&SpanCache> {
+        self.cache.as_ref()
+    }
+
+    /// Bytes of the records `records` (of the dataset, neighbours), framing included.
+    pub fn span_bytes(&self, records: Range<u64>) -> u64 {
+        let mut bytes = 0;
+        let mut at = records.start;
+        while at < records.end {
+            let (file, first) = self.locate(at);
+            let index = &self.files[file].index;
+            let end = (first + (records.end - at)).min(index.len());
+            let span = index.span(first..end);
+            bytes += span.end - span.start;
+            at += end - first;
+        }
+        bytes
     }
 
     /// Whether some file is read from a store.
@@ -293,7 +328,9 @@ const SPAN_ATTEMPTS: usize = 3;
 
 impl Files {
     /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
-    /// they lie in; a piece that fails or comes short is asked for again, whole.
+    /// they lie in; a piece that fails or comes short is asked for again, whole. With a
+    /// cache, a piece of a file in a store is taken from it when it holds it, and kept in it
+    /// once read.
     pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
         let mut pieces = Vec::new();
         let mut at = records.start;
@@ -302,6 +339,24 @@ impl Files {
             let indexed = &self.files[file];
             let end = (first + (records.end - at)).min(indexed.index.len());
             let bytes = indexed.index.span(first..end);
+            let url = indexed.path.to_string_lossy();
+            let cached = self
+                .cache
+                .as_ref()
+                .filter(|_| is_url(&indexed.data))
+                .map(|cache| {
+                    let object = Object {
+                        url: &url,
+                        size: indexed.size,
+                        version: indexed.version.as_deref(),
+                    };
+                    (cache, object)
+                });
+            if let Some(kept) = cached.and_then(|(cache, object)| cache.get(object, &bytes)) {
+                pieces.push((file, first, kept));
+                at += end - first;
+                continue;
+            }
             let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
             let mut attempt = 0;
             loop {
@@ -320,6 +375,10 @@ impl Files {
                     Err(_) if attempt < SPAN_ATTEMPTS => continue,
                     Err(err) => return Err(err),
                 }
+            }
+            if let Some((cache, object)) = cached {
+                // A cache that cannot be written to only costs the next reader a fetch.
+                let _ = cache.put(object, &bytes, &buffer);
             }
             pieces.push((file, first, buffer));
             at += end - first;

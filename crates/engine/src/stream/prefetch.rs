@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
 use crate::stream::fetch::{Files, Scratch, Span};
+use crate::stream::order::Order;
 use crate::stream::share::Share;
 
 /// Units fetched side by side.
@@ -135,6 +136,22 @@ const CHUNKS_IN_ORDER: u64 = 8;
 const UNITS_AHEAD: usize = 16;
 /// Spans fetched side by side.
 pub const SPANS_IN_FLIGHT: usize = 8;
+
+/// Bytes a cache of spans must hold for a stream of `order` reading chunks of `chunk`
+/// records of `files` by spans: the chunks of a group (a window of a block shuffle, or
+/// [`CHUNKS_IN_ORDER`] chunks in the records' own order), which the workers of a rank read
+/// at once, and the spans in flight, each at the largest chunk's size.
+pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
+    let chunk = chunk.max(1);
+    let total = files.len();
+    let chunks = total.div_ceil(chunk);
+    let largest = (0..chunks)
+        .map(|number| files.span_bytes(number * chunk..((number + 1) * chunk).min(total)))
+        .max()
+        .unwrap_or(0);
+    let group = order.group_end(0, chunk * CHUNKS_IN_ORDER).div_ceil(chunk);
+    (group + SPANS_IN_FLIGHT as u64).min(chunks) * largest
+}
 
 /// The chunks `numbers` (of `chunk` records, of a dataset of `total`) read whole,
 /// [`SPANS_IN_FLIGHT`] at once, in order.
