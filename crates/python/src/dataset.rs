@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::{
     Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, Scratch, Share, Shuffle,
+    SpanCache,
 };
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -272,7 +273,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -283,8 +284,16 @@ impl Records {
         cache_dir: Option<PathBuf>,
         decompress: bool,
         files: Option<Vec<(PathBuf, String)>>,
+        cache_limit: Option<String>,
     ) -> PyResult<Records> {
         network.set(py)?;
+        let limit = match cache_limit.as_deref().map(ofconvert_engine::parse_limit) {
+            Some(Err(message)) => return Err(errors::usage(py, &message)),
+            Some(Ok(limit)) => Some(limit),
+            None => None,
+        };
+        let spans = limit
+            .map(|limit| SpanCache::new(&ofconvert_engine::cache_dir(cache_dir.as_deref()), limit));
         let found: Vec<(PathBuf, Format)> = match files {
             Some(files) => files
                 .into_iter()
@@ -329,7 +338,10 @@ impl Records {
         }
         let selection = Selection::new(features);
         Ok(Records {
-            files: Arc::new(Files::new(files)),
+            files: Arc::new(match spans {
+                Some(cache) => Files::new(files).with_cache(cache),
+                None => Files::new(files),
+            }),
             checksums,
             states: Mutex::new(Vec::new()),
             selection,
@@ -376,6 +388,37 @@ impl Records {
     /// The dataset's fingerprint: what a resumed stream checks.
     fn fingerprint(&self) -> u64 {
         ofconvert_engine::fingerprint(&self.files.files)
+    }
+
+    /// Refuses a cache too small for a stream of `shuffle` (and `block`) over files in a
+    /// store, saying what it needs; a global shuffle, which reads record by record, past it.
+    fn check_cache(&self, py: Python<'_>, shuffle: &str, block: Option<u64>) -> PyResult<()> {
+        let Some(cache) = self.files.cache().filter(|_| self.files.any_remote()) else {
+            return Ok(());
+        };
+        let Some(chunk) = self.chunk(shuffle, block) else {
+            return Err(errors::usage(
+                py,
+                "cache_limit keeps the spans that shuffle=False and shuffle=\"block\" read; \
+                 shuffle=True reads each record by itself, past the cache: use \
+                 shuffle=\"block\", or leave cache_limit out",
+            ));
+        };
+        let order = self.order(shuffle, block, 0, 0)?;
+        let needed = ofconvert_engine::cache_needed(&self.files, &order, chunk);
+        if cache.limit() < needed {
+            return Err(errors::usage(
+                py,
+                &format!(
+                    "cache_limit={} bytes is too small for this stream: it needs {needed} \
+                     bytes ({:.1} MB) at least, to hold a window of chunks and the spans in \
+                     flight; give a larger limit (or a smaller block_size)",
+                    cache.limit(),
+                    needed as f64 / 1e6
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Records a window of a block shuffle holds (`block`, else the default for the
