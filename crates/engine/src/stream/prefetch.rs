@@ -189,3 +189,47 @@ fn fetch_chunks(
     }
     Ok(spans)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::index::{open_indexed, IndexOptions};
+    use crate::naming::names::Format;
+    use crate::stream::order::Shuffle;
+    use ofconvert_tfrecord::{Compression, Writer};
+
+    #[test]
+    fn a_cache_must_hold_a_group_of_chunks_and_the_spans_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.tfrecord");
+        let mut writer =
+            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
+        for record in 0..40 {
+            // 3 bytes, 19 framed.
+            writer
+                .write_record(format!("r{record:02}").as_bytes())
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let options = IndexOptions {
+            cache_dir: Some(dir.path().join("cache")),
+            ..IndexOptions::default()
+        };
+        let files = Files::new(vec![open_indexed(&path, Format::Tf, &options).unwrap()]);
+        let chunk = 2 * 19;
+        // In order: 8 chunks a group, 8 in flight.
+        let order = Order::new(40, Shuffle::None, 0, 0);
+        assert_eq!(cache_needed(&files, &order, 2), 16 * chunk);
+        // A window of 4 chunks, 8 in flight.
+        let block = Shuffle::Block {
+            chunk: 2,
+            window: 4,
+        };
+        assert_eq!(
+            cache_needed(&files, &Order::new(40, block, 0, 0), 2),
+            12 * chunk
+        );
+        // Never more than the dataset.
+        assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
+    }
+}
