@@ -82,6 +82,28 @@ impl SpanCache {
         Some(bytes)
     }
 
+    /// The bytes `sub` (counted from the entry's start) of the entry of `range` of
+    /// `object`, if the cache holds it whole.
+    pub fn get_range(
+        &self,
+        object: Object<'_>,
+        range: &std::ops::Range<u64>,
+        sub: &std::ops::Range<u64>,
+    ) -> Option<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = fs::File::open(self.dir.join(entry_name(object, range))).ok()?;
+        if file.metadata().ok()?.len() != range.end - range.start
+            || sub.end > range.end - range.start
+        {
+            return None;
+        }
+        let mut bytes = vec![0; (sub.end - sub.start) as usize];
+        file.seek(SeekFrom::Start(sub.start)).ok()?;
+        file.read_exact(&mut bytes).ok()?;
+        let _ = file.set_modified(SystemTime::now());
+        Some(bytes)
+    }
+
     /// Keeps `bytes`, the range `range` of `object`, evicting the entries least recently
     /// used (and those of the object's former versions) to stay within the limit. Bytes
     /// larger than the limit are not kept.
@@ -374,8 +396,13 @@ mod tests {
         fs::write(cache.dir().join(format!("{TEMP_PREFIX}{name}")), [7; 4]).unwrap();
         fs::write(cache.dir().join(&name), [7; 4]).unwrap();
         assert_eq!(cache.get(A, &(10..20)), None);
-        cache.put(A, &(10..20), &[2; 10]).unwrap();
-        assert_eq!(cache.get(A, &(10..20)), Some(vec![2; 10]));
+        assert_eq!(cache.get_range(A, &(10..20), &(0..2)), None);
+        cache
+            .put(A, &(10..20), &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+            .unwrap();
+        assert_eq!(cache.get_range(A, &(10..20), &(2..5)), Some(vec![4, 5, 6]));
+        assert_eq!(cache.get_range(A, &(10..20), &(8..11)), None);
+        assert_eq!(cache.get(A, &(10..20)).map(|b| b.len()), Some(10));
         assert_eq!(files(&cache), [entry_name(A, &(0..10)), name]);
     }
 }

@@ -14,7 +14,7 @@ use crate::options::Checksums;
 use crate::records::RecordAt;
 use crate::storage::object::{is_url, storage_for};
 use crate::storage::Storage;
-use crate::stream::cache::{Object, SpanCache};
+use crate::stream::cache::SpanCache;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
@@ -26,6 +26,8 @@ const POPULATE_FROM: u64 = 64 << 10;
 const MAPS_KEPT: usize = 32;
 /// Ranges of one batch fetched from a store side by side.
 const RANGES_IN_FLIGHT: usize = 32;
+/// Locks that keep threads from fetching the same piece into the cache at once.
+const FETCH_LOCKS: usize = 64;
 /// The largest gap between two records of a batch in one object read in one request.
 const MERGE_GAP: u64 = 256 << 10;
 
@@ -38,6 +40,11 @@ pub struct Files {
     starts: Vec<u64>,
     /// Where spans read from a store are kept for the next reader, if anywhere.
     cache: Option<SpanCache>,
+    /// Records of the chunks whose pieces a batch is read out of through the cache.
+    cache_chunk: u64,
+    /// Locks a piece's fetching into the cache takes (one of them, by the piece's place), so
+    /// that threads of this process wanting it at once fetch it once.
+    pub(crate) fetching: Vec<std::sync::Mutex<()>>,
 }
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
@@ -77,15 +84,27 @@ impl Files {
             files,
             starts,
             cache: None,
+            cache_chunk: 0,
+            fetching: Vec::new(),
         }
     }
 
-    /// The same files, their spans read from a store kept in `cache`.
-    pub fn with_cache(self, cache: SpanCache) -> Files {
+    /// The same files, their spans read from a store kept in `cache`, and a batch's records
+    /// read out of the pieces of the chunks of `chunk` records they lie in, through it.
+    pub fn with_cache(self, cache: SpanCache, chunk: u64) -> Files {
         Files {
             cache: Some(cache),
+            cache_chunk: chunk.max(1),
+            fetching: (0..FETCH_LOCKS)
+                .map(|_| std::sync::Mutex::new(()))
+                .collect(),
             ..self
         }
+    }
+
+    /// The first record of file `file` among all.
+    pub(crate) fn first_record(&self, file: usize) -> u64 {
+        self.starts[file]
     }
 
     /// Where spans read from a store are kept, if anywhere.
@@ -238,6 +257,26 @@ impl Files {
         if remote.is_empty() {
             return Ok(());
         }
+        if self.cache.is_some() {
+            let runs: Vec<(usize, Range<u64>)> = remote
+                .iter()
+                .map(|&number| {
+                    (
+                        scratch.runs[number].file,
+                        scratch.runs[number].records.clone(),
+                    )
+                })
+                .collect();
+            let read = self.read_runs_through(&runs, self.cache_chunk)?;
+            // Buffers hold only the bytes of remote runs: those of the last batch go.
+            scratch.buffers.clear();
+            scratch.buffers.extend(read);
+            for (slot, &number) in remote.iter().enumerate() {
+                scratch.runs[number].buffer = slot;
+                scratch.runs[number].at = 0;
+            }
+            return Ok(());
+        }
         // Each remote file's runs by place, merged where the gap between them is small
         // (what a merge reads stays within twice the records' bytes, and a gap is at most
         // MERGE_GAP), each merged range a request of its own, all side by side.
@@ -323,9 +362,6 @@ pub struct Span {
     pieces: Vec<(usize, u64, Vec<u8>)>,
 }
 
-/// Attempts at a span whose reading fails or comes short: a span is used whole or not at all.
-const SPAN_ATTEMPTS: usize = 3;
-
 impl Files {
     /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
     /// they lie in; a piece that fails or comes short is asked for again, whole. With a
@@ -339,47 +375,7 @@ impl Files {
             let indexed = &self.files[file];
             let end = (first + (records.end - at)).min(indexed.index.len());
             let bytes = indexed.index.span(first..end);
-            let url = indexed.path.to_string_lossy();
-            let cached = self
-                .cache
-                .as_ref()
-                .filter(|_| is_url(&indexed.data))
-                .map(|cache| {
-                    let object = Object {
-                        url: &url,
-                        size: indexed.size,
-                        version: indexed.version.as_deref(),
-                    };
-                    (cache, object)
-                });
-            if let Some(kept) = cached.and_then(|(cache, object)| cache.get(object, &bytes)) {
-                pieces.push((file, first, kept));
-                at += end - first;
-                continue;
-            }
-            let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                buffer.clear();
-                match fetch_remote(&indexed.data, std::slice::from_ref(&bytes), &mut buffer) {
-                    Ok(()) if buffer.len() as u64 == bytes.end - bytes.start => break,
-                    Ok(()) if attempt < SPAN_ATTEMPTS => continue,
-                    Ok(()) => {
-                        let short = std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            format!("bytes {}..{} came short", bytes.start, bytes.end),
-                        );
-                        return Err(Error::io(&indexed.data, short));
-                    }
-                    Err(_) if attempt < SPAN_ATTEMPTS => continue,
-                    Err(err) => return Err(err),
-                }
-            }
-            if let Some((cache, object)) = cached {
-                // A cache that cannot be written to only costs the next reader a fetch.
-                let _ = cache.put(object, &bytes, &buffer);
-            }
+            let buffer = self.read_piece(file, &bytes)?;
             pieces.push((file, first, buffer));
             at += end - first;
         }
@@ -428,7 +424,11 @@ impl Files {
     }
 }
 
-fn fetch_remote(data: &Path, ranges: &[Range<u64>], buffer: &mut Vec<u8>) -> Result<(), Error> {
+pub(crate) fn fetch_remote(
+    data: &Path,
+    ranges: &[Range<u64>],
+    buffer: &mut Vec<u8>,
+) -> Result<(), Error> {
     buffer.clear();
     // Looked up for each batch: a forked worker gets stores of its own.
     let (storage, at) = storage_for(data).map_err(|err| Error::io(data, err))?;

@@ -8,7 +8,8 @@
 //! batch (local files mapped, ranges of a store merged and fetched side by side) and whole
 //! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or
 //! by spans; [`cache`] keeps the spans read from a store on local disk, within a limit,
-//! for the next epoch and the other workers of the machine.
+//! for the next epoch and the other workers of the machine; [`pieces`] reads the pieces of
+//! chunks through it, whole for a span, in part for a batch's records.
 //!
 //! Uses `access` (record indexes, framing), `storage` (the stores), `records`, `options`
 //! and `naming`; nothing above them.
@@ -17,5 +18,6 @@ pub(crate) mod cache;
 pub(crate) mod fetch;
 pub(crate) mod fingerprint;
 pub(crate) mod order;
+pub(crate) mod pieces;
 pub(crate) mod prefetch;
 pub(crate) mod share;
