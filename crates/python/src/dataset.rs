@@ -339,7 +339,14 @@ impl Records {
         let selection = Selection::new(features);
         Ok(Records {
             files: Arc::new(match spans {
-                Some(cache) => Files::new(files).with_cache(cache),
+                Some(cache) => {
+                    // Batches are read out of the chunks a stream in order reads.
+                    let files = Files::new(files);
+                    match Shuffle::block(files.len(), files.bytes(), None) {
+                        Shuffle::Block { chunk, .. } => files.with_cache(cache, chunk),
+                        _ => files,
+                    }
+                }
                 None => Files::new(files),
             }),
             checksums,
@@ -391,30 +398,35 @@ impl Records {
     }
 
     /// Refuses a cache too small for a stream of `shuffle` (and `block`) over files in a
-    /// store, saying what it needs; a global shuffle, which reads record by record, past it.
+    /// store, saying what it needs: a window and the spans in flight, the whole dataset for a
+    /// global shuffle.
     fn check_cache(&self, py: Python<'_>, shuffle: &str, block: Option<u64>) -> PyResult<()> {
         let Some(cache) = self.files.cache().filter(|_| self.files.any_remote()) else {
             return Ok(());
         };
-        let Some(chunk) = self.chunk(shuffle, block) else {
-            return Err(errors::usage(
-                py,
-                "cache_limit keeps the spans that shuffle=False and shuffle=\"block\" read; \
-                 shuffle=True reads each record by itself, past the cache: use \
-                 shuffle=\"block\", or leave cache_limit out",
-            ));
+        // A global shuffle reads each record out of its chunk, from anywhere in the dataset:
+        // the cache must hold all of it, or it would fetch a chunk for every few records.
+        let needed = match self.chunk(shuffle, block) {
+            Some(chunk) => {
+                let order = self.order(shuffle, block, 0, 0)?;
+                ofconvert_engine::cache_needed(&self.files, &order, chunk)
+            }
+            None => self.files.bytes(),
         };
-        let order = self.order(shuffle, block, 0, 0)?;
-        let needed = ofconvert_engine::cache_needed(&self.files, &order, chunk);
         if cache.limit() < needed {
             return Err(errors::usage(
                 py,
                 &format!(
                     "cache_limit={} bytes is too small for this stream: it needs {needed} \
-                     bytes ({:.1} MB) at least, to hold a window of chunks and the spans in \
-                     flight; give a larger limit (or a smaller block_size)",
+                     bytes ({:.1} MB) at least, to hold {}; give a larger limit",
                     cache.limit(),
-                    needed as f64 / 1e6
+                    needed as f64 / 1e6,
+                    if shuffle == "global" {
+                        "the whole dataset, which shuffle=True reads from anywhere \
+                         (shuffle=\"block\" needs a window only)"
+                    } else {
+                        "a window of chunks and the spans in flight (or a smaller block_size)"
+                    }
                 ),
             ));
         }

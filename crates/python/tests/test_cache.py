@@ -65,6 +65,26 @@ def test_the_cache_stays_within_a_limit_smaller_than_the_dataset(counted):
     assert spans(cache) and not any(name.startswith(".tmp-") for name in spans(cache))
 
 
+def test_a_global_shuffle_and_ds_i_read_through_a_cache_that_holds_the_dataset(counted):
+    proxy, url, size, cache = counted
+    options = dict(batch_size=64, drop_last=False, cache_dir=cache, cache_limit=size)
+    stream = RecordStream(url, shuffle=True, seed=2, **options)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=True, seed=2, batch_size=64, drop_last=False)
+    proxy.reset()
+    assert batches(stream) == batches(local)
+    # Each piece once (threads wanting one at once wait for it), not a request a record.
+    assert size <= proxy.bytes <= 1.05 * size, (proxy.bytes, size)
+    # 125 batches of records from anywhere: far fewer requests (a piece's, as in order).
+    assert proxy.requests < 50, proxy.requests
+    ds = RecordDataset(url, cache_dir=cache, cache_limit=size)
+    proxy.reset()
+    stream.set_epoch(1)
+    local.set_epoch(1)
+    assert batches(stream) == batches(local)
+    assert [int(ds[i]["id"][0]) for i in (7999, 3, 4500)] == [7999, 3, 4500]
+    assert proxy.bytes == 0
+
+
 def test_an_object_replaced_is_read_fresh_never_from_the_cache(counted, moto_s3):
     proxy, url, size, cache = counted
     client, _ = moto_s3
@@ -117,8 +137,9 @@ def test_a_limit_too_small_or_not_a_size_is_refused(counted):
     for bad in ["20 parsecs", "20G", "", -1, 0, True, 1.5]:
         with pytest.raises(UsageError, match="cache_limit"):
             RecordStream(url, cache_limit=bad, **options)
-    with pytest.raises(UsageError, match="shuffle=True"):
-        RecordStream(url, shuffle=True, cache_dir=cache, cache_limit="1GB")
+    # A global shuffle reads from anywhere: the cache must hold the whole dataset.
+    with pytest.raises(UsageError, match=rf"needs {size} bytes .*whole dataset"):
+        RecordStream(url, shuffle=True, cache_dir=cache, cache_limit=size - 1)
     assert len(RecordStream(url, cache_limit="512MiB", **options).dataset) == 8000
     assert len(RecordDataset(url, cache_dir=cache, cache_limit="1.5GB")) == 8000
 

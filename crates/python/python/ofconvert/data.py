@@ -68,8 +68,9 @@ class RecordDataset:
     ``cache_limit=`` (bytes, or a size such as ``"20GB"`` or ``"512MiB"``) keeps the spans a
     :class:`RecordStream` reads from a bucket in the cache directory, within that many bytes
     (least recently used out first), keyed by each object's URL, size and ETag: the next
-    epoch, and the other processes of the machine, read them from there. Default: nothing
-    kept. ``ds[i]`` reads past it.
+    epoch, and the other processes of the machine, read them from there; ``ds[i]`` and a
+    global shuffle read each record out of its chunk's piece kept there. Default: nothing
+    kept.
 
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
     started with ``spawn`` each open it anew.
