@@ -82,6 +82,16 @@ impl SpanCache {
         Some(bytes)
     }
 
+    /// The entry of `range` of `object`, opened and marked used, if the cache holds it whole.
+    pub fn open(&self, object: Object<'_>, range: &std::ops::Range<u64>) -> Option<fs::File> {
+        let file = fs::File::open(self.dir.join(entry_name(object, range))).ok()?;
+        if file.metadata().ok()?.len() != range.end - range.start {
+            return None;
+        }
+        let _ = file.set_modified(SystemTime::now());
+        Some(file)
+    }
+
     /// The bytes `sub` (counted from the entry's start) of the entry of `range` of
     /// `object`, if the cache holds it whole.
     pub fn get_range(
@@ -90,18 +100,8 @@ impl SpanCache {
         range: &std::ops::Range<u64>,
         sub: &std::ops::Range<u64>,
     ) -> Option<Vec<u8>> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut file = fs::File::open(self.dir.join(entry_name(object, range))).ok()?;
-        if file.metadata().ok()?.len() != range.end - range.start
-            || sub.end > range.end - range.start
-        {
-            return None;
-        }
-        let mut bytes = vec![0; (sub.end - sub.start) as usize];
-        file.seek(SeekFrom::Start(sub.start)).ok()?;
-        file.read_exact(&mut bytes).ok()?;
-        let _ = file.set_modified(SystemTime::now());
-        Some(bytes)
+        let file = self.open(object, range)?;
+        read_at(&file, sub)
     }
 
     /// Keeps `bytes`, the range `range` of `object`, evicting the entries least recently
@@ -180,6 +180,16 @@ impl SpanCache {
         }
         Ok(())
     }
+}
+
+/// The bytes `sub` of the opened entry `file`, if it holds them.
+pub(crate) fn read_at(file: &fs::File, sub: &std::ops::Range<u64>) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = vec![0; usize::try_from(sub.end.checked_sub(sub.start)?).ok()?];
+    let mut file = file;
+    file.seek(SeekFrom::Start(sub.start)).ok()?;
+    file.read_exact(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// The entry of `range` of `object`: a hash of its URL, then its name in the index cache's

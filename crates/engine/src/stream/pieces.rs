@@ -3,11 +3,14 @@
 //! and kept; and a batch's records (a global shuffle, `ds[i]`) read out of the pieces they
 //! lie in, so that with a cache as large as the dataset each piece is fetched once.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::fs;
 use std::ops::Range;
 
 use crate::error::Error;
 use crate::storage::object::is_url;
-use crate::stream::cache::Object;
+use crate::stream::cache::{read_at, Object};
 use crate::stream::fetch::{fetch_remote, Files};
 
 /// Attempts at a piece whose reading fails or comes short: a piece is used whole or not at all.
@@ -81,6 +84,54 @@ impl Files {
         Ok(buffer)
     }
 
+    /// The pieces of file `file` that its records `records` lie in (chunks of `chunk`
+    /// records), each with the bytes of the records in it, counted from its start.
+    fn pieces(
+        &self,
+        file: usize,
+        records: Range<u64>,
+        chunk: u64,
+    ) -> Vec<(Range<u64>, Range<u64>)> {
+        let index = &self.files[file].index;
+        let first = self.first_record(file);
+        let mut pieces = Vec::new();
+        let mut at = records.start;
+        while at < records.end {
+            let number = (first + at) / chunk;
+            let start = (number * chunk).max(first) - first;
+            let end = ((number + 1) * chunk - first).min(index.len());
+            let piece = index.span(start..end);
+            let take = index.span(at..end.min(records.end));
+            pieces.push((
+                piece.clone(),
+                take.start - piece.start..take.end - piece.start,
+            ));
+            at = end.min(records.end);
+        }
+        pieces
+    }
+
+    /// The bytes of the records `records` of file `file` (in a store), if the cache holds
+    /// every piece they lie in; `opened` keeps the pieces a batch opened.
+    fn read_kept(
+        &self,
+        file: usize,
+        records: Range<u64>,
+        chunk: u64,
+        opened: &mut HashMap<(usize, u64), fs::File>,
+    ) -> Option<Vec<u8>> {
+        let (cache, object) = self.object(file)?;
+        let mut out = Vec::new();
+        for (piece, sub) in self.pieces(file, records, chunk) {
+            let entry = match opened.entry((file, piece.start)) {
+                Entry::Occupied(entry) => entry.into_mut(),
+                Entry::Vacant(slot) => slot.insert(cache.open(object, &piece)?),
+            };
+            out.extend_from_slice(&read_at(entry, &sub)?);
+        }
+        Some(out)
+    }
+
     /// The bytes of the records `records` of file `file` (in a store), out of the pieces of
     /// the chunks of `chunk` records they lie in, each read through the cache.
     pub(crate) fn read_through(
@@ -89,19 +140,8 @@ impl Files {
         records: Range<u64>,
         chunk: u64,
     ) -> Result<Vec<u8>, Error> {
-        let index = &self.files[file].index;
-        let first = self.first_record(file);
-        let wanted = index.span(records.clone());
-        let mut out = Vec::with_capacity((wanted.end - wanted.start) as usize);
-        let mut at = records.start;
-        while at < records.end {
-            // The piece of this file in the chunk record `at` lies in.
-            let number = (first + at) / chunk;
-            let start = (number * chunk).max(first) - first;
-            let end = ((number + 1) * chunk - first).min(index.len());
-            let piece = index.span(start..end);
-            let take = index.span(at..end.min(records.end));
-            let sub = take.start - piece.start..take.end - piece.start;
+        let mut out = Vec::new();
+        for (piece, sub) in self.pieces(file, records, chunk) {
             let kept = self
                 .object(file)
                 .and_then(|(cache, object)| cache.get_range(object, &piece, &sub));
@@ -112,23 +152,30 @@ impl Files {
                     out.extend_from_slice(&whole[sub.start as usize..sub.end as usize]);
                 }
             }
-            at = end.min(records.end);
         }
         Ok(out)
     }
 
-    /// Reads `runs` (file, records, of files in a store) through the cache, side by side.
+    /// Reads `runs` (file, records, of files in a store) through the cache: what it holds
+    /// here, each piece opened once a batch; the rest side by side, fetched into it.
     pub(crate) fn read_runs_through(
         &self,
         runs: &[(usize, Range<u64>)],
         chunk: u64,
     ) -> Result<Vec<Vec<u8>>, Error> {
-        let mut out = Vec::with_capacity(runs.len());
-        for group in runs.chunks(RUNS_IN_FLIGHT) {
+        let mut opened = HashMap::new();
+        let mut out: Vec<Option<Vec<u8>>> = runs
+            .iter()
+            .map(|(file, records)| self.read_kept(*file, records.clone(), chunk, &mut opened))
+            .collect();
+        drop(opened);
+        let missing: Vec<usize> = (0..runs.len()).filter(|&at| out[at].is_none()).collect();
+        for group in missing.chunks(RUNS_IN_FLIGHT) {
             let results: Vec<Result<Vec<u8>, Error>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = group
                     .iter()
-                    .map(|(file, records)| {
+                    .map(|&at| {
+                        let (file, records) = &runs[at];
                         scope.spawn(move || self.read_through(*file, records.clone(), chunk))
                     })
                     .collect();
@@ -144,10 +191,10 @@ impl Files {
                     })
                     .collect()
             });
-            for result in results {
-                out.push(result?);
+            for (&at, result) in group.iter().zip(results) {
+                out[at] = Some(result?);
             }
         }
-        Ok(out)
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
 }
