@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::{
-    Checksums, Format, IndexOptions, IndexedFile, Order, RecordAt, Share, Shuffle,
+    Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, Scratch, Share, Shuffle,
+    SpanCache,
 };
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -15,9 +16,7 @@ use rayon::prelude::*;
 
 use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
-use crate::errors::{self, Class, Place};
-use crate::fetch::{Files, Scratch};
-use crate::prefetch::Prefetch;
+use crate::errors::{self, Failure};
 use crate::values::Names;
 
 /// What reading keeps from one call to the next.
@@ -67,60 +66,6 @@ impl Drop for Lease<'_> {
             states.push(state);
         }
     }
-}
-
-/// An error while reading: the engine's (file, framing) or a payload that does not parse.
-enum Failure {
-    Engine(ofconvert_engine::Error),
-    Payload {
-        path: PathBuf,
-        at: RecordAt,
-        err: ofconvert_bridge::Error,
-    },
-    Python(PyErr),
-}
-
-impl From<ofconvert_engine::Error> for Failure {
-    fn from(err: ofconvert_engine::Error) -> Self {
-        Failure::Engine(err)
-    }
-}
-
-impl From<PyErr> for Failure {
-    fn from(err: PyErr) -> Self {
-        Failure::Python(err)
-    }
-}
-
-impl Failure {
-    fn into_py(self, py: Python<'_>) -> PyErr {
-        match self {
-            Failure::Engine(err) => errors::engine_error(py, &err),
-            Failure::Python(err) => err,
-            Failure::Payload { path, at, err } => payload_error(py, &path, at, &err),
-        }
-    }
-}
-
-/// A payload that does not parse, as `read()` reports it.
-pub fn payload_error(
-    py: Python<'_>,
-    path: &std::path::Path,
-    at: RecordAt,
-    err: &ofconvert_bridge::Error,
-) -> PyErr {
-    let place = Place {
-        path: Some(path),
-        offset: Some(at.offset),
-        record: Some(at.index),
-    };
-    let message = format!(
-        "{}: offset {} (record #{}): {err} (raw=True reads the bytes as they are)",
-        path.display(),
-        at.offset,
-        at.index
-    );
-    errors::raise(py, Class::Mapping, &message, place, None)
 }
 
 impl Records {
@@ -328,7 +273,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -339,8 +284,16 @@ impl Records {
         cache_dir: Option<PathBuf>,
         decompress: bool,
         files: Option<Vec<(PathBuf, String)>>,
+        cache_limit: Option<String>,
     ) -> PyResult<Records> {
         network.set(py)?;
+        let limit = match cache_limit.as_deref().map(ofconvert_engine::parse_limit) {
+            Some(Err(message)) => return Err(errors::usage(py, &message)),
+            Some(Ok(limit)) => Some(limit),
+            None => None,
+        };
+        let spans = limit
+            .map(|limit| SpanCache::new(&ofconvert_engine::cache_dir(cache_dir.as_deref()), limit));
         let found: Vec<(PathBuf, Format)> = match files {
             Some(files) => files
                 .into_iter()
@@ -385,7 +338,17 @@ impl Records {
         }
         let selection = Selection::new(features);
         Ok(Records {
-            files: Arc::new(Files::new(files)),
+            files: Arc::new(match spans {
+                Some(cache) => {
+                    // Batches are read out of the chunks a stream in order reads.
+                    let files = Files::new(files);
+                    match Shuffle::block(files.len(), files.bytes(), None) {
+                        Shuffle::Block { chunk, .. } => files.with_cache(cache, chunk),
+                        _ => files,
+                    }
+                }
+                None => Files::new(files),
+            }),
             checksums,
             states: Mutex::new(Vec::new()),
             selection,
@@ -432,6 +395,42 @@ impl Records {
     /// The dataset's fingerprint: what a resumed stream checks.
     fn fingerprint(&self) -> u64 {
         ofconvert_engine::fingerprint(&self.files.files)
+    }
+
+    /// Refuses a cache too small for a stream of `shuffle` (and `block`) over files in a
+    /// store, saying what it needs: a window and the spans in flight, the whole dataset for a
+    /// global shuffle.
+    fn check_cache(&self, py: Python<'_>, shuffle: &str, block: Option<u64>) -> PyResult<()> {
+        let Some(cache) = self.files.cache().filter(|_| self.files.any_remote()) else {
+            return Ok(());
+        };
+        // A global shuffle reads each record out of its chunk, from anywhere in the dataset:
+        // the cache must hold all of it, or it would fetch a chunk for every few records.
+        let needed = match self.chunk(shuffle, block) {
+            Some(chunk) => {
+                let order = self.order(shuffle, block, 0, 0)?;
+                ofconvert_engine::cache_needed(&self.files, &order, chunk)
+            }
+            None => self.files.bytes(),
+        };
+        if cache.limit() < needed {
+            return Err(errors::usage(
+                py,
+                &format!(
+                    "cache_limit={} bytes is too small for this stream: it needs {needed} \
+                     bytes ({:.1} MB) at least, to hold {}; give a larger limit",
+                    cache.limit(),
+                    needed as f64 / 1e6,
+                    if shuffle == "global" {
+                        "the whole dataset, which shuffle=True reads from anywhere \
+                         (shuffle=\"block\" needs a window only)"
+                    } else {
+                        "a window of chunks and the spans in flight (or a smaller block_size)"
+                    }
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Records a window of a block shuffle holds (`block`, else the default for the
@@ -573,8 +572,9 @@ impl Stream {
                     None => Prefetch::start(files, share, next),
                 }
             });
-            let fetched = prefetch
-                .next(py)
+            // Waits for the units read ahead without the GIL.
+            let fetched = py
+                .detach(|| prefetch.next_unit())
                 .map_err(|err| errors::engine_error(py, &err))?;
             self.next += self.share.workers;
             self.yielded += self.indices.len() as u64;

@@ -1,9 +1,9 @@
 //! Rust errors as the Python package's exceptions (`ofconvert/_errors.py`), which carry the
 //! file, byte offset and record index as attributes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use ofconvert_engine::{Error, ErrorKind};
+use ofconvert_engine::{Error, ErrorKind, RecordAt};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -110,4 +110,58 @@ pub fn engine_error(py: Python<'_>, err: &Error) -> PyErr {
     };
     let message = ofconvert_engine::error_chain(err);
     raise(py, class_of(err), &message, place, None)
+}
+
+/// An error while reading: the engine's (file, framing) or a payload that does not parse.
+pub enum Failure {
+    Engine(ofconvert_engine::Error),
+    Payload {
+        path: PathBuf,
+        at: RecordAt,
+        err: ofconvert_bridge::Error,
+    },
+    Python(PyErr),
+}
+
+impl From<ofconvert_engine::Error> for Failure {
+    fn from(err: ofconvert_engine::Error) -> Self {
+        Failure::Engine(err)
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(err: PyErr) -> Self {
+        Failure::Python(err)
+    }
+}
+
+impl Failure {
+    pub fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Engine(err) => engine_error(py, &err),
+            Failure::Python(err) => err,
+            Failure::Payload { path, at, err } => payload_error(py, &path, at, &err),
+        }
+    }
+}
+
+/// A payload that does not parse, as `read()` reports it.
+pub fn payload_error(
+    py: Python<'_>,
+    path: &std::path::Path,
+    at: RecordAt,
+    err: &ofconvert_bridge::Error,
+) -> PyErr {
+    let place = Place {
+        path: Some(path),
+        offset: Some(at.offset),
+        record: Some(at.index),
+    };
+    let message = format!(
+        "{}: offset {} (record #{}): {err} (raw=True reads the bytes as they are)",
+        path.display(),
+        at.offset,
+        at.index
+    );
+    raise(py, Class::Mapping, &message, place, None)
 }

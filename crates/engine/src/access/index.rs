@@ -130,6 +130,10 @@ pub struct IndexedFile {
     pub decompressed: Option<Compression>,
     /// Whether this call made the index (and the decompressed copy) rather than finding it.
     pub made: bool,
+    /// The file's size in bytes when it was opened.
+    pub size: u64,
+    /// Its version (a store's ETag) when it was opened, where there is one.
+    pub version: Option<String>,
 }
 
 /// Opens `path` (a local path or a URL, a record file of `format`) for random access: finds
@@ -173,6 +177,8 @@ pub fn open_indexed(
         stored: None,
         decompressed: None,
         made: false,
+        size,
+        version: version.clone(),
     };
     if compression != Compression::None {
         if !options.decompress {

@@ -4,11 +4,20 @@
 //! position from the seed, the epoch and the dataset alone; [`share`] cuts the positions
 //! left in an epoch into units dealt to ranks and, within a rank, to loader workers, so
 //! that a state of a few integers resumes on any number of either; [`fingerprint`] names a
-//! dataset's files as a resumed state must find them.
+//! dataset's files as a resumed state must find them; [`fetch`] reads the records of a
+//! batch (local files mapped, ranges of a store merged and fetched side by side) and whole
+//! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or
+//! by spans; [`cache`] keeps the spans read from a store on local disk, within a limit,
+//! for the next epoch and the other workers of the machine; [`pieces`] reads the pieces of
+//! chunks through it, whole for a span, in part for a batch's records.
 //!
-//! Uses `access` (record indexes) and `naming`; nothing above them. Reading the bytes is
-//! the caller's (the Python crate's fetching).
+//! Uses `access` (record indexes, framing), `storage` (the stores), `records`, `options`
+//! and `naming`; nothing above them.
 
+pub(crate) mod cache;
+pub(crate) mod fetch;
 pub(crate) mod fingerprint;
 pub(crate) mod order;
+pub(crate) mod pieces;
+pub(crate) mod prefetch;
 pub(crate) mod share;

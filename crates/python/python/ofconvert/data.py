@@ -40,6 +40,17 @@ def _features(features: Optional[Sequence[str]]) -> Optional[List[str]]:
     return [str(name) for name in features]
 
 
+def _cache_limit(limit: Union[int, str, None]) -> Optional[str]:
+    """``cache_limit`` as the native side parses it: bytes, or a size with its unit."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, (int, str)):
+        raise UsageError(f'cache_limit must be bytes (an int) or a size like "20GB", not {limit!r}')
+    if isinstance(limit, int) and limit < 1:
+        raise UsageError(f"cache_limit must be at least 1 byte, not {limit}")
+    return str(limit)
+
+
 class RecordDataset:
     """The records of TFRecord and OFRecord files by index: ``len(ds)`` and ``ds[i]``, the
     same dict :func:`ofconvert.read` gives for record ``i`` (files in ``read()``'s order:
@@ -53,6 +64,13 @@ class RecordDataset:
     requests side by side, a batch's records of one object in one request only where the gap
     between them is small (the bytes fetched stay within twice the records'). TFRecord checksums are checked
     as each record is read (``verify=False`` skips them).
+
+    ``cache_limit=`` (bytes, or a size such as ``"20GB"`` or ``"512MiB"``) keeps the spans a
+    :class:`RecordStream` reads from a bucket in the cache directory, within that many bytes
+    (least recently used out first), keyed by each object's URL, size and ETag: the next
+    epoch, and the other processes of the machine, read them from there; ``ds[i]`` and a
+    global shuffle read each record out of its chunk's piece kept there. Default: nothing
+    kept.
 
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
     started with ``spawn`` each open it anew.
@@ -71,6 +89,7 @@ class RecordDataset:
         retry_timeout: float = 180.0,
         request_timeout: float = 60.0,
         in_flight: int = 4,
+        cache_limit: Union[int, str, None] = None,
     ) -> None:
         self._config: Dict[str, Any] = dict(
             paths=_paths(paths),
@@ -79,6 +98,7 @@ class RecordDataset:
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             decompress=bool(decompress),
             network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
+            cache_limit=_cache_limit(cache_limit),
         )
         self._native = self._open(None)
         self._files = self._native.files()
@@ -89,6 +109,7 @@ class RecordDataset:
         return _native.Records(
             config["paths"], config["network"], features=config["features"], verify=config["verify"],
             cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
+            cache_limit=config.get("cache_limit"),
         )
 
     def _warn_decompressed(self) -> None:
@@ -281,6 +302,8 @@ class RecordStream:
             if int(block_size) < 1:
                 raise UsageError(f"block_size must be at least 1, not {block_size}")
         self.dataset = RecordDataset(paths, features, **options)
+        # A cache too small for the window is refused now, not at the first batch.
+        self.dataset._native.check_cache(mode, None if block_size is None else int(block_size))
         self.shuffle = shuffle
         self.block_size = None if block_size is None else int(block_size)
         self.seed = int(seed)

@@ -8,8 +8,13 @@ use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
 
-use ofconvert_engine::storage::Storage;
-use ofconvert_engine::{Checksums, Error, IndexedFile, RecordAt};
+use crate::access::index::IndexedFile;
+use crate::error::Error;
+use crate::options::Checksums;
+use crate::records::RecordAt;
+use crate::storage::object::{is_url, storage_for};
+use crate::storage::Storage;
+use crate::stream::cache::SpanCache;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
@@ -21,15 +26,25 @@ const POPULATE_FROM: u64 = 64 << 10;
 const MAPS_KEPT: usize = 32;
 /// Ranges of one batch fetched from a store side by side.
 const RANGES_IN_FLIGHT: usize = 32;
+/// Locks that keep threads from fetching the same piece into the cache at once.
+const FETCH_LOCKS: usize = 64;
 /// The largest gap between two records of a batch in one object read in one request.
 const MERGE_GAP: u64 = 256 << 10;
 
 /// Record files of a dataset, in order, with their indexes.
 #[derive(Debug)]
 pub struct Files {
+    /// The files, in the dataset's order.
     pub files: Vec<IndexedFile>,
     /// Where each file's records start among all, then the total.
     starts: Vec<u64>,
+    /// Where spans read from a store are kept for the next reader, if anywhere.
+    cache: Option<SpanCache>,
+    /// Records of the chunks whose pieces a batch is read out of through the cache.
+    cache_chunk: u64,
+    /// Locks a piece's fetching into the cache takes (one of them, by the piece's place), so
+    /// that threads of this process wanting it at once fetch it once.
+    pub(crate) fetching: Vec<std::sync::Mutex<()>>,
 }
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
@@ -56,6 +71,7 @@ pub struct Scratch {
 }
 
 impl Files {
+    /// The dataset of `files`, in this order.
     pub fn new(files: Vec<IndexedFile>) -> Files {
         let mut starts = Vec::with_capacity(files.len() + 1);
         let mut total = 0;
@@ -64,14 +80,56 @@ impl Files {
             total += file.index.len();
         }
         starts.push(total);
-        Files { files, starts }
+        Files {
+            files,
+            starts,
+            cache: None,
+            cache_chunk: 0,
+            fetching: Vec::new(),
+        }
+    }
+
+    /// The same files, their spans read from a store kept in `cache`, and a batch's records
+    /// read out of the pieces of the chunks of `chunk` records they lie in, through it.
+    pub fn with_cache(self, cache: SpanCache, chunk: u64) -> Files {
+        Files {
+            cache: Some(cache),
+            cache_chunk: chunk.max(1),
+            fetching: (0..FETCH_LOCKS)
+                .map(|_| std::sync::Mutex::new(()))
+                .collect(),
+            ..self
+        }
+    }
+
+    /// The first record of file `file` among all.
+    pub(crate) fn first_record(&self, file: usize) -> u64 {
+        self.starts[file]
+    }
+
+    /// Where spans read from a store are kept, if anywhere.
+    pub fn cache(&self) -> Option<&SpanCache> {
+        self.cache.as_ref()
+    }
+
+    /// Bytes of the records `records` (of the dataset, neighbours), framing included.
+    pub fn span_bytes(&self, records: Range<u64>) -> u64 {
+        let mut bytes = 0;
+        let mut at = records.start;
+        while at < records.end {
+            let (file, first) = self.locate(at);
+            let index = &self.files[file].index;
+            let end = (first + (records.end - at)).min(index.len());
+            let span = index.span(first..end);
+            bytes += span.end - span.start;
+            at += end - first;
+        }
+        bytes
     }
 
     /// Whether some file is read from a store.
     pub fn any_remote(&self) -> bool {
-        self.files
-            .iter()
-            .any(|file| ofconvert_engine::is_url(&file.data))
+        self.files.iter().any(|file| is_url(&file.data))
     }
 
     /// Bytes of every record, framing included.
@@ -85,8 +143,14 @@ impl Files {
             .sum()
     }
 
+    /// Records of every file.
     pub fn len(&self) -> u64 {
         self.starts.last().copied().unwrap_or(0)
+    }
+
+    /// Whether no file holds a record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The file of record `index` (below [`len`](Files::len)) and its place in it.
@@ -137,13 +201,8 @@ impl Files {
                     offset: range.start,
                     index: record,
                 };
-                let payload = ofconvert_engine::record_payload(
-                    framed,
-                    file.format,
-                    checksums,
-                    &file.path,
-                    at,
-                )?;
+                let payload =
+                    crate::access::framed::payload(framed, file.format, checksums, &file.path, at)?;
                 each(file, at, payload)?;
             }
         }
@@ -163,7 +222,7 @@ impl Files {
         let mut remote: Vec<usize> = Vec::new();
         for (number, run) in scratch.runs.iter_mut().enumerate() {
             let file = &self.files[run.file];
-            if ofconvert_engine::is_url(&file.data) {
+            if is_url(&file.data) {
                 remote.push(number);
                 continue;
             }
@@ -196,6 +255,26 @@ impl Files {
             }
         }
         if remote.is_empty() {
+            return Ok(());
+        }
+        if self.cache.is_some() {
+            let runs: Vec<(usize, Range<u64>)> = remote
+                .iter()
+                .map(|&number| {
+                    (
+                        scratch.runs[number].file,
+                        scratch.runs[number].records.clone(),
+                    )
+                })
+                .collect();
+            let read = self.read_runs_through(&runs, self.cache_chunk)?;
+            // Buffers hold only the bytes of remote runs: those of the last batch go.
+            scratch.buffers.clear();
+            scratch.buffers.extend(read);
+            for (slot, &number) in remote.iter().enumerate() {
+                scratch.runs[number].buffer = slot;
+                scratch.runs[number].at = 0;
+            }
             return Ok(());
         }
         // Each remote file's runs by place, merged where the gap between them is small
@@ -283,12 +362,11 @@ pub struct Span {
     pieces: Vec<(usize, u64, Vec<u8>)>,
 }
 
-/// Attempts at a span whose reading fails or comes short: a span is used whole or not at all.
-const SPAN_ATTEMPTS: usize = 3;
-
 impl Files {
     /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
-    /// they lie in; a piece that fails or comes short is asked for again, whole.
+    /// they lie in; a piece that fails or comes short is asked for again, whole. With a
+    /// cache, a piece of a file in a store is taken from it when it holds it, and kept in it
+    /// once read.
     pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
         let mut pieces = Vec::new();
         let mut at = records.start;
@@ -297,25 +375,7 @@ impl Files {
             let indexed = &self.files[file];
             let end = (first + (records.end - at)).min(indexed.index.len());
             let bytes = indexed.index.span(first..end);
-            let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
-            let mut attempt = 0;
-            loop {
-                attempt += 1;
-                buffer.clear();
-                match fetch_remote(&indexed.data, std::slice::from_ref(&bytes), &mut buffer) {
-                    Ok(()) if buffer.len() as u64 == bytes.end - bytes.start => break,
-                    Ok(()) if attempt < SPAN_ATTEMPTS => continue,
-                    Ok(()) => {
-                        let short = std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            format!("bytes {}..{} came short", bytes.start, bytes.end),
-                        );
-                        return Err(Error::io(&indexed.data, short));
-                    }
-                    Err(_) if attempt < SPAN_ATTEMPTS => continue,
-                    Err(err) => return Err(err),
-                }
-            }
+            let buffer = self.read_piece(file, &bytes)?;
             pieces.push((file, first, buffer));
             at += end - first;
         }
@@ -364,10 +424,14 @@ impl Files {
     }
 }
 
-fn fetch_remote(data: &Path, ranges: &[Range<u64>], buffer: &mut Vec<u8>) -> Result<(), Error> {
+pub(crate) fn fetch_remote(
+    data: &Path,
+    ranges: &[Range<u64>],
+    buffer: &mut Vec<u8>,
+) -> Result<(), Error> {
     buffer.clear();
     // Looked up for each batch: a forked worker gets stores of its own.
-    let (storage, at) = ofconvert_engine::storage_for(data).map_err(|err| Error::io(data, err))?;
+    let (storage, at) = storage_for(data).map_err(|err| Error::io(data, err))?;
     let storage: &dyn Storage = &*storage;
     storage
         .read_ranges(&at, ranges, buffer)
@@ -379,4 +443,68 @@ fn map(path: &Path) -> Result<memmap2::Mmap, Error> {
     let file = File::open(path).map_err(|err| Error::io(path, err))?;
     // SAFETY: the mapping is only read; see `Scratch` for a file truncated under it.
     unsafe { memmap2::Mmap::map(&file) }.map_err(|err| Error::io(path, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::index::{open_indexed, IndexOptions};
+    use crate::naming::names::Format;
+    use ofconvert_tfrecord::{Compression, Writer};
+
+    /// A dataset of two local TFRecords holding `r0`..`r4` (three, then two).
+    fn dataset(dir: &Path) -> Files {
+        let mut files = Vec::new();
+        for (name, records) in [("a.tfrecord", 0..3), ("b.tfrecord", 3..5)] {
+            let path = dir.join(name);
+            let mut writer =
+                Writer::with_compression(File::create(&path).unwrap(), Compression::None);
+            for record in records {
+                writer
+                    .write_record(format!("r{record}").as_bytes())
+                    .unwrap();
+            }
+            writer.finish().unwrap();
+            let options = IndexOptions {
+                cache_dir: Some(dir.join("cache")),
+                ..IndexOptions::default()
+            };
+            files.push(open_indexed(&path, Format::Tf, &options).unwrap());
+        }
+        Files::new(files)
+    }
+
+    fn payloads(files: &Files, scratch: &Scratch) -> Vec<String> {
+        let mut got = Vec::new();
+        files
+            .each::<Error>(scratch, Checksums::Verify, |_, _, payload| {
+                got.push(String::from_utf8(payload.to_vec()).unwrap());
+                Ok(())
+            })
+            .unwrap();
+        got
+    }
+
+    #[test]
+    fn a_batch_reads_its_records_in_its_order_across_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = dataset(dir.path());
+        assert_eq!(files.len(), 5);
+        assert_eq!(files.locate(3), (1, 0));
+        let mut scratch = Scratch::default();
+        files.fetch(&[4, 0, 1, 3], &mut scratch).unwrap();
+        assert_eq!(payloads(&files, &scratch), ["r4", "r0", "r1", "r3"]);
+    }
+
+    #[test]
+    fn a_span_across_files_is_read_whole_and_its_records_cut_from_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = dataset(dir.path());
+        let span = files.read_span(1..5).unwrap();
+        assert_eq!(span.records, 1..5);
+        assert_eq!(span.pieces.len(), 2);
+        let mut scratch = Scratch::default();
+        files.cut(&[3, 1, 4], |_| &span, &mut scratch);
+        assert_eq!(payloads(&files, &scratch), ["r3", "r1", "r4"]);
+    }
 }

@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
-use ofconvert_engine::{Error, Share};
-use pyo3::prelude::*;
-
-use crate::fetch::{Files, Scratch, Span};
+use crate::error::Error;
+use crate::stream::fetch::{Files, Scratch, Span};
+use crate::stream::order::Order;
+use crate::stream::share::Share;
 
 /// Units fetched side by side.
 const LANES: u64 = 4;
@@ -114,11 +114,13 @@ impl Prefetch {
         }
     }
 
-    /// The next unit's records, read; waits for them without the GIL.
-    pub fn next(&mut self, py: Python<'_>) -> Result<Scratch, Error> {
+    /// The next unit's records, read; waits for them.
+    pub fn next_unit(&mut self) -> Result<Scratch, Error> {
         let lane = &self.lanes[self.taken % self.lanes.len()];
         self.taken += 1;
-        py.detach(|| lane.lock().ok().and_then(|lane| lane.recv().ok()))
+        lane.lock()
+            .ok()
+            .and_then(|lane| lane.recv().ok())
             .unwrap_or_else(|| {
                 Err(Error::io(
                     std::path::Path::new(""),
@@ -134,6 +136,22 @@ const CHUNKS_IN_ORDER: u64 = 8;
 const UNITS_AHEAD: usize = 16;
 /// Spans fetched side by side.
 pub const SPANS_IN_FLIGHT: usize = 8;
+
+/// Bytes a cache of spans must hold for a stream of `order` reading chunks of `chunk`
+/// records of `files` by spans: the chunks of a group (a window of a block shuffle, or
+/// [`CHUNKS_IN_ORDER`] chunks in the records' own order), which the workers of a rank read
+/// at once, and the spans in flight, each at the largest chunk's size.
+pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
+    let chunk = chunk.max(1);
+    let total = files.len();
+    let chunks = total.div_ceil(chunk);
+    let largest = (0..chunks)
+        .map(|number| files.span_bytes(number * chunk..((number + 1) * chunk).min(total)))
+        .max()
+        .unwrap_or(0);
+    let group = order.group_end(0, chunk * CHUNKS_IN_ORDER).div_ceil(chunk);
+    (group + SPANS_IN_FLIGHT as u64).min(chunks) * largest
+}
 
 /// The chunks `numbers` (of `chunk` records, of a dataset of `total`) read whole,
 /// [`SPANS_IN_FLIGHT`] at once, in order.
@@ -170,4 +188,48 @@ fn fetch_chunks(
         }
     }
     Ok(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::index::{open_indexed, IndexOptions};
+    use crate::naming::names::Format;
+    use crate::stream::order::Shuffle;
+    use ofconvert_tfrecord::{Compression, Writer};
+
+    #[test]
+    fn a_cache_must_hold_a_group_of_chunks_and_the_spans_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.tfrecord");
+        let mut writer =
+            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
+        for record in 0..40 {
+            // 3 bytes, 19 framed.
+            writer
+                .write_record(format!("r{record:02}").as_bytes())
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let options = IndexOptions {
+            cache_dir: Some(dir.path().join("cache")),
+            ..IndexOptions::default()
+        };
+        let files = Files::new(vec![open_indexed(&path, Format::Tf, &options).unwrap()]);
+        let chunk = 2 * 19;
+        // In order: 8 chunks a group, 8 in flight.
+        let order = Order::new(40, Shuffle::None, 0, 0);
+        assert_eq!(cache_needed(&files, &order, 2), 16 * chunk);
+        // A window of 4 chunks, 8 in flight.
+        let block = Shuffle::Block {
+            chunk: 2,
+            window: 4,
+        };
+        assert_eq!(
+            cache_needed(&files, &Order::new(40, block, 0, 0), 2),
+            12 * chunk
+        );
+        // Never more than the dataset.
+        assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
+    }
 }

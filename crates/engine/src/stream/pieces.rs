@@ -1,0 +1,200 @@
+//! Pieces of chunks read through a cache of spans: a chunk's records in one file of a store
+//! (the pieces a span is made of) read whole, from the cache when it holds them, else fetched
+//! and kept; and a batch's records (a global shuffle, `ds[i]`) read out of the pieces they
+//! lie in, so that with a cache as large as the dataset each piece is fetched once.
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::fs;
+use std::ops::Range;
+
+use crate::error::Error;
+use crate::storage::object::is_url;
+use crate::stream::cache::{read_at, Object};
+use crate::stream::fetch::{fetch_remote, Files};
+
+/// Attempts at a piece whose reading fails or comes short: a piece is used whole or not at all.
+const PIECE_ATTEMPTS: usize = 3;
+/// Runs of a batch read side by side.
+const RUNS_IN_FLIGHT: usize = 32;
+
+impl Files {
+    /// The cache and file `file` as its entries name it, if the file is in a store and there
+    /// is a cache.
+    fn object(&self, file: usize) -> Option<(&crate::stream::cache::SpanCache, Object<'_>)> {
+        let indexed = &self.files[file];
+        let cache = self.cache().filter(|_| is_url(&indexed.data))?;
+        Some((
+            cache,
+            Object {
+                url: indexed.path.to_str()?,
+                size: indexed.size,
+                version: indexed.version.as_deref(),
+            },
+        ))
+    }
+
+    /// The bytes `bytes` of file `file` (the records of a piece), whole: from the cache when
+    /// it holds them, else fetched (asked for again, whole, when a read fails or comes
+    /// short) and kept in it.
+    pub(crate) fn read_piece(&self, file: usize, bytes: &Range<u64>) -> Result<Vec<u8>, Error> {
+        let cached = self.object(file);
+        if let Some(kept) = cached.and_then(|(cache, object)| cache.get(object, bytes)) {
+            return Ok(kept);
+        }
+        // Another thread fetching the piece: it is in the cache once it has.
+        let _fetching = match cached {
+            Some((cache, object)) => {
+                let stripe =
+                    (bytes.start as usize ^ file.wrapping_mul(0x9e37)) % self.fetching.len();
+                let guard = self.fetching[stripe]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                if let Some(kept) = cache.get(object, bytes) {
+                    return Ok(kept);
+                }
+                Some(guard)
+            }
+            None => None,
+        };
+        let data = &self.files[file].data;
+        let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            buffer.clear();
+            match fetch_remote(data, std::slice::from_ref(bytes), &mut buffer) {
+                Ok(()) if buffer.len() as u64 == bytes.end - bytes.start => break,
+                Ok(()) if attempt < PIECE_ATTEMPTS => continue,
+                Ok(()) => {
+                    let short = std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("bytes {}..{} came short", bytes.start, bytes.end),
+                    );
+                    return Err(Error::io(data, short));
+                }
+                Err(_) if attempt < PIECE_ATTEMPTS => continue,
+                Err(err) => return Err(err),
+            }
+        }
+        if let Some((cache, object)) = cached {
+            // A cache that cannot be written to only costs the next reader a fetch.
+            let _ = cache.put(object, bytes, &buffer);
+        }
+        Ok(buffer)
+    }
+
+    /// The pieces of file `file` that its records `records` lie in (chunks of `chunk`
+    /// records), each with the bytes of the records in it, counted from its start.
+    fn pieces(
+        &self,
+        file: usize,
+        records: Range<u64>,
+        chunk: u64,
+    ) -> Vec<(Range<u64>, Range<u64>)> {
+        let index = &self.files[file].index;
+        let first = self.first_record(file);
+        let mut pieces = Vec::new();
+        let mut at = records.start;
+        while at < records.end {
+            let number = (first + at) / chunk;
+            let start = (number * chunk).max(first) - first;
+            let end = ((number + 1) * chunk - first).min(index.len());
+            let piece = index.span(start..end);
+            let take = index.span(at..end.min(records.end));
+            pieces.push((
+                piece.clone(),
+                take.start - piece.start..take.end - piece.start,
+            ));
+            at = end.min(records.end);
+        }
+        pieces
+    }
+
+    /// The bytes of the records `records` of file `file` (in a store), if the cache holds
+    /// every piece they lie in; `opened` keeps the pieces a batch opened.
+    fn read_kept(
+        &self,
+        file: usize,
+        records: Range<u64>,
+        chunk: u64,
+        opened: &mut HashMap<(usize, u64), fs::File>,
+    ) -> Option<Vec<u8>> {
+        let (cache, object) = self.object(file)?;
+        let mut out = Vec::new();
+        for (piece, sub) in self.pieces(file, records, chunk) {
+            let entry = match opened.entry((file, piece.start)) {
+                Entry::Occupied(entry) => entry.into_mut(),
+                Entry::Vacant(slot) => slot.insert(cache.open(object, &piece)?),
+            };
+            out.extend_from_slice(&read_at(entry, &sub)?);
+        }
+        Some(out)
+    }
+
+    /// The bytes of the records `records` of file `file` (in a store), out of the pieces of
+    /// the chunks of `chunk` records they lie in, each read through the cache.
+    pub(crate) fn read_through(
+        &self,
+        file: usize,
+        records: Range<u64>,
+        chunk: u64,
+    ) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        for (piece, sub) in self.pieces(file, records, chunk) {
+            let kept = self
+                .object(file)
+                .and_then(|(cache, object)| cache.get_range(object, &piece, &sub));
+            match kept {
+                Some(bytes) => out.extend_from_slice(&bytes),
+                None => {
+                    let whole = self.read_piece(file, &piece)?;
+                    out.extend_from_slice(&whole[sub.start as usize..sub.end as usize]);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads `runs` (file, records, of files in a store) through the cache: what it holds
+    /// here, each piece opened once a batch; the rest side by side, fetched into it.
+    pub(crate) fn read_runs_through(
+        &self,
+        runs: &[(usize, Range<u64>)],
+        chunk: u64,
+    ) -> Result<Vec<Vec<u8>>, Error> {
+        let mut opened = HashMap::new();
+        let mut out: Vec<Option<Vec<u8>>> = runs
+            .iter()
+            .map(|(file, records)| self.read_kept(*file, records.clone(), chunk, &mut opened))
+            .collect();
+        drop(opened);
+        let missing: Vec<usize> = (0..runs.len()).filter(|&at| out[at].is_none()).collect();
+        for group in missing.chunks(RUNS_IN_FLIGHT) {
+            let results: Vec<Result<Vec<u8>, Error>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = group
+                    .iter()
+                    .map(|&at| {
+                        let (file, records) = &runs[at];
+                        scope.spawn(move || self.read_through(*file, records.clone(), chunk))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|handle| {
+                        handle.join().unwrap_or_else(|_| {
+                            Err(Error::io(
+                                std::path::Path::new(""),
+                                std::io::Error::other("reading through the cache panicked"),
+                            ))
+                        })
+                    })
+                    .collect()
+            });
+            for (&at, result) in group.iter().zip(results) {
+                out[at] = Some(result?);
+            }
+        }
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    }
+}

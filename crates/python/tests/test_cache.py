@@ -1,0 +1,162 @@
+"""cache_limit=: the spans a stream reads from a bucket kept on local disk within a limit,
+keyed by the object as it was (URL, size, ETag), shared by processes through files and a
+lock, checked through the counting proxy of test_data.py."""
+
+import multiprocessing
+import os
+
+import pytest
+
+import ofconvert
+from ofconvert import UsageError
+from ofconvert.data import RecordDataset, RecordStream
+from test_data import counted, ids  # noqa: F401 (a fixture)
+
+
+def spans(cache):
+    """The cache's span files (temporary ones too) and their bytes, seen under the lock its
+    writers take (a stream's threads write while it is iterated)."""
+    import fcntl
+
+    where = cache / "spans"
+    if not where.exists():
+        return {}
+    with open(where / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return {p.name: p.stat().st_size for p in where.iterdir() if p.name != ".lock"}
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def batches(stream):
+    return [(b["id"].tobytes(), b["pad"]) for b in stream]
+
+
+@pytest.mark.parametrize("shuffle", [False, "block"])
+def test_a_second_epoch_through_the_cache_fetches_nothing_and_reads_the_same(counted, shuffle):
+    proxy, url, size, cache = counted
+    options = dict(block_size=2000) if shuffle == "block" else {}
+    stream = RecordStream(url, shuffle=shuffle, seed=3, batch_size=64, drop_last=False, cache_dir=cache, cache_limit=2 * size, **options)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=shuffle, seed=3, batch_size=64, drop_last=False, **options)
+    proxy.reset()
+    first = batches(stream)
+    assert proxy.bytes >= size
+    assert sum(spans(cache).values()) <= 2 * size
+    proxy.reset()
+    stream.set_epoch(1)
+    local.set_epoch(1)
+    assert batches(stream) == batches(local)
+    assert proxy.bytes == 0 and proxy.requests == 0
+    assert sorted(ids(stream)) == list(range(8000)) and first
+
+
+def test_the_cache_stays_within_a_limit_smaller_than_the_dataset(counted):
+    proxy, url, size, cache = counted
+    limit = size // 2
+    stream = RecordStream(url, shuffle="block", block_size=500, batch_size=64, drop_last=False, cache_dir=cache, cache_limit=limit)
+    for epoch in range(2):
+        stream.set_epoch(epoch)
+        seen = []
+        for batch in stream:
+            seen.extend(int(v) for v in batch["id"][:, 0])
+            assert sum(spans(cache).values()) <= limit
+        assert sorted(seen) == list(range(8000))
+    assert spans(cache) and not any(name.startswith(".tmp-") for name in spans(cache))
+
+
+def test_a_global_shuffle_and_ds_i_read_through_a_cache_that_holds_the_dataset(counted):
+    proxy, url, size, cache = counted
+    options = dict(batch_size=64, drop_last=False, cache_dir=cache, cache_limit=size)
+    stream = RecordStream(url, shuffle=True, seed=2, **options)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=True, seed=2, batch_size=64, drop_last=False)
+    proxy.reset()
+    assert batches(stream) == batches(local)
+    # Each piece once (threads wanting one at once wait for it), not a request a record.
+    assert size <= proxy.bytes <= 1.05 * size, (proxy.bytes, size)
+    # 125 batches of records from anywhere: far fewer requests (a piece's, as in order).
+    assert proxy.requests < 50, proxy.requests
+    ds = RecordDataset(url, cache_dir=cache, cache_limit=size)
+    proxy.reset()
+    stream.set_epoch(1)
+    local.set_epoch(1)
+    assert batches(stream) == batches(local)
+    assert [int(ds[i]["id"][0]) for i in (7999, 3, 4500)] == [7999, 3, 4500]
+    assert proxy.bytes == 0
+
+
+def test_an_object_replaced_is_read_fresh_never_from_the_cache(counted, moto_s3):
+    proxy, url, size, cache = counted
+    client, _ = moto_s3
+    options = dict(batch_size=64, drop_last=False, cache_dir=cache, cache_limit="10MB")
+    assert {b"p" * 150} == {pad[0] for b in RecordStream(url, **options) for pad in b["pad"]}
+    before = set(spans(cache))
+    # The same size, other bytes: another ETag.
+    path = cache.parent / "part-1.tfrecord"
+    with ofconvert.TFRecordWriter(path) as writer:
+        for i in range(2000):
+            writer.write({"id": 2000 + i, "pad": b"q" * 150})
+    bucket, prefix = url[len("s3://"):].split("/", 1)
+    client.put_object(Bucket=bucket, Key=f"{prefix}/part-1.tfrecord", Body=path.read_bytes())
+    proxy.reset()
+    got = {}
+    for b in RecordStream(url, **options):
+        got.update(zip((int(v) for v in b["id"][:, 0]), (pad[0] for pad in b["pad"])))
+    assert sorted(got) == list(range(8000))
+    assert all(pad == (b"q" if 2000 <= i < 4000 else b"p") * 150 for i, pad in got.items())
+    assert 0 < proxy.bytes < size
+    # The former version's entries went when the new one came.
+    assert len(set(spans(cache)) - before) == len(before - set(spans(cache))) >= 1
+
+
+def _share(url, cache, worker, endpoint):
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    stream = RecordStream(url, shuffle="block", block_size=2000, seed=5, worker=(worker, 2), batch_size=64, drop_last=False, cache_dir=cache, cache_limit="10MB")
+    return ids(stream)
+
+
+def test_two_processes_share_one_cache_and_read_every_record_once(counted):
+    proxy, url, size, cache = counted
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        shares = pool.starmap(_share, [(url, str(cache), worker, proxy.url) for worker in range(2)])
+    assert sorted(shares[0] + shares[1]) == list(range(8000))
+    assert not set(shares[0]) & set(shares[1])
+    assert not any(name.startswith(".tmp-") for name in spans(cache))
+    # What they left is whole: an epoch here reads it all from the cache.
+    stream = RecordStream(url, shuffle="block", block_size=2000, seed=5, batch_size=64, drop_last=False, cache_dir=cache, cache_limit="10MB")
+    proxy.reset()
+    assert sorted(ids(stream)) == list(range(8000))
+    assert proxy.bytes == 0
+
+
+def test_a_limit_too_small_or_not_a_size_is_refused(counted):
+    proxy, url, size, cache = counted
+    options = dict(shuffle="block", block_size=2000, cache_dir=cache)
+    with pytest.raises(UsageError, match=r"needs \d+ bytes"):
+        RecordStream(url, cache_limit=1000, **options)
+    for bad in ["20 parsecs", "20G", "", -1, 0, True, 1.5]:
+        with pytest.raises(UsageError, match="cache_limit"):
+            RecordStream(url, cache_limit=bad, **options)
+    # A global shuffle reads from anywhere: the cache must hold the whole dataset.
+    with pytest.raises(UsageError, match=rf"needs {size} bytes .*whole dataset"):
+        RecordStream(url, shuffle=True, cache_dir=cache, cache_limit=size - 1)
+    assert len(RecordStream(url, cache_limit="512MiB", **options).dataset) == 8000
+    assert len(RecordDataset(url, cache_dir=cache, cache_limit="1.5GB")) == 8000
+
+
+def test_a_write_cut_short_by_a_crash_is_never_read(counted):
+    proxy, url, size, cache = counted
+    options = dict(shuffle="block", block_size=2000, batch_size=64, drop_last=False, cache_dir=cache, cache_limit="10MB")
+    stream = RecordStream(url, **options)
+    first = batches(stream)
+    # A writer that died: a temporary file, and an entry cut to half its length.
+    where = cache / "spans"
+    name, length = sorted(spans(cache).items())[0]
+    (where / f".tmp-{name}").write_bytes(b"\0" * 100)
+    with open(where / name, "r+b") as entry:
+        entry.truncate(length // 2)
+    proxy.reset()
+    assert batches(stream) == first
+    assert 0 < proxy.bytes <= length
+    assert spans(cache)[name] == length
+    assert not any(n.startswith(".tmp-") for n in spans(cache))
