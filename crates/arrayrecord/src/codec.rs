@@ -232,8 +232,8 @@ pub fn known_compression(byte: u8) -> bool {
     matches!(byte, 0 | b'b' | b'z' | b's')
 }
 
-/// How large a chunk [`Records`] decodes by default: 1 GiB of record bytes (and a 64th as
-/// many records). A chunk's header says how large it decodes to and its hash does not stop a
+/// How large a chunk the readers decode by default: 1 GiB of record bytes (and a sixteenth
+/// as many records). A chunk's header says how large it decodes to and its hash does not stop a
 /// hostile file, so a claim past the limit is refused before anything is decompressed: a
 /// zstd or brotli block of a few kilobytes can expand to terabytes. `array_record` writes
 /// chunks of a few megabytes.

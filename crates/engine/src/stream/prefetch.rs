@@ -59,7 +59,7 @@ impl Prefetch {
 
     /// Fetches the worker's units from unit `first` of the rank on by whole spans: chunks of
     /// `chunk` records (of the dataset), a group of them at a time (the window of a block
-    /// shuffle, or [`CHUNKS_IN_ORDER`] chunks in the records' own order).
+    /// shuffle, or 8 chunks in the records' own order).
     pub fn spans(files: Arc<Files>, share: Share, first: u64, chunk: u64) -> Prefetch {
         let (sender, receiver) = sync_channel(UNITS_AHEAD);
         std::thread::Builder::new()
@@ -139,7 +139,7 @@ pub const SPANS_IN_FLIGHT: usize = 8;
 
 /// Bytes a cache of spans must hold for a stream of `order` reading chunks of `chunk`
 /// records of `files` by spans: the chunks of a group (a window of a block shuffle, or
-/// [`CHUNKS_IN_ORDER`] chunks in the records' own order), which the workers of a rank read
+/// 8 chunks in the records' own order), which the workers of a rank read
 /// at once, and the spans in flight, each at the largest chunk's size.
 pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
     let chunk = chunk.max(1);
