@@ -57,6 +57,47 @@ struct Run {
     at: usize,
 }
 
+/// Adds record `record` of file `file` to the runs: to the last one when it follows it in
+/// its file, else as a run of its own whose bytes start at `at` of buffer 0.
+fn add_record(runs: &mut Vec<Run>, file: usize, record: u64, at: usize) {
+    match runs.last_mut() {
+        Some(run) if run.file == file && run.records.end == record => run.records.end += 1,
+        _ => runs.push(Run {
+            file,
+            records: record..record + 1,
+            buffer: 0,
+            at,
+        }),
+    }
+}
+
+/// Runs `work` on each of `items` on a thread of its own, all side by side, and gives their
+/// results in order; a thread that panicked gives an error saying `what` panicked.
+pub(crate) fn side_by_side<T: Sync, R: Send>(
+    items: &[T],
+    what: &str,
+    work: impl Fn(&T) -> Result<R, Error> + Sync,
+) -> Vec<Result<R, Error>> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .iter()
+            .map(|item| scope.spawn(move || work(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(Error::io(
+                        std::path::Path::new(""),
+                        std::io::Error::other(format!("{what} panicked")),
+                    ))
+                })
+            })
+            .collect()
+    })
+}
+
 /// What reading a batch keeps from one to the next: local files mapped, buffers for the
 /// bytes of files in a store.
 ///
@@ -165,15 +206,7 @@ impl Files {
         scratch.runs.clear();
         for &index in indices {
             let (file, record) = self.locate(index);
-            match scratch.runs.last_mut() {
-                Some(run) if run.file == file && run.records.end == record => run.records.end += 1,
-                _ => scratch.runs.push(Run {
-                    file,
-                    records: record..record + 1,
-                    buffer: 0,
-                    at: 0,
-                }),
-            }
+            add_record(&mut scratch.runs, file, record, 0);
         }
         self.read_runs(scratch)
     }
@@ -411,15 +444,7 @@ impl Files {
             buffer.extend_from_slice(
                 &bytes[(range.start - base) as usize..(range.end - base) as usize],
             );
-            match scratch.runs.last_mut() {
-                Some(run) if run.file == file && run.records.end == record => run.records.end += 1,
-                _ => scratch.runs.push(Run {
-                    file,
-                    records: record..record + 1,
-                    buffer: 0,
-                    at,
-                }),
-            }
+            add_record(&mut scratch.runs, file, record, at);
         }
     }
 }

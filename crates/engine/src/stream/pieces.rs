@@ -11,7 +11,7 @@ use std::ops::Range;
 use crate::error::Error;
 use crate::storage::object::is_url;
 use crate::stream::cache::{read_at, Object};
-use crate::stream::fetch::{fetch_remote, Files};
+use crate::stream::fetch::{fetch_remote, side_by_side, Files};
 
 /// Attempts at a piece whose reading fails or comes short: a piece is used whole or not at all.
 const PIECE_ATTEMPTS: usize = 3;
@@ -171,25 +171,9 @@ impl Files {
         drop(opened);
         let missing: Vec<usize> = (0..runs.len()).filter(|&at| out[at].is_none()).collect();
         for group in missing.chunks(RUNS_IN_FLIGHT) {
-            let results: Vec<Result<Vec<u8>, Error>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = group
-                    .iter()
-                    .map(|&at| {
-                        let (file, records) = &runs[at];
-                        scope.spawn(move || self.read_through(*file, records.clone(), chunk))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|handle| {
-                        handle.join().unwrap_or_else(|_| {
-                            Err(Error::io(
-                                std::path::Path::new(""),
-                                std::io::Error::other("reading through the cache panicked"),
-                            ))
-                        })
-                    })
-                    .collect()
+            let results = side_by_side(group, "reading through the cache", |&at| {
+                let (file, records) = &runs[at];
+                self.read_through(*file, records.clone(), chunk)
             });
             for (&at, result) in group.iter().zip(results) {
                 out[at] = Some(result?);

@@ -11,7 +11,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
-use crate::stream::fetch::{Files, Scratch, Span};
+use crate::stream::fetch::{side_by_side, Files, Scratch, Span};
 use crate::stream::order::Order;
 use crate::stream::share::Share;
 
@@ -163,25 +163,8 @@ fn fetch_chunks(
 ) -> Result<Vec<Span>, Error> {
     let mut spans = Vec::with_capacity(numbers.len());
     for group in numbers.chunks(SPANS_IN_FLIGHT) {
-        let results: Vec<Result<Span, Error>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = group
-                .iter()
-                .map(|&number| {
-                    let records = number * chunk..((number + 1) * chunk).min(total);
-                    scope.spawn(move || files.read_span(records))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(Error::io(
-                            std::path::Path::new(""),
-                            std::io::Error::other("reading a span panicked"),
-                        ))
-                    })
-                })
-                .collect()
+        let results = side_by_side(group, "reading a span", |&number| {
+            files.read_span(number * chunk..((number + 1) * chunk).min(total))
         });
         for result in results {
             spans.push(result?);
