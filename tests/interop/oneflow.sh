@@ -28,8 +28,7 @@ die() { printf 'oneflow.sh: %s\n' "$*" >&2; exit 1; }
 
 step "virtualenvs (cached in $cache)"
 oneflow_venv_ready
-tf_venv="$cache/tensorflow"
-venv "$tf_venv" python3 tensorflow-cpu protobuf grpcio-tools
+tensorflow_venv_ready
 export TF_CPP_MIN_LOG_LEVEL=3 GLOG_minloglevel=2
 oneflow_python() {
     LD_LIBRARY_PATH="$oneflow_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \

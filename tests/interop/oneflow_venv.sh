@@ -1,11 +1,13 @@
-# Sourced by oneflow.sh and crates/python/ci.sh: the virtualenv with real OneFlow 0.9.0 (CPython
+# Sourced by run.sh, oneflow.sh and crates/python/ci.sh: the virtualenvs CI keeps in $cache,
+# each rebuilt only when its requirements change. The one with real OneFlow 0.9.0 (CPython
 # 3.10, the CUDA libraries its import needs, used on the CPU; about 2 GB, downloaded once into
-# pip's cache), kept in $cache and rebuilt only when its requirements change.
+# pip's cache):
 #
 #   cache=DIR; . tests/interop/oneflow_venv.sh; oneflow_venv_ready
 #
-# sets oneflow_venv (its directory) and oneflow_libs (the LD_LIBRARY_PATH its import needs),
-# and defines venv DIR PYTHON REQUIREMENT... for other cached virtualenvs.
+# sets oneflow_venv (its directory) and oneflow_libs (the LD_LIBRARY_PATH its import needs);
+# tensorflow_venv_ready sets tf_venv, the one TensorFlow virtualenv the three scripts share;
+# venv DIR PYTHON REQUIREMENT... makes others.
 
 find_python310() {
     if [ -n "${OFCONVERT_PYTHON310:-}" ]; then
@@ -40,6 +42,15 @@ venv() {
     "$dir/bin/pip" install --quiet --upgrade pip
     "$dir/bin/pip" install --quiet "$@"
     echo "$wanted" >"$dir/.requirements"
+}
+
+# TensorFlow with the protobuf runtime and its compiler, and TFDS: one virtualenv for the
+# TensorFlow interop (run.sh), OneFlow's (oneflow.sh, which reads TensorFlow's values from it)
+# and the Python package's tests (ci.sh), made once instead of once each.
+tensorflow_venv_ready() {
+    mkdir -p "$cache"
+    tf_venv="$cache/tensorflow"
+    venv "$tf_venv" python3 tensorflow-cpu protobuf grpcio-tools tensorflow-datasets
 }
 
 oneflow_venv_ready() {

@@ -3,9 +3,10 @@
 #
 #   bash tests/interop/run.sh
 #
-# Creates a virtualenv in a temporary directory and installs tensorflow-cpu, protobuf,
-# grpcio-tools and tensorflow-datasets into it (set OFCONVERT_INTEROP_VENV to a virtualenv
-# that has them to skip that; tensorflow-datasets is added to it if missing), builds the
+# Uses the virtualenv with tensorflow-cpu, protobuf, grpcio-tools and tensorflow-datasets
+# that oneflow.sh and crates/python/ci.sh share, kept in ${XDG_CACHE_HOME:-~/.cache}/ofconvert-interop
+# and made when missing (set OFCONVERT_INTEROP_VENV to another virtualenv that has them to
+# use it instead; tensorflow-datasets is added to it if missing), builds the
 # release binary, converts testdata/ both ways, runs check.py on every output, loads
 # the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py), also
 # after tf2of --images raw (features.json then describes the pixels), and
@@ -25,11 +26,12 @@ step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 if [ -n "${OFCONVERT_INTEROP_VENV:-}" ]; then
     venv="$OFCONVERT_INTEROP_VENV"
 else
-    step "virtualenv with tensorflow-cpu, protobuf, grpcio-tools, tensorflow-datasets"
-    python3 -m venv "$work/venv"
-    "$work/venv/bin/pip" install --quiet --upgrade pip
-    "$work/venv/bin/pip" install --quiet tensorflow-cpu protobuf grpcio-tools tensorflow-datasets
-    venv="$work/venv"
+    cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
+    step "virtualenv with tensorflow-cpu, protobuf, grpcio-tools, tensorflow-datasets (cached in $cache)"
+    # shellcheck source=tests/interop/oneflow_venv.sh
+    . "$here/oneflow_venv.sh"
+    tensorflow_venv_ready
+    venv="$tf_venv"
 fi
 python="$venv/bin/python"
 if ! "$python" -c "import tensorflow_datasets" 2>/dev/null; then
