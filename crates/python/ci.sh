@@ -3,19 +3,23 @@
 #
 #   bash crates/python/ci.sh
 #
-# Builds the wheel as a release is linked (docs/development.md: maturin linking with zig
-# against glibc 2.17 for the manylinux2014 tag), in the quick `release` profile that the
-# tests above built (a release adds whole-program optimisation: `dist`, which changes no
-# symbol the tag depends on and takes CI minutes), checks with auditwheel that the tag holds
-# (no newer glibc symbol, no shared library from outside), installs it with
-# its Ray and Spark extras into a fresh virtualenv, checks that the extension is the abi3 one
-# and that the `ofconvert` command is on its PATH, and runs the pytest suite: Ray on a local
-# cluster, Spark on local[2,2] (Java 17, installed with apt-get when missing) and moto's S3
-# server included. Then the command line's own integration tests run against the wheel's
-# `ofconvert` command, so that the two cannot drift. TensorFlow lives in a virtualenv of its
-# own (set OFCONVERT_INTEROP_VENV to one that has tensorflow-cpu to skip installing it; pip's
-# cache makes a reinstall quick). The benchmark script then runs once on a tiny input, to
-# show that it works, with the `tfrecord` package in a third virtualenv.
+# Builds the wheel the README's source install builds (`pip wheel`, maturin in the quick
+# `release` profile that the tests above compiled, so only the bindings are compiled), and
+# installs it with its Ray and Spark extras into a fresh virtualenv, checks that the extension
+# is the abi3 one and that the `ofconvert` command is on its PATH, and runs the pytest suite:
+# Ray on a local cluster, Spark on local[2,2] (Java 17, installed with apt-get when missing)
+# and moto's S3 server included. Then the command line's own integration tests run against the
+# wheel's `ofconvert` command, so that the two cannot drift. TensorFlow lives in a virtualenv of
+# its own, shared with the interop scripts and cached (tests/interop/oneflow_venv.sh; set
+# OFCONVERT_INTEROP_VENV to another one that has tensorflow-cpu to use it). The benchmark
+# script then runs once on a tiny input, to show that it works, with the `tfrecord` package
+# in a third virtualenv.
+#
+# A release's wheel is linked differently (docs/development.md: maturin linking with zig
+# against glibc 2.17 for the manylinux2014 tag): that wheel is built too, in the unoptimised
+# link-check profile (Cargo.toml; the tag depends on the symbols the program links, not on
+# its optimisation), and auditwheel checks that the tag holds (no newer glibc symbol, no
+# shared library from outside) and Python imports it and reads a file with it.
 #
 # The data-loading tests run real OneFlow 0.9's DataLoader over ofconvert.oneflow: the wheel
 # is installed (without its dependencies) beside the OneFlow virtualenv that
@@ -33,25 +37,30 @@ step() { printf '\n==> %s   [%s]\n' "$*" "$(date -u +%T)"; }
 
 die() { printf 'ci.sh: %s\n' "$*" >&2; exit 1; }
 
-step "python: the manylinux2014 wheel (zig, glibc 2.17) and its tag"
-# The one wheel build of CI, linked as a release's is; `pip install ./crates/python` runs the
-# same maturin with the same profile and no tag to claim.
+step "python: the wheel as pip builds it from the source (the README's install)"
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --upgrade pip
-"$work/venv/bin/pip" install --quiet "maturin>=1.5,<2" ziglang auditwheel
-(
-    cd "$here"
-    PATH="$work/venv/bin:$PATH" maturin build --locked --profile release --zig \
-        --compatibility manylinux2014 --out "$work/dist"
-)
+"$work/venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/dist" "$here"
 wheels=("$work"/dist/ofconvert-*.whl)
 [ "${#wheels[@]}" = 1 ] || die "expected one wheel in $work/dist, found: ${wheels[*]}"
 wheel="${wheels[0]}"
-case "$(basename "$wheel")" in
+echo "$(basename "$wheel")"
+
+step "python: the release's manylinux2014 wheel (zig, glibc 2.17): its tag, and it imports"
+"$work/venv/bin/pip" install --quiet "maturin>=1.5,<2" ziglang auditwheel numpy
+(
+    cd "$here"
+    PATH="$work/venv/bin:$PATH" maturin build --locked --profile link-check --zig \
+        --compatibility manylinux2014 --out "$work/zig"
+)
+zig_wheels=("$work"/zig/ofconvert-*.whl)
+[ "${#zig_wheels[@]}" = 1 ] || die "expected one wheel in $work/zig, found: ${zig_wheels[*]}"
+zig_wheel="${zig_wheels[0]}"
+case "$(basename "$zig_wheel")" in
 *manylinux2014_*) ;;
-*) die "the release wheel is not tagged manylinux2014: $(basename "$wheel")" ;;
+*) die "the release wheel is not tagged manylinux2014: $(basename "$zig_wheel")" ;;
 esac
-"$work/venv/bin/auditwheel" show "$wheel" | tee "$work/auditwheel.txt"
+"$work/venv/bin/auditwheel" show "$zig_wheel" | tee "$work/auditwheel.txt"
 # auditwheel wraps its sentences to the terminal's width: read them as one line.
 verdict="$(tr -s ' \n' '  ' < "$work/auditwheel.txt")"
 grep -Eq 'consistent with the following platform tag: "manylinux_2_17_' <<<"$verdict" \
@@ -59,6 +68,13 @@ grep -Eq 'consistent with the following platform tag: "manylinux_2_17_' <<<"$ver
 if grep -q 'external shared libraries are required' <<<"$verdict"; then
     die "the wheel needs shared libraries from outside manylinux"
 fi
+"$work/venv/bin/pip" install --quiet --no-deps --target "$work/zig-site" "$zig_wheel"
+PYTHONPATH="$work/zig-site" "$work/venv/bin/python" - "$root/testdata/golden/tutorial.tfrecord" <<'PY'
+import sys, ofconvert
+n = sum(1 for _ in ofconvert.read(sys.argv[1]))
+assert n > 0, "the zig-linked wheel read no record"
+print("the manylinux2014 wheel imports and reads", n, "records")
+PY
 
 step "python: the wheel with its Ray and Spark extras in a fresh virtualenv"
 # Spark runs on a JVM (17 or newer): installed with apt-get when missing and running as root.
@@ -81,20 +97,17 @@ print("ofconvert", ofconvert.__version__, name)
 PY
 PATH="$work/venv/bin:$PATH" ofconvert --version
 
-if [ -n "${OFCONVERT_INTEROP_VENV:-}" ]; then
-    tf_venv="$OFCONVERT_INTEROP_VENV"
-else
-    step "python: virtualenv with tensorflow-cpu"
-    python3 -m venv "$work/tf"
-    "$work/tf/bin/pip" install --quiet --upgrade pip
-    "$work/tf/bin/pip" install --quiet tensorflow-cpu
-    tf_venv="$work/tf"
-fi
-
-step "python: OneFlow 0.9 and PyTorch 1.13 beside the wheel, for their DataLoaders"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/ofconvert-interop"
 # shellcheck source=../../tests/interop/oneflow_venv.sh
 . "$root/tests/interop/oneflow_venv.sh"
+if [ -n "${OFCONVERT_INTEROP_VENV:-}" ]; then
+    tf_venv="$OFCONVERT_INTEROP_VENV"
+else
+    step "python: the TensorFlow virtualenv (cached in $cache)"
+    tensorflow_venv_ready
+fi
+
+step "python: OneFlow 0.9 and PyTorch 1.13 beside the wheel, for their DataLoaders"
 oneflow_venv_ready
 "$oneflow_venv/bin/pip" install --quiet --no-deps --target "$work/oneflow-site" "$wheel"
 {
