@@ -48,6 +48,20 @@ def large_records(seed):
     return [rng.randbytes(size) for size in sizes]
 
 
+def tutorial_examples():
+    """The tf.train.Examples of testdata/golden/tutorial.tfrecord, which TensorFlow wrote:
+    the same records in an ArrayRecord file, for tests that convert both and compare."""
+    path = os.path.join(HERE, "..", "golden", "tutorial.tfrecord")
+    with open(path, "rb") as f:
+        data = f.read()
+    records, at = [], 0
+    while at < len(data):
+        (length,) = struct.unpack_from("<Q", data, at)
+        records.append(data[at + 12 : at + 12 + length])
+        at += 12 + length + 4
+    return records
+
+
 CASES = [
     # name, options string, records
     ("default", "", small_records(100, 1)),
@@ -62,6 +76,7 @@ CASES = [
     ("large_zstd", "group_size:2", large_records(10)),
     ("empty", "", []),
     ("transposed", "group_size:16,transpose:true", small_records(40, 11)),
+    ("examples", "", tutorial_examples()),
 ]
 
 
