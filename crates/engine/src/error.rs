@@ -41,6 +41,9 @@ pub enum ErrorKind {
     TfRecord(ofconvert_tfrecord::ErrorKind),
     /// OFRecord framing: a truncated, zero-length or negative-length record.
     OfRecord(ofconvert_ofrecord::ErrorKind),
+    /// ArrayRecord (Riegeli) framing: a hash mismatch, a chunk that does not decode, a footer
+    /// that does not describe the file.
+    ArrayRecord(ofconvert_arrayrecord::ErrorKind),
     /// A payload that does not parse, or a mapping that cannot be applied to it.
     Mapping(ofconvert_bridge::Error),
     /// The mapping asked for contradicts itself.
@@ -105,7 +108,9 @@ pub enum ErrorKind {
     },
     /// An index was asked for a compressed file, whose offsets no index reader can use.
     Compressed,
-    /// The file is neither a TFRecord nor an OFRecord file.
+    /// An index was asked for an ArrayRecord file, whose footer already indexes its records.
+    IndexedByFooter,
+    /// The file is neither a TFRecord (nor ArrayRecord) nor an OFRecord file.
     UnknownFormat,
     /// A worker of a sharded run was started with other flags, or another worker count,
     /// than the run's stored plan.
@@ -219,6 +224,13 @@ impl Error {
             .at(offset, record)
     }
 
+    pub(crate) fn arrayrecord(path: &Path, err: ofconvert_arrayrecord::Error) -> Error {
+        let (offset, record) = (err.offset(), err.index());
+        Error::new(ErrorKind::ArrayRecord(err.into_kind()))
+            .in_file(path)
+            .at(offset, record)
+    }
+
     pub(crate) fn mapping(path: &Path, at: RecordAt, err: ofconvert_bridge::Error) -> Error {
         Error::new(ErrorKind::Mapping(err))
             .in_file(path)
@@ -305,6 +317,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Io(_) => f.write_str("I/O error"),
             ErrorKind::TfRecord(kind) => kind.fmt(f),
             ErrorKind::OfRecord(kind) => kind.fmt(f),
+            ErrorKind::ArrayRecord(kind) => kind.fmt(f),
             ErrorKind::Mapping(err) => err.fmt(f),
             // The bridge's own word for a spec that contradicts itself already says so.
             ErrorKind::InvalidMapping(err)
@@ -465,7 +478,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Compressed => f.write_str(
                 "compressed file: index offsets must be offsets in the file, decompress it first",
             ),
-            ErrorKind::UnknownFormat => f.write_str("neither a TFRecord nor an OFRecord file"),
+            ErrorKind::IndexedByFooter => f.write_str(
+                "an ArrayRecord file: its footer indexes its records, no index file is needed",
+            ),
+            ErrorKind::UnknownFormat => {
+                f.write_str("neither a TFRecord, an ArrayRecord nor an OFRecord file")
+            }
             ErrorKind::Image { feature, reason } => {
                 write!(
                     f,
@@ -511,6 +529,7 @@ impl std::error::Error for Error {
             ErrorKind::Io(err) => Some(err),
             ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::Io(err)) => Some(err),
             ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Io(err)) => Some(err),
+            ErrorKind::ArrayRecord(ofconvert_arrayrecord::ErrorKind::Io(err)) => Some(err),
             _ => None,
         }
     }

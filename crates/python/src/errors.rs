@@ -80,7 +80,8 @@ pub fn class_of(err: &Error) -> Class {
     match err.kind() {
         ErrorKind::InputMissing | ErrorKind::Io(_) => Class::File,
         ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::Io(io))
-        | ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Io(io)) => {
+        | ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Io(io))
+        | ErrorKind::ArrayRecord(ofconvert_arrayrecord::ErrorKind::Io(io)) => {
             // A damaged or cut-short compressed stream surfaces as these.
             match io.kind() {
                 std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
@@ -89,7 +90,9 @@ pub fn class_of(err: &Error) -> Class {
                 _ => Class::File,
             }
         }
-        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) => Class::Corrupt,
+        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) | ErrorKind::ArrayRecord(_) => {
+            Class::Corrupt
+        }
         ErrorKind::Mapping(_) => Class::Mapping,
         ErrorKind::UnknownFormat | ErrorKind::NotTfRecord | ErrorKind::OnlyOfRecords { .. } => {
             Class::Format

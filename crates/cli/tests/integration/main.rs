@@ -3,6 +3,7 @@
 
 mod util;
 
+mod arrayrecord;
 mod chaos;
 mod chaos_proxy;
 mod convert;

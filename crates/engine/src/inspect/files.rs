@@ -24,7 +24,8 @@ pub struct FileCount {
     pub path: String,
     /// Its format.
     pub format: Format,
-    /// `none`, `gzip` or `zlib`.
+    /// `none`, `gzip` or `zlib`; `array_record` for an ArrayRecord file (its chunks are
+    /// compressed each on its own).
     pub compression: &'static str,
     /// Its records.
     pub records: u64,
@@ -58,7 +59,11 @@ fn count_file_reporting(
     Ok(FileCount {
         path: path.display().to_string(),
         format,
-        compression: reader.compression().name(),
+        compression: if reader.is_array_record() {
+            "array_record"
+        } else {
+            reader.compression().name()
+        },
         records: reader.position().index,
         bytes,
     })
@@ -223,6 +228,9 @@ pub fn verify_files(
 /// written.
 pub fn write_index(path: &Path, index: &Path, progress: ProgressFn<'_>) -> Result<u64, Error> {
     let mut reader = open_reporting(path, Format::Tf, Checksums::Verify, progress)?;
+    if reader.is_array_record() {
+        return Err(Error::new(ErrorKind::IndexedByFooter).in_file(path));
+    }
     if reader.compression() != Compression::None {
         return Err(Error::new(ErrorKind::Compressed).in_file(path));
     }

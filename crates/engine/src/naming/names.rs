@@ -34,7 +34,7 @@ pub struct ShardName {
 }
 
 /// Parses a TF/TFDS shard name: `train-00003-of-01024`, `mnist-train.tfrecord-00000-of-00002`,
-/// `data-00001-of-00004.tfrecord.gz`. The last `-DIGITS-of-DIGITS` in the name counts.
+/// `data-00001-of-00004.tfrecord.gz`, `mnist-train.array_record-00000-of-00002`. The last `-DIGITS-of-DIGITS` in the name counts.
 pub fn shard_name(name: &str) -> Option<ShardName> {
     let mut search_end = name.len();
     while let Some(of_at) = name[..search_end].rfind("-of-") {
@@ -53,7 +53,7 @@ pub fn shard_name(name: &str) -> Option<ShardName> {
             continue;
         };
         let mut stem = &before[..before.len() - index_len - 1];
-        for extension in [".tfrecords", ".tfrecord", ".tfrec"] {
+        for extension in [".tfrecords", ".tfrecord", ".tfrec", ".array_record"] {
             if let Some(shorter) = stem.strip_suffix(extension) {
                 stem = shorter;
                 break;
@@ -71,13 +71,13 @@ pub fn shard_name(name: &str) -> Option<ShardName> {
     None
 }
 
-/// Whether a file name says "TFRecord" whatever the content: `*.tfrecord`, `*.tfrecords`,
-/// `*.tfrec`, those with a compression suffix (`.gz`, `.zz`, `.gzip`, `.zlib`) or a numbered
+/// Whether a file name says "TFRecord" (or ArrayRecord, TensorFlow's other record file)
+/// whatever the content: `*.tfrecord`, `*.tfrecords`, `*.tfrec`, `*.array_record`, those with a compression suffix (`.gz`, `.zz`, `.gzip`, `.zlib`) or a numbered
 /// suffix (`-00000-of-00004`, `.3`), and shard names. Such a file is never skipped: empty means
 /// no records, damaged means an error. Names that merely continue past `.tfrecord` with an
 /// extension of their own (`train.tfrecord.idx`, `x.tfrecord.expected.json`) do not count.
 pub fn has_record_name(name: &str) -> bool {
-    if name.ends_with(".tfrec") || shard_name(name).is_some() {
+    if name.ends_with(".tfrec") || name.ends_with(".array_record") || shard_name(name).is_some() {
         return true;
     }
     let mut rest = name;
@@ -134,6 +134,12 @@ mod tests {
         assert_eq!((suffixed.stem.as_str(), suffixed.count), ("data", 4));
         let dashed = shard_name("my-set-of-things-00002-of-00003").unwrap();
         assert_eq!(dashed.stem, "my-set-of-things");
+        // TFDS's ArrayRecord shards: the same family as its TFRecord ones.
+        let array = shard_name("mnist-train.array_record-00001-of-00002").unwrap();
+        assert_eq!((array.stem.as_str(), array.index), ("mnist-train", 1));
+        assert!(has_record_name("mnist-train.array_record-00001-of-00002"));
+        assert!(has_record_name("images.array_record"));
+        assert!(!has_record_name("images.array_record.idx"));
     }
 
     #[test]

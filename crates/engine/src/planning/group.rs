@@ -515,10 +515,13 @@ fn restore_of(
         .map(|(name, _)| name.as_str())
         .collect();
     names.sort_unstable();
-    // Names written down with invalid UTF-8 replaced are not the names the files had.
-    let exact = names
-        .iter()
-        .all(|name| !name.is_empty() && !name.contains(char::REPLACEMENT_CHARACTER));
+    // Names written down with invalid UTF-8 replaced are not the names the files had; and
+    // an ArrayRecord file's name would say the TFRecord file written under it is one.
+    let exact = names.iter().all(|name| {
+        !name.is_empty()
+            && !name.contains(char::REPLACEMENT_CHARACTER)
+            && !name.contains(".array_record")
+    });
     let distinct = names.windows(2).all(|pair| pair[0] != pair[1]) && exact;
     (untouched && same_compression && distinct && restore.part_names().eq(from)).then_some(restore)
 }

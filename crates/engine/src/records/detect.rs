@@ -1,5 +1,5 @@
-//! What a file is: a TFRecord file by name or by content, an OFRecord file, a shard of a
-//! family, or none of these.
+//! What a file is: a TFRecord or ArrayRecord file by name or by content, an OFRecord file, a
+//! shard of a family, or none of these.
 
 use std::io::{self, Read};
 use std::path::Path;
@@ -10,15 +10,25 @@ use crate::naming::names::{has_record_name, Format};
 use crate::storage::object::storage_for;
 use crate::storage::Storage;
 
-/// Whether the content of `path` in `storage` is a TFRecord stream: its first record's
-/// length checksum holds, after sniffing GZIP or ZLIB. An empty file, or a compressed stream
-/// that decodes to nothing, is not (there is no record to tell by).
+/// Whether the content of `path` in `storage` is TensorFlow's records: an ArrayRecord file
+/// (it begins with a Riegeli signature), or a TFRecord stream, whose first record's length
+/// checksum holds after sniffing GZIP or ZLIB. An empty file, or a compressed stream that
+/// decodes to nothing, is not (there is no record to tell by).
 pub(crate) fn looks_like_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::Result<bool> {
     is_tfrecord_stream(storage.open(path, 0)?.reader)
 }
 
 /// [`looks_like_tfrecord_in`] of a stream read from its start.
-pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
+pub(crate) fn is_tfrecord_stream(mut stream: impl Read) -> io::Result<bool> {
+    let signature = &ofconvert_arrayrecord::SIGNATURE;
+    let mut head = Vec::with_capacity(signature.len());
+    (&mut stream)
+        .take(signature.len() as u64)
+        .read_to_end(&mut head)?;
+    if head == signature {
+        return Ok(true);
+    }
+    let stream = io::Cursor::new(head).chain(stream);
     let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
     Ok(match reader.skip_record() {
         Ok(found) => found.is_some(),
@@ -54,10 +64,10 @@ pub(crate) fn looks_like_ofrecord_in(storage: &dyn Storage, path: &Path) -> io::
     Ok(ofconvert_bridge::visit_ofrecord(&payload, |_, _, _| {}).is_ok())
 }
 
-/// Tells the format of a record file (a local path or a URL): TFRecord when its name says
-/// so ([`has_record_name`]) or its first length checksum holds (after GZIP/ZLIB sniffing),
-/// else OFRecord when its first record looks like one. An empty file counts as TFRecord
-/// with no records.
+/// Tells the format of a record file (a local path or a URL): TensorFlow's ([`Format::Tf`])
+/// when its name says so ([`has_record_name`]), it begins with an ArrayRecord (Riegeli)
+/// signature, or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord
+/// when its first record looks like one. An empty file counts as TFRecord with no records.
 pub fn detect_format(path: &Path) -> io::Result<Option<Format>> {
     let (storage, path) = storage_for(path)?;
     let size = match storage.size(&path)? {

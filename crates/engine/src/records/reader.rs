@@ -1,9 +1,11 @@
-//! One reader for both record formats, with positions in the file and the policies for
-//! damaged records.
+//! One reader for every record file, with positions in the file and the policies for
+//! damaged records: OFRecord, and TensorFlow's two (TFRecord, plain or compressed, and
+//! ArrayRecord, told from TFRecord by its first bytes; both hold `tf.train.Example`s).
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use ofconvert_arrayrecord::{self as arrayrecord, ErrorKind as ArrayErrorKind};
 use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
 use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind, ReaderOptions};
 
@@ -61,12 +63,17 @@ impl Drop for Counted<'_> {
 enum Framed<'a> {
     Tf(tfrecord::Reader<Counted<'a>>),
     Of(ofrecord::Reader<Counted<'a>>),
+    /// An ArrayRecord file, read in [`Format::Tf`]: its records are TensorFlow's as a
+    /// TFRecord file's are.
+    Array(arrayrecord::Reader<Counted<'a>>),
 }
 
-/// Reads the records of one TFRecord or OFRecord file.
+/// Reads the records of one TFRecord, ArrayRecord or OFRecord file.
 ///
-/// TFRecord compression is sniffed from the first bytes. Positions are those of the file,
-/// also when reading started from a known record further in.
+/// In [`Format::Tf`], an ArrayRecord file is told by its signature and TFRecord compression
+/// is sniffed, from the first bytes. Positions are those of the file, also when reading
+/// started from a known record further in (an ArrayRecord position is the offset of the chunk
+/// that holds the record).
 pub struct RecordReader<'a> {
     framed: Framed<'a>,
     path: PathBuf,
@@ -153,25 +160,28 @@ impl<'a> RecordReader<'a> {
                 }),
                 Compression::None,
             ),
+            Format::Tf if start.is_some() => tf_framed(input, path, verify, start, stream_len)?,
             Format::Tf => {
-                let options = ReaderOptions {
-                    verify_length_crc: verify,
-                    verify_data_crc: verify,
-                    compression: Compression::None,
-                };
-                let (reader, compression) = if start.is_some() {
+                // The first bytes tell an ArrayRecord file (a Riegeli signature) from a
+                // TFRecord stream; they are read again by the reader that follows, and
+                // counted then.
+                let mut input = input;
+                let mut head = Vec::with_capacity(arrayrecord::SIGNATURE.len());
+                (&mut input.file)
+                    .take(arrayrecord::SIGNATURE.len() as u64)
+                    .read_to_end(&mut head)
+                    .map_err(|err| Error::io(path, err))?;
+                let is_array = head == arrayrecord::SIGNATURE;
+                let rest = std::mem::replace(&mut input.file, Box::new(io::empty()));
+                input.file = Box::new(io::Cursor::new(head).chain(rest));
+                if is_array {
                     (
-                        tfrecord::Reader::with_options(input, options),
+                        Framed::Array(arrayrecord::Reader::new(input)),
                         Compression::None,
                     )
                 } else {
-                    tfrecord::Reader::sniffed(input, options).map_err(|err| Error::io(path, err))?
-                };
-                let reader = match (compression, stream_len) {
-                    (Compression::None, Some(len)) => reader.with_stream_len(len),
-                    _ => reader,
-                };
-                (Framed::Tf(reader), compression)
+                    tf_framed(input, path, verify, start, stream_len)?
+                }
             }
         };
         Ok(RecordReader {
@@ -186,14 +196,31 @@ impl<'a> RecordReader<'a> {
     /// The file's format.
     pub fn format(&self) -> Format {
         match self.framed {
-            Framed::Tf(_) => Format::Tf,
+            Framed::Tf(_) | Framed::Array(_) => Format::Tf,
             Framed::Of(_) => Format::Of,
         }
     }
 
-    /// The compression of a TFRecord file (`None` for OFRecord).
+    /// The compression of a TFRecord file (`None` for OFRecord and ArrayRecord, whose
+    /// chunks are compressed each on its own).
     pub fn compression(&self) -> Compression {
         self.compression
+    }
+
+    /// Whether the file is an ArrayRecord file.
+    pub fn is_array_record(&self) -> bool {
+        matches!(self.framed, Framed::Array(_))
+    }
+
+    /// Whether reading can start at a record further in, at the position an earlier pass
+    /// found it at: in an uncompressed TFRecord or an OFRecord file. (An ArrayRecord file is
+    /// read from its start, its records coming in chunks.)
+    pub fn seekable(&self) -> bool {
+        match self.framed {
+            Framed::Tf(_) => self.compression == Compression::None,
+            Framed::Of(_) => true,
+            Framed::Array(_) => false,
+        }
     }
 
     /// The file.
@@ -206,6 +233,7 @@ impl<'a> RecordReader<'a> {
         let local = match &self.framed {
             Framed::Tf(reader) => reader.position(),
             Framed::Of(reader) => reader.position(),
+            Framed::Array(reader) => reader.position(),
         };
         local.after(self.base)
     }
@@ -226,6 +254,9 @@ impl<'a> RecordReader<'a> {
             Framed::Of(reader) => reader
                 .read_record(buf)
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+            Framed::Array(reader) => reader
+                .read_record(buf)
+                .map_err(|err| Error::arrayrecord(&self.path, err))?,
         };
         Ok(found.then_some(at))
     }
@@ -246,6 +277,10 @@ impl<'a> RecordReader<'a> {
             Framed::Of(reader) => reader
                 .read_record_in_place(buf)
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+            // Records come out of a decoded chunk: copied into `buf`.
+            Framed::Array(reader) => reader
+                .read_record(buf)
+                .map_err(|err| Error::arrayrecord(&self.path, err))?,
         };
         Ok(found.then_some(at))
     }
@@ -257,6 +292,7 @@ impl<'a> RecordReader<'a> {
         match &self.framed {
             Framed::Tf(reader) => reader.last_record(buf),
             Framed::Of(reader) => reader.last_record(buf),
+            Framed::Array(_) => buf,
         }
     }
 
@@ -271,10 +307,17 @@ impl<'a> RecordReader<'a> {
         let found = match &mut self.framed {
             Framed::Tf(reader) => reader
                 .skip_record()
-                .map_err(|err| Error::tfrecord(&self.path, self.base, err))?,
+                .map_err(|err| Error::tfrecord(&self.path, self.base, err))?
+                .map(|_| ()),
             Framed::Of(reader) => reader
                 .skip_record()
-                .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+                .map_err(|err| Error::ofrecord(&self.path, self.base, err))?
+                .map(|_| ()),
+            // A chunk is decoded whole, its hashes checked: the record is read.
+            Framed::Array(reader) => reader
+                .read_record(&mut self.scratch)
+                .map_err(|err| Error::arrayrecord(&self.path, err))?
+                .then_some(()),
         };
         Ok(found.map(|_| at))
     }
@@ -324,6 +367,8 @@ impl<'a> RecordReader<'a> {
             Framed::Of(reader) => reader
                 .resync(buf, is_ofrecord)
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
+            // Its reader stops at the first damaged chunk: what follows is not read.
+            Framed::Array(_) => None,
         };
         Ok(resync.map(|resync| tfrecord::Resync {
             index: self.base.index + resync.index,
@@ -407,6 +452,35 @@ impl<'a> RecordReader<'a> {
     }
 }
 
+/// The TFRecord reader over `input`: compression sniffed unless reading starts at `start`
+/// further in (uncompressed files only), the stream's length known when it is uncompressed.
+fn tf_framed<'a>(
+    input: Counted<'a>,
+    path: &Path,
+    verify: bool,
+    start: Option<RecordAt>,
+    stream_len: Option<u64>,
+) -> Result<(Framed<'a>, Compression), Error> {
+    let options = ReaderOptions {
+        verify_length_crc: verify,
+        verify_data_crc: verify,
+        compression: Compression::None,
+    };
+    let (reader, compression) = if start.is_some() {
+        (
+            tfrecord::Reader::with_options(input, options),
+            Compression::None,
+        )
+    } else {
+        tfrecord::Reader::sniffed(input, options).map_err(|err| Error::io(path, err))?
+    };
+    let reader = match (compression, stream_len) {
+        (Compression::None, Some(len)) => reader.with_stream_len(len),
+        _ => reader,
+    };
+    Ok((Framed::Tf(reader), compression))
+}
+
 /// What reading did after damage to the framing, in words: a `resync` came back with the
 /// damaged record, passed over a stretch of bytes, or found nothing good after it.
 pub(crate) fn resumed(resync: Option<&tfrecord::Resync>) -> String {
@@ -444,7 +518,11 @@ pub(crate) fn is_damage(err: &Error) -> bool {
                 io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
             )
         }
-        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) => true,
+        ErrorKind::ArrayRecord(ArrayErrorKind::Io(io)) => matches!(
+            io.kind(),
+            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+        ),
+        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) | ErrorKind::ArrayRecord(_) => true,
         _ => false,
     }
 }

@@ -215,7 +215,7 @@ fn count_input(
 ) -> Result<InputCount, Error> {
     let mut reader =
         RecordReader::open_at(storage, path, input_format, options.checksums(), None, None)?;
-    let seekable = reader.compression() == Compression::None;
+    let seekable = reader.seekable();
     let mut count = InputCount {
         records: 0,
         checkpoints: Vec::new(),

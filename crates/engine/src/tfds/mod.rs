@@ -185,6 +185,13 @@ pub(crate) fn rewrite_info(
             fields.insert("numBytes".to_owned(), new);
         }
     }
+    // The shards written are TFRecord files, whatever the dataset was prepared as (TFDS's
+    // `file_format='array_record'` writes ArrayRecord ones): TFDS looks for the format named.
+    if let Some(format) = info.get_mut("fileFormat") {
+        if format.as_str() != Some("tfrecord") {
+            *format = Value::String("tfrecord".to_owned());
+        }
+    }
     let mut rewritten = serde_json::to_string_pretty(&info).map_err(|err| err.to_string())?;
     if text.ends_with('\n') {
         rewritten.push('\n');
@@ -245,6 +252,14 @@ mod tests {
         let kept = rewrite_info(INFO, &[("test".to_owned(), vec![40], None)]).unwrap();
         let info: Value = serde_json::from_str(&kept).unwrap();
         assert_eq!(info["splits"][0]["numBytes"], "23482");
+    }
+
+    #[test]
+    fn shards_of_an_array_record_dataset_are_named_tfrecord() {
+        let info = r#"{"fileFormat": "array_record", "splits": [{"name": "train", "shardLengths": ["3"]}]}"#;
+        let rewritten = rewrite_info(info, &[("train".to_owned(), vec![3], None)]).unwrap();
+        let info: Value = serde_json::from_str(&rewritten).unwrap();
+        assert_eq!(info["fileFormat"], "tfrecord");
     }
 
     #[test]

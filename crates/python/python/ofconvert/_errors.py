@@ -35,7 +35,7 @@ class FileError(Error, OSError):
 
 
 class FormatError(Error):
-    """A file that is neither a TFRecord nor an OFRecord file."""
+    """A file that is neither a TFRecord (nor ArrayRecord) nor an OFRecord file."""
 
 
 class CorruptRecordError(Error):

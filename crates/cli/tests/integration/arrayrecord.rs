@@ -1,0 +1,290 @@
+//! ArrayRecord files read wherever TFRecord files are: detected by their signature, counted,
+//! verified, printed and converted by tf2of exactly as the same records in a TFRecord file
+//! are, TFDS's `.array_record-NNNNN-of-MMMMM` shards as one family, and Google's own
+//! writer's files (testdata/arrayrecord) counted as it wrote them.
+
+use std::fs::{self, File};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// Writes `records` as an ArrayRecord file with `array_record`'s defaults (zstd, a record a
+/// chunk) or `group` records a chunk.
+fn write_array_record(path: &Path, records: &[Vec<u8>], group: u32) {
+    let options = ofconvert_arrayrecord::WriterOptions {
+        group_size: std::num::NonZeroU32::new(group).unwrap(),
+        ..Default::default()
+    };
+    let mut writer =
+        ofconvert_arrayrecord::Writer::with_options(File::create(path).unwrap(), options);
+    for record in records {
+        writer.write_record(record).unwrap();
+    }
+    writer.finish().unwrap();
+}
+
+fn count_json(path: &Path) -> Value {
+    let run = ofconvert()
+        .args(["count".as_ref(), path.as_os_str(), "--json".as_ref()])
+        .ok();
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn tf2of_count_verify_and_cat_read_an_array_record_as_its_records_in_a_tfrecord() {
+    let work = tempdir();
+    let records = examples(0, 300, 500);
+    let (tf, array) = (work.path().join("tf"), work.path().join("array"));
+    fs::create_dir_all(&tf).unwrap();
+    fs::create_dir_all(&array).unwrap();
+    write_tfrecord(&tf.join("train.tfrecord"), &records);
+    // A name that says nothing: the signature tells.
+    let file = array.join("train.data");
+    write_array_record(&file, &records, 16);
+
+    let counted = count_json(&file);
+    assert_eq!(counted["total"], 300, "{counted}");
+    assert_eq!(counted["files"][0]["compression"], "array_record");
+    assert_eq!(counted["files"][0]["format"], "tf");
+    let run = ofconvert().args(["verify".as_ref(), file.as_os_str()]).ok();
+    assert!(
+        run.stdout.contains("300 good records, 0 problems"),
+        "{}",
+        run.stdout
+    );
+    let cat = |path: &Path| {
+        ofconvert()
+            .args(["cat".as_ref(), path.as_os_str(), "--json".as_ref()])
+            .ok()
+            .stdout
+    };
+    assert_eq!(cat(&file), cat(&tf.join("train.tfrecord")));
+
+    // tf2of writes the same parts from either file.
+    for (input, output) in [(&tf, "of-tf"), (&array, "of-array")] {
+        ofconvert()
+            .args([
+                "tf2of".as_ref(),
+                input.as_os_str(),
+                work.path().join(output).as_os_str(),
+            ])
+            .args(["-q", "--no-sync"])
+            .ok();
+    }
+    let parts = |dir: &str| files_starting(&work.path().join(dir), "part-");
+    assert!(!parts("of-tf").is_empty());
+    assert_eq!(parts("of-tf").len(), parts("of-array").len());
+    for (a, b) in parts("of-tf").iter().zip(parts("of-array")) {
+        assert_eq!(
+            fs::read(a).unwrap(),
+            fs::read(&b).unwrap(),
+            "{}",
+            b.display()
+        );
+    }
+
+    // Its footer indexes it: no index file to write.
+    let run = ofconvert()
+        .args(["index".as_ref(), file.as_os_str()])
+        .expect_code(1);
+    assert!(
+        run.stderr.contains("its footer indexes its records"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn googles_file_of_tensorflows_examples_converts_as_the_tfrecord_file_does() {
+    let work = tempdir();
+    let array = copy_into(
+        &testdata().join("arrayrecord/examples.array_record"),
+        &work.path().join("array"),
+    );
+    let tf = copy_into(
+        &testdata().join("golden/tutorial.tfrecord"),
+        &work.path().join("tf"),
+    );
+    assert_eq!(count_json(&array)["total"], 500);
+    for extra in [&[][..], &["--unordered"][..]] {
+        ofconvert()
+            .args(["diff".as_ref(), array.as_os_str(), tf.as_os_str()])
+            .args(extra)
+            .ok();
+    }
+    let mut other = tf_records(&tf);
+    other[17] = example(17, 3);
+    let changed = work.path().join("changed/tutorial.tfrecord");
+    fs::create_dir_all(changed.parent().unwrap()).unwrap();
+    write_tfrecord(&changed, &other);
+    let run = ofconvert()
+        .args(["diff".as_ref(), array.as_os_str(), changed.as_os_str()])
+        .expect_code(1);
+    assert!(run.stdout.contains("#17"), "{}", run.stdout);
+    for (input, output) in [(&array, "of-array"), (&tf, "of-tf")] {
+        ofconvert()
+            .args([
+                "tf2of".as_ref(),
+                input.as_os_str(),
+                work.path().join(output).as_os_str(),
+            ])
+            .args(["-q", "--no-sync"])
+            .ok();
+    }
+    let parts = |dir: &str| files_starting(&work.path().join(dir), "part-");
+    assert_eq!(parts("of-array").len(), parts("of-tf").len());
+    let records = |dir: &str| -> Vec<Vec<u8>> {
+        parts(dir)
+            .iter()
+            .flat_map(|part| of_records(part))
+            .collect()
+    };
+    let converted = records("of-array");
+    assert_eq!(converted.len(), 500);
+    assert!(converted == records("of-tf"));
+    assert!(to_tf(&converted) == tf_records(&tf));
+}
+
+#[test]
+fn damage_in_an_array_record_is_named_with_its_offset() {
+    let work = tempdir();
+    let file = work.path().join("train.array_record");
+    write_array_record(&file, &examples(0, 200, 1000), 1);
+    let mut bytes = fs::read(&file).unwrap();
+    // Inside a chunk's data, well past the signature and before the footer.
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x40;
+    fs::write(&file, &bytes).unwrap();
+    let run = ofconvert()
+        .args(["verify".as_ref(), file.as_os_str()])
+        .expect_code(1);
+    assert!(run.stdout.contains("hash mismatch"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("{}: offset ", file.display())),
+        "{}",
+        run.stdout
+    );
+    let run = ofconvert()
+        .args(["count".as_ref(), file.as_os_str()])
+        .expect_code(1);
+    assert!(run.stderr.contains("hash mismatch"), "{}", run.stderr);
+}
+
+#[test]
+fn tfds_array_record_shards_convert_and_come_back_as_tfrecord_shards() {
+    let work = tempdir();
+    let original = testdata().join("datasets/tfds/mnist/3.0.1");
+    let prepared = work.path().join("tfds/mnist/3.0.1");
+    fs::create_dir_all(&prepared).unwrap();
+    let mut shards = 0;
+    for entry in fs::read_dir(&original).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.contains(".tfrecord-") {
+            let renamed = name.replace(".tfrecord-", ".array_record-");
+            write_array_record(&prepared.join(renamed), &tf_records(&path), 1);
+            shards += 1;
+        } else if name == "dataset_info.json" {
+            let text = fs::read_to_string(&path).unwrap();
+            let text = text.replace(
+                "\"fileFormat\": \"tfrecord\"",
+                "\"fileFormat\": \"array_record\"",
+            );
+            assert!(text.contains("array_record"));
+            fs::write(prepared.join(name), text).unwrap();
+        } else {
+            fs::copy(&path, prepared.join(name)).unwrap();
+        }
+    }
+    assert_eq!(shards, 3);
+
+    let (of, back, of_original) = (
+        work.path().join("of"),
+        work.path().join("back"),
+        work.path().join("of-original"),
+    );
+    for (input, output) in [(prepared.clone(), &of), (original.clone(), &of_original)] {
+        ofconvert()
+            .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
+            .args(["-q", "--no-sync"])
+            .ok();
+    }
+    // The same datasets (a split each), the same parts.
+    let parts = |dir: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut found: Vec<(String, Vec<u8>)> = tree(dir)
+            .into_iter()
+            .filter(|name| {
+                name.rsplit('/')
+                    .next()
+                    .is_some_and(|base| base.starts_with("part-"))
+            })
+            .map(|name| {
+                let bytes = fs::read(dir.join(&name)).unwrap();
+                (name, bytes)
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let (converted, expected) = (parts(&of), parts(&of_original));
+    let names = |parts: &[(String, Vec<u8>)]| -> Vec<String> {
+        parts.iter().map(|(name, _)| name.clone()).collect()
+    };
+    assert_eq!(names(&converted), names(&expected));
+    assert_eq!(converted.len(), 3, "{:?}", tree(&of));
+    for ((name, converted), (_, expected)) in converted.iter().zip(&expected) {
+        assert!(converted == expected, "{name} differs");
+    }
+
+    ofconvert()
+        .args(["of2tf".as_ref(), of.as_os_str(), back.as_os_str()])
+        .args(["-q", "--no-sync"])
+        .ok();
+    let info: Value =
+        serde_json::from_str(&fs::read_to_string(back.join("dataset_info.json")).unwrap()).unwrap();
+    assert_eq!(info["fileFormat"], "tfrecord");
+    for split in ["train", "test"] {
+        let records = |dir: &Path, infix: &str| -> Vec<Vec<u8>> {
+            files_starting(dir, &format!("mnist-{split}.{infix}-"))
+                .iter()
+                .flat_map(|file| tf_records(file))
+                .collect()
+        };
+        let original_records = records(&original, "tfrecord");
+        assert!(!original_records.is_empty());
+        assert!(
+            records(&back, "tfrecord") == original_records,
+            "{split}: {:?}",
+            tree(&back)
+        );
+    }
+}
+
+#[test]
+fn googles_own_files_count_as_it_wrote_them() {
+    let dir = testdata().join("arrayrecord");
+    let manifest: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let mut counted = 0;
+    for case in manifest.as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let file = dir.join(format!("{name}.array_record"));
+        if case["options"].as_str().unwrap().contains("transpose") {
+            let run = ofconvert()
+                .args(["count".as_ref(), file.as_os_str()])
+                .expect_code(1);
+            assert!(
+                run.stderr.contains(&format!("{}: offset ", file.display())),
+                "{}",
+                run.stderr
+            );
+            continue;
+        }
+        let json = count_json(&file);
+        assert_eq!(json["total"], case["records"], "{name}: {json}");
+        counted += 1;
+    }
+    assert!(counted >= 8, "{counted}");
+}
