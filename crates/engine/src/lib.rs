@@ -129,7 +129,7 @@ mod tfds;
 
 pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
 pub use access::framed::payload as record_payload;
-pub use access::index::{open_indexed, IndexOptions, IndexedFile, RecordIndex};
+pub use access::index::{open_indexed, Copied, IndexOptions, IndexedFile, RecordIndex};
 pub use error::{error_chain, Error, ErrorKind};
 pub use front_end::{FrontEnd, OptionValue};
 pub use holder::{Liveness, LockHolder};

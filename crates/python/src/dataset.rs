@@ -385,7 +385,7 @@ impl Records {
                         .as_ref()
                         .map(|p| p.to_string_lossy().into_owned()),
                     file.data.to_string_lossy().into_owned(),
-                    file.decompressed.map(|c| c.tf_name()),
+                    file.decompressed.map(|copied| copied.name()),
                     file.made,
                 )
             })

@@ -61,7 +61,8 @@ def ids(items):
 @pytest.mark.parametrize(
     "path",
     ["golden/tutorial.tfrecord", "golden/tutorial.tfrecord.gz", "golden/tutorial.tfrecord.zz",
-     "golden/edge.tfrecord", "golden/sequence.tfrecord", "ofrecord/all_kinds", "datasets", "ofdatasets"],
+     "golden/edge.tfrecord", "golden/sequence.tfrecord", "ofrecord/all_kinds", "datasets", "ofdatasets",
+     "arrayrecord/examples.array_record"],
 )
 def test_every_record_by_index_is_what_read_gives(path, tmp_path):
     source = TESTDATA / path
@@ -115,7 +116,7 @@ def test_a_read_only_place_keeps_its_index_in_the_cache(tmp_path):
 def test_a_compressed_file_is_decompressed_once_with_a_warning_or_refused(tmp_path):
     cache = tmp_path / "cache"
     path = TESTDATA / "golden" / "tutorial.tfrecord.gz"
-    with pytest.warns(UserWarning, match="decompressed into"):
+    with pytest.warns(UserWarning, match="copied into"):
         ds = RecordDataset(path, cache_dir=cache)
     assert ds.files[0]["compression"] == "GZIP" and ds.files[0]["data"].startswith(str(cache))
     with warnings.catch_warnings():
@@ -297,7 +298,7 @@ def test_a_bucket_reads_by_ranges_and_keeps_its_indexes_in_the_cache(moto_s3, tm
 
     stream = RecordStream("s3://data/train", shuffle=True, seed=2, batch_size=16, drop_last=False, cache_dir=cache)
     assert sorted(ids(stream)) == list(range(sum(SIZES)))
-    with pytest.warns(UserWarning, match="decompressed"):
+    with pytest.warns(UserWarning, match="copied into"):
         gz = RecordDataset("s3://data/gz/a.tfrecord.gz", cache_dir=cache)
     same(gz[10], list(ofconvert.read(TESTDATA / "golden" / "tutorial.tfrecord"))[10])
 

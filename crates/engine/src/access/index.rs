@@ -2,8 +2,9 @@
 //! `OFFSET LENGTH`, as DALI and the Python `tfrecord` package read it), for TFRecord and
 //! OFRecord files alike: read from beside the file where it is, else from the cache, else
 //! built in one streaming pass (memory: the offsets alone) and kept beside a local file, or
-//! in the cache for a bucket or a place that cannot be written. A compressed TFRecord is
-//! decompressed into the cache once, and its copy indexed.
+//! in the cache for a bucket or a place that cannot be written. A compressed TFRecord, and
+//! an ArrayRecord file (its records come in compressed chunks), are copied into the cache
+//! once as an uncompressed TFRecord, and the copy indexed.
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
@@ -88,6 +89,26 @@ impl RecordIndex {
     }
 }
 
+/// What a file with no random access of its own was, that [`open_indexed`] copied into the
+/// cache as an uncompressed TFRecord.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copied {
+    /// A GZIP or ZLIB TFRecord.
+    Compressed(Compression),
+    /// An ArrayRecord file.
+    ArrayRecord,
+}
+
+impl Copied {
+    /// `GZIP`, `ZLIB` or `ArrayRecord`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Copied::Compressed(compression) => compression.tf_name(),
+            Copied::ArrayRecord => "ArrayRecord",
+        }
+    }
+}
+
 /// How [`open_indexed`] finds or makes an index.
 #[derive(Clone, Debug)]
 pub struct IndexOptions {
@@ -97,8 +118,8 @@ pub struct IndexOptions {
     /// Whether the streaming pass checks TFRecord length checksums (data checksums are
     /// checked when a record is read).
     pub checksums: Checksums,
-    /// Whether a compressed TFRecord is decompressed into the cache (else it is an error
-    /// that says what to do).
+    /// Whether a compressed TFRecord (or an ArrayRecord file) is copied into the cache (else
+    /// it is an error that says what to do).
     pub decompress: bool,
 }
 
@@ -117,8 +138,8 @@ impl Default for IndexOptions {
 pub struct IndexedFile {
     /// The file as it was named (a path or a URL): what errors name.
     pub path: PathBuf,
-    /// Where its records' bytes are read: the file itself, or the decompressed copy of a
-    /// compressed TFRecord (a local file in the cache).
+    /// Where its records' bytes are read: the file itself, or the uncompressed copy of a
+    /// compressed TFRecord or of an ArrayRecord file (a local file in the cache).
     pub data: PathBuf,
     /// Its format.
     pub format: Format,
@@ -126,8 +147,8 @@ pub struct IndexedFile {
     pub index: RecordIndex,
     /// Where the index is kept (`None` when it could be kept nowhere).
     pub stored: Option<PathBuf>,
-    /// What the file was decompressed from, for a compressed TFRecord.
-    pub decompressed: Option<Compression>,
+    /// What the file was copied from, for a compressed TFRecord or an ArrayRecord file.
+    pub decompressed: Option<Copied>,
     /// Whether this call made the index (and the decompressed copy) rather than finding it.
     pub made: bool,
     /// The file's size in bytes when it was opened.
@@ -165,9 +186,9 @@ pub fn open_indexed(
     };
     let version = storage.version(&at).ok().flatten();
     let cache = cache_dir(options.cache_dir.as_deref());
-    let compression = match format {
+    let copied = match format {
         Format::Tf => sniff(&*storage, &at, size).map_err(io_error)?,
-        Format::Of => Compression::None,
+        Format::Of => None,
     };
     let mut file = IndexedFile {
         path: path.to_path_buf(),
@@ -180,18 +201,21 @@ pub fn open_indexed(
         size,
         version: version.clone(),
     };
-    if compression != Compression::None {
+    if let Some(copied) = copied {
         if !options.decompress {
+            let what = match copied {
+                Copied::Compressed(compression) => format!("a {} TFRecord", compression.tf_name()),
+                Copied::ArrayRecord => "an ArrayRecord file".to_owned(),
+            };
             return Err(Error::new(ErrorKind::Usage(format!(
-                "{} is a {} TFRecord, which has no random access: let it be decompressed into \
-                 the cache once, or store the data uncompressed (`ofconvert tf2of` writes \
+                "{} is {what}, which this reader has no random access to: let it be copied \
+                 into the cache once, or store the data uncompressed (`ofconvert tf2of` writes \
                  OFRecords, which have it)",
                 path.display(),
-                compression.tf_name()
             )))
             .in_file(path));
         }
-        file.decompressed = Some(compression);
+        file.decompressed = Some(copied);
         file.data = cache.join(cache_name(&source, size, version.as_deref(), ""));
         let stored = file.data.with_file_name(format!(
             "{}{INDEX_SUFFIX}",
@@ -244,12 +268,20 @@ pub fn open_indexed(
     Ok(file)
 }
 
-/// The compression of a TFRecord file, from its first bytes.
-fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<Compression> {
+/// Whether a TensorFlow record file must be copied to be read at random, and what it is,
+/// from its first bytes: `None` for an uncompressed TFRecord.
+fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<Option<Copied>> {
+    let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut prefix = Vec::new();
-    let first = 0..size.min(16);
+    let first = 0..size.min(signature.len() as u64);
     storage.read_ranges(path, std::slice::from_ref(&first), &mut prefix)?;
-    Ok(Compression::sniff(&prefix))
+    if prefix == signature {
+        return Ok(Some(Copied::ArrayRecord));
+    }
+    Ok(match Compression::sniff(&prefix[..prefix.len().min(16)]) {
+        Compression::None => None,
+        compression => Some(Copied::Compressed(compression)),
+    })
 }
 
 /// Indexes `at` in one pass over its records, stepping over their data.
@@ -428,7 +460,10 @@ mod tests {
         tfrecord(&path, &[b"one", b"three"], Compression::Gzip);
         let cache = dir.path().join("cache");
         let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!(opened.decompressed, Some(Compression::Gzip));
+        assert_eq!(
+            opened.decompressed,
+            Some(Copied::Compressed(Compression::Gzip))
+        );
         assert!(opened.made);
         assert!(opened.data.starts_with(&cache));
         let mut plain = Vec::new();

@@ -10,8 +10,9 @@ format of ``ofconvert index``): a ``FILE.idx`` beside the file is used where it 
 else one is built on first use in a single streaming pass and kept beside a local file, or
 in the cache directory (``cache_dir=``, else ``$OFCONVERT_CACHE_DIR``, else
 ``~/.cache/ofconvert``) for a bucket or a place that cannot be written. A compressed
-TFRecord has no random access: it is decompressed once into the cache (a warning says so
-and how big the copy is), or refused with ``decompress=False``.
+TFRecord has no random access, and this reader has none to an ArrayRecord file yet: such a
+file is copied once into the cache as an uncompressed TFRecord (a warning says so and how
+big the copy is), or refused with ``decompress=False``.
 """
 
 import os
@@ -118,7 +119,7 @@ class RecordDataset:
             size = sum(os.path.getsize(f[4]) for f in made)
             where = os.path.dirname(made[0][4])
             warnings.warn(
-                f"{len(made)} compressed TFRecord file(s) decompressed into {where} "
+                f"{len(made)} compressed TFRecord or ArrayRecord file(s) copied into {where} "
                 f"({size / 1e6:,.1f} MB) for random access; later runs reuse the copies "
                 "(decompress=False refuses compressed files instead)",
                 UserWarning,
@@ -137,7 +138,8 @@ class RecordDataset:
     def files(self) -> List[Dict[str, Any]]:
         """Each file: ``path``, ``format`` (``"tfrecord"``/``"ofrecord"``), ``records``,
         ``index`` (where its index is kept, None if nowhere), ``data`` (where its bytes are
-        read: the file, or the decompressed copy of a compressed one) and ``compression``."""
+        read: the file, or the uncompressed copy of a compressed TFRecord or an ArrayRecord
+        file) and ``compression`` (``"GZIP"``, ``"ZLIB"``, ``"ArrayRecord"`` or None)."""
         return [
             dict(path=f[0], format=f[1], records=f[2], index=f[3], data=f[4], compression=f[5])
             for f in self._files
