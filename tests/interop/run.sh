@@ -11,7 +11,7 @@
 # the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py), also
 # after tf2of --images raw (features.json then describes the pixels), and
 # takes a dataset TFDS's own builder writes (a ClassLabel with names) through tf2of, diff
-# and of2tf and back into TFDS (tfds_builder.py).
+# and of2tf and back into TFDS, prepared as TFRecord and as ArrayRecord (tfds_builder.py).
 # Exits non-zero on any mismatch.
 set -euo pipefail
 
@@ -111,7 +111,7 @@ for folder in mnist/3.0.1 cifar10/3.0.2; do
         "$testdata/datasets/tfds/$folder" "$work/tfds-raw-back/$folder" --raw
 done
 
-step "TFDS's own builder: class names, side files and names through tf2of and of2tf, back into TFDS"
+step "TFDS's own builder: class names, side files and names through tf2of and of2tf, back into TFDS; prepared as ArrayRecord too"
 mkdir -p "$work/tfds-builder"
 empty="$(mktemp -d "$work/tfds-data.XXXXXX")"
 TFDS_DATA_DIR="$empty" "$python" "$here/tfds_builder.py" "$ofconvert" "$work/tfds-builder"

@@ -12,6 +12,12 @@ ofconvert's manifests besides. Last, `tfds.builder_from_directory` opens the fol
 came back: the label's names must be ['cat', 'dog', 'bird'] and every example of every split
 equal to the original's, in order.
 
+Then the same builder prepares the dataset as ArrayRecord (`file_format='array_record'`, TFDS's
+other format, which its `as_dataset` does not read) into WORK/built-ar: `tf2of` must write the
+very parts it wrote from the TFRecord preparation, `diff` must find the two the same, and
+`of2tf` gives back TFRecord shards that `tfds.builder_from_directory` loads with the original's
+examples.
+
 No network: TFDS_DATA_DIR must name an empty directory, still empty at the end, and any
 attempt to connect a socket fails the check. Exits 1 on the first difference.
 """
@@ -160,9 +166,54 @@ def main(argv):
             if not same(a, b):
                 fail(f"{split} example #{index} differs from the original")
         print(f"ok  tfds builder pets {split}: {len(got)} examples, labels {NAMES}")
+
+    array_record(ofconvert, work, builder, of)
     if os.listdir(data_dir):
         fail(f"TensorFlow Datasets wrote into TFDS_DATA_DIR: {os.listdir(data_dir)}")
     return 0
+
+
+def parts(root):
+    """The OneFlow parts under root: relative path -> bytes."""
+    return {name: data for name, data in files(root).items() if os.path.basename(name).startswith("part-")}
+
+
+def array_record(ofconvert, work, builder, of):
+    """The dataset prepared as ArrayRecord converts to the parts its TFRecord preparation gave
+    and comes back as TFRecord shards TFDS loads."""
+    built = os.path.join(work, "built-ar")
+    prepared = Pets(data_dir=built, file_format="array_record")
+    prepared.download_and_prepare(download_config=tfds.download.DownloadConfig(num_shards=2))
+    shards = sorted(name for name in files(built) if ".array_record-" in name)
+    if len(shards) != 4:
+        fail(f"TFDS wrote no ArrayRecord shards: {sorted(files(built))}")
+
+    converted = os.path.join(work, "of-ar")
+    run(ofconvert, "--quiet", "tf2of", built, converted)
+    from_tfrecord, from_array_record = parts(of), parts(converted)
+    if sorted(from_array_record) != sorted(from_tfrecord) or not from_tfrecord:
+        fail(f"parts from ArrayRecord {sorted(from_array_record)}, from TFRecord {sorted(from_tfrecord)}")
+    for name, data in from_tfrecord.items():
+        if from_array_record[name] != data:
+            fail(f"{name}: the ArrayRecord preparation converted to other bytes")
+    verdict = run(ofconvert, "--quiet", "diff", built, converted)
+    if not verdict.startswith("same: 33 records in 2 datasets"):
+        fail(f"diff of the ArrayRecord preparation and its conversion: {verdict}")
+
+    back = os.path.join(work, "back-ar")
+    run(ofconvert, "--quiet", "of2tf", converted, back)
+    folder = os.path.join(back, "pets", "1.0.0")
+    given = sorted(name for name in files(folder) if "-of-" in name)
+    expected_names = sorted(name.replace(".array_record-", ".tfrecord-") for name in shards)
+    if [os.path.basename(name) for name in given] != [os.path.basename(name) for name in expected_names]:
+        fail(f"shards given back {given}, expected {expected_names}")
+    loaded = tfds.builder_from_directory(folder)
+    for split in ("train", "test"):
+        expected = examples(builder, split)
+        got = examples(loaded, split)
+        if len(got) != len(expected) or any(not same(a, b) for a, b in zip(expected, got)):
+            fail(f"{split}: the ArrayRecord preparation came back with other examples")
+        print(f"ok  tfds builder pets, prepared as ArrayRecord, {split}: {len(got)} examples")
 
 
 if __name__ == "__main__":
