@@ -2,7 +2,8 @@
 //! hand (three small messages of integers do not need a protobuf library): the postscript
 //! that points at the footer chunk, the footer's metadata, and one entry per chunk of records.
 
-use crate::codec::{put_varint, take_varint};
+use crate::codec::{put_varint, take_varint, Records as ChunkRecords};
+use crate::error::Error;
 
 /// `echo 'ArrayRecord' | md5sum`, first 16 hex digits: the postscript's magic number.
 pub const MAGIC: u64 = 0x7193_0e70_4fda_e05e;
@@ -175,6 +176,57 @@ impl ChunkEntry {
         put_varint_field(out, 2, self.decoded_data_size);
         put_varint_field(out, 3, self.num_records);
     }
+}
+
+/// Checks a decoded footer chunk: its first record is the metadata, the others one entry per
+/// chunk whose counts add up to the metadata's. `each` sees every entry with the index of its
+/// first record.
+pub(crate) fn check_footer_records(
+    records: &ChunkRecords,
+    begin: u64,
+    index: u64,
+    mut each: impl FnMut(ChunkEntry, u64) -> Result<(), Error>,
+) -> Result<FooterMetadata, Error> {
+    if records.len() == 0 {
+        return Err(Error::invalid_footer(
+            "the footer chunk is empty",
+            begin,
+            index,
+        ));
+    }
+    let metadata = FooterMetadata::decode(records.get(0))
+        .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
+    if metadata.num_chunks != records.len() as u64 - 1 {
+        return Err(Error::invalid_footer(
+            format!(
+                "the metadata counts {} chunks, the footer lists {}",
+                metadata.num_chunks,
+                records.len() - 1
+            ),
+            begin,
+            index,
+        ));
+    }
+    let mut total = 0u64;
+    for i in 1..records.len() {
+        let entry = ChunkEntry::decode(records.get(i))
+            .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
+        each(entry, total)?;
+        total = total.checked_add(entry.num_records).ok_or_else(|| {
+            Error::invalid_footer("the chunks' record counts overflow", begin, index)
+        })?;
+    }
+    if total != metadata.num_records {
+        return Err(Error::invalid_footer(
+            format!(
+                "the chunks hold {total} records, the metadata says {}",
+                metadata.num_records
+            ),
+            begin,
+            index,
+        ));
+    }
+    Ok(metadata)
 }
 
 #[cfg(test)]

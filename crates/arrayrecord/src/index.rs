@@ -6,12 +6,13 @@ use std::io;
 
 use crate::codec::Records as ChunkRecords;
 use crate::error::{Error, ErrorKind};
+use crate::footer::check_footer_records;
 use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC};
 use crate::layout::{
     add_with_overhead, check_block_header, remaining_in_block, ChunkHeader, ChunkType,
     BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
 };
-use crate::reader::{check_chunk_data, check_footer_records, decode_chunk};
+use crate::reader::{check_chunk_data, decode_chunk};
 
 /// A source that reads bytes at any offset: a file, or bytes in memory.
 pub trait ReadAt {

@@ -1,7 +1,7 @@
 //! The streaming reader: every record in file order, every hash checked, the footer checked
 //! against what was read. It reads through any `io::Read`, with no seeking: the footer and
 //! postscript are the last two chunks of records, so it holds two chunks back until it sees
-//! which chunks are last.
+//! which chunks are last, and after an error gives out the records of those before it.
 
 use std::collections::VecDeque;
 use std::io::{self, BufReader, Read};
@@ -10,7 +10,7 @@ use ofconvert_frame::Position;
 
 use crate::codec::Records as ChunkRecords;
 use crate::error::{Error, ErrorKind};
-use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC, POSTSCRIPT_COPIES};
+use crate::footer::{check_footer_records, FooterMetadata, Postscript, MAGIC, POSTSCRIPT_COPIES};
 use crate::layout::{
     check_block_header, chunk_end, hash, remaining_in_block, ChunkHeader, ChunkType,
     BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
@@ -93,6 +93,8 @@ pub struct Reader<R> {
     current_begin: u64,
     metadata: Option<FooterMetadata>,
     stopped: bool,
+    /// An error met while chunks before it were still held back: returned once they are.
+    deferred: Option<Error>,
 }
 
 impl<R: Read> Reader<R> {
@@ -111,6 +113,7 @@ impl<R: Read> Reader<R> {
             current_begin: 0,
             metadata: None,
             stopped: false,
+            deferred: None,
         }
     }
 
@@ -179,8 +182,11 @@ impl<R: Read> Reader<R> {
     /// Decodes the next chunk of records into `current`: `Ok(false)` at a sound end.
     fn next_data_chunk(&mut self) -> Result<bool, Error> {
         loop {
-            if self.pending.len() > 2 {
-                let chunk = self.pending.pop_front().expect("three chunks pending");
+            // After an error, the chunks held back before it are records (the footer, when the
+            // damage was in the postscript, was dropped): they are given out first.
+            let draining = self.deferred.is_some() && !self.pending.is_empty();
+            if self.pending.len() > 2 || draining {
+                let chunk = self.pending.pop_front().expect("a chunk pending");
                 let result = decode_chunk(
                     chunk.begin,
                     chunk.first_index,
@@ -195,9 +201,19 @@ impl<R: Read> Reader<R> {
                 self.data_chunks += 1;
                 return Ok(true);
             }
-            let Some(chunk) = self.next_chunk()? else {
-                self.check_footer()?;
-                return Ok(false);
+            if let Some(err) = self.deferred.take() {
+                return Err(err);
+            }
+            let chunk = match self.next_chunk() {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => {
+                    self.check_footer()?;
+                    return Ok(false);
+                }
+                Err(err) => {
+                    self.defer(err);
+                    continue;
+                }
             };
             match chunk.header.chunk_type {
                 ChunkType::Signature | ChunkType::Metadata | ChunkType::Padding => {
@@ -210,14 +226,59 @@ impl<R: Read> Reader<R> {
                     self.pending.push_back(chunk);
                 }
                 ChunkType::Other(chunk_type) => {
-                    return Err(Error::new(
+                    let err = Error::new(
                         ErrorKind::UnsupportedChunkType { chunk_type },
                         chunk.begin,
                         self.arrived_records,
-                    ))
+                    );
+                    self.defer(err);
                 }
             }
         }
+    }
+
+    /// Keeps `err` to return once the chunks held back before it are read. The postscript and
+    /// the footer are dropped from them: a chunk that decodes as a postscript pointing at the
+    /// chunk before it, and one that decodes as a footer describing the chunks before it.
+    fn defer(&mut self, err: Error) {
+        if let [.., footer, last] = self.pending.make_contiguous() {
+            let mut records = ChunkRecords::default();
+            let is_postscript = last.begin.is_multiple_of(BLOCK_SIZE)
+                && decode_chunk(last.begin, 0, &last.header, &last.data, &mut records).is_ok()
+                && records.len() == POSTSCRIPT_COPIES
+                && Postscript::decode(records.get(0)).is_ok_and(|postscript| {
+                    postscript.magic == MAGIC && postscript.footer_offset == footer.begin
+                });
+            if is_postscript {
+                let postscript = self.pending.pop_back().expect("two chunks pending");
+                self.arrived_records -= postscript.header.num_records;
+                self.spare.push(postscript.data);
+            }
+        }
+        if let Some(last) = self.pending.back() {
+            let chunks_before = self.data_chunks + self.pending.len() as u64 - 1;
+            let records_before = self.arrived_records - last.header.num_records;
+            let mut records = ChunkRecords::default();
+            records.limit = self.current.limit;
+            let is_footer = decode_chunk(
+                last.begin,
+                records_before,
+                &last.header,
+                &last.data,
+                &mut records,
+            )
+            .and_then(|()| {
+                check_footer_records(&records, last.begin, records_before, |_, _| Ok(()))
+            })
+            .is_ok_and(|metadata| {
+                metadata.num_chunks == chunks_before && metadata.num_records == records_before
+            });
+            if is_footer {
+                let footer = self.pending.pop_back().expect("a chunk pending");
+                self.spare.push(footer.data);
+            }
+        }
+        self.deferred = Some(err);
     }
 
     /// The last two chunks of records are the footer and the postscript: checks them.
@@ -411,57 +472,6 @@ impl<R: Read> Reader<R> {
         }
         Ok(filled)
     }
-}
-
-/// Checks a decoded footer chunk: its first record is the metadata, the others one entry per
-/// chunk whose counts add up to the metadata's. `each` sees every entry with the index of its
-/// first record.
-pub(crate) fn check_footer_records(
-    records: &ChunkRecords,
-    begin: u64,
-    index: u64,
-    mut each: impl FnMut(ChunkEntry, u64) -> Result<(), Error>,
-) -> Result<FooterMetadata, Error> {
-    if records.len() == 0 {
-        return Err(Error::invalid_footer(
-            "the footer chunk is empty",
-            begin,
-            index,
-        ));
-    }
-    let metadata = FooterMetadata::decode(records.get(0))
-        .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
-    if metadata.num_chunks != records.len() as u64 - 1 {
-        return Err(Error::invalid_footer(
-            format!(
-                "the metadata counts {} chunks, the footer lists {}",
-                metadata.num_chunks,
-                records.len() - 1
-            ),
-            begin,
-            index,
-        ));
-    }
-    let mut total = 0u64;
-    for i in 1..records.len() {
-        let entry = ChunkEntry::decode(records.get(i))
-            .map_err(|reason| Error::invalid_footer(reason, begin, index))?;
-        each(entry, total)?;
-        total = total.checked_add(entry.num_records).ok_or_else(|| {
-            Error::invalid_footer("the chunks' record counts overflow", begin, index)
-        })?;
-    }
-    if total != metadata.num_records {
-        return Err(Error::invalid_footer(
-            format!(
-                "the chunks hold {total} records, the metadata says {}",
-                metadata.num_records
-            ),
-            begin,
-            index,
-        ));
-    }
-    Ok(metadata)
 }
 
 /// The records of a [`Reader`], one `Result` each; ends after the first error.

@@ -94,9 +94,10 @@ fn a_flipped_block_header_byte_names_the_block() {
     );
     assert_eq!(err.offset(), 65536);
     // The postscript's block. The reader holds the last two chunks of records back until it
-    // knows which are the footer and the postscript, so the last chunk (one record) is not
-    // read when the postscript is damaged.
-    assert_eq!(records.len(), 49);
+    // knows which are the footer and the postscript; when the postscript is damaged, the
+    // footer is told by what it says of the chunks before it, and the last chunk of records
+    // (one record) is still read.
+    assert_eq!(records.len(), 50);
     let err = IndexedReader::open(flipped(&bytes, 65536 + 12))
         .err()
         .unwrap();
@@ -133,6 +134,32 @@ fn every_guarded_byte_flipped_is_an_error() {
     for at in guarded {
         let (_, err) = stream(&flipped(&bytes, at));
         assert!(err.is_some(), "a flip at {at} read as a sound file");
+    }
+}
+
+#[test]
+fn every_record_before_the_damage_is_read() {
+    // The reader holds chunks back to tell the footer and the postscript; damage after them
+    // must not lose them: what comes before the error is every record before its index.
+    for name in ["group7_uncompressed", "default"] {
+        let bytes = golden(name);
+        let (all, err) = stream(&bytes);
+        assert!(err.is_none());
+        let flips = (0..2000).chain(65536..65536 + 24 + 40 + 44);
+        let cuts = (64..bytes.len()).step_by(331);
+        let damaged = flips
+            .map(|at| (format!("flip at {at}"), flipped(&bytes, at)))
+            .chain(cuts.map(|len| (format!("cut at {len}"), bytes[..len].to_vec())));
+        for (what, damaged) in damaged {
+            let (records, err) = stream(&damaged);
+            let err = err.unwrap_or_else(|| panic!("{name}, {what}: read as sound"));
+            let before = (err.index() as usize).min(all.len());
+            assert!(
+                records == all[..before],
+                "{name}, {what}: {} records read before {err}",
+                records.len()
+            );
+        }
     }
 }
 

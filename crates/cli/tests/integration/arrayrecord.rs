@@ -166,6 +166,24 @@ fn damage_in_an_array_record_is_named_with_its_offset() {
         "{}",
         run.stdout
     );
+    // Every record before the damaged chunk is read, and counted good.
+    let damaged_record: u64 = run
+        .stdout
+        .split("(record #")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(damaged_record > 0);
+    assert!(
+        run.stdout
+            .contains(&format!("1 problem, {damaged_record} good records")),
+        "{}",
+        run.stdout
+    );
     let run = ofconvert()
         .args(["count".as_ref(), file.as_os_str()])
         .expect_code(1);
