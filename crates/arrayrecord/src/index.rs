@@ -301,6 +301,13 @@ impl<S: ReadAt> IndexedReader<S> {
         self.chunks.len()
     }
 
+    /// Chunk `chunk` of records (`0..num_chunks()`, in file order): the numbers of the records
+    /// it holds and the offset it begins at, as the footer lists them.
+    pub fn chunk(&self, chunk: usize) -> (std::ops::Range<u64>, u64) {
+        let (entry, first) = (self.chunks[chunk], self.first_records[chunk]);
+        (first..first + entry.num_records, entry.chunk_offset)
+    }
+
     /// The footer's metadata (counts and the writer's options string).
     pub fn metadata(&self) -> &FooterMetadata {
         &self.metadata

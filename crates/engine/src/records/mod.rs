@@ -1,5 +1,6 @@
 //! Record files: telling a file's format from its first bytes ([`detect`]), reading its
-//! records with every checksum checked and damage reported or skipped ([`reader`]), and
+//! records with every checksum checked and damage reported or skipped ([`reader`]; an
+//! ArrayRecord file by its footer too, [`array`]), and
 //! writing parts and shards under temporary names in aligned buffers ([`output`]), on a
 //! thread of their own when records are large and a core is idle, and copying whole files
 //! beside them ([`copy`]).
@@ -7,6 +8,7 @@
 //! Uses `naming`, `error`, `storage`, `options` and `progress`; never the planning or the
 //! run above it.
 
+pub(crate) mod array;
 pub(crate) mod copy;
 pub(crate) mod detect;
 pub(crate) mod output;
