@@ -44,13 +44,14 @@ venv() {
     echo "$wanted" >"$dir/.requirements"
 }
 
-# TensorFlow with the protobuf runtime and its compiler, and TFDS: one virtualenv for the
-# TensorFlow interop (run.sh), OneFlow's (oneflow.sh, which reads TensorFlow's values from it)
-# and the Python package's tests (ci.sh), made once instead of once each.
+# TensorFlow with the protobuf runtime and its compiler, and TFDS (with Pillow, which its
+# ArrayRecord data sources decode images with): one virtualenv for the TensorFlow interop
+# (run.sh), OneFlow's (oneflow.sh, which reads TensorFlow's values from it) and the Python
+# package's tests (ci.sh), made once instead of once each.
 tensorflow_venv_ready() {
     mkdir -p "$cache"
     tf_venv="$cache/tensorflow"
-    venv "$tf_venv" python3 tensorflow-cpu protobuf grpcio-tools tensorflow-datasets
+    venv "$tf_venv" python3 tensorflow-cpu protobuf grpcio-tools tensorflow-datasets pillow
 }
 
 oneflow_venv_ready() {

@@ -16,7 +16,9 @@ Then the same builder prepares the dataset as ArrayRecord (`file_format='array_r
 other format, which its `as_dataset` does not read) into WORK/built-ar: `tf2of` must write the
 very parts it wrote from the TFRecord preparation, `diff` must find the two the same, and
 `of2tf` gives back TFRecord shards that `tfds.builder_from_directory` loads with the original's
-examples.
+examples. Last, `of2tf --to array_record` writes the conversion back as ArrayRecord shards under
+TFDS's names, which TFDS's own ArrayRecord data source (`as_data_source`, Google's
+`array_record` reader) reads as the original's examples.
 
 No network: TFDS_DATA_DIR must name an empty directory, still empty at the end, and any
 attempt to connect a socket fails the check. Exits 1 on the first difference.
@@ -214,6 +216,21 @@ def array_record(ofconvert, work, builder, of):
         if len(got) != len(expected) or any(not same(a, b) for a, b in zip(expected, got)):
             fail(f"{split}: the ArrayRecord preparation came back with other examples")
         print(f"ok  tfds builder pets, prepared as ArrayRecord, {split}: {len(got)} examples")
+
+    written = os.path.join(work, "back-to-ar")
+    run(ofconvert, "--quiet", "of2tf", "--to", "array_record", of, written)
+    folder = os.path.join(written, "pets", "1.0.0")
+    given = sorted(name for name in files(folder) if "-of-" in name)
+    if [os.path.basename(name) for name in given] != [os.path.basename(name) for name in shards]:
+        fail(f"ArrayRecord shards written {given}, TFDS names them {shards}")
+    loaded = tfds.builder_from_directory(folder)
+    for split in ("train", "test"):
+        expected = examples(builder, split)
+        source = loaded.as_data_source(split=split)
+        got = [source[i] for i in range(len(source))]
+        if len(got) != len(expected) or any(not same(a, b) for a, b in zip(expected, got)):
+            fail(f"{split}: TFDS's ArrayRecord data source read other examples from of2tf --to array_record")
+        print(f"ok  of2tf --to array_record, read by TFDS's ArrayRecord data source, {split}: {len(got)} examples")
 
 
 if __name__ == "__main__":

@@ -105,6 +105,7 @@ pub fn of2tf(args: &Of2tfArgs, jobs: Option<u64>) -> ConvertConfig {
         jobs,
     );
     config.compression = args.compression;
+    config.to = args.to;
     config.lossy = args.lossy;
     config
 }

@@ -149,6 +149,7 @@ pub use naming::names::{
 };
 pub use options::{
     Checksums, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings, Sizing,
+    TfFile,
 };
 pub use planning::plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use planning::rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};

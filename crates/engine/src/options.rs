@@ -64,6 +64,29 @@ pub enum OnEmpty {
     Skip,
 }
 
+/// The files of2tf writes TensorFlow's records into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TfFile {
+    /// TFRecord files (`.tfrecord`), compressed as [`Options::compression`] says.
+    #[default]
+    Tfrecord,
+    /// ArrayRecord files (`.array_record`), as TFDS's `file_format='array_record'` and Grain
+    /// read them: a record a chunk, zstd, as `array_record`'s own writer makes them.
+    ArrayRecord,
+}
+
+impl TfFile {
+    /// `tfrecord` or `array_record`: the word in file names, in `dataset_info.json`'s
+    /// `fileFormat` and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            TfFile::Tfrecord => "tfrecord",
+            TfFile::ArrayRecord => "array_record",
+        }
+    }
+}
+
 /// How the records of a dataset are cut into output parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Sizing {
@@ -104,6 +127,8 @@ pub struct Options {
     pub sizing: Sizing,
     /// Compression of the TFRecord files written by of2tf.
     pub compression: Compression,
+    /// What of2tf writes: TFRecord or ArrayRecord files.
+    pub to: TfFile,
     /// Check TFRecord checksums while reading.
     pub verify_checksums: bool,
     /// Flush every part to the disk (fsync) before it takes its final name. Without it a
@@ -174,6 +199,7 @@ impl Options {
             part_digits: layout::DEFAULT_PART_DIGITS,
             sizing: Sizing::default(),
             compression: Compression::None,
+            to: TfFile::default(),
             verify_checksums: true,
             sync: true,
             on_corrupt: OnCorrupt::default(),
@@ -231,6 +257,7 @@ impl Options {
             part_digits: self.part_digits,
             sizing: self.sizing,
             compression: self.compression.name().to_owned(),
+            to: self.to,
             verify_checksums: self.verify_checksums,
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
@@ -294,6 +321,10 @@ pub struct Settings {
     pub sizing: Sizing,
     /// `none`, `gzip` or `zlib`.
     pub compression: String,
+    /// What of2tf wrote (left out for TFRecord files, as manifests written before there was
+    /// a choice say nothing).
+    #[serde(default, skip_serializing_if = "is_tfrecord")]
+    pub to: TfFile,
     /// Whether checksums were checked.
     pub verify_checksums: bool,
     /// What happened to damaged records.
@@ -306,6 +337,10 @@ pub struct Settings {
     /// Whether the files that came with the records were carried too.
     #[serde(default = "carried", skip_serializing_if = "is_carried")]
     pub side_files: bool,
+}
+
+fn is_tfrecord(to: &TfFile) -> bool {
+    *to == TfFile::Tfrecord
 }
 
 fn is_keep(policy: &ImagePolicy) -> bool {

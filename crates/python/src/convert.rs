@@ -55,6 +55,7 @@ pub struct Settings {
     images: String,
     jpeg_quality: u8,
     compression: String,
+    to: String,
     lossy: bool,
     on_corrupt: String,
     overwrite: bool,
@@ -240,6 +241,7 @@ fn configure(
     config.images = choice(python, &settings.images)?;
     config.jpeg_quality = settings.jpeg_quality;
     config.compression = choice(python, &settings.compression)?;
+    config.to = choice(python, &settings.to)?;
     config.lossy = settings.lossy;
     config.on_corrupt = choice(python, &settings.on_corrupt)?;
     config.overwrite = settings.overwrite;

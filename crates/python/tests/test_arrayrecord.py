@@ -70,3 +70,19 @@ def test_random_access_from_a_bucket_copies_the_file_once_into_the_cache(moto_s3
     assert len(again) == 500
     with pytest.raises(ofconvert.UsageError, match="ArrayRecord"):
         RecordDataset("s3://data/ar/examples.array_record", cache_dir=tmp_path / "other", decompress=False)
+
+
+def test_of2tf_writes_array_record_files_that_read_as_the_source(tmp_path):
+    source = tmp_path / "tf"
+    source.mkdir()
+    shutil.copy(TESTDATA / "golden" / "tutorial.tfrecord", source / "tutorial.tfrecord")
+    ofconvert.tf2of(source, tmp_path / "of")
+    summary = ofconvert.of2tf(tmp_path / "of", tmp_path / "ar", to="array_record")
+    written = sorted((tmp_path / "ar").rglob("*.array_record"))
+    assert len(written) == 1 and summary["records"] == 500
+    assert list(ofconvert.read(written)) == list(ofconvert.read(source))
+    assert ofconvert.count(written[0])["files"][0]["compression"] == "array_record"
+    with pytest.raises(ofconvert.UsageError, match="compression applies to TFRecord files"):
+        ofconvert.of2tf(tmp_path / "of", tmp_path / "gz", to="array_record", compression="gzip")
+    with pytest.raises(ofconvert.UsageError, match="array_record"):
+        ofconvert.of2tf(tmp_path / "of", tmp_path / "other", to="parquet")

@@ -6,7 +6,7 @@ use clap::Args;
 use ofconvert_bridge::SequencePolicy;
 use ofconvert_engine::config::{parse_size, Cast, Images, Offset, Preset, Rename};
 use ofconvert_engine::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
-use ofconvert_engine::{OnCorrupt, OnEmpty};
+use ofconvert_engine::{OnCorrupt, OnEmpty, TfFile};
 use ofconvert_tfrecord::Compression;
 
 use super::{choices, Network, Threads, Verbosity};
@@ -223,6 +223,14 @@ pub struct Of2tfArgs {
     #[arg(long, default_value = "none", value_name = "KIND", ignore_case = true,
           value_parser = choices::<Compression>())]
     pub compression: Compression,
+
+    /// Write ArrayRecord files instead (TFDS's file_format='array_record', which Grain and
+    /// array_record's readers open): NAME.array_record, NAME-NNNNN-of-MMMMM.array_record, or
+    /// TFDS's NAME-SPLIT.array_record-NNNNN-of-MMMMM beside a dataset_info.json saying so; a
+    /// record a chunk, zstd, as array_record writes them.
+    #[arg(long, default_value = "tfrecord", value_name = "FILES",
+          value_parser = choices::<TfFile>())]
+    pub to: TfFile,
 
     /// Round doubles (and integers cast to a float type) to the nearest float, counting the
     /// values changed in the summary and manifest; without it, a double that float cannot

@@ -268,6 +268,25 @@ fn tfds_array_record_shards_convert_and_come_back_as_tfrecord_shards() {
     let info: Value =
         serde_json::from_str(&fs::read_to_string(back.join("dataset_info.json")).unwrap()).unwrap();
     assert_eq!(info["fileFormat"], "tfrecord");
+    // Written back as ArrayRecord: TFDS's names, and its dataset_info.json says so.
+    let written = work.path().join("written");
+    ofconvert()
+        .args(["of2tf".as_ref(), of.as_os_str(), written.as_os_str()])
+        .args(["--to", "array_record", "-q", "--no-sync"])
+        .ok();
+    let info: Value =
+        serde_json::from_str(&fs::read_to_string(written.join("dataset_info.json")).unwrap())
+            .unwrap();
+    assert_eq!(info["fileFormat"], "array_record");
+    let shard_names = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = tree(dir)
+            .into_iter()
+            .filter(|name| name.contains("-of-"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(shard_names(&written), shard_names(&prepared));
     for split in ["train", "test"] {
         let records = |dir: &Path, infix: &str| -> Vec<Vec<u8>> {
             files_starting(dir, &format!("mnist-{split}.{infix}-"))
@@ -310,4 +329,91 @@ fn googles_own_files_count_as_it_wrote_them() {
         counted += 1;
     }
     assert!(counted >= 8, "{counted}");
+}
+
+#[test]
+fn of2tf_to_array_record_writes_the_records_tf2of_read() {
+    let work = tempdir();
+    let records = examples(0, 300, 500);
+    let tf = work.path().join("tf");
+    fs::create_dir_all(&tf).unwrap();
+    write_tfrecord(&tf.join("train.tfrecord"), &records);
+    let (of, array, again) = (
+        work.path().join("of"),
+        work.path().join("array"),
+        work.path().join("again"),
+    );
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            tf.as_os_str(),
+            of.as_os_str(),
+            "-q".as_ref(),
+        ])
+        .ok();
+    ofconvert()
+        .args(["of2tf".as_ref(), of.as_os_str(), array.as_os_str()])
+        .args(["--to", "array_record", "-q"])
+        .ok();
+    let written: Vec<_> = tree(&array)
+        .into_iter()
+        .filter(|name| name.ends_with(".array_record"))
+        .collect();
+    assert_eq!(written.len(), 1, "{:?}", tree(&array));
+    let file = array.join(&written[0]);
+    let mut reader = ofconvert_arrayrecord::Reader::new(File::open(&file).unwrap());
+    let mut read = Vec::new();
+    let mut record = Vec::new();
+    while reader.read_record(&mut record).unwrap() {
+        read.push(record.clone());
+    }
+    assert!(read == records, "{} records read back", read.len());
+    assert_eq!(count_json(&file)["files"][0]["compression"], "array_record");
+    assert_eq!(manifest(&array)["settings"]["to"], "array_record");
+    ofconvert()
+        .args(["diff".as_ref(), tf.as_os_str(), array.as_os_str()])
+        .ok();
+    // And back to OneFlow: the same parts.
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            array.as_os_str(),
+            again.as_os_str(),
+            "-q".as_ref(),
+        ])
+        .ok();
+    let parts = |dir: &Path| files_starting(dir, "part-");
+    assert_eq!(parts(&of).len(), parts(&again).len());
+    for (a, b) in parts(&of).iter().zip(parts(&again)) {
+        assert!(
+            fs::read(a).unwrap() == fs::read(&b).unwrap(),
+            "{}",
+            b.display()
+        );
+    }
+
+    // ArrayRecord files are compressed chunk by chunk, and only of2tf writes them.
+    let run = ofconvert()
+        .args([
+            "of2tf".as_ref(),
+            of.as_os_str(),
+            work.path().join("gz").as_os_str(),
+        ])
+        .args(["--to", "array_record", "--compression", "gzip"])
+        .expect_code(2);
+    assert!(
+        run.stderr
+            .contains("--compression applies to TFRecord files"),
+        "{}",
+        run.stderr
+    );
+    let run = ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            tf.as_os_str(),
+            work.path().join("x").as_os_str(),
+        ])
+        .args(["--to", "array_record"])
+        .expect_code(2);
+    assert!(!run.stderr.is_empty());
 }

@@ -10,7 +10,7 @@ use super::values::{Cast, Images, Offset, Preset, Rename};
 use crate::error::{Error, ErrorKind};
 use crate::front_end::{FrontEnd, OptionValue};
 use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
-use crate::options::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing};
+use crate::options::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing, TfFile};
 use crate::planning::plan::Plan;
 use crate::planning::rules::check_rules;
 use crate::progress::ProgressFn;
@@ -103,6 +103,8 @@ pub struct ConvertConfig {
     pub jpeg_quality: u8,
     /// The compression of the TFRecord files written (`of2tf`).
     pub compression: Compression,
+    /// TFRecord or ArrayRecord files written (`of2tf`).
+    pub to: TfFile,
     /// Doubles rounded to float (`of2tf`).
     pub lossy: bool,
     /// What happens to damaged records.
@@ -173,6 +175,7 @@ impl ConvertConfig {
             images: Images::Keep,
             jpeg_quality: 100,
             compression: Compression::None,
+            to: TfFile::Tfrecord,
             lossy: false,
             on_corrupt: OnCorrupt::Fail,
             verify: true,
@@ -236,6 +239,7 @@ impl ConvertConfig {
         let other_direction: &[(&str, bool)] = match self.direction {
             Direction::TfToOf => &[
                 ("compression", self.compression != defaults.compression),
+                ("to", self.to != defaults.to),
                 ("lossy", self.lossy),
             ],
             Direction::OfToTf => &[
@@ -254,6 +258,12 @@ impl ConvertConfig {
                 Direction::OfToTf => "tf2of",
             };
             return Err(self.usage(format!("{} is an option of {other}", words.name(name))));
+        }
+        if self.to == TfFile::ArrayRecord && self.compression != Compression::None {
+            return Err(self.usage(format!(
+                "{} applies to TFRecord files: ArrayRecord files compress each chunk (zstd)",
+                words.name("compression")
+            )));
         }
         if self.inputs.is_empty() {
             return Err(self.usage("no input given".to_owned()));
@@ -351,6 +361,7 @@ impl ConvertConfig {
         options.break_lock = self.break_lock;
         options.jobs = self.jobs.unwrap_or(0);
         options.compression = self.compression;
+        options.to = self.to;
         options.images = match self.images {
             Images::Keep => ImagePolicy::Keep,
             Images::Jpeg => ImagePolicy::Jpeg {

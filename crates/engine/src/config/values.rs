@@ -10,7 +10,7 @@ use ofconvert_tfrecord::Compression;
 
 use crate::front_end::{FrontEnd, OptionValue};
 use crate::naming::names::Format;
-use crate::options::{OnCorrupt, OnEmpty};
+use crate::options::{OnCorrupt, OnEmpty, TfFile};
 
 /// A byte size: a number with an optional `K`, `M`, `G` or `T` suffix (powers of 1024, an
 /// optional trailing `B` or `iB`), at least 1.
@@ -284,6 +284,14 @@ impl Choice for Images {
 impl Choice for Format {
     const OPTION: &'static str = "format";
     const CHOICES: &'static [(&'static str, Self)] = &[("tf", Format::Tf), ("of", Format::Of)];
+}
+
+impl Choice for TfFile {
+    const OPTION: &'static str = "to";
+    const CHOICES: &'static [(&'static str, Self)] = &[
+        ("tfrecord", TfFile::Tfrecord),
+        ("array_record", TfFile::ArrayRecord),
+    ];
 }
 
 impl Choice for Compression {

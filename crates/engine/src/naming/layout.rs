@@ -34,13 +34,20 @@ pub fn part_name(prefix: &str, digits: usize, index: usize) -> String {
 }
 
 /// The name of TFRecord shard `index` of `count` written from a OneFlow dataset:
-/// `stem-00001-of-00004.tfrecord`, and `stem.tfrecord` when it is the only one.
-pub fn tf_shard_name(stem: &str, index: usize, count: usize, compression: Compression) -> String {
+/// `stem-00001-of-00004.tfrecord`, and `stem.tfrecord` when it is the only one; `extension`
+/// is `tfrecord`, or `array_record` for ArrayRecord files (never compressed as a whole).
+pub fn tf_shard_name(
+    stem: &str,
+    index: usize,
+    count: usize,
+    extension: &str,
+    compression: Compression,
+) -> String {
     let suffix = compression.file_suffix();
     if count == 1 {
-        format!("{stem}.tfrecord{suffix}")
+        format!("{stem}.{extension}{suffix}")
     } else {
-        format!("{stem}-{index:05}-of-{count:05}.tfrecord{suffix}")
+        format!("{stem}-{index:05}-of-{count:05}.{extension}{suffix}")
     }
 }
 
@@ -111,7 +118,7 @@ pub(crate) enum DatasetFiles<'a> {
     /// OneFlow parts, `prefix` + digits (tf2of).
     Parts { prefix: &'a str },
     /// TFRecord shards `stem-NNNNN-of-NNNNN.tfrecord*`, `stem.tfrecord*` or TFDS's
-    /// `stem.tfrecord-NNNNN-of-NNNNN*` (of2tf).
+    /// `stem.tfrecord-NNNNN-of-NNNNN*` (of2tf), and the same with `array_record`.
     Shards { stem: &'a str },
     /// TFRecord files given back under the names they had (of2tf).
     Named { names: &'a [String] },
@@ -133,11 +140,14 @@ pub(crate) fn is_dataset_file(
             DatasetFiles::Parts { prefix } => part_number(name, prefix).is_some(),
             DatasetFiles::Shards { stem } => {
                 let single = name.strip_prefix(stem).is_some_and(|rest| {
-                    matches!(rest, ".tfrecord" | ".tfrecord.gz" | ".tfrecord.zz")
+                    matches!(
+                        rest,
+                        ".tfrecord" | ".tfrecord.gz" | ".tfrecord.zz" | ".array_record"
+                    )
                 });
                 single
                     || (shard_name(name).is_some_and(|shard| shard.stem == stem)
-                        && name.contains(".tfrecord"))
+                        && (name.contains(".tfrecord") || name.contains(".array_record")))
             }
             DatasetFiles::Named { names } => names.iter().any(|known| known == name),
         }
@@ -156,11 +166,11 @@ mod tests {
         assert_eq!(part_name("part-", 5, 3), "part-00003");
         assert_eq!(part_name("part-", 0, 12), "part-12");
         assert_eq!(
-            tf_shard_name("train", 1, 4, Compression::Gzip),
+            tf_shard_name("train", 1, 4, "tfrecord", Compression::Gzip),
             "train-00001-of-00004.tfrecord.gz"
         );
         assert_eq!(
-            tf_shard_name("train", 0, 1, Compression::None),
+            tf_shard_name("train", 0, 1, "tfrecord", Compression::None),
             "train.tfrecord"
         );
     }
@@ -190,6 +200,8 @@ mod tests {
         };
         assert!(of2tf("train-00000-of-00002.tfrecord"));
         assert!(of2tf("train.tfrecord.gz"));
+        assert!(of2tf("train-00001-of-00002.array_record"));
+        assert!(of2tf("train.array_record"));
         assert!(!of2tf("test-00000-of-00002.tfrecord"));
         assert!(!of2tf("train.tfrecord.idx"));
     }

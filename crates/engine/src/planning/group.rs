@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::loose;
 use super::plan::{DatasetPlan, InputFile, Restore, SkippedFile};
 use crate::manifest::Manifest;
-use crate::options::{Direction, Options};
+use crate::options::{Direction, Options, TfFile};
 
 /// A file found by the walk.
 type Found = Listed;
@@ -516,11 +516,12 @@ fn restore_of(
         .collect();
     names.sort_unstable();
     // Names written down with invalid UTF-8 replaced are not the names the files had; and
-    // an ArrayRecord file's name would say the TFRecord file written under it is one.
+    // a name that says ArrayRecord (or not) must say what is written under it.
+    let array_record = options.to == TfFile::ArrayRecord;
     let exact = names.iter().all(|name| {
         !name.is_empty()
             && !name.contains(char::REPLACEMENT_CHARACTER)
-            && !name.contains(".array_record")
+            && name.contains(".array_record") == array_record
     });
     let distinct = names.windows(2).all(|pair| pair[0] != pair[1]) && exact;
     (untouched && same_compression && distinct && restore.part_names().eq(from)).then_some(restore)

@@ -4,12 +4,14 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use ofconvert_arrayrecord as arrayrecord;
 use ofconvert_ofrecord as ofrecord;
 use ofconvert_tfrecord::{self as tfrecord, Compression};
 
 use crate::error::{Error, ErrorKind};
 use crate::naming::layout::{self, DatasetFiles};
 use crate::naming::names::Format;
+use crate::options::TfFile;
 use crate::storage::{Durability, OutputFile, Storage};
 
 /// A part written under its temporary name.
@@ -28,11 +30,19 @@ pub(crate) struct PartWriter {
 enum Sink {
     Of(ofrecord::Writer<Box<dyn OutputFile>>),
     Tf(tfrecord::Writer<Box<dyn OutputFile>>),
+    /// An ArrayRecord file, the bytes its records would take as a TFRecord's counted (what
+    /// parts are sized by), and a buffer records are made in.
+    Array {
+        writer: arrayrecord::Writer<Box<dyn OutputFile>>,
+        bytes: u64,
+        scratch: Vec<u8>,
+    },
 }
 
 impl PartWriter {
     /// Creates the part at `path`: OFRecord when converting from TFRecord (`input_format`),
-    /// TFRecord with `compression` the other way; made as durable as `durability` says
+    /// the other way TFRecord with `compression`, or ArrayRecord, as `to` says; made as
+    /// durable as `durability` says
     /// when finished. `first_record`, the size of the first record to be written, tells
     /// whether the part's buffers are written on a thread of their own (when records are
     /// [large](super::LARGE_RECORD) and a [core is idle](super::spare_core)): with large
@@ -42,7 +52,7 @@ impl PartWriter {
         storage: &dyn Storage,
         path: PathBuf,
         input_format: Format,
-        compression: Compression,
+        (to, compression): (TfFile, Compression),
         durability: Durability,
         first_record: u64,
     ) -> Result<Self, Error> {
@@ -59,6 +69,11 @@ impl PartWriter {
                     writer
                 })
             }
+            Format::Of if to == TfFile::ArrayRecord => Sink::Array {
+                writer: arrayrecord::Writer::new(file),
+                bytes: 0,
+                scratch: Vec::new(),
+            },
             Format::Of => {
                 let writer = tfrecord::Writer::with_compression(file, compression);
                 Sink::Tf(if on_thread {
@@ -81,6 +96,7 @@ impl PartWriter {
         match &self.sink {
             Sink::Of(writer) => writer.records_written(),
             Sink::Tf(writer) => writer.records_written(),
+            Sink::Array { writer, .. } => writer.position().index,
         }
     }
 
@@ -89,6 +105,7 @@ impl PartWriter {
         match &self.sink {
             Sink::Of(writer) => writer.bytes_written(),
             Sink::Tf(writer) => writer.bytes_written(),
+            Sink::Array { bytes, .. } => *bytes,
         }
     }
 
@@ -100,6 +117,12 @@ impl PartWriter {
             Sink::Tf(writer) => writer
                 .write_record(payload)
                 .map_err(|err| write_error(&self.path, err.into_kind())),
+            Sink::Array { writer, bytes, .. } => {
+                *bytes += frame_len(Format::Of, payload.len());
+                writer
+                    .write_record(payload)
+                    .map_err(|err| write_error(&self.path, err.into_kind()))
+            }
         }
     }
 
@@ -118,6 +141,21 @@ impl PartWriter {
             Sink::Tf(writer) => writer
                 .write_record_with(fill)
                 .map_err(|err| write_error(&self.path, err.into_kind())),
+            Sink::Array {
+                writer,
+                bytes,
+                scratch,
+            } => {
+                scratch.clear();
+                if let Err(err) = fill(scratch) {
+                    return Ok(Err(err));
+                }
+                *bytes += frame_len(Format::Of, scratch.len());
+                writer
+                    .write_record(scratch)
+                    .map(Ok)
+                    .map_err(|err| write_error(&self.path, err.into_kind()))
+            }
         }
     }
 
@@ -139,6 +177,9 @@ impl PartWriter {
                 .finish()
                 .map_err(|err| write_error(&path, err.into_kind())),
             Sink::Tf(writer) => writer
+                .finish()
+                .map_err(|err| write_error(&path, err.into_kind())),
+            Sink::Array { writer, .. } => writer
                 .finish()
                 .map_err(|err| write_error(&path, err.into_kind())),
         };
@@ -177,6 +218,15 @@ impl IntoWriteError for ofrecord::ErrorKind {
         match self {
             ofrecord::ErrorKind::Io(err) => Error::io(path, err),
             other => Error::new(ErrorKind::OfRecord(other)).in_file(path),
+        }
+    }
+}
+
+impl IntoWriteError for arrayrecord::ErrorKind {
+    fn into_write_error(self, path: &Path) -> Error {
+        match self {
+            arrayrecord::ErrorKind::Io(err) => Error::io(path, err),
+            other => Error::new(ErrorKind::ArrayRecord(other)).in_file(path),
         }
     }
 }

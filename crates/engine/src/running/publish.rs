@@ -13,7 +13,7 @@ use crate::manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SideFile, TensorflowReader,
 };
 use crate::naming::layout::{self, DatasetFiles};
-use crate::options::{Direction, ExistingOutput, Options, Settings};
+use crate::options::{Direction, ExistingOutput, Options, Settings, TfFile};
 use crate::planning::plan::{DatasetPlan, Restore};
 use crate::progress::DatasetStatus;
 use crate::recode::ImageConversion;
@@ -174,10 +174,11 @@ impl Target<'_> {
                 layout::part_name(&options.part_prefix, options.part_digits, index)
             }
             (Direction::OfToTf, Some(origin)) => {
-                origin.shard_name(index, count, options.compression)
+                origin.shard_name(index, count, options.to.name(), options.compression)
             }
             (Direction::OfToTf, None) => {
-                layout::tf_shard_name(&self.tf_stem, index, count, options.compression)
+                let extension = options.to.name();
+                layout::tf_shard_name(&self.tf_stem, index, count, extension, options.compression)
             }
         }
     }
@@ -264,7 +265,8 @@ impl Target<'_> {
                     options.part_digits,
                 ));
             }
-            Direction::OfToTf if count > 0 => {
+            // How tf.data reads the shards; it reads no ArrayRecord file.
+            Direction::OfToTf if count > 0 && options.to == TfFile::Tfrecord => {
                 let names: Vec<String> = parts.iter().map(|part| part.name.clone()).collect();
                 manifest.tensorflow = Some(TensorflowReader::new(
                     &absolute,

@@ -65,7 +65,8 @@ pub(crate) fn write_metadata(
             })
             .collect();
         let dir = PathBuf::from(&folder);
-        let result = rewrite_info(&first.dataset_info, &splits)
+        let file_format = manifests[0].settings.to.name();
+        let result = rewrite_info(&first.dataset_info, &splits, file_format)
             .map_err(std::io::Error::other)
             .and_then(|info| {
                 let mut files = vec![(DATASET_INFO, info)];
@@ -111,10 +112,14 @@ pub(crate) fn write_metadata(
 }
 
 /// What TFDS counts as a split's `numBytes`: the bytes of its serialized examples, the
-/// TFRecord framing (16 bytes a record) left out. Unknown for compressed files.
+/// TFRecord framing (16 bytes a record) left out. Unknown for compressed files and
+/// ArrayRecord ones.
 fn example_bytes(manifest: &Manifest) -> Option<u64> {
     const FRAMING: u64 = 16;
-    (manifest.settings.compression == ofconvert_tfrecord::Compression::None.name()).then(|| {
+    let uncompressed = manifest.settings.compression
+        == ofconvert_tfrecord::Compression::None.name()
+        && manifest.settings.to == crate::options::TfFile::Tfrecord;
+    uncompressed.then(|| {
         manifest
             .parts
             .iter()

@@ -279,6 +279,7 @@ fn options_of(stored: &StoredPlan) -> Result<Options, Error> {
     options.part_digits = settings.part_digits;
     options.sizing = settings.sizing;
     options.side_files = settings.side_files;
+    options.to = settings.to;
     options.compression = Compression::from_str(&settings.compression).map_err(|_| {
         Error::new(ErrorKind::Io(std::io::Error::other(format!(
             "unknown compression {:?} in the stored plan",

@@ -64,6 +64,7 @@ fn flags(settings: &Settings, words: FrontEnd) -> Vec<String> {
         number("records_per_part", settings.sizing.records_per_part),
         number("max_part_bytes", settings.sizing.max_part_bytes),
         text("compression", &settings.compression),
+        text("to", settings.to.name()),
         on_by_default("verify", settings.verify_checksums),
         text(
             "on_corrupt",

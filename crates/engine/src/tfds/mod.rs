@@ -52,10 +52,17 @@ impl TfdsOrigin {
     }
 
     /// TFDS's name of shard `index` of `count` (TFDS's template
-    /// `{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}`), with the compression's suffix.
-    pub fn shard_name(&self, index: usize, count: usize, compression: Compression) -> String {
+    /// `{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}`, the file format `tfrecord` or
+    /// `array_record`), with the compression's suffix.
+    pub fn shard_name(
+        &self,
+        index: usize,
+        count: usize,
+        file_format: &str,
+        compression: Compression,
+    ) -> String {
         format!(
-            "{}.tfrecord-{index:05}-of-{count:05}{}",
+            "{}.{file_format}-{index:05}-of-{count:05}{}",
             self.stem(),
             compression.file_suffix()
         )
@@ -134,6 +141,7 @@ impl Metadata {
 pub(crate) fn rewrite_info(
     text: &str,
     splits: &[(String, Vec<u64>, Option<u64>)],
+    file_format: &str,
 ) -> Result<String, String> {
     let mut info: Value =
         serde_json::from_str(text).map_err(|err| format!("{DATASET_INFO}: {err}"))?;
@@ -185,11 +193,18 @@ pub(crate) fn rewrite_info(
             fields.insert("numBytes".to_owned(), new);
         }
     }
-    // The shards written are TFRecord files, whatever the dataset was prepared as (TFDS's
-    // `file_format='array_record'` writes ArrayRecord ones): TFDS looks for the format named.
+    // The shards are in the format written (`tfrecord` or `array_record`), whatever the
+    // dataset was prepared as: TFDS looks for the format named. A missing one means TFRecord.
     if let Some(format) = info.get_mut("fileFormat") {
-        if format.as_str() != Some("tfrecord") {
-            *format = Value::String("tfrecord".to_owned());
+        if format.as_str() != Some(file_format) {
+            *format = Value::String(file_format.to_owned());
+        }
+    } else if file_format != "tfrecord" {
+        if let Some(fields) = info.as_object_mut() {
+            fields.insert(
+                "fileFormat".to_owned(),
+                Value::String(file_format.to_owned()),
+            );
         }
     }
     let mut rewritten = serde_json::to_string_pretty(&info).map_err(|err| err.to_string())?;
@@ -232,13 +247,17 @@ mod tests {
             ("test".to_owned(), vec![40], Some(23482)),
             ("train".to_owned(), vec![40, 40], Some(47537)),
         ];
-        assert_eq!(rewrite_info(INFO, &splits).unwrap(), INFO);
+        assert_eq!(rewrite_info(INFO, &splits, "tfrecord").unwrap(), INFO);
     }
 
     #[test]
     fn new_shards_replace_lengths_and_drop_absent_splits() {
-        let rewritten =
-            rewrite_info(INFO, &[("train".to_owned(), vec![27, 27, 26], Some(9))]).unwrap();
+        let rewritten = rewrite_info(
+            INFO,
+            &[("train".to_owned(), vec![27, 27, 26], Some(9))],
+            "tfrecord",
+        )
+        .unwrap();
         let info: Value = serde_json::from_str(&rewritten).unwrap();
         let splits = info["splits"].as_array().unwrap();
         assert_eq!(splits.len(), 1);
@@ -247,25 +266,39 @@ mod tests {
             serde_json::json!(["27", "27", "26"])
         );
         assert_eq!(splits[0]["numBytes"], "9");
-        assert!(rewrite_info(INFO, &[("valid".to_owned(), vec![1], Some(1))]).is_err());
+        assert!(rewrite_info(INFO, &[("valid".to_owned(), vec![1], Some(1))], "tfrecord").is_err());
         // Bytes not known: numBytes stays as it was.
-        let kept = rewrite_info(INFO, &[("test".to_owned(), vec![40], None)]).unwrap();
+        let kept = rewrite_info(INFO, &[("test".to_owned(), vec![40], None)], "tfrecord").unwrap();
         let info: Value = serde_json::from_str(&kept).unwrap();
         assert_eq!(info["splits"][0]["numBytes"], "23482");
     }
 
     #[test]
-    fn shards_of_an_array_record_dataset_are_named_tfrecord() {
+    fn the_file_format_is_the_one_written() {
         let info = r#"{"fileFormat": "array_record", "splits": [{"name": "train", "shardLengths": ["3"]}]}"#;
-        let rewritten = rewrite_info(info, &[("train".to_owned(), vec![3], None)]).unwrap();
+        let splits = [("train".to_owned(), vec![3], None)];
+        let rewritten = rewrite_info(info, &splits, "tfrecord").unwrap();
         let info: Value = serde_json::from_str(&rewritten).unwrap();
         assert_eq!(info["fileFormat"], "tfrecord");
+        let unnamed = r#"{"splits": [{"name": "train", "shardLengths": ["3"]}]}"#;
+        let rewritten = rewrite_info(unnamed, &splits, "array_record").unwrap();
+        let info: Value = serde_json::from_str(&rewritten).unwrap();
+        assert_eq!(info["fileFormat"], "array_record");
+        // None named means TFRecord: none is added.
+        let rewritten = rewrite_info(unnamed, &splits, "tfrecord").unwrap();
+        let info: Value = serde_json::from_str(&rewritten).unwrap();
+        assert!(info.get("fileFormat").is_none());
     }
 
     #[test]
     fn numbers_stay_numbers() {
         let info = r#"{"splits": [{"name": "train", "shardLengths": [3], "numBytes": 5}]}"#;
-        let rewritten = rewrite_info(info, &[("train".to_owned(), vec![1, 2], Some(7))]).unwrap();
+        let rewritten = rewrite_info(
+            info,
+            &[("train".to_owned(), vec![1, 2], Some(7))],
+            "tfrecord",
+        )
+        .unwrap();
         let info: Value = serde_json::from_str(&rewritten).unwrap();
         assert_eq!(info["splits"][0]["shardLengths"], serde_json::json!([1, 2]));
         assert_eq!(info["splits"][0]["numBytes"], 7);

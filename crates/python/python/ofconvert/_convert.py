@@ -193,7 +193,7 @@ def tf2of(
         cast_if_present=cast_if_present, offset_if_present=offset_if_present,
         keep_if_present=keep_if_present, drop_if_present=drop_if_present, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
-        compression=None, lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
+        compression=None, to="tfrecord", lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
         resume=resume, break_lock=break_lock, shard=shard, jobs=jobs, sync=sync, verify=verify,
         side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
@@ -210,6 +210,7 @@ def of2tf(
     max_part_bytes: Union[int, str, None] = None,
     part_prefix: str = "part-",
     compression: Optional[str] = None,
+    to: str = "tfrecord",
     lossy: bool = False,
     rename: Optional[Mapping[str, str]] = None,
     cast: Optional[Mapping[str, str]] = None,
@@ -242,7 +243,9 @@ def of2tf(
     prints.
 
     ``compression="gzip"`` or ``"zlib"`` (TensorFlow's ``"GZIP"``, ``"ZLIB"`` and ``""`` too)
-    compresses the files as TensorFlow does; ``lossy=True`` rounds doubles to float (without
+    compresses the files as TensorFlow does; ``to="array_record"`` writes ArrayRecord files
+    instead (TFDS's ``file_format='array_record'``, read by Grain and ``array_record``: a record
+    a chunk, zstd); ``lossy=True`` rounds doubles to float (without
     it a double that float cannot hold exactly fails its dataset) and counts the values it
     changed in each dataset's ``manifest["rounded_values"]``; a finite double beyond float's
     range fails its dataset either way. The other keyword arguments are those of
@@ -255,7 +258,8 @@ def of2tf(
         cast_if_present=cast_if_present, offset_if_present=offset_if_present,
         keep_if_present=keep_if_present, drop_if_present=drop_if_present,
         sequence="refuse", raw_feature=None,
-        empty="error", images="keep", jpeg_quality=100, compression=compression, lossy=lossy,
+        empty="error", images="keep", jpeg_quality=100, compression=compression, to=to,
+        lossy=lossy,
         on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, break_lock=break_lock,
         shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, dry_run=dry_run,
         retries=retries,
