@@ -1,10 +1,11 @@
 """Checks that Google's `array_record` reads the files ofconvert's writer makes.
 
 For every golden case's records (NAME.expected) and each compression, writes an ArrayRecord
-file with `cargo run -p ofconvert-arrayrecord --example write_arrayrecord`, then reads it with
+file with `cargo build --release -p ofconvert-arrayrecord --example write_arrayrecord`, then reads it with
 `array_record`'s ArrayRecordReader, in order and by record number (backwards), and through
-`ArrayRecordDataSource`, and compares every record. Run from the repository root with
-`array-record==0.8.6` installed:
+`ArrayRecordDataSource` (the class Grain's `grain.python.ArrayRecordDataSource` is), and compares
+every record. Run from the repository root with `array-record==0.8.6` installed (CI runs it in
+tests/interop/run.sh, with the array_record TFDS brings):
 
     python3 testdata/arrayrecord/check_ours.py
 """
@@ -36,11 +37,14 @@ def expected(name):
 
 
 def main():
+    # The release build, which `cargo test --workspace --release` (CI's) has already made.
     subprocess.run(
-        ["cargo", "build", "-q", "-p", "ofconvert-arrayrecord", "--example", "write_arrayrecord"],
+        ["cargo", "build", "-q", "--release", "--locked", "-p", "ofconvert-arrayrecord",
+         "--example", "write_arrayrecord"],
         check=True,
     )
-    writer = os.path.join("target", "debug", "examples", "write_arrayrecord")
+    target = os.environ.get("CARGO_TARGET_DIR", "target")
+    writer = os.path.join(target, "release", "examples", "write_arrayrecord")
     with open(os.path.join(HERE, "manifest.json")) as f:
         cases = [case["name"] for case in json.load(f)]
     checked = 0

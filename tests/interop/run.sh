@@ -116,4 +116,7 @@ mkdir -p "$work/tfds-builder"
 empty="$(mktemp -d "$work/tfds-data.XXXXXX")"
 TFDS_DATA_DIR="$empty" "$python" "$here/tfds_builder.py" "$ofconvert" "$work/tfds-builder"
 
+step "array_record's reader and Grain's ArrayRecordDataSource read what ofconvert's ArrayRecord writer makes"
+(cd "$root" && "$python" testdata/arrayrecord/check_ours.py)
+
 step "interop: all outputs read back as they should"
