@@ -1,4 +1,5 @@
-//! The writers behind `ofconvert.TFRecordWriter` and `ofconvert.OFRecordWriter`. A file is
+//! The writers behind `ofconvert.TFRecordWriter`, `ofconvert.ArrayRecordWriter` and
+//! `ofconvert.OFRecordWriter`. A file is
 //! written under a hidden temporary name beside its own and takes its name only when it is
 //! closed holding at least one record: a writer whose first record was refused, or that is
 //! abandoned (an exception out of its `with` block), publishes nothing. One dropped unclosed
@@ -20,11 +21,14 @@ use crate::values;
 
 enum Sink {
     Tf(ofconvert_tfrecord::Writer<BufWriter<File>>),
+    /// ArrayRecord, of `tf.train.Example`s as a TFRecord file holds them.
+    Array(ofconvert_arrayrecord::Writer<BufWriter<File>>),
     Of(ofconvert_ofrecord::Writer<BufWriter<File>>),
 }
 
-/// A record file being written: TFRecord (`"tf"`, optionally compressed) or OFRecord
-/// (`"of"`). Records are dicts the Python side normalized, or serialized payloads.
+/// A record file being written: TFRecord (`"tf"`, optionally compressed), ArrayRecord
+/// (`"array_record"`) or OFRecord (`"of"`). Records are dicts the Python side normalized, or
+/// serialized payloads.
 #[pyclass(module = "ofconvert._native")]
 pub struct Writer {
     state: Mutex<State>,
@@ -68,6 +72,7 @@ fn busy<T>(err: TryLockError<T>) -> PyErr {
 fn finish(sink: Sink) -> Result<(), Box<dyn std::error::Error>> {
     let buffered = match sink {
         Sink::Tf(writer) => writer.finish()?,
+        Sink::Array(writer) => writer.finish()?,
         Sink::Of(writer) => writer.finish()?,
     };
     buffered.into_inner().map_err(|err| err.into_error())?;
@@ -164,6 +169,15 @@ impl Writer {
                     "OneFlow reads no compressed OFRecord files",
                 ))
             }
+            "array_record" if compression == Compression::None => {
+                Sink::Array(ofconvert_arrayrecord::Writer::new(file))
+            }
+            "array_record" => {
+                return Err(PyValueError::new_err(
+                    "an ArrayRecord file compresses each chunk itself (zstd): no compression= \
+                     for it",
+                ))
+            }
             other => return Err(PyValueError::new_err(format!("unknown format {other:?}"))),
         };
         Ok(Writer {
@@ -194,7 +208,9 @@ impl Writer {
         if let Ok(bytes) = record.cast::<PyBytes>() {
             let bytes = bytes.as_bytes();
             let checked = match sink {
-                Sink::Tf(_) => ofconvert_bridge::classify_tf_record(bytes).map(|_| ()),
+                Sink::Tf(_) | Sink::Array(_) => {
+                    ofconvert_bridge::classify_tf_record(bytes).map(|_| ())
+                }
                 Sink::Of(_) if bytes.is_empty() => Err(MappingErrorKind::EmptyRecord.into()),
                 Sink::Of(_) => ofconvert_bridge::decode_ofrecord(bytes).map(|_| ()),
             };
@@ -204,7 +220,7 @@ impl Writer {
             let dict = record.cast::<PyDict>()?;
             let ofrecord = values::ofrecord_from_dict(dict)?;
             match sink {
-                Sink::Tf(_) => {
+                Sink::Tf(_) | Sink::Array(_) => {
                     let example = ofconvert_bridge::ofrecord_to_example(&ofrecord, &self.spec)
                         .map_err(|err| self.mapping_error(py, index, &err))?;
                     ofconvert_bridge::encode_example(&example, payload);
@@ -220,6 +236,9 @@ impl Writer {
         }
         match sink {
             Sink::Tf(writer) => writer
+                .write_record(payload)
+                .map_err(|err| self.file_error(py, &err))?,
+            Sink::Array(writer) => writer
                 .write_record(payload)
                 .map_err(|err| self.file_error(py, &err))?,
             Sink::Of(writer) => writer

@@ -192,8 +192,33 @@ def test_tensorflow_reads_what_of2tf_writes_from_ofrecordwriter(tmp_path):
 
 WRITERS = {
     "tf": lambda dir: ofconvert.TFRecordWriter(dir / "t.tfrecord"),
+    "array_record": lambda dir: ofconvert.ArrayRecordWriter(dir / "t.array_record"),
     "of": lambda dir: ofconvert.OFRecordWriter(dir / "part-00000"),
 }
+
+
+# Google's array_record reader, beside TensorFlow, gives the serialized Examples back.
+ARRAY_RECORD_READ_BACK = """
+import json, sys
+from array_record.python.array_record_module import ArrayRecordReader
+reader = ArrayRecordReader(sys.argv[1])
+print(json.dumps([reader.read().hex() for _ in range(reader.num_records())]))
+"""
+
+
+def test_array_record_writer_writes_what_tfrecord_writer_does_and_array_record_reads_it(tmp_path):
+    paths = {"tf": tmp_path / "out.tfrecord", "array_record": tmp_path / "out.array_record"}
+    for kind, path in paths.items():
+        with (ofconvert.TFRecordWriter if kind == "tf" else ofconvert.ArrayRecordWriter)(path) as writer:
+            for record in RECORDS:
+                writer.write(record)
+    raw = {kind: list(ofconvert.read(path, raw=True)) for kind, path in paths.items()}
+    assert raw["array_record"] == raw["tf"] and len(raw["tf"]) == len(RECORDS)
+    assert ofconvert.count(paths["array_record"])["files"][0]["compression"] == "array_record"
+    got = run_tensorflow(ARRAY_RECORD_READ_BACK, str(paths["array_record"]))
+    assert [bytes.fromhex(record) for record in got] == raw["tf"]
+    with pytest.raises(TypeError):
+        ofconvert.ArrayRecordWriter(tmp_path / "x.array_record", compression="gzip")
 
 
 @pytest.mark.parametrize("kind", WRITERS)
@@ -246,7 +271,8 @@ print(json.dumps(said))
 """
 
 
-@pytest.mark.parametrize("kind", WRITERS)
+# Not ArrayRecord: its zstd makes a megabyte of zeros a few bytes, which no limit stops.
+@pytest.mark.parametrize("kind", ["tf", "of"])
 def test_a_record_that_fails_to_reach_the_file_publishes_nothing(tmp_path, kind):
     name, cls = {"tf": ("t.tfrecord", "TFRecordWriter"), "of": ("part-00000", "OFRecordWriter")}[kind]
     done = subprocess.run(

@@ -21,10 +21,11 @@ from ._errors import (
     UsageError,
 )
 from ._inspect import count, diff, index, schema, verify
-from ._records import OFRecordWriter, TFRecordWriter, read
+from ._records import ArrayRecordWriter, OFRecordWriter, TFRecordWriter, read
 from . import data
 
 __all__ = [
+    "ArrayRecordWriter",
     "ConversionError",
     "CorruptRecordError",
     "Error",
