@@ -85,24 +85,69 @@ pub fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
     None
 }
 
-/// Appends `data` compressed as one Riegeli compressed block: for anything but `None`, its
-/// decompressed size as a varint, then the compressed bytes.
-fn compress(compression: Compression, data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
-    if compression == Compression::None {
-        out.extend_from_slice(data);
-        return Ok(());
+/// Compresses chunks, a zstd context kept from chunk to chunk: making one (with its 1 MiB
+/// window) for every chunk cost a writer of a record a chunk most of its time.
+#[derive(Default)]
+pub struct Encoder {
+    zstd: Option<(i32, zstd::bulk::Compressor<'static>)>,
+}
+
+impl Encoder {
+    /// Encodes records (their sizes as varints and their values back to back) as a simple
+    /// chunk's data.
+    pub fn encode_simple(
+        &mut self,
+        compression: Compression,
+        sizes: &[u8],
+        values: &[u8],
+        out: &mut Vec<u8>,
+    ) -> std::io::Result<()> {
+        out.clear();
+        out.push(compression.byte());
+        let mut compressed_sizes = Vec::new();
+        self.compress(compression, sizes, &mut compressed_sizes)?;
+        put_varint(out, compressed_sizes.len() as u64);
+        out.extend_from_slice(&compressed_sizes);
+        self.compress(compression, values, out)
     }
-    put_varint(out, data.len() as u64);
-    match compression {
-        Compression::None => {}
-        Compression::Zstd(level) => {
-            let mut compressor = zstd::bulk::Compressor::new(level)?;
-            compressor.set_parameter(zstd::zstd_safe::CParameter::WindowLog(ZSTD_WINDOW_LOG))?;
+
+    /// Appends `data` compressed as one Riegeli compressed block: for anything but `None`,
+    /// its decompressed size as a varint, then the compressed bytes.
+    fn compress(
+        &mut self,
+        compression: Compression,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> std::io::Result<()> {
+        if compression == Compression::None {
+            out.extend_from_slice(data);
+            return Ok(());
+        }
+        put_varint(out, data.len() as u64);
+        if let Compression::Zstd(level) = compression {
+            let compressor = match &mut self.zstd {
+                Some((made_for, compressor)) if *made_for == level => compressor,
+                slot => {
+                    let mut compressor = zstd::bulk::Compressor::new(level)?;
+                    compressor
+                        .set_parameter(zstd::zstd_safe::CParameter::WindowLog(ZSTD_WINDOW_LOG))?;
+                    &mut slot.insert((level, compressor)).1
+                }
+            };
             let start = out.len();
             out.resize(start + zstd::zstd_safe::compress_bound(data.len()), 0);
             let written = compressor.compress_to_buffer(data, &mut out[start..])?;
             out.truncate(start + written);
+            return Ok(());
         }
+        compress_other(compression, data, out)
+    }
+}
+
+/// Appends `data` compressed with brotli or snappy (its size already written).
+fn compress_other(compression: Compression, data: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    match compression {
+        Compression::None | Compression::Zstd(_) => {}
         Compression::Brotli(quality) => {
             let mut writer =
                 brotli::CompressorWriter::new(out, 1 << 16, quality, BROTLI_WINDOW_LOG);
@@ -363,21 +408,15 @@ impl Records {
     }
 }
 
-/// Encodes records (their sizes as varints and their values back to back) as a simple
-/// chunk's data.
+/// [`Encoder::encode_simple`] with a context of its own, for a single chunk.
+#[cfg(test)]
 pub fn encode_simple(
     compression: Compression,
     sizes: &[u8],
     values: &[u8],
     out: &mut Vec<u8>,
 ) -> std::io::Result<()> {
-    out.clear();
-    out.push(compression.byte());
-    let mut compressed_sizes = Vec::new();
-    compress(compression, sizes, &mut compressed_sizes)?;
-    put_varint(out, compressed_sizes.len() as u64);
-    out.extend_from_slice(&compressed_sizes);
-    compress(compression, values, out)
+    Encoder::default().encode_simple(compression, sizes, values, out)
 }
 
 #[cfg(test)]
@@ -418,7 +457,9 @@ mod tests {
             Compression::Snappy,
         ] {
             let mut block = Vec::new();
-            compress(compression, &data, &mut block).unwrap();
+            Encoder::default()
+                .compress(compression, &data, &mut block)
+                .unwrap();
             let byte = compression.byte();
             let mut zstd = None;
             let mut out = Vec::new();

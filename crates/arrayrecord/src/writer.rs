@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 
 use ofconvert_frame::Position;
 
-use crate::codec::{encode_simple, put_varint, Compression};
+use crate::codec::{put_varint, Compression, Encoder};
 use crate::error::{Error, ErrorKind};
 use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC, POSTSCRIPT_COPIES, VERSION};
 use crate::layout::{
@@ -60,6 +60,7 @@ pub struct Writer<W: Write> {
     in_group: u32,
     chunks: Vec<ChunkEntry>,
     data: Vec<u8>,
+    encoder: Encoder,
     failed: Option<Error>,
 }
 
@@ -81,6 +82,7 @@ impl<W: Write> Writer<W> {
             in_group: 0,
             chunks: Vec::new(),
             data: Vec::new(),
+            encoder: Encoder::default(),
             failed: None,
         }
     }
@@ -133,7 +135,7 @@ impl<W: Write> Writer<W> {
             self.write_chunk(ChunkType::Signature, 0, 0)?;
         }
         let mut data = std::mem::take(&mut self.data);
-        encode_simple(
+        self.encoder.encode_simple(
             self.options.compression,
             &self.sizes,
             &self.values,
@@ -203,7 +205,8 @@ impl<W: Write> Writer<W> {
     /// Writes the grouped records as one simple chunk that no footer entry lists.
     fn write_records_chunk(&mut self, compression: Compression) -> io::Result<()> {
         let mut data = std::mem::take(&mut self.data);
-        encode_simple(compression, &self.sizes, &self.values, &mut data)?;
+        self.encoder
+            .encode_simple(compression, &self.sizes, &self.values, &mut data)?;
         self.data = data;
         let decoded_data_size = self.values.len() as u64;
         self.write_chunk(
