@@ -108,6 +108,22 @@ fn googles_file_of_tensorflows_examples_converts_as_the_tfrecord_file_does() {
         &work.path().join("tf"),
     );
     assert_eq!(count_json(&array)["total"], 500);
+    // schema, and the code it prints for OneFlow, as for the TFRecord file.
+    for extra in [&[][..], &["--oneflow"][..]] {
+        let schema = |path: &Path| {
+            ofconvert()
+                .args(["schema".as_ref(), path.as_os_str()])
+                .args(extra)
+                .ok()
+                .stdout
+        };
+        let (ours, theirs) = (schema(&array), schema(&tf));
+        assert!(ours.contains("feature3"), "{ours}");
+        assert_eq!(
+            ours.replace(array.to_str().unwrap(), "FILE"),
+            theirs.replace(tf.to_str().unwrap(), "FILE")
+        );
+    }
     for extra in [&[][..], &["--unordered"][..]] {
         ofconvert()
             .args(["diff".as_ref(), array.as_os_str(), tf.as_os_str()])
