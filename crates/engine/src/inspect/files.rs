@@ -188,7 +188,7 @@ fn past_array_damage(verification: &mut Verification, checker: &mut RecordChecke
     verification.problems.push(damage.noting(note));
     let mut buf = Vec::new();
     for chunk in 0..by_footer.num_chunks() {
-        let (records, _) = by_footer.chunk(chunk);
+        let (records, offset) = by_footer.chunk(chunk);
         if records.start <= damaged {
             continue;
         }
@@ -200,10 +200,7 @@ fn past_array_damage(verification: &mut Verification, checker: &mut RecordChecke
             match checker.check_example(&buf) {
                 Ok(_) => verification.good_records += 1,
                 Err(err) => {
-                    let at = RecordAt {
-                        offset: by_footer.chunk(chunk).1,
-                        index,
-                    };
+                    let at = RecordAt { offset, index };
                     verification.problems.push(Error::mapping(&path, at, err));
                 }
             }

@@ -18,17 +18,26 @@ pub(crate) fn looks_like_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::
     is_tfrecord_stream(storage.open(path, 0)?.reader)
 }
 
-/// [`looks_like_tfrecord_in`] of a stream read from its start.
-pub(crate) fn is_tfrecord_stream(mut stream: impl Read) -> io::Result<bool> {
+/// A stream whose first bytes, read to look at them, are put back before the rest.
+pub(crate) type Rewound<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
+/// Whether `stream`, read from its start, begins with the ArrayRecord (Riegeli) signature;
+/// and the stream whole again.
+pub(crate) fn sniff_array_record<R: Read>(mut stream: R) -> io::Result<(bool, Rewound<R>)> {
     let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut head = Vec::with_capacity(signature.len());
     (&mut stream)
         .take(signature.len() as u64)
         .read_to_end(&mut head)?;
-    if head == signature {
+    Ok((head == signature, io::Cursor::new(head).chain(stream)))
+}
+
+/// [`looks_like_tfrecord_in`] of a stream read from its start.
+pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
+    let (is_array, stream) = sniff_array_record(stream)?;
+    if is_array {
         return Ok(true);
     }
-    let stream = io::Cursor::new(head).chain(stream);
     let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
     Ok(match reader.skip_record() {
         Ok(found) => found.is_some(),

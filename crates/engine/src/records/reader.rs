@@ -166,14 +166,10 @@ impl<'a> RecordReader<'a> {
                 // TFRecord stream; they are read again by the reader that follows, and
                 // counted then.
                 let mut input = input;
-                let mut head = Vec::with_capacity(arrayrecord::SIGNATURE.len());
-                (&mut input.file)
-                    .take(arrayrecord::SIGNATURE.len() as u64)
-                    .read_to_end(&mut head)
-                    .map_err(|err| Error::io(path, err))?;
-                let is_array = head == arrayrecord::SIGNATURE;
-                let rest = std::mem::replace(&mut input.file, Box::new(io::empty()));
-                input.file = Box::new(io::Cursor::new(head).chain(rest));
+                let file = std::mem::replace(&mut input.file, Box::new(io::empty()));
+                let (is_array, file) =
+                    detect::sniff_array_record(file).map_err(|err| Error::io(path, err))?;
+                input.file = Box::new(file);
                 if is_array {
                     (
                         Framed::Array(arrayrecord::Reader::new(input)),
