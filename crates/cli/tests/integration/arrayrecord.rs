@@ -25,6 +25,15 @@ fn write_array_record(path: &Path, records: &[Vec<u8>], group: u32) {
     writer.finish().unwrap();
 }
 
+/// `ofconvert COMMAND INPUT OUTPUT -q --no-sync EXTRA...`, which must succeed.
+fn convert(command: &str, input: &Path, output: &Path, extra: &[&str]) {
+    ofconvert()
+        .args([command.as_ref(), input.as_os_str(), output.as_os_str()])
+        .args(["-q", "--no-sync"])
+        .args(extra)
+        .ok();
+}
+
 fn count_json(path: &Path) -> Value {
     let run = ofconvert()
         .args(["count".as_ref(), path.as_os_str(), "--json".as_ref()])
@@ -64,14 +73,7 @@ fn tf2of_count_verify_and_cat_read_an_array_record_as_its_records_in_a_tfrecord(
 
     // tf2of writes the same parts from either file.
     for (input, output) in [(&tf, "of-tf"), (&array, "of-array")] {
-        ofconvert()
-            .args([
-                "tf2of".as_ref(),
-                input.as_os_str(),
-                work.path().join(output).as_os_str(),
-            ])
-            .args(["-q", "--no-sync"])
-            .ok();
+        convert("tf2of", input, &work.path().join(output), &[]);
     }
     let parts = |dir: &str| files_starting(&work.path().join(dir), "part-");
     assert!(!parts("of-tf").is_empty());
@@ -140,14 +142,7 @@ fn googles_file_of_tensorflows_examples_converts_as_the_tfrecord_file_does() {
         .expect_code(1);
     assert!(run.stdout.contains("#17"), "{}", run.stdout);
     for (input, output) in [(&array, "of-array"), (&tf, "of-tf")] {
-        ofconvert()
-            .args([
-                "tf2of".as_ref(),
-                input.as_os_str(),
-                work.path().join(output).as_os_str(),
-            ])
-            .args(["-q", "--no-sync"])
-            .ok();
+        convert("tf2of", input, &work.path().join(output), &[]);
     }
     let parts = |dir: &str| files_starting(&work.path().join(dir), "part-");
     assert_eq!(parts("of-array").len(), parts("of-tf").len());
@@ -245,10 +240,7 @@ fn tfds_array_record_shards_convert_and_come_back_as_tfrecord_shards() {
         work.path().join("of-original"),
     );
     for (input, output) in [(prepared.clone(), &of), (original.clone(), &of_original)] {
-        ofconvert()
-            .args(["tf2of".as_ref(), input.as_os_str(), output.as_os_str()])
-            .args(["-q", "--no-sync"])
-            .ok();
+        convert("tf2of", &input, output, &[]);
     }
     // The same datasets (a split each), the same parts.
     let parts = |dir: &Path| -> Vec<(String, Vec<u8>)> {
@@ -277,19 +269,13 @@ fn tfds_array_record_shards_convert_and_come_back_as_tfrecord_shards() {
         assert!(converted == expected, "{name} differs");
     }
 
-    ofconvert()
-        .args(["of2tf".as_ref(), of.as_os_str(), back.as_os_str()])
-        .args(["-q", "--no-sync"])
-        .ok();
+    convert("of2tf", &of, &back, &[]);
     let info: Value =
         serde_json::from_str(&fs::read_to_string(back.join("dataset_info.json")).unwrap()).unwrap();
     assert_eq!(info["fileFormat"], "tfrecord");
     // Written back as ArrayRecord: TFDS's names, and its dataset_info.json says so.
     let written = work.path().join("written");
-    ofconvert()
-        .args(["of2tf".as_ref(), of.as_os_str(), written.as_os_str()])
-        .args(["--to", "array_record", "-q", "--no-sync"])
-        .ok();
+    convert("of2tf", &of, &written, &["--to", "array_record"]);
     let info: Value =
         serde_json::from_str(&fs::read_to_string(written.join("dataset_info.json")).unwrap())
             .unwrap();
@@ -359,18 +345,8 @@ fn of2tf_to_array_record_writes_the_records_tf2of_read() {
         work.path().join("array"),
         work.path().join("again"),
     );
-    ofconvert()
-        .args([
-            "tf2of".as_ref(),
-            tf.as_os_str(),
-            of.as_os_str(),
-            "-q".as_ref(),
-        ])
-        .ok();
-    ofconvert()
-        .args(["of2tf".as_ref(), of.as_os_str(), array.as_os_str()])
-        .args(["--to", "array_record", "-q"])
-        .ok();
+    convert("tf2of", &tf, &of, &[]);
+    convert("of2tf", &of, &array, &["--to", "array_record"]);
     let written: Vec<_> = tree(&array)
         .into_iter()
         .filter(|name| name.ends_with(".array_record"))
@@ -390,14 +366,7 @@ fn of2tf_to_array_record_writes_the_records_tf2of_read() {
         .args(["diff".as_ref(), tf.as_os_str(), array.as_os_str()])
         .ok();
     // And back to OneFlow: the same parts.
-    ofconvert()
-        .args([
-            "tf2of".as_ref(),
-            array.as_os_str(),
-            again.as_os_str(),
-            "-q".as_ref(),
-        ])
-        .ok();
+    convert("tf2of", &array, &again, &[]);
     let parts = |dir: &Path| files_starting(dir, "part-");
     assert_eq!(parts(&of).len(), parts(&again).len());
     for (a, b) in parts(&of).iter().zip(parts(&again)) {
