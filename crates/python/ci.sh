@@ -15,11 +15,8 @@
 # script then runs once on a tiny input, to show that it works, with the `tfrecord` package
 # in a third virtualenv.
 #
-# A release's wheel is linked differently (docs/development.md: maturin linking with zig
-# against glibc 2.17 for the manylinux2014 tag): that wheel is built too, in the unoptimised
-# link-check profile (Cargo.toml; the tag depends on the symbols the program links, not on
-# its optimisation), and auditwheel checks that the tag holds (no newer glibc symbol, no
-# shared library from outside) and Python imports it and reads a file with it.
+# A release's wheel, linked with zig for manylinux2014, is checked by manylinux.sh beside this
+# script (.ci/run runs it in the background).
 #
 # The data-loading tests run real OneFlow 0.9's DataLoader over ofconvert.oneflow: the wheel
 # is installed (without its dependencies) beside the OneFlow virtualenv that
@@ -45,36 +42,6 @@ wheels=("$work"/dist/ofconvert-*.whl)
 [ "${#wheels[@]}" = 1 ] || die "expected one wheel in $work/dist, found: ${wheels[*]}"
 wheel="${wheels[0]}"
 echo "$(basename "$wheel")"
-
-step "python: the release's manylinux2014 wheel (zig, glibc 2.17): its tag, and it imports"
-"$work/venv/bin/pip" install --quiet "maturin>=1.5,<2" ziglang auditwheel numpy
-(
-    cd "$here"
-    PATH="$work/venv/bin:$PATH" maturin build --locked --profile link-check --zig \
-        --compatibility manylinux2014 --out "$work/zig"
-)
-zig_wheels=("$work"/zig/ofconvert-*.whl)
-[ "${#zig_wheels[@]}" = 1 ] || die "expected one wheel in $work/zig, found: ${zig_wheels[*]}"
-zig_wheel="${zig_wheels[0]}"
-case "$(basename "$zig_wheel")" in
-*manylinux2014_*) ;;
-*) die "the release wheel is not tagged manylinux2014: $(basename "$zig_wheel")" ;;
-esac
-"$work/venv/bin/auditwheel" show "$zig_wheel" | tee "$work/auditwheel.txt"
-# auditwheel wraps its sentences to the terminal's width: read them as one line.
-verdict="$(tr -s ' \n' '  ' < "$work/auditwheel.txt")"
-grep -Eq 'consistent with the following platform tag: "manylinux_2_17_' <<<"$verdict" \
-    || die "auditwheel finds the wheel needs a newer glibc than manylinux2014 (2.17) gives"
-if grep -q 'external shared libraries are required' <<<"$verdict"; then
-    die "the wheel needs shared libraries from outside manylinux"
-fi
-"$work/venv/bin/pip" install --quiet --no-deps --target "$work/zig-site" "$zig_wheel"
-PYTHONPATH="$work/zig-site" "$work/venv/bin/python" - "$root/testdata/golden/tutorial.tfrecord" <<'PY'
-import sys, ofconvert
-n = sum(1 for _ in ofconvert.read(sys.argv[1]))
-assert n > 0, "the zig-linked wheel read no record"
-print("the manylinux2014 wheel imports and reads", n, "records")
-PY
 
 step "python: the wheel with its Ray and Spark extras in a fresh virtualenv"
 # Spark runs on a JVM (17 or newer): installed with apt-get when missing and running as root.
