@@ -628,3 +628,16 @@ def test_an_epoch_through_a_proxy_failing_a_tenth_of_the_reads_gives_every_recor
     assert len(got) == len(want)
     for a, b in zip(got, want):
         assert a["id"].tobytes() == b["id"].tobytes() and a["pad"] == b["pad"]
+
+
+@pytest.mark.parametrize("counted", [1], indirect=True)
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_span_that_keeps_failing_is_sent_as_often_as_retries_says_and_no_more(counted, retries):
+    proxy, url, _, cache = counted
+    proxy.fail_every = 0
+    # One file of 2,000 small records: in order, its epoch is one span, one request.
+    stream = RecordStream(f"{url}/part-0.tfrecord", batch_size=64, cache_dir=cache, retries=retries, retry_timeout=5)
+    proxy.fail_every = 1
+    with pytest.raises(OSError):
+        list(stream)
+    assert proxy.gets == 1 + retries, proxy.gets

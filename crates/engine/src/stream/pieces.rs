@@ -13,8 +13,6 @@ use crate::storage::object::is_url;
 use crate::stream::cache::{read_at, Object};
 use crate::stream::fetch::{fetch_remote, side_by_side, Files};
 
-/// Attempts at a piece whose reading fails or comes short: a piece is used whole or not at all.
-const PIECE_ATTEMPTS: usize = 3;
 /// Runs of a batch read side by side.
 const RUNS_IN_FLIGHT: usize = 32;
 
@@ -35,8 +33,8 @@ impl Files {
     }
 
     /// The bytes `bytes` of file `file` (the records of a piece), whole: from the cache when
-    /// it holds them, else fetched (asked for again, whole, when a read fails or comes
-    /// short) and kept in it.
+    /// it holds them, else fetched (the store asks again, whole, when a request fails or its
+    /// body comes short, as often as its retries allow) and kept in it.
     pub(crate) fn read_piece(&self, file: usize, bytes: &Range<u64>) -> Result<Vec<u8>, Error> {
         let cached = self.object(file);
         if let Some(kept) = cached.and_then(|(cache, object)| cache.get(object, bytes)) {
@@ -58,24 +56,21 @@ impl Files {
             None => None,
         };
         let data = &self.files[file].data;
+        // The store tries a request as many times as its network settings say (`--retries`,
+        // `retries=`), a body cut short included: a failure here is its last word.
         let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            buffer.clear();
-            match fetch_remote(data, std::slice::from_ref(bytes), &mut buffer) {
-                Ok(()) if buffer.len() as u64 == bytes.end - bytes.start => break,
-                Ok(()) if attempt < PIECE_ATTEMPTS => continue,
-                Ok(()) => {
-                    let short = std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!("bytes {}..{} came short", bytes.start, bytes.end),
-                    );
-                    return Err(Error::io(data, short));
-                }
-                Err(_) if attempt < PIECE_ATTEMPTS => continue,
-                Err(err) => return Err(err),
-            }
+        fetch_remote(data, std::slice::from_ref(bytes), &mut buffer)?;
+        if buffer.len() as u64 != bytes.end - bytes.start {
+            let short = std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "bytes {}..{} came as {} bytes",
+                    bytes.start,
+                    bytes.end,
+                    buffer.len()
+                ),
+            );
+            return Err(Error::io(data, short));
         }
         if let Some((cache, object)) = cached {
             // A cache that cannot be written to only costs the next reader a fetch.
