@@ -183,7 +183,7 @@ impl SpanCache {
 }
 
 /// The bytes `sub` of the opened entry `file`, if it holds them.
-pub(crate) fn read_at(file: &fs::File, sub: &std::ops::Range<u64>) -> Option<Vec<u8>> {
+fn read_at(file: &fs::File, sub: &std::ops::Range<u64>) -> Option<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let mut bytes = vec![0; usize::try_from(sub.end.checked_sub(sub.start)?).ok()?];
     let mut file = file;

@@ -24,6 +24,9 @@ const POPULATE_FROM: u64 = 64 << 10;
 /// Local files a reader keeps mapped between batches at most: a shuffled epoch over many
 /// files would otherwise keep every one mapped, toward the kernel's limit of mappings.
 const MAPS_KEPT: usize = 32;
+/// Pieces of the cache of spans a reader keeps mapped between batches at most (about 4 MB
+/// each): a batch of a global shuffle reads a record here and there in many of them.
+const PIECES_MAPPED: usize = 64;
 /// Ranges of one batch fetched from a store side by side.
 const RANGES_IN_FLIGHT: usize = 32;
 /// Locks that keep threads from fetching the same piece into the cache at once.
@@ -107,6 +110,8 @@ pub(crate) fn side_by_side<T: Sync, R: Send>(
 #[derive(Default)]
 pub struct Scratch {
     maps: HashMap<usize, memmap2::Mmap>,
+    /// Pieces of the cache of spans (file, first byte), mapped.
+    pieces: HashMap<(usize, u64), memmap2::Mmap>,
     buffers: Vec<Vec<u8>>,
     runs: Vec<Run>,
 }
@@ -291,22 +296,43 @@ impl Files {
             return Ok(());
         }
         if self.cache.is_some() {
-            let runs: Vec<(usize, Range<u64>)> = remote
+            // Buffer 0 holds the runs the cache held (copied from its pieces, kept mapped),
+            // one buffer each the runs fetched into it; those of the last batch go.
+            if scratch.pieces.len() >= PIECES_MAPPED {
+                scratch.pieces.clear();
+            }
+            scratch.buffers.truncate(1);
+            if scratch.buffers.is_empty() {
+                scratch.buffers.push(Vec::new());
+            }
+            scratch.buffers[0].clear();
+            let mut missing = Vec::new();
+            for &number in &remote {
+                let run = &mut scratch.runs[number];
+                let kept = &mut scratch.buffers[0];
+                let at = kept.len();
+                let records = run.records.clone();
+                let chunk = self.cache_chunk;
+                if self.copy_kept(run.file, records, chunk, &mut scratch.pieces, kept) {
+                    run.buffer = 0;
+                    run.at = at;
+                } else {
+                    kept.truncate(at);
+                    missing.push(number);
+                }
+            }
+            let runs: Vec<(usize, Range<u64>)> = missing
                 .iter()
                 .map(|&number| {
-                    (
-                        scratch.runs[number].file,
-                        scratch.runs[number].records.clone(),
-                    )
+                    let run = &scratch.runs[number];
+                    (run.file, run.records.clone())
                 })
                 .collect();
             let read = self.read_runs_through(&runs, self.cache_chunk)?;
-            // Buffers hold only the bytes of remote runs: those of the last batch go.
-            scratch.buffers.clear();
-            scratch.buffers.extend(read);
-            for (slot, &number) in remote.iter().enumerate() {
-                scratch.runs[number].buffer = slot;
+            for (&number, bytes) in missing.iter().zip(read) {
+                scratch.runs[number].buffer = scratch.buffers.len();
                 scratch.runs[number].at = 0;
+                scratch.buffers.push(bytes);
             }
             return Ok(());
         }

@@ -5,12 +5,11 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::fs;
 use std::ops::Range;
 
 use crate::error::Error;
 use crate::storage::object::is_url;
-use crate::stream::cache::{read_at, Object};
+use crate::stream::cache::Object;
 use crate::stream::fetch::{fetch_remote, side_by_side, Files};
 
 /// Runs of a batch read side by side.
@@ -106,25 +105,43 @@ impl Files {
         pieces
     }
 
-    /// The bytes of the records `records` of file `file` (in a store), if the cache holds
-    /// every piece they lie in; `opened` keeps the pieces a batch opened.
-    fn read_kept(
+    /// Adds the bytes of the records `records` of file `file` (in a store) to `out`, if the
+    /// cache holds every piece of the chunks of `chunk` records they lie in; `maps`
+    /// keeps the pieces mapped from one batch to the next. False when a piece is missing
+    /// (`out` may then hold part of the records).
+    pub(crate) fn copy_kept(
         &self,
         file: usize,
         records: Range<u64>,
         chunk: u64,
-        opened: &mut HashMap<(usize, u64), fs::File>,
-    ) -> Option<Vec<u8>> {
-        let (cache, object) = self.object(file)?;
-        let mut out = Vec::new();
+        maps: &mut HashMap<(usize, u64), memmap2::Mmap>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let Some((cache, object)) = self.object(file) else {
+            return false;
+        };
         for (piece, sub) in self.pieces(file, records, chunk) {
-            let entry = match opened.entry((file, piece.start)) {
+            let map = match maps.entry((file, piece.start)) {
                 Entry::Occupied(entry) => entry.into_mut(),
-                Entry::Vacant(slot) => slot.insert(cache.open(object, &piece)?),
+                Entry::Vacant(slot) => {
+                    let Some(entry) = cache.open(object, &piece) else {
+                        return false;
+                    };
+                    // SAFETY: only read. An entry is written whole under a temporary name
+                    // and renamed into place, never changed after; one evicted meanwhile
+                    // stays whole for this mapping.
+                    let Ok(map) = (unsafe { memmap2::Mmap::map(&entry) }) else {
+                        return false;
+                    };
+                    slot.insert(map)
+                }
             };
-            out.extend_from_slice(&read_at(entry, &sub)?);
+            let Some(bytes) = map.get(sub.start as usize..sub.end as usize) else {
+                return false;
+            };
+            out.extend_from_slice(bytes);
         }
-        Some(out)
+        true
     }
 
     /// The bytes of the records `records` of file `file` (in a store), out of the pieces of
@@ -151,29 +168,22 @@ impl Files {
         Ok(out)
     }
 
-    /// Reads `runs` (file, records, of files in a store) through the cache: what it holds
-    /// here, each piece opened once a batch; the rest side by side, fetched into it.
+    /// Reads `runs` (file, records, of files in a store) through the cache, side by side:
+    /// what it holds from it, the rest fetched into it.
     pub(crate) fn read_runs_through(
         &self,
         runs: &[(usize, Range<u64>)],
         chunk: u64,
     ) -> Result<Vec<Vec<u8>>, Error> {
-        let mut opened = HashMap::new();
-        let mut out: Vec<Option<Vec<u8>>> = runs
-            .iter()
-            .map(|(file, records)| self.read_kept(*file, records.clone(), chunk, &mut opened))
-            .collect();
-        drop(opened);
-        let missing: Vec<usize> = (0..runs.len()).filter(|&at| out[at].is_none()).collect();
-        for group in missing.chunks(RUNS_IN_FLIGHT) {
-            let results = side_by_side(group, "reading through the cache", |&at| {
-                let (file, records) = &runs[at];
+        let mut out = Vec::with_capacity(runs.len());
+        for group in runs.chunks(RUNS_IN_FLIGHT) {
+            let results = side_by_side(group, "reading through the cache", |(file, records)| {
                 self.read_through(*file, records.clone(), chunk)
             });
-            for (&at, result) in group.iter().zip(results) {
-                out[at] = Some(result?);
+            for result in results {
+                out.push(result?);
             }
         }
-        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+        Ok(out)
     }
 }
