@@ -158,20 +158,27 @@ fn googles_file_of_tensorflows_examples_converts_as_the_tfrecord_file_does() {
     assert!(to_tf(&converted) == tf_records(&tf));
 }
 
+/// Flips a byte inside the data of each of the chunks `chunks` of the ArrayRecord file
+/// `file` (where its footer says they are); their offsets.
+fn damage_chunks(file: &Path, chunks: &[usize]) -> Vec<u64> {
+    let mut bytes = fs::read(file).unwrap();
+    let by_footer = ofconvert_arrayrecord::IndexedReader::open(bytes.as_slice()).unwrap();
+    let offsets: Vec<u64> = chunks.iter().map(|&c| by_footer.chunk(c).1).collect();
+    for &offset in &offsets {
+        let inside = offset as usize + 40 + 5;
+        assert!(inside % 65536 > 64, "not in a block header");
+        bytes[inside] ^= 0x40;
+    }
+    fs::write(file, &bytes).unwrap();
+    offsets
+}
+
 #[test]
 fn damage_in_an_array_record_is_named_with_its_offset() {
     let work = tempdir();
     let file = work.path().join("train.array_record");
     write_array_record(&file, &examples(0, 200, 1000), 1);
-    let mut bytes = fs::read(&file).unwrap();
-    // Inside the data of two chunks (a record each), where the footer says they are.
-    let by_footer = ofconvert_arrayrecord::IndexedReader::open(bytes.as_slice()).unwrap();
-    let inside = [50, 150].map(|chunk| by_footer.chunk(chunk).1 as usize + 40 + 5);
-    assert!(inside.iter().all(|at| at % 65536 > 64));
-    for at in inside {
-        bytes[at] ^= 0x40;
-    }
-    fs::write(&file, &bytes).unwrap();
+    damage_chunks(&file, &[50, 150]);
     let run = ofconvert()
         .args(["verify".as_ref(), file.as_os_str()])
         .expect_code(1);
@@ -204,6 +211,52 @@ fn damage_in_an_array_record_is_named_with_its_offset() {
         .args(["count".as_ref(), file.as_os_str()])
         .expect_code(1);
     assert!(run.stderr.contains("hash mismatch"), "{}", run.stderr);
+}
+
+#[test]
+fn on_corrupt_skip_converts_every_chunk_after_a_damaged_one() {
+    // A record a chunk (TFDS's way), and four a chunk: a damaged chunk loses its records.
+    for (group, damaged) in [(1, vec![50, 150]), (4, vec![12, 37])] {
+        let work = tempdir();
+        let file = work.path().join("in/train.array_record");
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let mut records = examples(0, 200, 1000);
+        write_array_record(&file, &records, group);
+        let offsets = damage_chunks(&file, &damaged);
+        let out = work.path().join("out");
+        convert(
+            "tf2of",
+            &file.with_file_name(""),
+            &out,
+            &["--on-corrupt", "skip"],
+        );
+        for &chunk in damaged.iter().rev() {
+            let first = chunk * group as usize;
+            records.drain(first..first + group as usize);
+        }
+        let converted: Vec<Vec<u8>> = files_starting(&out, "part-")
+            .iter()
+            .flat_map(|part| of_records(part))
+            .collect();
+        assert_eq!(converted.len(), records.len(), "{group} a chunk");
+        assert!(
+            converted == to_of(&records),
+            "{group} a chunk: other records"
+        );
+        let manifest = manifest(&out);
+        assert_eq!(manifest["records"], records.len() as u64);
+        assert_eq!(manifest["skipped"]["corrupt"], 2);
+        for (detail, offset) in manifest["skipped"]["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(&offsets)
+        {
+            let detail = detail.as_str().unwrap();
+            assert!(detail.contains(&format!("offset {offset}")), "{detail}");
+            assert!(detail.contains("reading resumed at offset"), "{detail}");
+        }
+    }
 }
 
 #[test]

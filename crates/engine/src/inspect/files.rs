@@ -161,18 +161,9 @@ fn past_array_damage(verification: &mut Verification, checker: &mut RecordChecke
     let path = verification.path.clone();
     let damaged = damage.record().unwrap_or(0);
     let not_read = |why: String| format!("the rest of the file is not read: {why}");
-    let (storage, at) = match object::storage_for(&path) {
-        Ok(found) => found,
-        Err(err) => {
-            verification
-                .problems
-                .push(damage.noting(not_read(err.to_string())));
-            return;
-        }
-    };
-    let mut by_footer = match crate::records::array::open_by_footer(&*storage, &at) {
-        Ok(Ok(reader)) => reader,
-        Ok(Err(err)) => {
+    let mut by_footer = match crate::records::array::open_by_footer(&path) {
+        Ok((Ok(reader), _)) => reader,
+        Ok((Err(err), _)) => {
             let why = format!("its footer cannot be read: {err}");
             verification.problems.push(damage.noting(not_read(why)));
             return;

@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind};
 use crate::naming::names::Format;
 use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
+use crate::records::array::{first_chunk_after, open_by_footer, Stored};
 use crate::records::detect;
 use crate::records::SkippedRecords;
 use crate::storage::{Opened, Storage};
@@ -66,6 +67,62 @@ enum Framed<'a> {
     /// An ArrayRecord file, read in [`Format::Tf`]: its records are TensorFlow's as a
     /// TFRecord file's are.
     Array(arrayrecord::Reader<Counted<'a>>),
+    /// An ArrayRecord file past a damaged chunk, read through its footer (salvaging).
+    PastDamage(Box<PastDamage>),
+}
+
+/// The records of an ArrayRecord file from record `next` on, read through its footer: the
+/// streaming reader stops at a damaged chunk, the footer says where the next ones are.
+struct PastDamage {
+    reader: arrayrecord::IndexedReader<Stored>,
+    /// The next record to read.
+    next: u64,
+    /// The file's size: where the records end.
+    size: u64,
+}
+
+impl PastDamage {
+    /// Where record `next` is: the offset of its chunk (the file's end after the last).
+    fn position(&self) -> RecordAt {
+        let offset = if self.next < self.reader.num_records() {
+            self.reader
+                .chunk(first_chunk_after(&self.reader, self.next) - 1)
+                .1
+        } else {
+            self.size
+        };
+        RecordAt {
+            offset,
+            index: self.next,
+        }
+    }
+
+    /// Reads record `next` into `buf`; `Ok(false)` after the last.
+    fn read(&mut self, buf: &mut Vec<u8>) -> Result<bool, arrayrecord::Error> {
+        if self.next >= self.reader.num_records() {
+            return Ok(false);
+        }
+        self.reader.read_record(self.next, buf)?;
+        self.next += 1;
+        Ok(true)
+    }
+
+    /// Steps past the chunk holding record `next`, which failed to read: where reading
+    /// resumes, `None` when no chunk follows.
+    fn skip_chunk(&mut self) -> Option<tfrecord::Resync> {
+        let damaged = self.position().offset;
+        let after = first_chunk_after(&self.reader, self.next);
+        if after >= self.reader.num_chunks() {
+            return None;
+        }
+        let (records, offset) = self.reader.chunk(after);
+        self.next = records.start;
+        Some(tfrecord::Resync {
+            index: records.start,
+            damaged: damaged..offset,
+            recovered: false,
+        })
+    }
 }
 
 /// Reads the records of one TFRecord, ArrayRecord or OFRecord file.
@@ -192,7 +249,7 @@ impl<'a> RecordReader<'a> {
     /// The file's format.
     pub fn format(&self) -> Format {
         match self.framed {
-            Framed::Tf(_) | Framed::Array(_) => Format::Tf,
+            Framed::Tf(_) | Framed::Array(_) | Framed::PastDamage(_) => Format::Tf,
             Framed::Of(_) => Format::Of,
         }
     }
@@ -205,7 +262,7 @@ impl<'a> RecordReader<'a> {
 
     /// Whether the file is an ArrayRecord file.
     pub fn is_array_record(&self) -> bool {
-        matches!(self.framed, Framed::Array(_))
+        matches!(self.framed, Framed::Array(_) | Framed::PastDamage(_))
     }
 
     /// Whether reading can start at a record further in, at the position an earlier pass
@@ -215,7 +272,7 @@ impl<'a> RecordReader<'a> {
         match self.framed {
             Framed::Tf(_) => self.compression == Compression::None,
             Framed::Of(_) => true,
-            Framed::Array(_) => false,
+            Framed::Array(_) | Framed::PastDamage(_) => false,
         }
     }
 
@@ -230,6 +287,7 @@ impl<'a> RecordReader<'a> {
             Framed::Tf(reader) => reader.position(),
             Framed::Of(reader) => reader.position(),
             Framed::Array(reader) => reader.position(),
+            Framed::PastDamage(past) => past.position(),
         };
         local.after(self.base)
     }
@@ -252,6 +310,9 @@ impl<'a> RecordReader<'a> {
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
             Framed::Array(reader) => reader
                 .read_record(buf)
+                .map_err(|err| Error::arrayrecord(&self.path, err))?,
+            Framed::PastDamage(past) => past
+                .read(buf)
                 .map_err(|err| Error::arrayrecord(&self.path, err))?,
         };
         Ok(found.then_some(at))
@@ -277,6 +338,9 @@ impl<'a> RecordReader<'a> {
             Framed::Array(reader) => reader
                 .read_record(buf)
                 .map_err(|err| Error::arrayrecord(&self.path, err))?,
+            Framed::PastDamage(past) => past
+                .read(buf)
+                .map_err(|err| Error::arrayrecord(&self.path, err))?,
         };
         Ok(found.then_some(at))
     }
@@ -288,7 +352,7 @@ impl<'a> RecordReader<'a> {
         match &self.framed {
             Framed::Tf(reader) => reader.last_record(buf),
             Framed::Of(reader) => reader.last_record(buf),
-            Framed::Array(_) => buf,
+            Framed::Array(_) | Framed::PastDamage(_) => buf,
         }
     }
 
@@ -312,6 +376,10 @@ impl<'a> RecordReader<'a> {
             // A chunk is decoded whole, its hashes checked: the record is read.
             Framed::Array(reader) => reader
                 .read_record(&mut self.scratch)
+                .map_err(|err| Error::arrayrecord(&self.path, err))?
+                .then_some(()),
+            Framed::PastDamage(past) => past
+                .read(&mut self.scratch)
                 .map_err(|err| Error::arrayrecord(&self.path, err))?
                 .then_some(()),
         };
@@ -363,8 +431,28 @@ impl<'a> RecordReader<'a> {
             Framed::Of(reader) => reader
                 .resync(buf, is_ofrecord)
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
-            // Its reader stops at the first damaged chunk: what follows is not read.
-            Framed::Array(_) => None,
+            // Its reader stops at the first damaged chunk: what follows is read through the
+            // footer, from the first chunk after the damaged one.
+            Framed::Array(reader) => {
+                let damaged = reader.position();
+                let Ok((Ok(reader), size)) = open_by_footer(&self.path) else {
+                    return Ok(None);
+                };
+                let mut past = PastDamage {
+                    reader,
+                    next: damaged.index,
+                    size,
+                };
+                let resync = past.skip_chunk().map(|resync| tfrecord::Resync {
+                    damaged: damaged.offset..resync.damaged.end,
+                    ..resync
+                });
+                if resync.is_some() {
+                    self.framed = Framed::PastDamage(Box::new(past));
+                }
+                resync
+            }
+            Framed::PastDamage(past) => past.skip_chunk(),
         };
         Ok(resync.map(|resync| tfrecord::Resync {
             index: self.base.index + resync.index,
