@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ofconvert_arrayrecord::{IndexedReader, ReadAt};
+use ofconvert_tfrecord::{Position as RecordAt, Resync};
 
 use crate::storage::object::storage_for;
 use crate::storage::Storage;
@@ -68,4 +69,80 @@ pub(crate) fn first_chunk_after<S: ReadAt>(reader: &IndexedReader<S>, index: u64
         }
     }
     low
+}
+
+/// The records of an ArrayRecord file from record `next` on, read through its footer: the
+/// streaming reader stops at a damaged chunk, the footer says where the next ones are.
+pub(crate) struct PastDamage {
+    reader: IndexedReader<Stored>,
+    /// The next record to read.
+    next: u64,
+    /// The file's size: where the records end.
+    size: u64,
+}
+
+impl PastDamage {
+    /// The records of the ArrayRecord file `path` after the chunk that holds record
+    /// `damaged.index` (which the streaming reader failed to read, at `damaged.offset`), and
+    /// where reading resumes; `None` when the footer cannot be read or no chunk follows.
+    pub(crate) fn after(path: &Path, damaged: RecordAt) -> Option<(PastDamage, Resync)> {
+        let Ok((Ok(reader), size)) = open_by_footer(path) else {
+            return None;
+        };
+        let mut past = PastDamage {
+            reader,
+            next: damaged.index,
+            size,
+        };
+        let resync = past.skip_chunk()?;
+        Some((
+            past,
+            Resync {
+                damaged: damaged.offset..resync.damaged.end,
+                ..resync
+            },
+        ))
+    }
+
+    /// Where record `next` is: the offset of its chunk (the file's end after the last).
+    pub(crate) fn position(&self) -> RecordAt {
+        let offset = if self.next < self.reader.num_records() {
+            self.reader
+                .chunk(first_chunk_after(&self.reader, self.next) - 1)
+                .1
+        } else {
+            self.size
+        };
+        RecordAt {
+            offset,
+            index: self.next,
+        }
+    }
+
+    /// Reads record `next` into `buf`; `Ok(false)` after the last.
+    pub(crate) fn read(&mut self, buf: &mut Vec<u8>) -> Result<bool, ofconvert_arrayrecord::Error> {
+        if self.next >= self.reader.num_records() {
+            return Ok(false);
+        }
+        self.reader.read_record(self.next, buf)?;
+        self.next += 1;
+        Ok(true)
+    }
+
+    /// Steps past the chunk holding record `next`, which failed to read: where reading
+    /// resumes, `None` when no chunk follows.
+    pub(crate) fn skip_chunk(&mut self) -> Option<Resync> {
+        let damaged = self.position().offset;
+        let after = first_chunk_after(&self.reader, self.next);
+        if after >= self.reader.num_chunks() {
+            return None;
+        }
+        let (records, offset) = self.reader.chunk(after);
+        self.next = records.start;
+        Some(Resync {
+            index: records.start,
+            damaged: damaged..offset,
+            recovered: false,
+        })
+    }
 }

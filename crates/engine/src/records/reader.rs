@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind};
 use crate::naming::names::Format;
 use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
-use crate::records::array::{first_chunk_after, open_by_footer, Stored};
+use crate::records::array::PastDamage;
 use crate::records::detect;
 use crate::records::SkippedRecords;
 use crate::storage::{Opened, Storage};
@@ -69,60 +69,6 @@ enum Framed<'a> {
     Array(arrayrecord::Reader<Counted<'a>>),
     /// An ArrayRecord file past a damaged chunk, read through its footer (salvaging).
     PastDamage(Box<PastDamage>),
-}
-
-/// The records of an ArrayRecord file from record `next` on, read through its footer: the
-/// streaming reader stops at a damaged chunk, the footer says where the next ones are.
-struct PastDamage {
-    reader: arrayrecord::IndexedReader<Stored>,
-    /// The next record to read.
-    next: u64,
-    /// The file's size: where the records end.
-    size: u64,
-}
-
-impl PastDamage {
-    /// Where record `next` is: the offset of its chunk (the file's end after the last).
-    fn position(&self) -> RecordAt {
-        let offset = if self.next < self.reader.num_records() {
-            self.reader
-                .chunk(first_chunk_after(&self.reader, self.next) - 1)
-                .1
-        } else {
-            self.size
-        };
-        RecordAt {
-            offset,
-            index: self.next,
-        }
-    }
-
-    /// Reads record `next` into `buf`; `Ok(false)` after the last.
-    fn read(&mut self, buf: &mut Vec<u8>) -> Result<bool, arrayrecord::Error> {
-        if self.next >= self.reader.num_records() {
-            return Ok(false);
-        }
-        self.reader.read_record(self.next, buf)?;
-        self.next += 1;
-        Ok(true)
-    }
-
-    /// Steps past the chunk holding record `next`, which failed to read: where reading
-    /// resumes, `None` when no chunk follows.
-    fn skip_chunk(&mut self) -> Option<tfrecord::Resync> {
-        let damaged = self.position().offset;
-        let after = first_chunk_after(&self.reader, self.next);
-        if after >= self.reader.num_chunks() {
-            return None;
-        }
-        let (records, offset) = self.reader.chunk(after);
-        self.next = records.start;
-        Some(tfrecord::Resync {
-            index: records.start,
-            damaged: damaged..offset,
-            recovered: false,
-        })
-    }
 }
 
 /// Reads the records of one TFRecord, ArrayRecord or OFRecord file.
@@ -433,25 +379,13 @@ impl<'a> RecordReader<'a> {
                 .map_err(|err| Error::ofrecord(&self.path, self.base, err))?,
             // Its reader stops at the first damaged chunk: what follows is read through the
             // footer, from the first chunk after the damaged one.
-            Framed::Array(reader) => {
-                let damaged = reader.position();
-                let Ok((Ok(reader), size)) = open_by_footer(&self.path) else {
-                    return Ok(None);
-                };
-                let mut past = PastDamage {
-                    reader,
-                    next: damaged.index,
-                    size,
-                };
-                let resync = past.skip_chunk().map(|resync| tfrecord::Resync {
-                    damaged: damaged.offset..resync.damaged.end,
-                    ..resync
-                });
-                if resync.is_some() {
+            Framed::Array(reader) => match PastDamage::after(&self.path, reader.position()) {
+                Some((past, resync)) => {
                     self.framed = Framed::PastDamage(Box::new(past));
+                    Some(resync)
                 }
-                resync
-            }
+                None => None,
+            },
             Framed::PastDamage(past) => past.skip_chunk(),
         };
         Ok(resync.map(|resync| tfrecord::Resync {
