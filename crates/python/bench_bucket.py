@@ -547,20 +547,25 @@ def main(argv: Optional[List[str]] = None) -> int:
             parser.error(f"no {args.dir / name / 'tfrecord'}: give the folder ofconvert-bench-gen wrote")
 
     work = Path(tempfile.mkdtemp(prefix="bench-bucket-", dir=args.tmp))
-    root = work / "s3"
-    root.mkdir()
-    server, endpoint = start_s3(args.s3_server, root)
-    proxy = CountingProxy(endpoint)
+    server: Optional[subprocess.Popen] = None
+    proxy: Optional[CountingProxy] = None
     try:
+        root = work / "s3"
+        root.mkdir()
+        server, endpoint = start_s3(args.s3_server, root)
+        proxy = CountingProxy(endpoint)
         return run(args, work, endpoint, proxy)
     finally:
-        proxy.close()
-        if server.stdin:
-            server.stdin.close()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        if proxy is not None:
+            proxy.close()
+        if server is not None:
+            if server.stdin:
+                server.stdin.close()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 
