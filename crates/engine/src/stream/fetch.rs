@@ -116,6 +116,17 @@ pub struct Scratch {
     runs: Vec<Run>,
 }
 
+impl Scratch {
+    /// A scratch for the next batch holding the pieces of the cache this one mapped (this one
+    /// keeps its records, and its mapped files, which they may be read from).
+    pub(crate) fn take_pieces(&mut self) -> Scratch {
+        Scratch {
+            pieces: std::mem::take(&mut self.pieces),
+            ..Scratch::default()
+        }
+    }
+}
+
 impl Files {
     /// The dataset of `files`, in this order.
     pub fn new(files: Vec<IndexedFile>) -> Files {

@@ -37,11 +37,16 @@ impl Prefetch {
                     .name("ofconvert-prefetch".into())
                     .spawn(move || {
                         let mut indices = Vec::new();
+                        let mut next = Scratch::default();
                         let mut unit = first + lane * share.workers;
                         while unit < share.units() {
                             share.unit_records(unit, &mut indices);
-                            let mut scratch = Scratch::default();
-                            let fetched = files.fetch(&indices, &mut scratch).map(|()| scratch);
+                            let mut scratch = std::mem::take(&mut next);
+                            let fetched = files.fetch(&indices, &mut scratch);
+                            // The lane's next unit reads out of the cache's pieces this one
+                            // mapped; this one goes to the reader with its records.
+                            next = scratch.take_pieces();
+                            let fetched = fetched.map(|()| scratch);
                             // The stream is gone, or this lane's unit could not be read.
                             let failed = fetched.is_err();
                             if sender.send(fetched).is_err() || failed {
