@@ -435,9 +435,8 @@ pub struct Span {
 impl Files {
     /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
     /// they lie in; a piece that fails or comes short is asked for again, whole, within the
-    /// store's retries. With a
-    /// cache, a piece of a file in a store is taken from it when it holds it, and kept in it
-    /// once read.
+    /// store's retries. With a cache, a piece of a file in a store is taken from it when it
+    /// holds it, and kept in it once read.
     pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
         let mut pieces = Vec::new();
         let mut at = records.start;
