@@ -66,6 +66,12 @@ and the epoch; warm rows the epoch; the resume and `__getitems__` rows their ope
 alone. MB/s is records/s times the TFRecord bytes per record, for every row alike. Below the
 table, the ratios issue #30 sets targets for. The proxy, the server and the readers share
 the machine: the load average before and after is printed.
+
+On the loopback the network costs nothing but the processors it shares with the readers;
+`--latency MS` and `--rate MB/S` make the proxy stand for a network instead (every answer
+held back `--latency` milliseconds, every answer body through one link of `--rate` MB/s
+shared by all connections, rclone's included), so that rows show which reader keeps a
+slower link busy. The table's footer says which network the rows went through.
 """
 
 import argparse
@@ -104,13 +110,20 @@ class CountingProxy:
     keeps one connection to the server. It parses no more of a message than where it ends,
     on an event loop of its own (a thread): a forwarder that parsed each message on threads
     of its own halved the pace of the reads that go a record a request. GET COUNTS answers
-    the counts so far as JSON."""
+    the counts so far as JSON.
 
-    def __init__(self, upstream: str) -> None:
+    It can stand for a network as well: `latency` seconds before each answer, and every
+    connection's answer bodies through one link of `rate` bytes a second (0: as fast as the
+    loopback goes)."""
+
+    def __init__(self, upstream: str, latency: float = 0.0, rate: float = 0.0) -> None:
         host, port = upstream.rsplit("//", 1)[1].rsplit(":", 1)
         self.upstream = (host, int(port))
         self.requests = 0
         self.bytes = 0
+        self.latency = latency
+        self.rate = rate
+        self.link_free = 0.0  # when the modelled link is done with the bytes given it so far
         self.loop = asyncio.new_event_loop()
         started: "queue.Queue[Any]" = queue.Queue()
         self.thread = threading.Thread(target=self._run, args=(started,), daemon=True)
@@ -183,6 +196,8 @@ class CountingProxy:
                         if fresh or attempt:
                             raise
                 self.requests += 1
+                if self.latency:
+                    await asyncio.sleep(self.latency)
                 # Interim answers (100 Continue) come before the real one.
                 while int(answer.split(b" ", 2)[1]) < 200:
                     to_client.write(answer)
@@ -209,8 +224,9 @@ class CountingProxy:
                         to_client.write(await upstream_reader.readexactly(2))
                 else:
                     # Delimited by the end of the connection.
-                    while chunk := await upstream_reader.read(1 << 20):
+                    while chunk := await upstream_reader.read(self._piece()):
                         self.bytes += len(chunk)
+                        await self._pace(len(chunk))
                         to_client.write(chunk)
                         await to_client.drain()
                     await to_client.drain()
@@ -228,13 +244,26 @@ class CountingProxy:
                 server[1].close()
             to_client.close()
 
+    def _piece(self) -> int:
+        # Bytes read from the server at a time: a link's pace in steps of 5 ms at most.
+        return max(16 << 10, min(1 << 20, int(self.rate / 200))) if self.rate else 1 << 20
+
+    async def _pace(self, size: int) -> None:
+        """Waits until the modelled link has carried `size` more bytes after all before them."""
+        if not self.rate:
+            return
+        now = self.loop.time()
+        self.link_free = max(now, self.link_free) + size / self.rate
+        await asyncio.sleep(self.link_free - now)
+
     async def _relay(self, source: asyncio.StreamReader, target: asyncio.StreamWriter, length: int) -> None:
         while length:
-            chunk = await source.read(min(length, 1 << 20))
+            chunk = await source.read(min(length, self._piece()))
             if not chunk:
                 raise asyncio.IncompleteReadError(b"", length)
             self.bytes += len(chunk)
             length -= len(chunk)
+            await self._pace(len(chunk))
             target.write(chunk)
             await target.drain()
 
@@ -528,6 +557,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--cap", type=int, default=20480,
                         help="records of a shuffle=True epoch without a cache (default 20480)")
     parser.add_argument("--batches", type=int, default=40, help="batches of __getitems__ (default 40)")
+    parser.add_argument("--latency", type=float, default=0.0,
+                        help="milliseconds the proxy holds back each answer (default 0)")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="MB/s of the one link all answers go through (default 0: unlimited)")
     parser.add_argument("--tmp", type=Path, help="where the temporary folder goes (default: the system's)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -542,6 +575,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"{args.s3_server} is not an executable (cargo build --release -p ofconvert-bench --bins)")
     if args.runs < 1 or args.cap < 1 or args.batches < 1:
         parser.error("--runs, --cap and --batches must be at least 1")
+    if args.latency < 0 or args.rate < 0:
+        parser.error("--latency and --rate cannot be negative")
     for name in args.corpus.split(","):
         if not (args.dir / name / "tfrecord").is_dir():
             parser.error(f"no {args.dir / name / 'tfrecord'}: give the folder ofconvert-bench-gen wrote")
@@ -553,7 +588,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         root = work / "s3"
         root.mkdir()
         server, endpoint = start_s3(args.s3_server, root)
-        proxy = CountingProxy(endpoint)
+        proxy = CountingProxy(endpoint, args.latency / 1e3, args.rate * 1e6)
         return run(args, work, endpoint, proxy)
     finally:
         if proxy is not None:
@@ -703,6 +738,9 @@ def run(args: argparse.Namespace, work: Path, endpoint: str, proxy: CountingProx
     print_ratios(rows, corpora)
     print(f"\nLoad average: {load_before:.2f} before, {load_after:.2f} after, on {os.cpu_count()} cores; "
           f"{args.runs} run(s) a row.")
+    network = "the loopback, unlimited" if not (args.latency or args.rate) else (
+        f"{args.latency:g} ms a request" + (f", one link of {args.rate:g} MB/s" if args.rate else ", unlimited"))
+    print(f"Network between the readers and the server: {network}.")
     return 0
 
 

@@ -7,13 +7,14 @@
 //! dataset's files as a resumed state must find them; [`fetch`] reads the records of a
 //! batch (local files mapped, ranges of a store merged and fetched side by side) and whole
 //! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or
-//! by spans; [`cache`] keeps the spans read from a store on local disk, within a limit,
+//! by spans, which [`ahead`] fetches before they are cut from; [`cache`] keeps the spans read from a store on local disk, within a limit,
 //! for the next epoch and the other workers of the machine; [`pieces`] reads the pieces of
 //! chunks through it, whole for a span, in part for a batch's records.
 //!
 //! Uses `access` (record indexes, framing), `storage` (the stores), `records`, `options`
 //! and `naming`; nothing above them.
 
+pub(crate) mod ahead;
 pub(crate) mod cache;
 pub(crate) mod fetch;
 pub(crate) mod fingerprint;

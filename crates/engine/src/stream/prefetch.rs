@@ -1,17 +1,19 @@
 //! Reading ahead for a stream over files in a store, where each read waits a round trip.
 //! In a global shuffle a few threads fetch the worker's next units side by side while the
 //! current one is decoded, and hand them over in order. In the records' own order and in a
-//! block shuffle, whole spans are fetched instead (a group of chunks of neighbouring records:
-//! the window a block shuffle spreads over, or a few chunks in a row), [`SPANS_IN_FLIGHT`] at
-//! once, and the worker's units cut from them in memory: each chunk read once, in one request
-//! per file it lies in.
+//! block shuffle, whole spans are fetched instead (chunks of neighbouring records), each
+//! once, in one request per file it lies in; the worker's units are cut from them in memory.
+//! A chunk is held while the group that reads it (the window a block shuffle spreads over, or
+//! a few chunks in a row) is read, and the next chunks are fetched while it is, up to a
+//! group's worth ([`chunks_ahead`]), [`SPANS_IN_FLIGHT`] at once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
-use crate::stream::fetch::{side_by_side, Files, Scratch, Span};
+use crate::stream::ahead::{Ahead, SPANS_IN_FLIGHT};
+use crate::stream::fetch::{Files, Scratch, Span};
 use crate::stream::order::Order;
 use crate::stream::share::Share;
 
@@ -63,44 +65,39 @@ impl Prefetch {
     }
 
     /// Fetches the worker's units from unit `first` of the rank on by whole spans: chunks of
-    /// `chunk` records (of the dataset), a group of them at a time (the window of a block
-    /// shuffle, or 8 chunks in the records' own order).
+    /// `chunk` records (of the dataset), fetched ahead of the unit cut from them (within a
+    /// group's worth of chunks, `chunks_ahead`) and held while the group that needs them
+    /// (the window of a block shuffle, or 8 chunks in the records' own order) is read.
     pub fn spans(files: Arc<Files>, share: Share, first: u64, chunk: u64) -> Prefetch {
         let (sender, receiver) = sync_channel(UNITS_AHEAD);
         std::thread::Builder::new()
             .name("ofconvert-spans".into())
             .spawn(move || {
                 let chunk = chunk.max(1);
-                let total = files.len();
+                let budget = chunks_ahead(&files, &share.order, chunk) as usize;
+                let mut ahead = Ahead::new(Arc::clone(&files), chunk, budget);
+                let mut plan = Plan::new(share, first, chunk);
+                let mut steps = VecDeque::new();
                 let mut held: HashMap<u64, Span> = HashMap::new();
-                let mut group_end = 0;
                 let mut indices = Vec::new();
-                let mut unit = first;
-                while unit < share.units() {
-                    let positions = share.positions(unit);
-                    share.unit_records(unit, &mut indices);
-                    let mut wanted: Vec<u64> = Vec::new();
-                    if positions.start >= group_end {
-                        // A new group: what the last one held is done with, but for the
-                        // chunks of this one a unit across the boundary brought in.
-                        group_end = share
-                            .order
-                            .group_end(positions.start, chunk * CHUNKS_IN_ORDER)
-                            .max(positions.end);
-                        wanted.extend(
-                            (positions.start..group_end).map(|at| share.order.record(at) / chunk),
-                        );
-                        wanted.sort_unstable();
-                        wanted.dedup();
-                        held.retain(|number, _| wanted.binary_search(number).is_ok());
+                loop {
+                    while ahead.pending() < budget && steps.len() < STEPS_AHEAD {
+                        let Some(step) = plan.next() else { break };
+                        step.wanted.iter().for_each(|&number| ahead.plan(number));
+                        steps.push_back(step);
                     }
-                    wanted.extend(indices.iter().map(|record| record / chunk));
-                    wanted.sort_unstable();
-                    wanted.dedup();
-                    wanted.retain(|number| !held.contains_key(number));
-                    let fetched = fetch_chunks(&files, &wanted, chunk, total);
-                    let result = fetched.map(|spans| {
-                        held.extend(wanted.iter().copied().zip(spans));
+                    let Some(step) = steps.pop_front() else {
+                        return;
+                    };
+                    if let Some(group) = &step.group {
+                        held.retain(|number, _| group.binary_search(number).is_ok());
+                    }
+                    let taken = step.wanted.iter().try_for_each(|&number| {
+                        held.insert(number, ahead.take(number)?);
+                        Ok(())
+                    });
+                    let result = taken.map(|()| {
+                        share.unit_records(step.unit, &mut indices);
                         let mut scratch = Scratch::default();
                         files.cut(&indices, |record| &held[&(record / chunk)], &mut scratch);
                         scratch
@@ -109,7 +106,6 @@ impl Prefetch {
                     if sender.send(result).is_err() || failed {
                         return;
                     }
-                    unit += share.workers;
                 }
             })
             .expect("a thread to read ahead");
@@ -139,43 +135,112 @@ impl Prefetch {
 const CHUNKS_IN_ORDER: u64 = 8;
 /// Units cut and waiting for the reader at most.
 const UNITS_AHEAD: usize = 16;
-/// Spans fetched side by side.
-pub const SPANS_IN_FLIGHT: usize = 8;
+/// Units planned ahead of the one cut at most (a unit planned is a few integers).
+const STEPS_AHEAD: usize = 1 << 16;
+/// Bytes of chunks fetched ahead of the one a stream cuts from at most, unless
+/// [`SPANS_IN_FLIGHT`] chunks are more.
+const AHEAD_BYTES: u64 = 64 << 20;
 
-/// Bytes a cache of spans must hold for a stream of `order` reading chunks of `chunk`
-/// records of `files` by spans: the chunks of a group (a window of a block shuffle, or
-/// 8 chunks in the records' own order), which the workers of a rank read
-/// at once, and the spans in flight, each at the largest chunk's size.
-pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
+/// The chunks of `chunk` records of `files` a group of `order` holds (a window of a block
+/// shuffle, 8 chunks in the records' own order), and the size of the largest chunk.
+fn group_and_largest(files: &Files, order: &Order, chunk: u64) -> (u64, u64) {
     let chunk = chunk.max(1);
     let total = files.len();
-    let chunks = total.div_ceil(chunk);
-    let largest = (0..chunks)
+    let largest = (0..total.div_ceil(chunk))
         .map(|number| files.span_bytes(number * chunk..((number + 1) * chunk).min(total)))
         .max()
         .unwrap_or(0);
     let group = order.group_end(0, chunk * CHUNKS_IN_ORDER).div_ceil(chunk);
-    (group + SPANS_IN_FLIGHT as u64).min(chunks) * largest
+    (group, largest)
 }
 
-/// The chunks `numbers` (of `chunk` records, of a dataset of `total`) read whole,
-/// [`SPANS_IN_FLIGHT`] at once, in order.
-fn fetch_chunks(
-    files: &Files,
-    numbers: &[u64],
+/// Chunks a stream fetches ahead of the one it cuts from: as many as a group holds, so that
+/// the next group comes while this one is read, within [`AHEAD_BYTES`], and never fewer than
+/// [`SPANS_IN_FLIGHT`].
+pub(crate) fn chunks_ahead(files: &Files, order: &Order, chunk: u64) -> u64 {
+    let (group, largest) = group_and_largest(files, order, chunk);
+    group
+        .min(AHEAD_BYTES / largest.max(1))
+        .max(SPANS_IN_FLIGHT as u64)
+}
+
+/// Bytes a cache of spans must hold for a stream of `order` reading chunks of `chunk`
+/// records of `files` by spans: the chunks of a group (a window of a block shuffle, or
+/// 8 chunks in the records' own order), which the workers of a rank read
+/// at once, and the chunks fetched ahead of it, each at the largest chunk's size.
+pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
+    let (group, largest) = group_and_largest(files, order, chunk);
+    let chunks = files.len().div_ceil(chunk.max(1));
+    (group + chunks_ahead(files, order, chunk)).min(chunks) * largest
+}
+
+/// A unit of a worker's, planned: the chunks it is the first to need, and, when it starts a
+/// group, the chunks of the group (what is held before it and is not among them is done with).
+struct Step {
+    unit: u64,
+    group: Option<Vec<u64>>,
+    wanted: Vec<u64>,
+}
+
+/// The worker's units in turn, each with the chunks it needs that the ones before it did not
+/// bring in and that are still held.
+struct Plan {
+    share: Share,
     chunk: u64,
-    total: u64,
-) -> Result<Vec<Span>, Error> {
-    let mut spans = Vec::with_capacity(numbers.len());
-    for group in numbers.chunks(SPANS_IN_FLIGHT) {
-        let results = side_by_side(group, "reading a span", |&number| {
-            files.read_span(number * chunk..((number + 1) * chunk).min(total))
-        });
-        for result in results {
-            spans.push(result?);
+    unit: u64,
+    group_end: u64,
+    held: HashSet<u64>,
+    indices: Vec<u64>,
+}
+
+impl Plan {
+    fn new(share: Share, first: u64, chunk: u64) -> Plan {
+        Plan {
+            share,
+            chunk: chunk.max(1),
+            unit: first,
+            group_end: 0,
+            held: HashSet::new(),
+            indices: Vec::new(),
         }
     }
-    Ok(spans)
+
+    fn next(&mut self) -> Option<Step> {
+        let (share, chunk) = (&self.share, self.chunk);
+        if self.unit >= share.units() {
+            return None;
+        }
+        let unit = self.unit;
+        self.unit += share.workers;
+        let positions = share.positions(unit);
+        let mut group = None;
+        if positions.start >= self.group_end {
+            // A new group: what the last one held is done with, but for the chunks of this one
+            // a unit across the boundary brought in.
+            self.group_end = share
+                .order
+                .group_end(positions.start, chunk * CHUNKS_IN_ORDER)
+                .max(positions.end);
+            let mut numbers: Vec<u64> = (positions.start..self.group_end)
+                .map(|at| share.order.record(at) / chunk)
+                .collect();
+            numbers.sort_unstable();
+            numbers.dedup();
+            self.held
+                .retain(|number| numbers.binary_search(number).is_ok());
+            group = Some(numbers);
+        }
+        share.unit_records(unit, &mut self.indices);
+        let mut wanted: Vec<u64> = self.indices.iter().map(|record| record / chunk).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        wanted.retain(|number| self.held.insert(*number));
+        Some(Step {
+            unit,
+            group,
+            wanted,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +248,7 @@ mod tests {
     use super::*;
     use crate::access::index::{open_indexed, IndexOptions};
     use crate::naming::names::Format;
+    use crate::options::Checksums;
     use crate::stream::order::Shuffle;
     use ofconvert_tfrecord::{Compression, Writer};
 
@@ -219,5 +285,92 @@ mod tests {
         );
         // Never more than the dataset.
         assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
+    }
+
+    fn forty(dir: &std::path::Path) -> Arc<Files> {
+        let path = dir.join("a.tfrecord");
+        let mut writer =
+            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
+        for record in 0..40 {
+            writer
+                .write_record(format!("r{record:02}").as_bytes())
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let files = vec![open_indexed(&path, Format::Tf, &IndexOptions::default()).unwrap()];
+        Arc::new(Files::new(files))
+    }
+
+    fn share(order: Order, worker: u64, workers: u64) -> Share {
+        Share {
+            order,
+            start: 0,
+            rank: 0,
+            world: 1,
+            worker,
+            workers,
+            unit: 3,
+            drop_last: false,
+        }
+    }
+
+    #[test]
+    fn a_unit_in_order_waits_for_its_own_chunks_only_and_each_chunk_is_fetched_once() {
+        // Chunks of 2 records, groups of 16: the first unit (records 0..3) needs chunks 0
+        // and 1, not the whole group.
+        let order = Order::new(40, Shuffle::None, 0, 0);
+        let mut plan = Plan::new(share(order, 0, 1), 0, 2);
+        let first = plan.next().unwrap();
+        assert_eq!(first.wanted, vec![0, 1]);
+        assert_eq!(
+            first.group.as_deref(),
+            Some(&(0..8).collect::<Vec<_>>()[..])
+        );
+        let mut wanted = first.wanted;
+        while let Some(step) = plan.next() {
+            wanted.extend(step.wanted);
+        }
+        assert_eq!(wanted, (0..20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn spans_give_each_worker_its_units_records_in_every_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = forty(dir.path());
+        let block = Shuffle::Block {
+            chunk: 2,
+            window: 4,
+        };
+        for kind in [Shuffle::None, block] {
+            for epoch in 0..2 {
+                let order = Order::new(40, kind, 7, epoch);
+                let mut seen = Vec::new();
+                for worker in 0..2 {
+                    let share = share(order, worker, 2);
+                    let mut prefetch = Prefetch::spans(Arc::clone(&files), share, worker, 2);
+                    let mut indices = Vec::new();
+                    for unit in share.worker_units() {
+                        share.unit_records(unit, &mut indices);
+                        let scratch = prefetch.next_unit().unwrap();
+                        let mut got = Vec::new();
+                        files
+                            .each::<Error>(&scratch, Checksums::Verify, |_, _, payload| {
+                                got.push(String::from_utf8(payload.to_vec()).unwrap());
+                                Ok(())
+                            })
+                            .unwrap();
+                        let expected: Vec<String> = indices
+                            .iter()
+                            .map(|record| format!("r{record:02}"))
+                            .collect();
+                        assert_eq!(got, expected, "{kind:?}, epoch {epoch}, unit {unit}");
+                        seen.extend_from_slice(&indices);
+                    }
+                    assert!(prefetch.next_unit().is_err());
+                }
+                seen.sort_unstable();
+                assert_eq!(seen, (0..40).collect::<Vec<_>>());
+            }
+        }
     }
 }
