@@ -167,6 +167,7 @@ pub use storage::object::{is_url, storage_for};
 pub use storage::retry::{set_network_bounds, NetworkBounds};
 pub use storage::stores::set_anonymous;
 pub use storage::transfer::{set_transfers_in_flight, DEFAULT_TRANSFERS};
+pub use storage::{each_at_once, REQUESTS_AT_ONCE};
 pub use stream::ahead::SPANS_IN_FLIGHT;
 pub use stream::cache::{parse_limit, SpanCache};
 pub use stream::fetch::{Files, Scratch, Span};

@@ -6,13 +6,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use ofconvert_engine::{
-    Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, Scratch, Share, Shuffle,
-    SpanCache,
+    each_at_once, Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, Scratch,
+    Share, Shuffle, SpanCache, REQUESTS_AT_ONCE,
 };
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use rayon::prelude::*;
 
 use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
@@ -326,11 +325,17 @@ impl Records {
             checksums,
             decompress,
         };
+        // A file in a store is opened in a request or two that wait a round trip: many side
+        // by side; a local one may be indexed in a pass over it: a core each.
+        let at_once = if found.iter().any(|(path, _)| ofconvert_engine::is_url(path)) {
+            REQUESTS_AT_ONCE
+        } else {
+            rayon::current_num_threads()
+        };
         let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
-            found
-                .par_iter()
-                .map(|(path, format)| ofconvert_engine::open_indexed(path, *format, &options))
-                .collect()
+            each_at_once(&found, at_once, |(path, format)| {
+                ofconvert_engine::open_indexed(path, *format, &options)
+            })
         });
         let mut files = Vec::with_capacity(opened.len());
         for file in opened {

@@ -483,6 +483,7 @@ class _Counting:
         self.gets = 0
         self.faults = 0
         self.fail_every = fail_every
+        self.seen = []  # every request: its method and target
         self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -492,6 +493,8 @@ class _Counting:
                 pass
 
             def forward(self):
+                with counter.lock:
+                    counter.seen.append((self.command, self.path))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 connection = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -552,6 +555,7 @@ class _Counting:
     def reset(self):
         with self.lock:
             self.bytes = self.requests = 0
+            self.seen = []
 
 
 _BUCKETS = itertools.count()
@@ -596,6 +600,20 @@ def test_a_shuffled_batch_from_a_bucket_fetches_little_more_than_its_records(cou
     got = ds.__getitems__(indices[:64])
     assert [int(r["id"][0]) for r in got] == indices[:64]
     assert proxy.bytes <= 2 * sum(len(local.raw(i)) + 16 for i in indices[:64])
+
+
+def test_a_dataset_in_a_bucket_opened_again_asks_each_object_once_for_its_size_and_version(counted):
+    proxy, url, _, cache = counted
+    first = RecordDataset(url, cache_dir=cache)
+    proxy.reset()
+    again = RecordDataset(url, cache_dir=cache)
+    assert len(again) == len(first) == 8000
+    heads = sorted(target for method, target in proxy.seen if method == "HEAD")
+    objects = sorted({target for method, target in proxy.seen if method == "HEAD"})
+    # One HEAD an object (size and ETag together); the cache's indexes of those very versions
+    # are read before any index beside the objects is asked for.
+    assert heads == objects and len(objects) == 4, proxy.seen
+    assert not [target for _, target in proxy.seen if ".idx" in target], proxy.seen
 
 
 @pytest.mark.parametrize("shuffle", [False, "block"])

@@ -171,8 +171,9 @@ pub fn open_indexed(
 ) -> Result<IndexedFile, Error> {
     let io_error = |err| Error::io(path, err);
     let (storage, at) = storage_for(path).map_err(io_error)?;
-    let size = storage
-        .size(&at)
+    // One request to a store for both.
+    let (size, version) = storage
+        .stat(&at)
         .map_err(io_error)?
         .ok_or_else(|| Error::new(ErrorKind::InputMissing).in_file(path))?;
     let remote = is_url(path);
@@ -184,7 +185,6 @@ pub fn open_indexed(
             .to_string_lossy()
             .into_owned()
     };
-    let version = storage.version(&at).ok().flatten();
     let cache = cache_dir(options.cache_dir.as_deref());
     let copied = match format {
         Format::Tf => sniff(&*storage, &at, size).map_err(io_error)?,
@@ -239,7 +239,14 @@ pub fn open_indexed(
 
     let beside = PathBuf::from(format!("{}{INDEX_SUFFIX}", at.display()));
     let cached = cache.join(cache_name(&source, size, version.as_deref(), INDEX_SUFFIX));
-    let found = [&beside, &cached].into_iter().find_map(|candidate| {
+    // An index beside a local file is looked for first. In a store, the cache's comes first:
+    // it is of this very version of the object (its ETag) and costs no request.
+    let candidates = if remote {
+        [&cached, &beside]
+    } else {
+        [&beside, &cached]
+    };
+    let found = candidates.into_iter().find_map(|candidate| {
         let text = if remote && candidate == &beside {
             storage.read(candidate).ok().flatten()?
         } else {

@@ -30,7 +30,7 @@ use crate::progress::ProgressFn;
 use crate::records::detect;
 use crate::records::RecordReader;
 use crate::storage::object;
-use crate::storage::{Listed, Storage};
+use crate::storage::{each_at_once, Listed, Storage, REQUESTS_AT_ONCE};
 
 /// The record files named by some paths.
 #[derive(Debug, Default)]
@@ -68,11 +68,15 @@ pub struct Unpublished {
 /// the files that are record files by name or content are taken and the others left out.
 pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
     let mut expanded = Expanded::default();
-    for path in paths {
-        let listed = object::storage_for(path).and_then(|(storage, root)| {
+    // Each path listed (in a store, a request or two that wait a round trip) side by side
+    // with the others, then taken in the order given.
+    let listings = each_at_once(paths, REQUESTS_AT_ONCE, |path| {
+        object::storage_for(path).and_then(|(storage, root)| {
             let listing = storage.list(&root)?;
             Ok((storage, root, listing))
-        });
+        })
+    });
+    for (path, listed) in paths.iter().zip(listings) {
         let (storage, root, listing) = match listed {
             Ok(listed) => listed,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {

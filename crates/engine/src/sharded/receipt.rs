@@ -256,6 +256,10 @@ impl Storage for Checksummed {
         self.inner.version(path)
     }
 
+    fn stat(&self, path: &Path) -> io::Result<Option<(u64, Option<String>)>> {
+        self.inner.stat(path)
+    }
+
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
         self.inner.file_names(dir)
     }

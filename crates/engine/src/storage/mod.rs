@@ -140,6 +140,15 @@ pub trait Storage: Send + Sync + fmt::Debug {
         Ok(None)
     }
 
+    /// The size and the [`version`](Storage::version) of the file at `path` together (in
+    /// one request to a store), `Ok(None)` when there is no such file.
+    fn stat(&self, path: &Path) -> io::Result<Option<(u64, Option<String>)>> {
+        let Some(size) = self.size(path)? else {
+            return Ok(None);
+        };
+        Ok(Some((size, self.version(path).ok().flatten())))
+    }
+
     /// The names of the files directly in `dir` (none when `dir` does not exist).
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>>;
 
@@ -187,4 +196,70 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Removes the lock `holder` was read from, if it still says what it said then (another
     /// run may have taken it since).
     fn break_lock(&self, holder: &LockHolder) -> io::Result<()>;
+}
+
+/// Requests to a store a reader sends side by side when it looks at many files at once
+/// (opening a dataset's files, listing its inputs): each waits a round trip, not a core.
+pub const REQUESTS_AT_ONCE: usize = 16;
+
+/// `work` of each of `items`, `at_once` of them side by side at most, the results in the
+/// order of `items`.
+pub fn each_at_once<T: Sync, R: Send>(
+    items: &[T],
+    at_once: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    if items.len() <= 1 {
+        return items.iter().map(work).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (next, work) = (&next, &work);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..at_once.clamp(1, items.len()))
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(at) else {
+                            return done;
+                        };
+                        done.push((at, work(item)));
+                    }
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .flat_map(|thread| match thread.join() {
+                Ok(done) => done,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|(at, _)| *at);
+    done.into_iter().map(|(_, result)| result).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::each_at_once;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn each_item_is_worked_once_in_its_order_and_never_more_at_once_than_asked() {
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let items: Vec<u64> = (0..200).collect();
+        let done = each_at_once(&items, 5, |&item| {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            std::thread::yield_now();
+            running.fetch_sub(1, Ordering::SeqCst);
+            item * 2
+        });
+        assert_eq!(done, (0..200).map(|item| item * 2).collect::<Vec<_>>());
+        assert!((1..=5).contains(&most.load(Ordering::SeqCst)));
+        assert!(each_at_once(&[] as &[u64], 5, |&item| item).is_empty());
+        assert_eq!(each_at_once(&[7u64], 0, |&item| item + 1), vec![8]);
+    }
 }

@@ -44,6 +44,11 @@ impl Storage for ByPath {
         storage.version(&path)
     }
 
+    fn stat(&self, path: &Path) -> io::Result<Option<(u64, Option<String>)>> {
+        let (storage, path) = storage_for(path)?;
+        storage.stat(&path)
+    }
+
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
         let (storage, dir) = storage_for(dir)?;
         storage.file_names(&dir)

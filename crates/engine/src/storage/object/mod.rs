@@ -372,6 +372,18 @@ impl Storage for ObjectStorage {
         Ok(meta.e_tag.map(|tag| format!("etag:{tag}")))
     }
 
+    fn stat(&self, path: &Path) -> io::Result<Option<(u64, Option<String>)>> {
+        let key = self.key(path)?;
+        match self.block_on(self.store.head(&key)) {
+            Ok(meta) => Ok(Some((
+                meta.size,
+                meta.e_tag.map(|tag| format!("etag:{tag}")),
+            ))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) => Err(self.error(err)),
+        }
+    }
+
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
         let Some(listed) = self.level(dir)? else {
             return Ok(Vec::new());
