@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::access::index::IndexedFile;
 use crate::error::Error;
@@ -18,6 +19,9 @@ use crate::stream::cache::SpanCache;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
+/// Where a run's bytes are: from here on, in a piece of a span the batch holds
+/// (`buffer - HELD`), not in a buffer.
+const HELD: usize = 1 << 48;
 /// Runs of this many bytes or more have their pages mapped in one call.
 #[cfg(target_os = "linux")]
 const POPULATE_FROM: u64 = 64 << 10;
@@ -51,7 +55,8 @@ pub struct Files {
 }
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
-/// `buffer` from `at`, or ([`MAPPED`]) in the mapped file.
+/// `buffer` from `at`, ([`MAPPED`]) in the mapped file, or (from [`HELD`] on) in a piece of a
+/// span from `at`.
 #[derive(Clone, Debug)]
 struct Run {
     file: usize,
@@ -61,14 +66,16 @@ struct Run {
 }
 
 /// Adds record `record` of file `file` to the runs: to the last one when it follows it in
-/// its file, else as a run of its own whose bytes start at `at` of buffer 0.
-fn add_record(runs: &mut Vec<Run>, file: usize, record: u64, at: usize) {
+/// its file and its bytes, else as a run of its own whose bytes start at `at` of `buffer`.
+fn add_record(runs: &mut Vec<Run>, file: usize, record: u64, buffer: usize, at: usize) {
     match runs.last_mut() {
-        Some(run) if run.file == file && run.records.end == record => run.records.end += 1,
+        Some(run) if run.file == file && run.records.end == record && run.buffer == buffer => {
+            run.records.end += 1
+        }
         _ => runs.push(Run {
             file,
             records: record..record + 1,
-            buffer: 0,
+            buffer,
             at,
         }),
     }
@@ -113,6 +120,8 @@ pub struct Scratch {
     /// Pieces of the cache of spans (file, first byte), mapped.
     pieces: HashMap<(usize, u64), memmap2::Mmap>,
     buffers: Vec<Vec<u8>>,
+    /// Pieces of spans the records cut from them are read out of, where they are.
+    held: Vec<Arc<Held>>,
     runs: Vec<Run>,
 }
 
@@ -222,7 +231,7 @@ impl Files {
         scratch.runs.clear();
         for &index in indices {
             let (file, record) = self.locate(index);
-            add_record(&mut scratch.runs, file, record, 0);
+            add_record(&mut scratch.runs, file, record, 0, 0);
         }
         self.read_runs(scratch)
     }
@@ -240,6 +249,7 @@ impl Files {
             let base = file.index.range(run.records.start).start;
             let (buffer, at): (&[u8], usize) = match run.buffer {
                 MAPPED => (&scratch.maps[&run.file], base as usize),
+                held @ HELD.. => (&scratch.held[held - HELD], run.at),
                 buffer => (&scratch.buffers[buffer], run.at),
             };
             for record in run.records.clone() {
@@ -423,37 +433,37 @@ impl Files {
 }
 
 /// The bytes of a run of neighbouring records of a dataset read whole from a store: one
-/// buffer per file the run lies in.
+/// piece per file the run lies in, fetched, or mapped from the cache when it holds it.
 #[derive(Debug)]
 pub struct Span {
     /// The records (of the dataset) it holds.
     pub records: Range<u64>,
     /// Each file's piece: the file, its first record in the span, and its bytes.
-    pieces: Vec<(usize, u64, Vec<u8>)>,
+    pub(crate) pieces: Vec<(usize, u64, Arc<Held>)>,
+}
+
+/// The bytes of a piece of a span: fetched, or mapped from the cache that holds them.
+#[derive(Debug)]
+pub(crate) enum Held {
+    Fetched(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Held {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Held::Fetched(bytes) => bytes,
+            Held::Mapped(map) => map,
+        }
+    }
 }
 
 impl Files {
-    /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
-    /// they lie in; a piece that fails or comes short is asked for again, whole, within the
-    /// store's retries. With a cache, a piece of a file in a store is taken from it when it
-    /// holds it, and kept in it once read.
-    pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
-        let mut pieces = Vec::new();
-        let mut at = records.start;
-        while at < records.end {
-            let (file, first) = self.locate(at);
-            let indexed = &self.files[file];
-            let end = (first + (records.end - at)).min(indexed.index.len());
-            let bytes = indexed.index.span(first..end);
-            let buffer = self.read_piece(file, &bytes)?;
-            pieces.push((file, first, buffer));
-            at += end - first;
-        }
-        Ok(Span { records, pieces })
-    }
-
     /// Puts the records `indices` into `scratch` from the spans that hold them (`span_of`
-    /// gives the span of a record), for [`each`](Files::each) to hand out.
+    /// gives the span of a record), for [`each`](Files::each) to hand out: not copied, the
+    /// scratch holds the pieces they lie in.
     pub fn cut<'s>(
         &self,
         indices: &[u64],
@@ -461,27 +471,30 @@ impl Files {
         scratch: &mut Scratch,
     ) {
         scratch.runs.clear();
-        if scratch.buffers.is_empty() {
-            scratch.buffers.push(Vec::new());
-        }
-        scratch.buffers[0].clear();
+        scratch.held.clear();
         for &index in indices {
             let (file, record) = self.locate(index);
             let span = span_of(index);
-            let (_, first, bytes) = span
+            let (_, first, piece) = span
                 .pieces
                 .iter()
                 .find(|(f, first, _)| *f == file && *first <= record)
                 .expect("the span of a record holds its file");
+            // The records are read where they are: the batch holds the pieces they lie in.
+            let held = match scratch
+                .held
+                .iter()
+                .rposition(|held| Arc::ptr_eq(held, piece))
+            {
+                Some(held) => held,
+                None => {
+                    scratch.held.push(Arc::clone(piece));
+                    scratch.held.len() - 1
+                }
+            };
             let index_of = &self.files[file].index;
-            let base = index_of.range(*first).start;
-            let range = index_of.range(record);
-            let buffer = &mut scratch.buffers[0];
-            let at = buffer.len();
-            buffer.extend_from_slice(
-                &bytes[(range.start - base) as usize..(range.end - base) as usize],
-            );
-            add_record(&mut scratch.runs, file, record, at);
+            let at = index_of.range(record).start - index_of.range(*first).start;
+            add_record(&mut scratch.runs, file, record, HELD + held, at as usize);
         }
     }
 }

@@ -1,21 +1,40 @@
 //! Pieces of chunks read through a cache of spans: a chunk's records in one file of a store
-//! (the pieces a span is made of) read whole, from the cache when it holds them, else fetched
-//! and kept; and a batch's records (a global shuffle, `ds[i]`) read out of the pieces they
-//! lie in, so that with a cache as large as the dataset each piece is fetched once.
+//! (the pieces a span is made of) read whole, mapped from the cache when it holds them, else
+//! fetched and kept; and a batch's records (a global shuffle, `ds[i]`) read out of the pieces
+//! they lie in, so that with a cache as large as the dataset each piece is fetched once.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::error::Error;
 use crate::storage::object::is_url;
 use crate::stream::cache::Object;
-use crate::stream::fetch::{fetch_remote, side_by_side, Files};
+use crate::stream::fetch::{fetch_remote, side_by_side, Files, Held, Span};
 
 /// Runs of a batch read side by side.
 const RUNS_IN_FLIGHT: usize = 32;
 
 impl Files {
+    /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
+    /// they lie in; a piece that fails or comes short is asked for again, whole, within the
+    /// store's retries. With a cache, a piece of a file in a store is taken from it when it
+    /// holds it (mapped, not read into memory), and kept in it once read.
+    pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
+        let mut pieces = Vec::new();
+        let mut at = records.start;
+        while at < records.end {
+            let (file, first) = self.locate(at);
+            let indexed = &self.files[file];
+            let end = (first + (records.end - at)).min(indexed.index.len());
+            let bytes = indexed.index.span(first..end);
+            pieces.push((file, first, Arc::new(self.hold_piece(file, &bytes)?)));
+            at += end - first;
+        }
+        Ok(Span { records, pieces })
+    }
+
     /// The cache and file `file` as its entries name it, if the file is in a store and there
     /// is a cache.
     fn object(&self, file: usize) -> Option<(&crate::stream::cache::SpanCache, Object<'_>)> {
@@ -76,6 +95,24 @@ impl Files {
             let _ = cache.put(object, bytes, &buffer);
         }
         Ok(buffer)
+    }
+
+    /// The bytes `bytes` of file `file`, whole, as [`read_piece`](Files::read_piece) gives
+    /// them, but mapped when the cache holds them, so that the records are copied out of its
+    /// entry once, not read into memory first.
+    pub(crate) fn hold_piece(&self, file: usize, bytes: &Range<u64>) -> Result<Held, Error> {
+        let kept = self
+            .object(file)
+            .and_then(|(cache, object)| cache.open(object, bytes));
+        if let Some(entry) = kept {
+            // SAFETY: only read. An entry is written whole under a temporary name and renamed
+            // into place, never changed after; one evicted meanwhile stays whole for this
+            // mapping. (An empty one cannot be mapped: it is read instead.)
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&entry) } {
+                return Ok(Held::Mapped(map));
+            }
+        }
+        self.read_piece(file, bytes).map(Held::Fetched)
     }
 
     /// The pieces of file `file` that its records `records` lie in (chunks of `chunk`
