@@ -85,6 +85,27 @@ def test_a_global_shuffle_and_ds_i_read_through_a_cache_that_holds_the_dataset(c
     assert proxy.bytes == 0
 
 
+def test_records_of_one_cached_chunk_or_across_two_read_as_on_the_local_disk(moto_s3, tmp_path):
+    client, env = moto_s3
+    client.create_bucket(Bucket="twochunks")
+    # 20,000 records of a few bytes: the cache's chunks hold 16,384, so the file is two.
+    path = tmp_path / "many.tfrecord"
+    with ofconvert.TFRecordWriter(path) as writer:
+        for i in range(20000):
+            writer.write({"id": i})
+    client.put_object(Bucket="twochunks", Key="many.tfrecord", Body=path.read_bytes())
+    options = dict(cache_dir=tmp_path / "cache", cache_limit="10MB")
+    ds = RecordDataset("s3://twochunks/many.tfrecord", **options)
+    local = RecordDataset(path)
+    for warm in (False, True):
+        # In one chunk, across the two (a run the cache holds in two pieces), and scattered.
+        for indices in ([5, 6, 7], list(range(16380, 16390)), [19999, 0, 16384, 16383]):
+            got, want = ds.batch(indices), local.batch(indices)
+            assert got["id"].tobytes() == want["id"].tobytes(), (warm, indices)
+            assert [int(v) for v in got["id"][:, 0]] == indices
+        assert spans(tmp_path / "cache"), "the chunks read are kept"
+
+
 def test_an_object_replaced_is_read_fresh_never_from_the_cache(counted, moto_s3):
     proxy, url, size, cache = counted
     client, _ = moto_s3

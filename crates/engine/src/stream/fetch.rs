@@ -118,7 +118,7 @@ pub(crate) fn side_by_side<T: Sync, R: Send>(
 pub struct Scratch {
     maps: HashMap<usize, memmap2::Mmap>,
     /// Pieces of the cache of spans (file, first byte), mapped.
-    pieces: HashMap<(usize, u64), memmap2::Mmap>,
+    pieces: HashMap<(usize, u64), Arc<Held>>,
     buffers: Vec<Vec<u8>>,
     /// Pieces of spans the records cut from them are read out of, where they are.
     held: Vec<Arc<Held>>,
@@ -176,21 +176,6 @@ impl Files {
     /// Where spans read from a store are kept, if anywhere.
     pub fn cache(&self) -> Option<&SpanCache> {
         self.cache.as_ref()
-    }
-
-    /// Bytes of the records `records` (of the dataset, neighbours), framing included.
-    pub fn span_bytes(&self, records: Range<u64>) -> u64 {
-        let mut bytes = 0;
-        let mut at = records.start;
-        while at < records.end {
-            let (file, first) = self.locate(at);
-            let index = &self.files[file].index;
-            let end = (first + (records.end - at)).min(index.len());
-            let span = index.span(first..end);
-            bytes += span.end - span.start;
-            at += end - first;
-        }
-        bytes
     }
 
     /// Whether some file is read from a store.
@@ -271,6 +256,7 @@ impl Files {
     /// Reads the bytes of every run into the buffers: local files with one positioned read
     /// per run, files in a store with one call per file for all its runs, files side by side.
     fn read_runs(&self, scratch: &mut Scratch) -> Result<(), Error> {
+        scratch.held.clear();
         if scratch.maps.len() >= MAPS_KEPT {
             // Unmapped, but for the files this batch reads.
             let runs = &scratch.runs;
@@ -317,8 +303,9 @@ impl Files {
             return Ok(());
         }
         if self.cache.is_some() {
-            // Buffer 0 holds the runs the cache held (copied from its pieces, kept mapped),
-            // one buffer each the runs fetched into it; those of the last batch go.
+            // A run the cache holds is read where it is, in the piece it lies in (kept mapped),
+            // or, across pieces, copied into buffer 0; one buffer each the runs fetched into
+            // it; those of the last batch go.
             if scratch.pieces.len() >= PIECES_MAPPED {
                 scratch.pieces.clear();
             }
@@ -334,12 +321,16 @@ impl Files {
                 let at = kept.len();
                 let records = run.records.clone();
                 let chunk = self.cache_chunk;
-                if self.copy_kept(run.file, records, chunk, &mut scratch.pieces, kept) {
-                    run.buffer = 0;
-                    run.at = at;
-                } else {
-                    kept.truncate(at);
-                    missing.push(number);
+                match self.find_kept(run.file, records, chunk, &mut scratch.pieces, kept) {
+                    Kept::In(piece, from) => {
+                        run.buffer = HELD + hold(&mut scratch.held, &piece);
+                        run.at = from;
+                    }
+                    Kept::Copied => {
+                        run.buffer = 0;
+                        run.at = at;
+                    }
+                    Kept::Missing => missing.push(number),
                 }
             }
             let runs: Vec<(usize, Range<u64>)> = missing
@@ -442,7 +433,18 @@ pub struct Span {
     pub(crate) pieces: Vec<(usize, u64, Arc<Held>)>,
 }
 
-/// The bytes of a piece of a span: fetched, or mapped from the cache that holds them.
+/// Where the cache holds records a batch reads: [`Files::find_kept`].
+pub(crate) enum Kept {
+    /// A piece they lie in is not in the cache.
+    Missing,
+    /// In one piece, from this byte of it.
+    In(Arc<Held>, usize),
+    /// Across pieces: copied out of them.
+    Copied,
+}
+
+/// The bytes of a piece of a chunk (of a span, or one a batch reads records out of): fetched,
+/// or mapped from the cache that holds it.
 #[derive(Debug)]
 pub(crate) enum Held {
     Fetched(Vec<u8>),
@@ -481,20 +483,21 @@ impl Files {
                 .find(|(f, first, _)| *f == file && *first <= record)
                 .expect("the span of a record holds its file");
             // The records are read where they are: the batch holds the pieces they lie in.
-            let held = match scratch
-                .held
-                .iter()
-                .rposition(|held| Arc::ptr_eq(held, piece))
-            {
-                Some(held) => held,
-                None => {
-                    scratch.held.push(Arc::clone(piece));
-                    scratch.held.len() - 1
-                }
-            };
+            let held = hold(&mut scratch.held, piece);
             let index_of = &self.files[file].index;
             let at = index_of.range(record).start - index_of.range(*first).start;
             add_record(&mut scratch.runs, file, record, HELD + held, at as usize);
+        }
+    }
+}
+
+/// The place of `piece` among the pieces a batch holds, held now if it was not.
+fn hold(held: &mut Vec<Arc<Held>>, piece: &Arc<Held>) -> usize {
+    match held.iter().rposition(|one| Arc::ptr_eq(one, piece)) {
+        Some(at) => at,
+        None => {
+            held.push(Arc::clone(piece));
+            held.len() - 1
         }
     }
 }

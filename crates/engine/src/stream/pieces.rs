@@ -11,12 +11,27 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::storage::object::is_url;
 use crate::stream::cache::Object;
-use crate::stream::fetch::{fetch_remote, side_by_side, Files, Held, Span};
+use crate::stream::fetch::{fetch_remote, side_by_side, Files, Held, Kept, Span};
 
 /// Runs of a batch read side by side.
 const RUNS_IN_FLIGHT: usize = 32;
 
 impl Files {
+    /// Bytes of the records `records` (of the dataset, neighbours), framing included.
+    pub fn span_bytes(&self, records: Range<u64>) -> u64 {
+        let mut bytes = 0;
+        let mut at = records.start;
+        while at < records.end {
+            let (file, first) = self.locate(at);
+            let index = &self.files[file].index;
+            let end = (first + (records.end - at)).min(index.len());
+            let span = index.span(first..end);
+            bytes += span.end - span.start;
+            at += end - first;
+        }
+        bytes
+    }
+
     /// Reads the records `records` (of the dataset, neighbours) whole, a request per file
     /// they lie in; a piece that fails or comes short is asked for again, whole, within the
     /// store's retries. With a cache, a piece of a file in a store is taken from it when it
@@ -142,43 +157,50 @@ impl Files {
         pieces
     }
 
-    /// Adds the bytes of the records `records` of file `file` (in a store) to `out`, if the
-    /// cache holds every piece of the chunks of `chunk` records they lie in; `maps`
-    /// keeps the pieces mapped from one batch to the next. False when a piece is missing
-    /// (`out` may then hold part of the records).
-    pub(crate) fn copy_kept(
+    /// Where the records `records` of file `file` (in a store) are, if the cache holds every
+    /// piece of the chunks of `chunk` records they lie in: in one piece, where they are, or
+    /// across pieces, copied to the end of `out`. `maps` keeps the pieces mapped from one
+    /// batch to the next.
+    pub(crate) fn find_kept(
         &self,
         file: usize,
         records: Range<u64>,
         chunk: u64,
-        maps: &mut HashMap<(usize, u64), memmap2::Mmap>,
+        maps: &mut HashMap<(usize, u64), Arc<Held>>,
         out: &mut Vec<u8>,
-    ) -> bool {
+    ) -> Kept {
         let Some((cache, object)) = self.object(file) else {
-            return false;
+            return Kept::Missing;
         };
-        for (piece, sub) in self.pieces(file, records, chunk) {
-            let map = match maps.entry((file, piece.start)) {
+        let pieces = self.pieces(file, records, chunk);
+        let (single, at) = (pieces.len() == 1, out.len());
+        for (piece, sub) in pieces {
+            let held = match maps.entry((file, piece.start)) {
                 Entry::Occupied(entry) => entry.into_mut(),
                 Entry::Vacant(slot) => {
-                    let Some(entry) = cache.open(object, &piece) else {
-                        return false;
-                    };
+                    let entry = cache.open(object, &piece);
                     // SAFETY: only read. An entry is written whole under a temporary name
                     // and renamed into place, never changed after; one evicted meanwhile
                     // stays whole for this mapping.
-                    let Ok(map) = (unsafe { memmap2::Mmap::map(&entry) }) else {
-                        return false;
-                    };
-                    slot.insert(map)
+                    match entry.and_then(|entry| unsafe { memmap2::Mmap::map(&entry) }.ok()) {
+                        Some(map) => slot.insert(Arc::new(Held::Mapped(map))),
+                        None => {
+                            out.truncate(at);
+                            return Kept::Missing;
+                        }
+                    }
                 }
             };
-            let Some(bytes) = map.get(sub.start as usize..sub.end as usize) else {
-                return false;
+            let Some(bytes) = held.get(sub.start as usize..sub.end as usize) else {
+                out.truncate(at);
+                return Kept::Missing;
             };
+            if single {
+                return Kept::In(Arc::clone(held), sub.start as usize);
+            }
             out.extend_from_slice(bytes);
         }
-        true
+        Kept::Copied
     }
 
     /// The bytes of the records `records` of file `file` (in a store), out of the pieces of
