@@ -132,28 +132,12 @@ fn fetch_asked(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::index::{open_indexed, IndexOptions};
-    use crate::naming::names::Format;
-    use ofconvert_tfrecord::{Compression, Writer};
+    use crate::stream::testing::numbered;
 
     #[test]
     fn chunks_come_whole_in_any_order_they_are_planned_and_never_twice() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord");
-        let mut writer =
-            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
-        for record in 0..100 {
-            writer
-                .write_record(format!("r{record:02}").as_bytes())
-                .unwrap();
-        }
-        writer.finish().unwrap();
-        let files = Arc::new(Files::new(vec![open_indexed(
-            &path,
-            Format::Tf,
-            &IndexOptions::default(),
-        )
-        .unwrap()]));
+        let files = numbered(dir.path(), 100);
         // 34 chunks of 3 records, the last of one; a budget below the chunks planned.
         let mut ahead = Ahead::new(Arc::clone(&files), 3, 8);
         let order: Vec<u64> = (0..34).map(|n| (n * 7) % 34).collect();

@@ -22,3 +22,31 @@ pub(crate) mod order;
 pub(crate) mod pieces;
 pub(crate) mod prefetch;
 pub(crate) mod share;
+
+/// What the stream's tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::access::index::{open_indexed, IndexOptions};
+    use crate::naming::names::Format;
+    use crate::stream::fetch::Files;
+    use ofconvert_tfrecord::{Compression, Writer};
+
+    /// A dataset of one TFRecord file in `dir` of `count` records `r00`, `r01`, ... (below
+    /// 100 they are 3 bytes, 19 framed).
+    pub(crate) fn numbered(dir: &Path, count: u64) -> Arc<Files> {
+        let path = dir.join("a.tfrecord");
+        let mut writer =
+            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
+        for record in 0..count {
+            writer
+                .write_record(format!("r{record:02}").as_bytes())
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let files = vec![open_indexed(&path, Format::Tf, &IndexOptions::default()).unwrap()];
+        Arc::new(Files::new(files))
+    }
+}

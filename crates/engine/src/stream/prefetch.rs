@@ -246,30 +246,14 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::index::{open_indexed, IndexOptions};
-    use crate::naming::names::Format;
     use crate::options::Checksums;
     use crate::stream::order::Shuffle;
-    use ofconvert_tfrecord::{Compression, Writer};
+    use crate::stream::testing::numbered;
 
     #[test]
     fn a_cache_must_hold_a_group_of_chunks_and_the_spans_in_flight() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord");
-        let mut writer =
-            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
-        for record in 0..40 {
-            // 3 bytes, 19 framed.
-            writer
-                .write_record(format!("r{record:02}").as_bytes())
-                .unwrap();
-        }
-        writer.finish().unwrap();
-        let options = IndexOptions {
-            cache_dir: Some(dir.path().join("cache")),
-            ..IndexOptions::default()
-        };
-        let files = Files::new(vec![open_indexed(&path, Format::Tf, &options).unwrap()]);
+        let files = numbered(dir.path(), 40);
         let chunk = 2 * 19;
         // In order: 8 chunks a group, 8 in flight.
         let order = Order::new(40, Shuffle::None, 0, 0);
@@ -285,20 +269,6 @@ mod tests {
         );
         // Never more than the dataset.
         assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
-    }
-
-    fn forty(dir: &std::path::Path) -> Arc<Files> {
-        let path = dir.join("a.tfrecord");
-        let mut writer =
-            Writer::with_compression(std::fs::File::create(&path).unwrap(), Compression::None);
-        for record in 0..40 {
-            writer
-                .write_record(format!("r{record:02}").as_bytes())
-                .unwrap();
-        }
-        writer.finish().unwrap();
-        let files = vec![open_indexed(&path, Format::Tf, &IndexOptions::default()).unwrap()];
-        Arc::new(Files::new(files))
     }
 
     fn share(order: Order, worker: u64, workers: u64) -> Share {
@@ -336,7 +306,7 @@ mod tests {
     #[test]
     fn spans_give_each_worker_its_units_records_in_every_order() {
         let dir = tempfile::tempdir().unwrap();
-        let files = forty(dir.path());
+        let files = numbered(dir.path(), 40);
         let block = Shuffle::Block {
             chunk: 2,
             window: 4,
