@@ -19,7 +19,7 @@ use crate::stream::cache::SpanCache;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
-/// Where a run's bytes are: from here on, in a piece of a span the batch holds
+/// Where a run's bytes are: from here on, in a piece of a chunk the batch holds
 /// (`buffer - HELD`), not in a buffer.
 const HELD: usize = 1 << 48;
 /// Runs of this many bytes or more have their pages mapped in one call.
@@ -56,7 +56,7 @@ pub struct Files {
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
 /// `buffer` from `at`, ([`MAPPED`]) in the mapped file, or (from [`HELD`] on) in a piece of a
-/// span from `at`.
+/// chunk from `at`.
 #[derive(Clone, Debug)]
 struct Run {
     file: usize,
@@ -120,7 +120,8 @@ pub struct Scratch {
     /// Pieces of the cache of spans (file, first byte), mapped.
     pieces: HashMap<(usize, u64), Arc<Held>>,
     buffers: Vec<Vec<u8>>,
-    /// Pieces of spans the records cut from them are read out of, where they are.
+    /// Pieces of chunks (of spans, or of the cache) the batch's records are read out of,
+    /// where they lie.
     held: Vec<Arc<Held>>,
     runs: Vec<Run>,
 }

@@ -113,8 +113,8 @@ impl Files {
     }
 
     /// The bytes `bytes` of file `file`, whole, as [`read_piece`](Files::read_piece) gives
-    /// them, but mapped when the cache holds them, so that the records are copied out of its
-    /// entry once, not read into memory first.
+    /// them, but mapped when the cache holds them: the records are handed out where they lie
+    /// in its entry, never read into memory.
     pub(crate) fn hold_piece(&self, file: usize, bytes: &Range<u64>) -> Result<Held, Error> {
         let kept = self
             .object(file)
