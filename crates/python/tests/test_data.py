@@ -483,7 +483,7 @@ class _Counting:
         self.gets = 0
         self.faults = 0
         self.fail_every = fail_every
-        self.seen = []  # every request: its method and target
+        self.seen = []  # every request: its method, target and Range header
         self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -494,7 +494,7 @@ class _Counting:
 
             def forward(self):
                 with counter.lock:
-                    counter.seen.append((self.command, self.path))
+                    counter.seen.append((self.command, self.path, self.headers.get("Range")))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 connection = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -608,12 +608,38 @@ def test_a_dataset_in_a_bucket_opened_again_asks_each_object_once_for_its_size_a
     proxy.reset()
     again = RecordDataset(url, cache_dir=cache)
     assert len(again) == len(first) == 8000
-    heads = sorted(target for method, target in proxy.seen if method == "HEAD")
-    objects = sorted({target for method, target in proxy.seen if method == "HEAD"})
+    heads = sorted(target for method, target, _ in proxy.seen if method == "HEAD")
+    objects = sorted({target for method, target, _ in proxy.seen if method == "HEAD"})
     # One HEAD an object (size and ETag together); the cache's indexes of those very versions
     # are read before any index beside the objects is asked for.
     assert heads == objects and len(objects) == 4, proxy.seen
-    assert not [target for _, target in proxy.seen if ".idx" in target], proxy.seen
+    assert not [target for _, target, _ in proxy.seen if ".idx" in target], proxy.seen
+
+
+def test_a_shuffled_epoch_from_a_bucket_fetches_its_first_batch_before_reading_further_ahead(counted):
+    proxy, url, _, cache = counted
+    stream = RecordStream(url, shuffle=True, seed=4, batch_size=64, drop_last=False, cache_dir=cache)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=True, seed=4, batch_size=64)
+    first = {int(v) for v in next(iter(local))["id"][:, 0]}
+    # Where each record lies: its object and bytes, from the indexes kept beside the local copies.
+    where = {}
+    for number in range(4):
+        lines = (cache.parent / f"part-{number}.tfrecord.idx").read_text().split()
+        for i, (offset, length) in enumerate(zip(lines[::2], lines[1::2])):
+            where[number * 2000 + i] = (f"part-{number}.tfrecord", int(offset), int(offset) + int(length))
+    proxy.reset()
+    got = next(iter(stream))
+    assert {int(v) for v in got["id"][:, 0]} == first
+
+    def of_first(target, header):
+        start, end = (int(x) for x in header.split("=")[1].split("-"))
+        return any(name in target and start <= a and b <= end + 1 for name, a, b in (where[i] for i in first))
+
+    gets = [(target, header) for method, target, header in proxy.seen if method == "GET" and header]
+    firsts = [of_first(target, header) for target, header in gets]
+    # Every request for the first batch's records came before any for the batches after it.
+    assert True in firsts and False in firsts, gets
+    assert firsts == sorted(firsts, reverse=True), firsts
 
 
 @pytest.mark.parametrize("shuffle", [False, "block"])

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use crate::error::Error;
 use crate::stream::ahead::{Ahead, SPANS_IN_FLIGHT};
@@ -30,14 +30,25 @@ pub struct Prefetch {
 impl Prefetch {
     /// Starts fetching the worker's units from unit `first` of the rank on, every
     /// `share.workers`th.
+    ///
+    /// The first unit is fetched alone, the other lanes starting once it is in: sharing the
+    /// network with three others, it would come about four times later (a resumed stream's
+    /// first batch, or any epoch's).
     pub fn start(files: Arc<Files>, share: Share, first: u64) -> Prefetch {
+        let gate = Arc::new(Gate::default());
         let lanes = (0..LANES)
             .map(|lane| {
                 let (sender, receiver) = sync_channel(1);
                 let files = Arc::clone(&files);
+                let gate = Arc::clone(&gate);
                 std::thread::Builder::new()
                     .name("ofconvert-prefetch".into())
                     .spawn(move || {
+                        // Lane 0 opens the gate once its first unit is in, or when it stops.
+                        let mut opens = (lane == 0).then(|| Opens(&gate));
+                        if lane > 0 {
+                            gate.wait();
+                        }
                         let mut indices = Vec::new();
                         let mut next = Scratch::default();
                         let mut unit = first + lane * share.workers;
@@ -45,6 +56,7 @@ impl Prefetch {
                             share.unit_records(unit, &mut indices);
                             let mut scratch = std::mem::take(&mut next);
                             let fetched = files.fetch(&indices, &mut scratch);
+                            drop(opens.take());
                             // The lane's next unit reads out of the cache's pieces this one
                             // mapped; this one goes to the reader with its records.
                             next = scratch.take_pieces();
@@ -128,6 +140,35 @@ impl Prefetch {
                     std::io::Error::other("reading ahead stopped"),
                 ))
             })
+    }
+}
+
+/// Where the read-ahead lanes of a global shuffle wait for the first unit to be in.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*open {
+            open = self
+                .opened
+                .wait(open)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// Opens its gate when dropped: after the first unit, or when the lane stops for any reason.
+struct Opens<'a>(&'a Gate);
+
+impl Drop for Opens<'_> {
+    fn drop(&mut self) {
+        *self.0.open.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.0.opened.notify_all();
     }
 }
 
@@ -342,5 +383,46 @@ mod tests {
                 assert_eq!(seen, (0..40).collect::<Vec<_>>());
             }
         }
+    }
+
+    #[test]
+    fn a_global_shuffle_read_ahead_gives_every_unit_with_more_lanes_than_units_or_fewer() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = numbered(dir.path(), 40);
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for len in [0, 3, 7, 40] {
+                let order = Order::new(len, Shuffle::Global, 3, 0);
+                for workers in [1, 2] {
+                    let mut seen = Vec::new();
+                    for worker in 0..workers {
+                        let share = share(order, worker, workers);
+                        let mut prefetch = Prefetch::start(Arc::clone(&files), share, worker);
+                        let mut indices = Vec::new();
+                        for unit in share.worker_units() {
+                            share.unit_records(unit, &mut indices);
+                            let scratch = prefetch.next_unit().unwrap();
+                            let mut got = Vec::new();
+                            files
+                                .each::<Error>(&scratch, Checksums::Verify, |_, at, _| {
+                                    got.push(at.index);
+                                    Ok(())
+                                })
+                                .unwrap();
+                            assert_eq!(got, indices, "{len} records, unit {unit}");
+                            seen.extend_from_slice(&indices);
+                        }
+                        assert!(prefetch.next_unit().is_err());
+                    }
+                    seen.sort_unstable();
+                    assert_eq!(seen, (0..len).collect::<Vec<_>>());
+                }
+            }
+            done.send(()).unwrap();
+        });
+        // The lanes wait for the first unit: none of them may wait for ever.
+        finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("every stream to end");
     }
 }
