@@ -325,6 +325,42 @@ mod tests {
         }
     }
 
+    /// Reads every unit of every worker of `order` through the prefetch `start` makes,
+    /// checking each unit's records are its own, in its order, and that nothing follows the
+    /// last; the records read, all workers together.
+    fn every_unit(
+        files: &Files,
+        order: Order,
+        workers: u64,
+        start: impl Fn(Share, u64) -> Prefetch,
+    ) -> Vec<u64> {
+        let mut seen = Vec::new();
+        for worker in 0..workers {
+            let share = share(order, worker, workers);
+            let mut prefetch = start(share, worker);
+            let mut indices = Vec::new();
+            for unit in share.worker_units() {
+                share.unit_records(unit, &mut indices);
+                let scratch = prefetch.next_unit().unwrap();
+                let mut got = Vec::new();
+                files
+                    .each::<Error>(&scratch, Checksums::Verify, |_, _, payload| {
+                        got.push(String::from_utf8(payload.to_vec()).unwrap());
+                        Ok(())
+                    })
+                    .unwrap();
+                let expected: Vec<String> = indices
+                    .iter()
+                    .map(|record| format!("r{record:02}"))
+                    .collect();
+                assert_eq!(got, expected, "{order:?}, unit {unit}");
+                seen.extend_from_slice(&indices);
+            }
+            assert!(prefetch.next_unit().is_err());
+        }
+        seen
+    }
+
     #[test]
     fn a_unit_in_order_waits_for_its_own_chunks_only_and_each_chunk_is_fetched_once() {
         // Chunks of 2 records, groups of 16: the first unit (records 0..3) needs chunks 0
@@ -355,30 +391,9 @@ mod tests {
         for kind in [Shuffle::None, block] {
             for epoch in 0..2 {
                 let order = Order::new(40, kind, 7, epoch);
-                let mut seen = Vec::new();
-                for worker in 0..2 {
-                    let share = share(order, worker, 2);
-                    let mut prefetch = Prefetch::spans(Arc::clone(&files), share, worker, 2);
-                    let mut indices = Vec::new();
-                    for unit in share.worker_units() {
-                        share.unit_records(unit, &mut indices);
-                        let scratch = prefetch.next_unit().unwrap();
-                        let mut got = Vec::new();
-                        files
-                            .each::<Error>(&scratch, Checksums::Verify, |_, _, payload| {
-                                got.push(String::from_utf8(payload.to_vec()).unwrap());
-                                Ok(())
-                            })
-                            .unwrap();
-                        let expected: Vec<String> = indices
-                            .iter()
-                            .map(|record| format!("r{record:02}"))
-                            .collect();
-                        assert_eq!(got, expected, "{kind:?}, epoch {epoch}, unit {unit}");
-                        seen.extend_from_slice(&indices);
-                    }
-                    assert!(prefetch.next_unit().is_err());
-                }
+                let mut seen = every_unit(&files, order, 2, |share, worker| {
+                    Prefetch::spans(Arc::clone(&files), share, worker, 2)
+                });
                 seen.sort_unstable();
                 assert_eq!(seen, (0..40).collect::<Vec<_>>());
             }
@@ -394,26 +409,9 @@ mod tests {
             for len in [0, 3, 7, 40] {
                 let order = Order::new(len, Shuffle::Global, 3, 0);
                 for workers in [1, 2] {
-                    let mut seen = Vec::new();
-                    for worker in 0..workers {
-                        let share = share(order, worker, workers);
-                        let mut prefetch = Prefetch::start(Arc::clone(&files), share, worker);
-                        let mut indices = Vec::new();
-                        for unit in share.worker_units() {
-                            share.unit_records(unit, &mut indices);
-                            let scratch = prefetch.next_unit().unwrap();
-                            let mut got = Vec::new();
-                            files
-                                .each::<Error>(&scratch, Checksums::Verify, |_, at, _| {
-                                    got.push(at.index);
-                                    Ok(())
-                                })
-                                .unwrap();
-                            assert_eq!(got, indices, "{len} records, unit {unit}");
-                            seen.extend_from_slice(&indices);
-                        }
-                        assert!(prefetch.next_unit().is_err());
-                    }
+                    let mut seen = every_unit(&files, order, workers, |share, worker| {
+                        Prefetch::start(Arc::clone(&files), share, worker)
+                    });
                     seen.sort_unstable();
                     assert_eq!(seen, (0..len).collect::<Vec<_>>());
                 }
