@@ -27,13 +27,16 @@
 //! tfds/                    TFDS folders: origin, dataset_info.json, class names
 //! records/                 format sniffing, record reader, part and shard writers, copies
 //! options, recode          what the caller asked for; images re-encoded on the way
-//! storage/                 the Storage trait: local disk, object stores, transfers
 //! error                    errors with the file, offset and record they concern
 //! naming/                  names ofconvert writes and recognises (no I/O)
 //! schema/, images/, scan,  leaves: feature statistics, image headers, wire walks,
-//! progress, front_end,     progress events; whose words messages use; who holds a
-//! holder                   lock and whether it still runs                   (bottom)
+//! progress, front_end      progress events; whose words messages use        (bottom)
 //! ```
+//!
+//! Below them all, in a crate of its own (`ofconvert-storage`, here as [`storage`]): the
+//! `Storage` trait over the local disk and the object stores, transfers, the output's lock
+//! and who holds it. It is the engine's only way to files and the workspace's only network
+//! code, and it names nothing of the engine.
 //!
 //! The data's way: `planning` lists the input through `storage` and groups what `records`
 //! recognises into a [`Plan`]; `running` hands each work item to a worker, which reads its
@@ -108,7 +111,6 @@ mod access;
 pub mod config;
 mod error;
 mod front_end;
-mod holder;
 mod images;
 mod inspect;
 mod manifest;
@@ -123,9 +125,13 @@ mod running;
 mod scan;
 mod schema;
 mod sharded;
-pub mod storage;
 mod stream;
 mod tfds;
+
+/// The storage layer, a crate of its own (`ofconvert-storage`): the local disk and the
+/// object stores behind [`storage::Storage`], and the output's lock and its holder.
+pub use ofconvert_storage as storage;
+use ofconvert_storage::holder;
 
 pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
 pub use access::framed::payload as record_payload;

@@ -14,8 +14,9 @@ pub const MANIFEST_NAME: &str = "ofconvert-manifest.json";
 /// matched by a `*.tfrecord` glob, and recognisable when cleaning up after a killed run.
 pub const TEMP_PREFIX: &str = ".ofconvert-";
 
-/// The lock file a converting run holds in its output root (hidden, like temporary files).
-pub const LOCK_NAME: &str = ".ofconvert-lock";
+/// The lock file a converting run holds in its output root (hidden, like temporary files):
+/// the storage layer takes it, and names it.
+pub use ofconvert_storage::LOCK_NAME;
 
 /// What `index` appends to a TFRecord file's name for its index (DALI's and the `tfrecord`
 /// package's convention).

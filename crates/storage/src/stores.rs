@@ -15,57 +15,10 @@ use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::{Certificate, ClientConfigKey, ClientOptions, ObjectStore, RetryConfig};
 
-use crate::storage::client::Connector;
-use crate::storage::retry::{self, NetworkBounds};
-use crate::storage::store_error::store_error;
-
-/// The kinds of store, by what serves them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StoreKind {
-    S3,
-    Gcs,
-    Azure,
-    Http,
-}
-
-impl StoreKind {
-    /// The prefix of the cloud's variables (`AWS`), none for a plain HTTP server.
-    pub(crate) fn variable_prefix(self) -> Option<&'static str> {
-        match self {
-            StoreKind::S3 => Some("AWS"),
-            StoreKind::Gcs => Some("GOOGLE"),
-            StoreKind::Azure => Some("AZURE"),
-            StoreKind::Http => None,
-        }
-    }
-
-    /// The store's name in messages.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            StoreKind::S3 => "S3",
-            StoreKind::Gcs => "GCS",
-            StoreKind::Azure => "Azure",
-            StoreKind::Http => "HTTP",
-        }
-    }
-}
-
-/// What messages about a store may name besides its URL.
-#[derive(Debug, Clone)]
-pub(crate) struct StoreInfo {
-    pub(crate) kind: StoreKind,
-    /// The bucket or container (empty for an HTTP server).
-    pub(crate) bucket: String,
-    /// Where requests go when the environment moved them off the cloud's own service
-    /// (`AWS_ENDPOINT_URL`, ...).
-    pub(crate) endpoint: Option<String>,
-    /// Where the store will ask for credentials when the environment holds none: the
-    /// addresses of the instance metadata service. Empty when credentials were given or
-    /// requests go unsigned.
-    pub(crate) metadata: Vec<String>,
-    /// Whether requests go unsigned (a public bucket).
-    pub(crate) unsigned: bool,
-}
+use crate::client::Connector;
+use crate::kind::{StoreInfo, StoreKind};
+use crate::retry::{self, NetworkBounds};
+use crate::store_error::store_error;
 
 static ANONYMOUS: AtomicBool = AtomicBool::new(false);
 
@@ -78,15 +31,16 @@ pub fn set_anonymous(anonymous: bool) {
 /// What a store is built with besides its URL and the environment: the settings in force
 /// when it is asked for. A store is shared only by calls with the same settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StoreSettings {
+pub struct StoreSettings {
     /// Requests go unsigned (`--anonymous`).
-    pub(crate) anonymous: bool,
-    pub(crate) bounds: NetworkBounds,
+    pub anonymous: bool,
+    /// How long and how often a request is tried.
+    pub bounds: NetworkBounds,
 }
 
 impl StoreSettings {
     /// The settings in force.
-    pub(crate) fn current() -> StoreSettings {
+    pub fn current() -> StoreSettings {
         StoreSettings {
             anonymous: ANONYMOUS.load(Ordering::Relaxed),
             bounds: retry::network_bounds(),
@@ -96,7 +50,7 @@ impl StoreSettings {
 
 /// The store of `url` (whose scheme is `scheme`), and what its messages may name; one that
 /// retries failed requests within `settings`' bounds when `retried`, none otherwise.
-pub(crate) fn build(
+pub fn build(
     url: &str,
     scheme: &str,
     root: &str,

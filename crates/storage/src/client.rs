@@ -21,9 +21,9 @@ use object_store::client::{
 use object_store::ClientOptions;
 use rustls::CertificateError;
 
-use crate::storage::retry::NetworkBounds;
-use crate::storage::stores::StoreKind;
-use crate::storage::tries;
+use crate::kind::StoreKind;
+use crate::retry::NetworkBounds;
+use crate::tries;
 
 /// What a server that answers no `PROPFIND` is said to be.
 pub(crate) const NO_WEBDAV: &str = "it does not speak WebDAV";

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use super::storage_for;
 use crate::holder::LockHolder;
-use crate::storage::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, Storage};
+use crate::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, Storage};
 
 /// Each path served by its own storage, as [`storage_for`] finds it.
 #[derive(Debug)]
-pub(crate) struct ByPath;
+pub struct ByPath;
 
 impl Storage for ByPath {
     fn list(&self, root: &Path) -> io::Result<Listing> {

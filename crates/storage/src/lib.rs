@@ -1,34 +1,74 @@
-//! Where a conversion's files live. Everything the engine does to storage while converting
+//! Where `ofconvert`'s files live. Everything the engine does to storage while converting
 //! (list the input, open a file at an offset, create a temporary part, publish it, remove
 //! files, lock the output) goes through [`Storage`], so that another kind of storage can
 //! serve a conversion without the run loop knowing. [`LocalFs`] is the local file system.
 //!
-//! This folder owns the trait and what serves it: the local disk ([`LocalFs`]), object
+//! This crate owns the trait and what serves it: the local disk ([`LocalFs`]), object
 //! stores (`object`: S3, GCS, Azure, HTTP through `object_store`), how each is built from
-//! the environment (`stores`) with the HTTP client its requests go through (`client`:
-//! certificates, `Retry-After`), ranged reads and uploads (`transfer`), directories on
-//! HTTP servers (`webdav`), the stores' errors (`store_error`) and how hard a request is
-//! tried (`retry`), and the output's lock (`lock`). It uses only `naming` (the lock's name)
-//! and `holder` (what a lock says of its holder); nothing in it knows of records, plans or
-//! runs.
+//! the environment (`stores`; what each is, `kind`) with the HTTP client its requests go
+//! through (`client`: certificates, `Retry-After`), ranged reads and uploads (`transfer`),
+//! directories on HTTP servers (`webdav`), the stores' errors (`store_error`) and how hard a
+//! request is tried (`retry`), and the output's lock (`lock`, named [`LOCK_NAME`], and
+//! `holder`: what a lock says of its holder). Nothing in it knows of records, plans or runs:
+//! the engine (`ofconvert-engine`) builds on it, and it is the only crate of the workspace
+//! that speaks to a network (object_store, reqwest, rustls and tokio are its dependencies
+//! alone).
+//!
+//! # Example
+//!
+//! [`object::storage_for`] gives the storage a path or URL lives in (the local disk here;
+//! an `s3://`, `gs://`, `az://` or `http(s)://` URL is the store it names, configured from
+//! the environment), and the path as that storage knows it:
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! use ofconvert_storage::object::storage_for;
+//!
+//! # fn main() -> std::io::Result<()> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::create_dir(dir.path().join("train"))?;
+//! std::fs::write(dir.path().join("train/part-00000"), b"0123456789")?;
+//!
+//! let (storage, root) = storage_for(dir.path())?;
+//! let listing = storage.list(&root)?;
+//! let files = &listing.directories[Path::new("train")];
+//! assert_eq!((files[0].name.as_str(), files[0].size), ("part-00000", 10));
+//!
+//! // Two ranges of the file in one call: a store asks for them side by side.
+//! let mut bytes = Vec::new();
+//! storage.read_ranges(&files[0].path, &[2..4, 7..9], &mut bytes)?;
+//! assert_eq!(bytes, b"2378");
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod client;
+pub mod holder;
+pub mod kind;
 mod local;
-pub(crate) mod lock;
-pub(crate) mod object;
-pub(crate) mod retry;
-pub(crate) mod store_error;
-pub(crate) mod stores;
-pub(crate) mod transfer;
+pub mod lock;
+pub mod object;
+pub mod retry;
+pub mod store_error;
+pub mod stores;
+pub mod transfer;
 mod tries;
 mod webdav;
 
-pub(crate) use local::absolute_through_existing;
+pub use local::absolute_through_existing;
 pub use local::LocalFs;
 pub use lock::{LockError, OutputLock};
 pub use tries::take_failed_tries;
 
 use crate::holder::LockHolder;
+
+/// The lock file a converting run holds in its output root (hidden, like the engine's
+/// temporary files, whose prefix it starts with).
+pub const LOCK_NAME: &str = ".ofconvert-lock";
 
 use std::collections::BTreeMap;
 use std::fmt;

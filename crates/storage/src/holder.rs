@@ -45,7 +45,7 @@ pub enum Liveness {
 impl LockHolder {
     /// What this process writes into a lock it takes: `PID on HOST`, then on Linux
     /// `boot=... pidns=... start=...`.
-    pub(crate) fn this_process() -> String {
+    pub fn this_process() -> String {
         let pid = std::process::id();
         let mut text = format!("{pid} on {}", host_name());
         for (key, value) in [
@@ -64,7 +64,7 @@ impl LockHolder {
     /// version's bare process id, or anything).
     ///
     /// [`this_process`]: LockHolder::this_process
-    pub(crate) fn read(
+    pub fn read(
         lock: PathBuf,
         text: &str,
         since: Option<String>,
@@ -106,7 +106,7 @@ impl LockHolder {
     }
 
     /// Whether the lock still says what it said when `self` was read from it.
-    pub(crate) fn says(&self, text: &str) -> bool {
+    pub fn says(&self, text: &str) -> bool {
         self.text == text.trim()
     }
 
@@ -181,7 +181,7 @@ impl fmt::Display for LockHolder {
 }
 
 /// This machine's name.
-pub(crate) fn host_name() -> String {
+pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())

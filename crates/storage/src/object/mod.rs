@@ -21,14 +21,15 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::runtime::Runtime;
 
+use crate::client::NO_WEBDAV;
 use crate::holder::LockHolder;
-use crate::naming::layout::LOCK_NAME;
-use crate::storage::client::NO_WEBDAV;
-use crate::storage::store_error::store_error;
-use crate::storage::stores::{self, StoreInfo, StoreKind, StoreSettings};
-use crate::storage::transfer::{RangeReader, Source, Upload};
-use crate::storage::webdav;
-use crate::storage::{
+use crate::kind::{StoreInfo, StoreKind};
+use crate::store_error::store_error;
+use crate::stores::{self, StoreSettings};
+use crate::transfer::{RangeReader, Source, Upload};
+use crate::webdav;
+use crate::LOCK_NAME;
+use crate::{
     Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
 };
 
@@ -38,7 +39,7 @@ mod lock;
 #[cfg(test)]
 mod settings_tests;
 
-pub(crate) use by_path::ByPath;
+pub use by_path::ByPath;
 use create::Created;
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
@@ -56,7 +57,7 @@ pub fn is_url(path: &Path) -> bool {
 }
 
 /// A local path for a `file://` URL, the path itself otherwise.
-pub(crate) fn local_path(path: &Path) -> PathBuf {
+pub fn local_path(path: &Path) -> PathBuf {
     match path.to_str().and_then(|text| text.strip_prefix("file://")) {
         Some(rest) => PathBuf::from(rest),
         None => path.to_path_buf(),
@@ -120,7 +121,7 @@ fn store_root(url: &str) -> io::Result<String> {
 
 /// One object store (a bucket, a container, an HTTP server), reached through URLs that
 /// start with its root, `s3://bucket` say.
-pub(crate) struct ObjectStorage {
+pub struct ObjectStorage {
     store: Arc<dyn ObjectStore>,
     /// The same store without retries of its own, for create-if-absent writes, which are
     /// tried here (`create`).
@@ -147,7 +148,7 @@ impl ObjectStorage {
     /// The store of `url`, configured from each cloud's standard environment variables
     /// (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...;
     /// `GOOGLE_APPLICATION_CREDENTIALS`, ...; `AZURE_STORAGE_ACCOUNT_NAME`, ...): `stores`.
-    pub(crate) fn for_url(url: &str, settings: StoreSettings) -> io::Result<ObjectStorage> {
+    pub fn for_url(url: &str, settings: StoreSettings) -> io::Result<ObjectStorage> {
         let root = store_root(url)?;
         let parsed = url::Url::parse(url)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {err}")))?;

@@ -41,7 +41,7 @@ pub fn set_network_bounds(bounds: NetworkBounds) {
 }
 
 /// The bounds in force.
-pub(crate) fn network_bounds() -> NetworkBounds {
+pub fn network_bounds() -> NetworkBounds {
     let set = BOUNDS
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -49,7 +49,7 @@ pub(crate) fn network_bounds() -> NetworkBounds {
 }
 
 /// The retry settings of a store built with `bounds`.
-pub(crate) fn retry_config(bounds: NetworkBounds) -> RetryConfig {
+pub fn retry_config(bounds: NetworkBounds) -> RetryConfig {
     RetryConfig {
         backoff: BackoffConfig {
             init_backoff: Duration::from_millis(100),
@@ -63,7 +63,7 @@ pub(crate) fn retry_config(bounds: NetworkBounds) -> RetryConfig {
 
 /// The HTTP client settings of a store built with `bounds`, as keys laid over what the
 /// environment set.
-pub(crate) fn client_timeouts(bounds: NetworkBounds) -> [(ClientConfigKey, String); 2] {
+pub fn client_timeouts(bounds: NetworkBounds) -> [(ClientConfigKey, String); 2] {
     let connect = bounds.request_timeout.min(Duration::from_secs(10));
     [
         (
@@ -79,7 +79,7 @@ pub(crate) fn client_timeouts(bounds: NetworkBounds) -> [(ClientConfigKey, Strin
 
 /// What one try of a create-if-absent write gave.
 #[derive(Debug)]
-pub(crate) enum CreateAnswer<E> {
+pub enum CreateAnswer<E> {
     /// The object was created.
     Created,
     /// The store says an object is there already.
@@ -106,7 +106,7 @@ fn backoff(tried: usize) -> Duration {
 /// fetches it, and bytes equal to `bytes` are this write's own object, not another's (a
 /// writer's bytes name it: a lock names its process and host). An object found on the
 /// first try is another writer's, whatever it holds.
-pub(crate) fn create_if_absent<E>(
+pub fn create_if_absent<E>(
     bounds: NetworkBounds,
     bytes: &[u8],
     mut attempt: impl FnMut() -> CreateAnswer<E>,

@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::holder::LockHolder;
-use crate::storage::{
+use crate::{
     Durability, Listed, Listing, LockError, NotListed, Opened, OutputFile, OutputLock, Storage,
 };
 
@@ -278,7 +278,7 @@ impl Storage for LocalFs {
     }
 
     fn lock(&self, dir: &Path) -> Result<Box<dyn OutputLock>, LockError> {
-        let path = dir.join(crate::naming::layout::LOCK_NAME);
+        let path = dir.join(crate::LOCK_NAME);
         // A holder removes the file while it still holds the lock: a lock taken on a file
         // that is no longer at `path` guards nothing, so take it again on the new one.
         for _ in 0..LOCK_ATTEMPTS {
@@ -311,7 +311,7 @@ impl Storage for LocalFs {
     }
 
     fn lock_holder(&self, dir: &Path) -> io::Result<Option<LockHolder>> {
-        let path = dir.join(crate::naming::layout::LOCK_NAME);
+        let path = dir.join(crate::LOCK_NAME);
         let mut file = match fs::File::open(&path) {
             Ok(file) => file,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -372,7 +372,7 @@ fn same_file(_file: &File, path: &Path) -> bool {
 
 /// The canonical form of `path`, which may not exist yet: its nearest existing ancestor is
 /// canonicalized and the rest appended (`..` in the rest is resolved lexically).
-pub(crate) fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
+pub fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
     let absolute = std::path::absolute(path)?;
     let mut existing = absolute.as_path();
     let mut rest = Vec::new();
@@ -440,7 +440,7 @@ mod tests {
             other => panic!("expected Busy, got {other:?}"),
         }
         drop(held);
-        assert!(!dir.path().join(crate::naming::layout::LOCK_NAME).exists());
+        assert!(!dir.path().join(crate::LOCK_NAME).exists());
         let again = LocalFs.lock(dir.path()).unwrap();
         drop(again);
     }

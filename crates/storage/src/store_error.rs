@@ -5,11 +5,11 @@
 
 use std::io;
 
-use crate::storage::stores::{StoreInfo, StoreKind};
+use crate::kind::{StoreInfo, StoreKind};
 
 /// The `io::Error` of a store error: not-found stays not-found (so that "absent" can be
 /// told from "failed"), denied access stays permission-denied.
-pub(crate) fn store_error(info: &StoreInfo, err: object_store::Error) -> io::Error {
+pub fn store_error(info: &StoreInfo, err: object_store::Error) -> io::Error {
     let kind =
         match &err {
             object_store::Error::NotFound { .. } => io::ErrorKind::NotFound,
@@ -25,16 +25,14 @@ pub(crate) fn store_error(info: &StoreInfo, err: object_store::Error) -> io::Err
 }
 
 /// The HTTP status a store answered a failed request with, when it answered.
-pub(crate) fn answered_status(err: &object_store::Error) -> Option<u16> {
+pub fn answered_status(err: &object_store::Error) -> Option<u16> {
     let text = err.to_string();
     let status = parse(&text)?.status?;
     status.get(..3)?.parse().ok()
 }
 
 /// How a request that got no answer failed, when it got none.
-pub(crate) fn transport_kind(
-    err: &object_store::Error,
-) -> Option<object_store::client::HttpErrorKind> {
+pub fn transport_kind(err: &object_store::Error) -> Option<object_store::client::HttpErrorKind> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(current) = cause {
         if let Some(http) = current.downcast_ref::<object_store::client::HttpError>() {

@@ -15,9 +15,9 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use tokio::runtime::Runtime;
 
-use crate::storage::store_error::store_error;
-use crate::storage::stores::StoreInfo;
-use crate::storage::OutputFile;
+use crate::kind::StoreInfo;
+use crate::store_error::store_error;
+use crate::OutputFile;
 
 /// Bytes asked for in one ranged read at most.
 const RANGE_BYTES: u64 = 8 << 20;
@@ -40,7 +40,7 @@ pub fn set_transfers_in_flight(n: usize) {
 }
 
 /// How many transfers a job keeps in flight.
-pub(crate) fn transfers_in_flight() -> usize {
+pub fn transfers_in_flight() -> usize {
     TRANSFERS.load(Ordering::Relaxed)
 }
 
@@ -65,7 +65,7 @@ const UPLOADS_IN_FLIGHT: usize = 2;
 /// An object written through `Write`: held in memory until it outgrows one upload part,
 /// then a multipart upload, aborted unless finished. An object that never outgrows a part
 /// goes up in one request when finished. Either way it appears whole or not at all.
-pub(crate) struct Upload {
+pub struct Upload {
     store: Arc<dyn ObjectStore>,
     info: Arc<StoreInfo>,
     key: ObjectPath,
@@ -81,7 +81,7 @@ pub(crate) struct Upload {
 impl Upload {
     /// An upload of `key` to `store`, nothing sent until there is a part's worth or it is
     /// finished.
-    pub(crate) fn new(
+    pub fn new(
         store: Arc<dyn ObjectStore>,
         info: Arc<StoreInfo>,
         key: ObjectPath,
@@ -192,34 +192,37 @@ impl Drop for Upload {
 
 /// Reads an object from an offset through ranged requests, a few in flight ahead of the
 /// reader; from a server that answers no ranges, as one streamed body.
-pub(crate) struct RangeReader {
+pub struct RangeReader {
     chunks: tokio::sync::mpsc::Receiver<io::Result<Bytes>>,
     current: Bytes,
     task: tokio::task::JoinHandle<()>,
 }
 
 /// Where an object is read from, and what its messages name.
-pub(crate) struct Source {
-    pub(crate) store: Arc<dyn ObjectStore>,
-    pub(crate) info: Arc<StoreInfo>,
-    pub(crate) key: ObjectPath,
+pub struct Source {
+    /// The store that holds it.
+    pub store: Arc<dyn ObjectStore>,
+    /// What messages name of the store.
+    pub info: Arc<StoreInfo>,
+    /// Its key in the store.
+    pub key: ObjectPath,
     /// The object's URL, for messages.
-    pub(crate) url: String,
+    pub url: String,
     /// The ETag of the version the reading started on, when the store gave one: every
     /// range is asked for with `If-Match`, so that no range comes from another version.
-    pub(crate) e_tag: Option<String>,
+    pub e_tag: Option<String>,
     /// What ranges are asked for with (`If-Match`): the ETag, unless it is a weak one.
-    pub(crate) if_match: Option<String>,
+    pub if_match: Option<String>,
     /// Whether the store answers ranged reads; cleared by the first read it refuses, so
     /// that later reads of the store ask for whole bodies at once.
-    pub(crate) ranges: Arc<AtomicBool>,
+    pub ranges: Arc<AtomicBool>,
     /// How often a whole body that broke is asked for again (`--retries`).
-    pub(crate) retries: usize,
+    pub retries: usize,
 }
 
 impl RangeReader {
     /// Starts reading `source`, `size` bytes long, from `offset`.
-    pub(crate) fn start(source: Source, runtime: &Runtime, offset: u64, size: u64) -> RangeReader {
+    pub fn start(source: Source, runtime: &Runtime, offset: u64, size: u64) -> RangeReader {
         let (sender, chunks) = tokio::sync::mpsc::channel(1);
         let task = runtime.spawn(async move {
             if source.ranges.load(Ordering::Relaxed) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::storage_for;
-use crate::storage::retry::{set_network_bounds, NetworkBounds};
+use crate::retry::{set_network_bounds, NetworkBounds};
 
 /// A server on 127.0.0.1 that answers every request `503` (at most 50 of them) and
 /// counts them.

@@ -13,8 +13,8 @@ use tokio::runtime::Runtime;
 
 use super::{Created, ObjectStorage};
 use crate::holder::LockHolder;
-use crate::naming::layout::LOCK_NAME;
-use crate::storage::{LockError, OutputLock};
+use crate::LOCK_NAME;
+use crate::{LockError, OutputLock};
 
 impl ObjectStorage {
     /// Creates the lock object of `dir`, unless one is there.

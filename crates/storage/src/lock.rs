@@ -7,7 +7,7 @@ use std::io;
 use std::path::Path;
 
 use crate::holder::{Liveness, LockHolder};
-use crate::storage::Storage;
+use crate::Storage;
 
 /// Held while a run owns an output directory; dropping it releases the lock.
 pub trait OutputLock: Send + fmt::Debug {}
@@ -23,7 +23,7 @@ pub enum LockError {
 
 /// Takes the lock of `dir`; with `break_stale`, a lock whose holder is not known to run
 /// on this machine is removed first (when it still names that holder) and taken anew.
-pub(crate) fn take(
+pub fn take(
     storage: &dyn Storage,
     dir: &Path,
     break_stale: bool,

@@ -6,8 +6,8 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
 use super::ObjectStorage;
-use crate::storage::retry::{self, CreateAnswer};
-use crate::storage::store_error::{answered_status, transport_kind};
+use crate::retry::{self, CreateAnswer};
+use crate::store_error::{answered_status, transport_kind};
 
 /// What a create-if-absent write did.
 pub(super) enum Created {
