@@ -210,14 +210,17 @@ impl Error {
         Error::new(ErrorKind::Io(err)).in_file(path)
     }
 
-    pub(crate) fn tfrecord(path: &Path, base: RecordAt, err: ofconvert_tfrecord::Error) -> Error {
+    /// A TFRecord framing error about `path`, whose reading began at `base`: the error's own
+    /// offset and record number count from there.
+    pub fn tfrecord(path: &Path, base: RecordAt, err: ofconvert_tfrecord::Error) -> Error {
         let (offset, record) = (base.offset + err.offset(), base.index + err.index());
         Error::new(ErrorKind::TfRecord(err.into_kind()))
             .in_file(path)
             .at(offset, record)
     }
 
-    pub(crate) fn ofrecord(path: &Path, base: RecordAt, err: ofconvert_ofrecord::Error) -> Error {
+    /// An OFRecord framing error about `path`, whose reading began at `base`.
+    pub fn ofrecord(path: &Path, base: RecordAt, err: ofconvert_ofrecord::Error) -> Error {
         let (offset, record) = (base.offset + err.offset(), base.index + err.index());
         Error::new(ErrorKind::OfRecord(err.into_kind()))
             .in_file(path)
@@ -245,7 +248,8 @@ impl Error {
         self
     }
 
-    pub(crate) fn at(mut self, offset: u64, record: u64) -> Error {
+    /// Attaches where in the file the error is: the byte offset and the record's number.
+    pub fn at(mut self, offset: u64, record: u64) -> Error {
         self.inner.offset = Some(offset);
         self.inner.record = Some(record);
         self

@@ -18,8 +18,6 @@
 //! config/, reports         the callers' words: options, rules, hints, a run;
 //!                          what the inspections found, as the front ends show it (top)
 //! inspect/                 count, verify, index, schema, diff of existing files
-//! stream/                  training streams: an epoch's order, ranks' and workers' shares
-//! access/                  random access: record indexes, decompressed copies
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
@@ -36,7 +34,9 @@
 //! Below them all, in a crate of its own (`ofconvert-storage`, here as [`storage`]): the
 //! `Storage` trait over the local disk and the object stores, transfers, the output's lock
 //! and who holds it. It is the engine's only way to files and the workspace's only network
-//! code, and it names nothing of the engine.
+//! code, and it names nothing of the engine. Above the engine, also a crate of its own
+//! (`ofconvert-data`): records read for training, by index and as streams, which the
+//! command line does not compile.
 //!
 //! The data's way: `planning` lists the input through `storage` and groups what `records`
 //! recognises into a [`Plan`]; `running` hands each work item to a worker, which reads its
@@ -107,7 +107,6 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-mod access;
 pub mod config;
 mod error;
 mod front_end;
@@ -125,7 +124,6 @@ mod running;
 mod scan;
 mod schema;
 mod sharded;
-mod stream;
 mod tfds;
 
 /// The storage layer, a crate of its own (`ofconvert-storage`): the local disk and the
@@ -133,9 +131,6 @@ mod tfds;
 pub use ofconvert_storage as storage;
 use ofconvert_storage::holder;
 
-pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
-pub use access::framed::payload as record_payload;
-pub use access::index::{open_indexed, Copied, IndexOptions, IndexedFile, RecordIndex};
 pub use error::{error_chain, Error, ErrorKind};
 pub use front_end::{FrontEnd, OptionValue};
 pub use holder::{Liveness, LockHolder};
@@ -174,11 +169,4 @@ pub use storage::retry::{set_network_bounds, NetworkBounds};
 pub use storage::stores::set_anonymous;
 pub use storage::transfer::{set_transfers_in_flight, DEFAULT_TRANSFERS};
 pub use storage::{each_at_once, REQUESTS_AT_ONCE};
-pub use stream::ahead::SPANS_IN_FLIGHT;
-pub use stream::cache::{parse_limit, SpanCache};
-pub use stream::fetch::{Files, Scratch, Span};
-pub use stream::fingerprint::fingerprint;
-pub use stream::order::{Order, Permutation, Shuffle};
-pub use stream::prefetch::{cache_needed, Prefetch};
-pub use stream::share::Share;
 pub use tfds::{TfdsOrigin, DATASET_INFO, FEATURES};

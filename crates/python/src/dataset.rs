@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use ofconvert_engine::{
-    each_at_once, Checksums, Files, Format, IndexOptions, IndexedFile, Order, Prefetch, Scratch,
-    Share, Shuffle, SpanCache, REQUESTS_AT_ONCE,
+use ofconvert_data::{
+    Files, IndexOptions, IndexedFile, Order, Prefetch, Scratch, Share, Shuffle, SpanCache,
 };
+use ofconvert_engine::{each_at_once, Checksums, Format, REQUESTS_AT_ONCE};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -286,13 +286,13 @@ impl Records {
         cache_limit: Option<String>,
     ) -> PyResult<Records> {
         network.set(py)?;
-        let limit = match cache_limit.as_deref().map(ofconvert_engine::parse_limit) {
+        let limit = match cache_limit.as_deref().map(ofconvert_data::parse_limit) {
             Some(Err(message)) => return Err(errors::usage(py, &message)),
             Some(Ok(limit)) => Some(limit),
             None => None,
         };
         let spans = limit
-            .map(|limit| SpanCache::new(&ofconvert_engine::cache_dir(cache_dir.as_deref()), limit));
+            .map(|limit| SpanCache::new(&ofconvert_data::cache_dir(cache_dir.as_deref()), limit));
         let found: Vec<(PathBuf, Format)> = match files {
             Some(files) => files
                 .into_iter()
@@ -334,7 +334,7 @@ impl Records {
         };
         let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
             each_at_once(&found, at_once, |(path, format)| {
-                ofconvert_engine::open_indexed(path, *format, &options)
+                ofconvert_data::open_indexed(path, *format, &options)
             })
         });
         let mut files = Vec::with_capacity(opened.len());
@@ -399,7 +399,7 @@ impl Records {
 
     /// The dataset's fingerprint: what a resumed stream checks.
     fn fingerprint(&self) -> u64 {
-        ofconvert_engine::fingerprint(&self.files.files)
+        ofconvert_data::fingerprint(&self.files.files)
     }
 
     /// Refuses a cache too small for a stream of `shuffle` (and `block`) over files in a
@@ -414,7 +414,7 @@ impl Records {
         let needed = match self.chunk(shuffle, block) {
             Some(chunk) => {
                 let order = self.order(shuffle, block, 0, 0)?;
-                ofconvert_engine::cache_needed(&self.files, &order, chunk)
+                ofconvert_data::cache_needed(&self.files, &order, chunk)
             }
             None => self.files.bytes(),
         };

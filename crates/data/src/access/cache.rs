@@ -7,7 +7,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::naming::layout;
+use ofconvert_engine::layout;
 
 /// The variable that names the cache directory.
 pub const CACHE_DIR_VARIABLE: &str = "OFCONVERT_CACHE_DIR";

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use ofconvert_tfrecord::{crc, frame, ReaderOptions, HEADER_LEN};
 
-use crate::error::{Error, ErrorKind};
-use crate::naming::names::Format;
-use crate::options::Checksums;
-use crate::records::RecordAt;
+use ofconvert_engine::Checksums;
+use ofconvert_engine::Format;
+use ofconvert_engine::RecordAt;
+use ofconvert_engine::{Error, ErrorKind};
 
 /// The payload of the one record framed in `framed` (the bytes its index entry spans), its
 /// framing checked: a TFRecord's length and, with [`Checksums::Verify`], both checksums; an
@@ -161,7 +161,7 @@ mod tests {
         let mut framed = tf(b"foo");
         framed.extend_from_slice(&tf(b"next"));
         let err = payload(&framed, Format::Tf, Checksums::Verify, Path::new("x"), AT).unwrap_err();
-        let message = crate::error::error_chain(&err);
+        let message = ofconvert_engine::error_chain(&err);
         assert!(
             message.contains("index is not that of this file"),
             "{message}"

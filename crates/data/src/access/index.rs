@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use ofconvert_tfrecord::{frame, Compression};
 
 use crate::access::cache::{self, cache_dir, cache_name};
-use crate::error::{Error, ErrorKind};
-use crate::naming::layout::INDEX_SUFFIX;
-use crate::naming::names::Format;
-use crate::options::Checksums;
-use crate::records::RecordReader;
-use crate::storage::object::{is_url, storage_for};
-use crate::storage::Storage;
+use ofconvert_engine::layout::INDEX_SUFFIX;
+use ofconvert_engine::Checksums;
+use ofconvert_engine::Format;
+use ofconvert_engine::RecordReader;
+use ofconvert_engine::{Error, ErrorKind};
+use ofconvert_storage::object::{is_url, storage_for};
+use ofconvert_storage::Storage;
 
 /// Where each record of one file starts, and where the last ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 //! no random access) kept in that cache ([`cache`]), and a record's framing checked in the
 //! bytes read at its offset ([`framed`]).
 //!
-//! Uses `records` (the streaming pass), `storage` (ranged reads, local or in a store),
-//! `naming` and `error`; nothing above them.
+//! Uses the engine's record reader (the streaming pass), names and errors, and the storage
+//! crate (ranged reads, local or in a store); not `stream`.
 
 pub(crate) mod cache;
 pub(crate) mod framed;

@@ -7,8 +7,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use crate::error::Error;
 use crate::stream::fetch::{Files, Span};
+use ofconvert_engine::Error;
 
 /// Spans fetched side by side.
 pub const SPANS_IN_FLIGHT: usize = 8;

@@ -10,12 +10,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::access::index::IndexedFile;
-use crate::error::Error;
-use crate::options::Checksums;
-use crate::records::RecordAt;
-use crate::storage::object::{is_url, storage_for};
-use crate::storage::Storage;
 use crate::stream::cache::SpanCache;
+use ofconvert_engine::Checksums;
+use ofconvert_engine::Error;
+use ofconvert_engine::RecordAt;
+use ofconvert_storage::object::{is_url, storage_for};
+use ofconvert_storage::Storage;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
@@ -528,7 +528,7 @@ fn map(path: &Path) -> Result<memmap2::Mmap, Error> {
 mod tests {
     use super::*;
     use crate::access::index::{open_indexed, IndexOptions};
-    use crate::naming::names::Format;
+    use ofconvert_engine::Format;
     use ofconvert_tfrecord::{Compression, Writer};
 
     /// A dataset of two local TFRecords holding `r0`..`r4` (three, then two).

@@ -11,8 +11,8 @@
 //! for the next epoch and the other workers of the machine; [`pieces`] reads the pieces of
 //! chunks through it, whole for a span, in part for a batch's records.
 //!
-//! Uses `access` (record indexes, framing), `storage` (the stores), `records`, `options`
-//! and `naming`; nothing above them.
+//! Uses `access` (record indexes, framing), the storage crate (the stores) and the engine's
+//! record reader, options and names.
 
 pub(crate) mod ahead;
 pub(crate) mod cache;
@@ -30,8 +30,8 @@ pub(crate) mod testing {
     use std::sync::Arc;
 
     use crate::access::index::{open_indexed, IndexOptions};
-    use crate::naming::names::Format;
     use crate::stream::fetch::Files;
+    use ofconvert_engine::Format;
     use ofconvert_tfrecord::{Compression, Writer};
 
     /// A dataset of one TFRecord file in `dir` of `count` records `r00`, `r01`, ... (below

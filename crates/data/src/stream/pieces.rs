@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::error::Error;
-use crate::storage::object::is_url;
 use crate::stream::cache::Object;
 use crate::stream::fetch::{fetch_remote, side_by_side, Files, Held, Kept, Span};
+use ofconvert_engine::Error;
+use ofconvert_storage::object::is_url;
 
 /// Runs of a batch read side by side.
 const RUNS_IN_FLIGHT: usize = 32;

@@ -11,11 +11,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use crate::error::Error;
 use crate::stream::ahead::{Ahead, SPANS_IN_FLIGHT};
 use crate::stream::fetch::{Files, Scratch, Span};
 use crate::stream::order::Order;
 use crate::stream::share::Share;
+use ofconvert_engine::Error;
 
 /// Units fetched side by side.
 const LANES: u64 = 4;
@@ -287,9 +287,9 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::Checksums;
     use crate::stream::order::Shuffle;
     use crate::stream::testing::numbered;
+    use ofconvert_engine::Checksums;
 
     #[test]
     fn a_cache_must_hold_a_group_of_chunks_and_the_spans_in_flight() {

@@ -65,7 +65,7 @@ pub(crate) fn temp_part_name(tag: &str, chunk: usize, sub: usize) -> String {
 /// The temporary name under which `name` is written before it is renamed into place: the
 /// process id and a number drawn for this name, as two processes on two machines that share
 /// a file system (containers, NFS) may have the same id and write the same file.
-pub(crate) fn staged_name(name: &str) -> String {
+pub fn staged_name(name: &str) -> String {
     use std::hash::{BuildHasher, Hasher};
     // A hasher keyed at random for each process, fed a counter: a number no other process
     // draws, nor this one twice.

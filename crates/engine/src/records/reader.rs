@@ -120,7 +120,7 @@ impl RecordReader<'static> {
 impl<'a> RecordReader<'a> {
     /// Opens `path` with the reading starting at `start` (a record boundary found by an
     /// earlier pass; only for uncompressed files), reporting bytes read to `progress`.
-    pub(crate) fn open_at(
+    pub fn open_at(
         storage: &dyn Storage,
         path: &Path,
         format: Format,
