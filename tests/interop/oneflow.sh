@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Interop with real OneFlow 0.9.0: OneFlow reads every sample dataset tf2of writes through the
-# code `ofconvert schema --oneflow` prints, with TensorFlow's values; OFRecords written with
+# Interop with real OneFlow 0.9.0: OneFlow reads every sample dataset tf2of writes (and a TFDS
+# dataset TFDS prepared as ArrayRecord) through the code `ofconvert schema --oneflow` prints,
+# with TensorFlow's values; OFRecords written with
 # OneFlow's own record_pb2 go through of2tf and TensorFlow reads them back.
 #
 #   bash tests/interop/oneflow.sh
@@ -73,6 +74,14 @@ for images in jpeg raw; do
         --preset imagenet --images "$images"
     printf '%s\t%s\n' "imagenet-$images" "$testdata/datasets/imagenet" >>"$work/roots.txt"
 done
+
+# A TFDS dataset prepared as ArrayRecord by TFDS's own builder (TensorFlow's values come from
+# Google's array_record reader).
+mkdir -p "$work/tfds-empty"
+TFDS_DATA_DIR="$work/tfds-empty" tf_python "$here/tfds_builder.py" --prepare array_record \
+    "$work/tfds-array-record"
+"$ofconvert" --quiet tf2of "$work/tfds-array-record" "$work/of/tfds-array-record"
+printf '%s\t%s\n' tfds-array-record "$work/tfds-array-record" >>"$work/roots.txt"
 
 step "schema --oneflow: the code each dataset is read with"
 mkdir -p "$work/code"

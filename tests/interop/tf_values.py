@@ -9,7 +9,8 @@ the dataset's path under OF_ROOT with `/` as `~`):
 
     {"records": [{NAME: [KIND, VALUES]}, ...]}
 
-in the order of the manifest's inputs, KIND being bytes_list (values as hex), float_list
+in the order of the manifest's inputs (an ArrayRecord input, told by its first bytes, read
+with Google's `array_record` reader, which TFDS brings), KIND being bytes_list (values as hex), float_list
 (values as the f32 bit patterns) or int64_list; and KEY.npz holding, for every bytes value
 that is an image TensorFlow decodes, its pixels as `RECORD/NAME` (tf.io.decode_image with
 channels=3, what OneFlow's image decoder returns) and as `raw/RECORD/NAME` (channels as
@@ -26,10 +27,30 @@ import tensorflow as tf
 
 MANIFEST = "ofconvert-manifest.json"
 IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM", b"RIFF")
+# The first bytes of every Riegeli file, ArrayRecord's: its block header's hash.
+RIEGELI_SIGNATURE = b"\x83\xaf\x70\xd1\x0d\x88\x4a\x3f"
 
 
 def f32_bits(value):
     return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def serialized_records(path, compression):
+    """The records of one input, as TensorFlow's TFRecord reader or Google's ArrayRecord
+    reader gives them."""
+    with open(path, "rb") as f:
+        array_record = f.read(len(RIEGELI_SIGNATURE)) == RIEGELI_SIGNATURE
+    if array_record:
+        from array_record.python.array_record_module import ArrayRecordReader
+
+        reader = ArrayRecordReader(path)
+        try:
+            yield from reader.read_all()
+        finally:
+            reader.close()
+        return
+    for serialized in tf.data.TFRecordDataset(path, compression_type=compression):
+        yield serialized.numpy()
 
 
 def main(roots_file, of_root, out_dir):
@@ -51,8 +72,8 @@ def main(roots_file, of_root, out_dir):
         for source in manifest["inputs"]:
             compression = {"none": "", "gzip": "GZIP", "zlib": "ZLIB"}[source["compression"]]
             path = os.path.join(input_root, source["path"])
-            for serialized in tf.data.TFRecordDataset(path, compression_type=compression):
-                example = tf.train.Example.FromString(serialized.numpy())
+            for serialized in serialized_records(path, compression):
+                example = tf.train.Example.FromString(serialized)
                 if not example.features.feature and manifest["skipped"]["empty"]:
                     continue
                 index = len(records)

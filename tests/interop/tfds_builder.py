@@ -1,6 +1,7 @@
 """A dataset TFDS's own builder writes goes through tf2of and of2tf, and TFDS loads it back.
 
     tfds_builder.py OFCONVERT WORK
+    tfds_builder.py --prepare FORMAT DIR
 
 Builds `pets` (a `tfds.core.GeneratorBasedBuilder` defined here: 8x8 RGB images, a
 `ClassLabel(names=['cat', 'dog', 'bird'])`, a float weight; train and test in two shards
@@ -19,6 +20,10 @@ very parts it wrote from the TFRecord preparation, `diff` must find the two the 
 examples. Last, `of2tf --to array_record` writes the conversion back as ArrayRecord shards under
 TFDS's names, which TFDS's own ArrayRecord data source (`as_data_source`, Google's
 `array_record` reader) reads as the original's examples.
+
+With `--prepare`, TFDS only prepares the same dataset into DIR, in FORMAT (`tfrecord` or
+`array_record`), for another check to convert (tests/interop/oneflow.sh has OneFlow read its
+ArrayRecord preparation).
 
 No network: TFDS_DATA_DIR must name an empty directory, still empty at the end, and any
 attempt to connect a socket fails the check. Exits 1 on the first difference.
@@ -109,18 +114,29 @@ def same(a, b):
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
+def prepare(file_format, data_dir):
+    """Pets prepared by TFDS into data_dir, as file_format, in two shards a split."""
+    builder = Pets(data_dir=data_dir, file_format=file_format)
+    builder.download_and_prepare(download_config=tfds.download.DownloadConfig(num_shards=2))
+    return builder
+
+
 def main(argv):
+    data_dir = os.environ.get("TFDS_DATA_DIR")
+    if not data_dir or os.listdir(data_dir):
+        fail("TFDS_DATA_DIR must name an empty directory")
+    if len(argv) == 4 and argv[1] == "--prepare":
+        prepare(argv[2], argv[3])
+        if os.listdir(data_dir):
+            fail(f"TensorFlow Datasets wrote into TFDS_DATA_DIR: {os.listdir(data_dir)}")
+        return 0
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
     ofconvert, work = argv[1:3]
-    data_dir = os.environ.get("TFDS_DATA_DIR")
-    if not data_dir or os.listdir(data_dir):
-        fail("TFDS_DATA_DIR must name an empty directory")
 
     built = os.path.join(work, "built")
-    builder = Pets(data_dir=built)
-    builder.download_and_prepare(download_config=tfds.download.DownloadConfig(num_shards=2))
+    builder = prepare("tfrecord", built)
     folder = os.path.join(built, "pets", "1.0.0")
     original = files(folder)
     if "label.labels.txt" not in original:
@@ -184,8 +200,7 @@ def array_record(ofconvert, work, builder, of):
     """The dataset prepared as ArrayRecord converts to the parts its TFRecord preparation gave
     and comes back as TFRecord shards TFDS loads."""
     built = os.path.join(work, "built-ar")
-    prepared = Pets(data_dir=built, file_format="array_record")
-    prepared.download_and_prepare(download_config=tfds.download.DownloadConfig(num_shards=2))
+    prepare("array_record", built)
     shards = sorted(name for name in files(built) if ".array_record-" in name)
     if len(shards) != 4:
         fail(f"TFDS wrote no ArrayRecord shards: {sorted(files(built))}")
