@@ -96,7 +96,9 @@ pub struct ManifestInput {
     pub path: String,
     /// Its size when converted.
     pub bytes: u64,
-    /// `none`, `gzip` or `zlib`: what TensorFlow's `compression_type` must say to read it.
+    /// `none`, `gzip` or `zlib`: what TensorFlow's `compression_type` must say to read it;
+    /// `array_record` for an ArrayRecord file, which TensorFlow's TFRecord reader does not
+    /// read (Google's `array_record` reader does).
     pub compression: String,
 }
 

@@ -86,6 +86,15 @@ fn tf2of_count_verify_and_cat_read_an_array_record_as_its_records_in_a_tfrecord(
             b.display()
         );
     }
+    // The manifests say how each input stores its records, as `count` does: TensorFlow's
+    // TFRecord reader cannot read an ArrayRecord file with any `compression_type`.
+    let input_compression = |dir: &str| {
+        let text = fs::read_to_string(work.path().join(dir).join("ofconvert-manifest.json"));
+        let manifest: Value = serde_json::from_str(&text.unwrap()).unwrap();
+        manifest["inputs"][0]["compression"].clone()
+    };
+    assert_eq!(input_compression("of-tf"), "none");
+    assert_eq!(input_compression("of-array"), "array_record");
 
     // Its footer indexes it: no index file to write.
     let run = ofconvert()

@@ -59,11 +59,7 @@ fn count_file_reporting(
     Ok(FileCount {
         path: path.display().to_string(),
         format,
-        compression: if reader.is_array_record() {
-            "array_record"
-        } else {
-            reader.compression().name()
-        },
+        compression: reader.stored_as(),
         records: reader.position().index,
         bytes,
     })

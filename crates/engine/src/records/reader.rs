@@ -206,6 +206,17 @@ impl<'a> RecordReader<'a> {
         self.compression
     }
 
+    /// How the file stores its records, as `count` and manifests name it: `none`, `gzip` or
+    /// `zlib` (TensorFlow's `compression_type`, in lower case) for a TFRecord or OFRecord
+    /// file, `array_record` for an ArrayRecord file.
+    pub fn stored_as(&self) -> &'static str {
+        if self.is_array_record() {
+            "array_record"
+        } else {
+            self.compression.name()
+        }
+    }
+
     /// Whether the file is an ArrayRecord file.
     pub fn is_array_record(&self) -> bool {
         matches!(self.framed, Framed::Array(_) | Framed::PastDamage(_))

@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use ofconvert_tfrecord::Compression;
-
 use crate::error::Error;
 use crate::naming::names::Format;
 use crate::options::{OnCorrupt, Options};
@@ -55,8 +53,9 @@ pub(crate) struct ChunkOutput {
     pub(crate) uploads: Vec<Upload>,
     pub(crate) skipped: SkippedRecords,
     pub(crate) schema: SchemaBuilder,
-    /// The compression of each input read, by input index.
-    pub(crate) compressions: Vec<(usize, Compression)>,
+    /// How each input read from its start stores its records
+    /// ([`RecordReader::stored_as`](crate::records::RecordReader::stored_as)), by input index.
+    pub(crate) compressions: Vec<(usize, String)>,
     /// What `--images` did.
     pub(crate) images: ImageConversion,
     /// Values the mapping rounded to the nearest float, as `--lossy` allows.

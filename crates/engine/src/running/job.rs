@@ -260,7 +260,7 @@ pub(crate) fn convert_chunk(
         if segment.start.is_none() {
             output
                 .compressions
-                .push((segment.input, reader.compression()));
+                .push((segment.input, reader.stored_as().to_owned()));
         }
         while reader.position().index < segment.first {
             match reader.skip() {

@@ -515,12 +515,9 @@ fn file_name(relative: &Path) -> String {
         .into_owned()
 }
 
-/// The inputs as a manifest lists them; `compressions` holds what reading found, by input
-/// index (inputs never opened, being empty, are uncompressed).
-fn manifest_inputs(
-    dataset: &DatasetPlan,
-    compressions: &[Option<Compression>],
-) -> Vec<ManifestInput> {
+/// The inputs as a manifest lists them; `compressions` holds how reading found each stores
+/// its records, by input index (inputs never opened, being empty, are uncompressed).
+fn manifest_inputs(dataset: &DatasetPlan, compressions: &[Option<String>]) -> Vec<ManifestInput> {
     dataset
         .inputs
         .iter()
@@ -530,11 +527,9 @@ fn manifest_inputs(
             bytes: input.size,
             compression: compressions
                 .get(index)
-                .copied()
+                .cloned()
                 .flatten()
-                .unwrap_or_default()
-                .name()
-                .to_owned(),
+                .unwrap_or_else(|| Compression::None.name().to_owned()),
         })
         .collect()
 }

@@ -7,10 +7,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
-use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
 use crate::holder::LockHolder;
@@ -35,7 +33,7 @@ pub(crate) struct Receipt {
     /// The part written; none when every record was skipped.
     pub(crate) part: Option<ReceiptPart>,
     pub(crate) skipped: SkippedRecords,
-    /// The compression of each input read from its start, by input index.
+    /// How each input read from its start stores its records, by input index.
     pub(crate) compressions: Vec<(usize, String)>,
     pub(crate) images: ImageConversion,
     pub(crate) schema: SchemaBuilder,
@@ -83,11 +81,7 @@ impl Receipt {
             inputs,
             part,
             skipped: output.skipped,
-            compressions: output
-                .compressions
-                .into_iter()
-                .map(|(input, compression)| (input, compression.name().to_owned()))
-                .collect(),
+            compressions: output.compressions,
             images: output.images,
             schema: output.schema,
             rounded: output.rounded,
@@ -109,11 +103,7 @@ impl Receipt {
             uploads: Vec::new(),
             skipped: self.skipped,
             schema: self.schema,
-            compressions: self
-                .compressions
-                .into_iter()
-                .filter_map(|(input, name)| Some((input, Compression::from_str(&name).ok()?)))
-                .collect(),
+            compressions: self.compressions,
             images: self.images,
             rounded: self.rounded,
         }
