@@ -9,12 +9,12 @@ the dataset's path under OF_ROOT with `/` as `~`):
 
     {"records": [{NAME: [KIND, VALUES]}, ...]}
 
-in the order of the manifest's inputs (an ArrayRecord input, told by its first bytes, read
-with Google's `array_record` reader, which TFDS brings), KIND being bytes_list (values as hex), float_list
-(values as the f32 bit patterns) or int64_list; and KEY.npz holding, for every bytes value
-that is an image TensorFlow decodes, its pixels as `RECORD/NAME` (tf.io.decode_image with
-channels=3, what OneFlow's image decoder returns) and as `raw/RECORD/NAME` (channels as
-stored, what `--images raw` writes).
+in the order of the manifest's inputs (one it lists as `array_record` read with Google's
+`array_record` reader, which TFDS brings), KIND being bytes_list (values as hex),
+float_list (values as the f32 bit patterns) or int64_list; and KEY.npz holding, for every
+bytes value that is an image TensorFlow decodes, its pixels as `RECORD/NAME`
+(tf.io.decode_image with channels=3, what OneFlow's image decoder returns) and as
+`raw/RECORD/NAME` (channels as stored, what `--images raw` writes).
 """
 
 import json
@@ -27,8 +27,6 @@ import tensorflow as tf
 
 MANIFEST = "ofconvert-manifest.json"
 IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM", b"RIFF")
-# The first bytes of every Riegeli file, ArrayRecord's: its block header's hash.
-RIEGELI_SIGNATURE = b"\x83\xaf\x70\xd1\x0d\x88\x4a\x3f"
 
 
 def f32_bits(value):
@@ -37,10 +35,8 @@ def f32_bits(value):
 
 def serialized_records(path, compression):
     """The records of one input, as TensorFlow's TFRecord reader or Google's ArrayRecord
-    reader gives them."""
-    with open(path, "rb") as f:
-        array_record = f.read(len(RIEGELI_SIGNATURE)) == RIEGELI_SIGNATURE
-    if array_record:
+    reader gives them, by the compression its manifest lists."""
+    if compression == "array_record":
         from array_record.python.array_record_module import ArrayRecordReader
 
         reader = ArrayRecordReader(path)
@@ -49,7 +45,8 @@ def serialized_records(path, compression):
         finally:
             reader.close()
         return
-    for serialized in tf.data.TFRecordDataset(path, compression_type=compression):
+    compression_type = {"none": "", "gzip": "GZIP", "zlib": "ZLIB"}[compression]
+    for serialized in tf.data.TFRecordDataset(path, compression_type=compression_type):
         yield serialized.numpy()
 
 
@@ -70,9 +67,8 @@ def main(roots_file, of_root, out_dir):
             manifest = json.load(f)
         records, images = [], {}
         for source in manifest["inputs"]:
-            compression = {"none": "", "gzip": "GZIP", "zlib": "ZLIB"}[source["compression"]]
             path = os.path.join(input_root, source["path"])
-            for serialized in serialized_records(path, compression):
+            for serialized in serialized_records(path, source["compression"]):
                 example = tf.train.Example.FromString(serialized)
                 if not example.features.feature and manifest["skipped"]["empty"]:
                     continue
