@@ -12,8 +12,8 @@
 //! ```
 //!
 //! `stream` uses `access`; both use the engine (`ofconvert-engine`: its record reader, errors,
-//! names and options) and the storage (`ofconvert-storage`), and neither is used by them: the
-//! command line does not compile this crate.
+//! names and options) and the storage (`ofconvert-storage`), neither of which names this
+//! crate: the command line does not compile it.
 //!
 //! # Example
 //!
