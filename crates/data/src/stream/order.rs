@@ -113,6 +113,33 @@ impl Shuffle {
     }
 }
 
+/// Places of a block shuffle's chunks already computed (slot, chunk), a few dozen at most:
+/// a unit of positions reads the chunks of one window or two, each many times.
+struct Slots {
+    known: [(u64, u64); SLOTS_KNOWN],
+}
+
+const SLOTS_KNOWN: usize = 64;
+
+impl Default for Slots {
+    fn default() -> Slots {
+        // No slot is `u64::MAX`: a slot is below the dataset's number of chunks.
+        Slots {
+            known: [(u64::MAX, 0); SLOTS_KNOWN],
+        }
+    }
+}
+
+impl Slots {
+    fn get(&mut self, slot: u64, compute: impl FnOnce(u64) -> u64) -> u64 {
+        let entry = &mut self.known[slot as usize % SLOTS_KNOWN];
+        if entry.0 != slot {
+            *entry = (slot, compute(slot));
+        }
+        entry.1
+    }
+}
+
 /// An epoch's order of `len` records.
 #[derive(Clone, Copy, Debug)]
 pub struct Order {
@@ -167,6 +194,19 @@ impl Order {
 
     /// The record at position `at` (below [`len`](Order::len)) of the epoch.
     pub fn record(&self, at: u64) -> u64 {
+        self.record_with(at, &mut Slots::default())
+    }
+
+    /// The records at `positions` (below [`len`](Order::len)), in order, into `out` (cleared
+    /// first): as [`record`](Order::record) gives them one by one, the chunks' order of a
+    /// block shuffle computed once for each chunk the positions read, not once a position.
+    pub fn records(&self, positions: std::ops::Range<u64>, out: &mut Vec<u64>) {
+        out.clear();
+        let mut slots = Slots::default();
+        out.extend(positions.map(|at| self.record_with(at, &mut slots)));
+    }
+
+    fn record_with(&self, at: u64, slots: &mut Slots) -> u64 {
         match &self.kind {
             Kind::InOrder => at,
             Kind::Global(permutation) => permutation.apply(at),
@@ -184,13 +224,65 @@ impl Order {
                 let slot = number * window + spread / chunk;
                 let whole = self.len / chunk;
                 let chunk_number = if slot < whole {
-                    chunks.apply(slot)
+                    slots.get(slot, |slot| chunks.apply(slot))
                 } else {
                     whole
                 };
                 chunk_number * chunk + spread % chunk
             }
         }
+    }
+
+    /// The chunks of `chunk` records (sorted, each once) that the positions `positions`
+    /// read. A block shuffle's whole windows, read in chunks of its own size, are their
+    /// chunks' places in the chunks' order (a few dozen, not a window of records); the
+    /// records' own order is a run of chunks; any other case goes position by position.
+    pub fn chunks_read(&self, positions: std::ops::Range<u64>, chunk: u64) -> Vec<u64> {
+        let chunk = chunk.max(1);
+        let (start, end) = (positions.start, positions.end.min(self.len));
+        if start >= end {
+            return Vec::new();
+        }
+        match &self.kind {
+            Kind::InOrder => return (start / chunk..(end - 1) / chunk + 1).collect(),
+            Kind::Block {
+                chunk: own,
+                window,
+                chunks,
+                ..
+            } if *own == chunk => {
+                let per_window = chunk * window;
+                if start % per_window == 0 && (end % per_window == 0 || end == self.len) {
+                    let whole = self.len / chunk;
+                    let slots = start / chunk..end.div_ceil(chunk);
+                    let mut numbers: Vec<u64> = slots
+                        .map(|slot| {
+                            if slot < whole {
+                                chunks.apply(slot)
+                            } else {
+                                whole
+                            }
+                        })
+                        .collect();
+                    numbers.sort_unstable();
+                    return numbers;
+                }
+            }
+            _ => {}
+        }
+        let mut numbers = Vec::new();
+        self.records(start..end, &mut numbers);
+        numbers.iter_mut().for_each(|record| *record /= chunk);
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers
+    }
+
+    /// Whether a unit of a group reads from all over the group (a block shuffle's window
+    /// spreads every chunk over it), so that its first unit needs nearly all of the group's
+    /// chunks.
+    pub fn spreads_groups(&self) -> bool {
+        matches!(self.kind, Kind::Block { .. })
     }
 
     /// The first position past the group that `at` is in: the positions that read the same
@@ -270,6 +362,96 @@ mod tests {
         // A window's first records come from several of its chunks, not one.
         let first: Vec<u64> = order(0)[..10].iter().map(|r| r / 10).collect();
         assert!(first.iter().any(|&c| c != first[0]), "{first:?}");
+    }
+
+    #[test]
+    fn records_of_a_range_are_those_of_each_position() {
+        // Windows of more chunks than the slots remembered (100 > 64), and of fewer.
+        for (len, shuffle) in [
+            (1000, Shuffle::None),
+            (1000, Shuffle::Global),
+            (
+                10_007,
+                Shuffle::Block {
+                    chunk: 7,
+                    window: 100,
+                },
+            ),
+            (
+                1000,
+                Shuffle::Block {
+                    chunk: 10,
+                    window: 5,
+                },
+            ),
+            (
+                103,
+                Shuffle::Block {
+                    chunk: 4,
+                    window: 3,
+                },
+            ),
+        ] {
+            let order = Order::new(len, shuffle, 11, 2);
+            let each = all(&order);
+            let mut got = Vec::new();
+            for (start, count) in [(0, len), (0, 1), (5, 256), (len - 3, 3), (97, 700)] {
+                let end = (start + count).min(len);
+                order.records(start..end, &mut got);
+                assert_eq!(
+                    got,
+                    each[start as usize..end as usize],
+                    "{shuffle:?} {start}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_chunks_a_range_reads_are_those_of_its_records() {
+        for (len, shuffle) in [
+            (1000, Shuffle::None),
+            (1000, Shuffle::Global),
+            (
+                1000,
+                Shuffle::Block {
+                    chunk: 10,
+                    window: 5,
+                },
+            ),
+            (
+                1003,
+                Shuffle::Block {
+                    chunk: 10,
+                    window: 5,
+                },
+            ),
+            (
+                103,
+                Shuffle::Block {
+                    chunk: 4,
+                    window: 3,
+                },
+            ),
+        ] {
+            let order = Order::new(len, shuffle, 4, 1);
+            let each = all(&order);
+            // Whole windows (the last one short), parts of them, across them; chunks of the
+            // order's own size and of another.
+            for (start, end) in [(0, 50), (50, 100), (950, len), (0, len), (3, 40), (40, 77)] {
+                let (start, end) = (start.min(len), end.min(len));
+                for chunk in [4, 10, 7] {
+                    let mut expected: Vec<u64> = each[start as usize..end as usize]
+                        .iter()
+                        .map(|record| record / chunk)
+                        .collect();
+                    expected.sort_unstable();
+                    expected.dedup();
+                    let got = order.chunks_read(start..end, chunk);
+                    assert_eq!(got, expected, "{shuffle:?} {start}..{end} by {chunk}");
+                }
+            }
+        }
     }
 
     #[test]

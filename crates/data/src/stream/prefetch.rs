@@ -262,19 +262,28 @@ impl Plan {
                 .order
                 .group_end(positions.start, chunk * CHUNKS_IN_ORDER)
                 .max(positions.end);
-            let mut numbers: Vec<u64> = (positions.start..self.group_end)
-                .map(|at| share.order.record(at) / chunk)
-                .collect();
-            numbers.sort_unstable();
-            numbers.dedup();
+            let numbers = share
+                .order
+                .chunks_read(positions.start..self.group_end, chunk);
             self.held
                 .retain(|number| numbers.binary_search(number).is_ok());
             group = Some(numbers);
         }
-        share.unit_records(unit, &mut self.indices);
-        let mut wanted: Vec<u64> = self.indices.iter().map(|record| record / chunk).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
+        let mut wanted = match &group {
+            // A block shuffle's window: its first unit reads from nearly every chunk of it;
+            // the window's chunks are wanted at once, and the units after it in the window
+            // want none that is not held.
+            Some(numbers) if share.order.spreads_groups() => numbers.clone(),
+            _ if share.order.spreads_groups() && positions.end <= self.group_end => Vec::new(),
+            _ => {
+                share.unit_records(unit, &mut self.indices);
+                let mut numbers: Vec<u64> =
+                    self.indices.iter().map(|record| record / chunk).collect();
+                numbers.sort_unstable();
+                numbers.dedup();
+                numbers
+            }
+        };
         wanted.retain(|number| self.held.insert(*number));
         Some(Step {
             unit,

@@ -65,8 +65,7 @@ impl Share {
     /// turn, unit `k` to worker `k % workers`, so that a loader that takes one unit from each
     /// worker in turn yields them in the rank's order.
     pub fn unit_records(&self, unit: u64, out: &mut Vec<u64>) {
-        out.clear();
-        out.extend(self.positions(unit).map(|at| self.order.record(at)));
+        self.order.records(self.positions(unit), out);
     }
 
     /// The units of this worker, in order.
