@@ -55,6 +55,7 @@
 #![warn(unreachable_pub)]
 
 mod access;
+mod memory;
 mod stream;
 
 pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};

@@ -222,6 +222,7 @@ impl Records {
         } else {
             MAKE_BYTES_EVERY as u64
         };
+        self.files.prefetch_index(indices);
         let mut rest = indices;
         while !rest.is_empty() {
             let mut take = 0;

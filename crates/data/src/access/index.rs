@@ -53,6 +53,12 @@ impl RecordIndex {
         self.bounds[index]..self.bounds[index + 1]
     }
 
+    /// Asks the processor for record `index`'s entry ahead of [`range`](RecordIndex::range):
+    /// a reader of records far apart asks for all of theirs first, then reads them.
+    pub fn prefetch(&self, index: u64) {
+        crate::memory::prefetch(self.bounds.get(index as usize));
+    }
+
     /// The bytes the records `records` take, from the first's start to the last's end.
     pub fn span(&self, records: Range<u64>) -> Range<u64> {
         self.bounds[records.start as usize]..self.bounds[records.end as usize]

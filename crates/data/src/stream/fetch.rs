@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::access::index::IndexedFile;
+use crate::memory::prefetch;
 use crate::stream::cache::SpanCache;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Error;
@@ -45,6 +46,8 @@ pub struct Files {
     pub files: Vec<IndexedFile>,
     /// Where each file's records start among all, then the total.
     starts: Vec<u64>,
+    /// Whether each file is in a store (else on a local disk): asked for each run read.
+    remote: Vec<bool>,
     /// Where spans read from a store are kept for the next reader, if anywhere.
     cache: Option<SpanCache>,
     /// Records of the chunks whose pieces a batch is read out of through the cache.
@@ -147,9 +150,11 @@ impl Files {
             total += file.index.len();
         }
         starts.push(total);
+        let remote = files.iter().map(|file| is_url(&file.data)).collect();
         Files {
             files,
             starts,
+            remote,
             cache: None,
             cache_chunk: 0,
             fetching: Vec::new(),
@@ -169,6 +174,11 @@ impl Files {
         }
     }
 
+    /// Whether file `file` is in a store, not on a local disk.
+    pub(crate) fn is_remote(&self, file: usize) -> bool {
+        self.remote[file]
+    }
+
     /// The first record of file `file` among all.
     pub(crate) fn first_record(&self, file: usize) -> u64 {
         self.starts[file]
@@ -181,7 +191,7 @@ impl Files {
 
     /// Whether some file is read from a store.
     pub fn any_remote(&self) -> bool {
-        self.files.iter().any(|file| is_url(&file.data))
+        self.remote.iter().any(|&remote| remote)
     }
 
     /// Bytes of every record, framing included.
@@ -211,6 +221,16 @@ impl Files {
         (file, index - self.starts[file])
     }
 
+    /// Asks the processor for the index entries of the records `indices` (below
+    /// [`len`](Files::len)) before they are read: those of a shuffled batch are far apart,
+    /// and waiting for each in turn costs more than reading them.
+    pub fn prefetch_index(&self, indices: &[u64]) {
+        for &index in indices {
+            let (file, record) = self.locate(index);
+            self.files[file].index.prefetch(record);
+        }
+    }
+
     /// Reads the records `indices` (below [`len`](Files::len)) into `scratch`, for
     /// [`each`](Files::each) to hand out.
     pub fn fetch(&self, indices: &[u64], scratch: &mut Scratch) -> Result<(), Error> {
@@ -230,16 +250,27 @@ impl Files {
         checksums: Checksums,
         mut each: impl FnMut(&IndexedFile, RecordAt, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
+        // The runs of a shuffled batch are a record each, far apart: the index entry and the
+        // first bytes of each are asked for before any is decoded, so that the processor
+        // waits for memory once for many records, not once a record. (A local file's bytes
+        // were asked for as it was mapped.)
+        for run in &scratch.runs {
+            self.files[run.file].index.prefetch(run.records.start);
+            if run.buffer != MAPPED {
+                prefetch(self.run_bytes(scratch, run).get(run.at));
+            }
+        }
         for run in &scratch.runs {
             let file = &self.files[run.file];
-            let base = file.index.range(run.records.start).start;
-            let (buffer, at): (&[u8], usize) = match run.buffer {
-                MAPPED => (&scratch.maps[&run.file], base as usize),
-                held @ HELD.. => (&scratch.held[held - HELD], run.at),
-                buffer => (&scratch.buffers[buffer], run.at),
-            };
+            let buffer = self.run_bytes(scratch, run);
+            // Where the run's first record is in its file, and in `buffer`.
+            let mut first = None;
             for record in run.records.clone() {
                 let range = file.index.range(record);
+                let (base, at) = *first.get_or_insert(match run.buffer {
+                    MAPPED => (range.start, range.start as usize),
+                    _ => (range.start, run.at),
+                });
                 let from = at + (range.start - base) as usize;
                 let framed = &buffer[from..from + (range.end - range.start) as usize];
                 let at = RecordAt {
@@ -252,6 +283,16 @@ impl Files {
             }
         }
         Ok(())
+    }
+
+    /// The bytes run `run` lies in: its whole file, mapped ([`MAPPED`]), or the piece or the
+    /// buffer it starts at `run.at` of.
+    fn run_bytes<'s>(&self, scratch: &'s Scratch, run: &Run) -> &'s [u8] {
+        match run.buffer {
+            MAPPED => &scratch.maps[&run.file],
+            held @ HELD.. => &scratch.held[held - HELD],
+            buffer => &scratch.buffers[buffer],
+        }
     }
 
     /// Reads the bytes of every run into the buffers: local files with one positioned read
@@ -268,7 +309,7 @@ impl Files {
         let mut remote: Vec<usize> = Vec::new();
         for (number, run) in scratch.runs.iter_mut().enumerate() {
             let file = &self.files[run.file];
-            if is_url(&file.data) {
+            if self.remote[run.file] {
                 remote.push(number);
                 continue;
             }
@@ -288,6 +329,12 @@ impl Files {
                     ),
                 );
                 return Err(Error::io(&file.path, shorter));
+            }
+            if span.end - span.start < POPULATE_FROM {
+                // The runs of a shuffled batch are a record each, far apart: each one's first
+                // bytes are asked for now, all of them before any is decoded, so that the
+                // processor waits for memory once for many records instead of once a record.
+                prefetch(map.get(span.start as usize));
             }
             #[cfg(target_os = "linux")]
             if span.end - span.start >= POPULATE_FROM {
@@ -475,6 +522,8 @@ impl Files {
     ) {
         scratch.runs.clear();
         scratch.held.clear();
+        // The records' index entries, far apart in a shuffle, asked for before any is read.
+        self.prefetch_index(indices);
         for &index in indices {
             let (file, record) = self.locate(index);
             let span = span_of(index);

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use crate::stream::cache::Object;
 use crate::stream::fetch::{fetch_remote, side_by_side, Files, Held, Kept, Span};
 use ofconvert_engine::Error;
-use ofconvert_storage::object::is_url;
 
 /// Runs of a batch read side by side.
 const RUNS_IN_FLIGHT: usize = 32;
@@ -54,7 +53,7 @@ impl Files {
     /// is a cache.
     fn object(&self, file: usize) -> Option<(&crate::stream::cache::SpanCache, Object<'_>)> {
         let indexed = &self.files[file];
-        let cache = self.cache().filter(|_| is_url(&indexed.data))?;
+        let cache = self.cache().filter(|_| self.is_remote(file))?;
         Some((
             cache,
             Object {
