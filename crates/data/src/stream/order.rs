@@ -42,30 +42,48 @@ impl Permutation {
         }
     }
 
-    fn step(&self, x: u64) -> u64 {
+    /// One pass of the network over each of `x`: the lanes are independent, so the
+    /// processor works on them side by side (a round of one waits on the last round's mix).
+    fn step<const N: usize>(&self, x: [u64; N]) -> [u64; N] {
         let mask = (1u64 << self.half_bits) - 1;
-        let (mut left, mut right) = (x >> self.half_bits, x & mask);
+        let mut left = x.map(|x| x >> self.half_bits);
+        let mut right = x.map(|x| x & mask);
         for round in 0..ROUNDS {
-            let f = mix(right
-                ^ self
-                    .key
-                    .wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-            (left, right) = (right, (left ^ f) & mask);
+            let key = self
+                .key
+                .wrapping_add(round.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            for lane in 0..N {
+                let f = mix(right[lane] ^ key);
+                (left[lane], right[lane]) = (right[lane], (left[lane] ^ f) & mask);
+            }
         }
-        (left << self.half_bits) | right
+        std::array::from_fn(|lane| (left[lane] << self.half_bits) | right[lane])
     }
 
     /// Where position `at` (below `len`) goes.
     pub fn apply(&self, at: u64) -> u64 {
-        let mut x = at;
-        loop {
-            x = self.step(x);
-            if x < self.len {
-                return x;
+        self.apply_lanes([at])[0]
+    }
+
+    /// Where each of the positions `at` (below `len`) goes, worked on side by side.
+    fn apply_lanes<const N: usize>(&self, at: [u64; N]) -> [u64; N] {
+        let mut x = self.step(at);
+        // A lane that left 0..len walks on (a few steps at most on average); the others'
+        // further steps are thrown away.
+        while x.iter().any(|&x| x >= self.len) {
+            let next = self.step(x);
+            for lane in 0..N {
+                if x[lane] >= self.len {
+                    x[lane] = next[lane];
+                }
             }
         }
+        x
     }
 }
+
+/// Positions of an order computed side by side.
+const LANES: usize = 4;
 
 /// How an epoch orders its records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,34 +221,75 @@ impl Order {
     pub fn records(&self, positions: std::ops::Range<u64>, out: &mut Vec<u64>) {
         out.clear();
         let mut slots = Slots::default();
-        out.extend(positions.map(|at| self.record_with(at, &mut slots)));
+        let mut at = positions.start;
+        // `LANES` positions at a time where they lie in one window (or one permutation).
+        while at + LANES as u64 <= positions.end {
+            let lanes: [u64; LANES] = std::array::from_fn(|lane| at + lane as u64);
+            match &self.kind {
+                Kind::InOrder => out.extend(lanes),
+                Kind::Global(permutation) => out.extend(permutation.apply_lanes(lanes)),
+                Kind::Block { .. } => {
+                    let (number, first, permutation) = self.window(at);
+                    if self.window(at + LANES as u64 - 1).0 == number {
+                        let spreads = permutation.apply_lanes(lanes.map(|at| at - first));
+                        out.extend(spreads.map(|spread| self.place(number, spread, &mut slots)));
+                    } else {
+                        out.extend(lanes.map(|at| self.record_with(at, &mut slots)));
+                    }
+                }
+            }
+            at += LANES as u64;
+        }
+        out.extend((at..positions.end).map(|at| self.record_with(at, &mut slots)));
     }
 
     fn record_with(&self, at: u64, slots: &mut Slots) -> u64 {
         match &self.kind {
             Kind::InOrder => at,
             Kind::Global(permutation) => permutation.apply(at),
-            Kind::Block {
-                chunk,
-                window,
-                chunks,
-                key,
-            } => {
-                let per_window = chunk * window;
-                let number = at / per_window;
-                let first = number * per_window;
-                let size = per_window.min(self.len - first);
-                let spread = Permutation::keyed(size, mix(key ^ number)).apply(at - first);
-                let slot = number * window + spread / chunk;
-                let whole = self.len / chunk;
-                let chunk_number = if slot < whole {
-                    slots.get(slot, |slot| chunks.apply(slot))
-                } else {
-                    whole
-                };
-                chunk_number * chunk + spread % chunk
+            Kind::Block { .. } => {
+                let (number, first, permutation) = self.window(at);
+                self.place(number, permutation.apply(at - first), slots)
             }
         }
+    }
+
+    /// A block shuffle's window that position `at` is in: its number, its first position, and
+    /// the permutation that spreads its records over it.
+    fn window(&self, at: u64) -> (u64, u64, Permutation) {
+        let Kind::Block {
+            chunk, window, key, ..
+        } = &self.kind
+        else {
+            unreachable!("only a block shuffle has windows")
+        };
+        let per_window = chunk * window;
+        let number = at / per_window;
+        let first = number * per_window;
+        let size = per_window.min(self.len - first);
+        (number, first, Permutation::keyed(size, mix(key ^ number)))
+    }
+
+    /// The record that place `spread` of window `number` of a block shuffle reads.
+    fn place(&self, number: u64, spread: u64, slots: &mut Slots) -> u64 {
+        let Kind::Block {
+            chunk,
+            window,
+            chunks,
+            ..
+        } = &self.kind
+        else {
+            unreachable!("only a block shuffle has windows")
+        };
+        let slot = number * window + spread / chunk;
+        // The whole chunks are those the chunks' order permutes.
+        let whole = chunks.len;
+        let chunk_number = if slot < whole {
+            slots.get(slot, |slot| chunks.apply(slot))
+        } else {
+            whole
+        };
+        chunk_number * chunk + spread % chunk
     }
 
     /// The chunks of `chunk` records (sorted, each once) that the positions `positions`
@@ -253,7 +312,7 @@ impl Order {
             } if *own == chunk => {
                 let per_window = chunk * window;
                 if start % per_window == 0 && (end % per_window == 0 || end == self.len) {
-                    let whole = self.len / chunk;
+                    let whole = chunks.len;
                     let slots = start / chunk..end.div_ceil(chunk);
                     let mut numbers: Vec<u64> = slots
                         .map(|slot| {
