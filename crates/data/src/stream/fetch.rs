@@ -47,7 +47,7 @@ pub struct Files {
     /// Where each file's records start among all, then the total.
     starts: Vec<u64>,
     /// Whether each file is in a store (else on a local disk): asked for each run read.
-    remote: Vec<bool>,
+    pub(crate) remote: Vec<bool>,
     /// Where spans read from a store are kept for the next reader, if anywhere.
     cache: Option<SpanCache>,
     /// Records of the chunks whose pieces a batch is read out of through the cache.
@@ -82,33 +82,6 @@ fn add_record(runs: &mut Vec<Run>, file: usize, record: u64, buffer: usize, at: 
             at,
         }),
     }
-}
-
-/// Runs `work` on each of `items` on a thread of its own, all side by side, and gives their
-/// results in order; a thread that panicked gives an error saying `what` panicked.
-pub(crate) fn side_by_side<T: Sync, R: Send>(
-    items: &[T],
-    what: &str,
-    work: impl Fn(&T) -> Result<R, Error> + Sync,
-) -> Vec<Result<R, Error>> {
-    let work = &work;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .iter()
-            .map(|item| scope.spawn(move || work(item)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle.join().unwrap_or_else(|_| {
-                    Err(Error::io(
-                        std::path::Path::new(""),
-                        std::io::Error::other(format!("{what} panicked")),
-                    ))
-                })
-            })
-            .collect()
-    })
 }
 
 /// What reading a batch keeps from one to the next: local files mapped, buffers for the
@@ -174,11 +147,6 @@ impl Files {
         }
     }
 
-    /// Whether file `file` is in a store, not on a local disk.
-    pub(crate) fn is_remote(&self, file: usize) -> bool {
-        self.remote[file]
-    }
-
     /// The first record of file `file` among all.
     pub(crate) fn first_record(&self, file: usize) -> u64 {
         self.starts[file]
@@ -221,9 +189,8 @@ impl Files {
         (file, index - self.starts[file])
     }
 
-    /// Asks the processor for the index entries of the records `indices` (below
-    /// [`len`](Files::len)) before they are read: those of a shuffled batch are far apart,
-    /// and waiting for each in turn costs more than reading them.
+    /// Asks the processor for the index entries of the records `indices` before they are
+    /// read: a shuffled batch's are far apart, each a wait for memory if read in turn.
     pub fn prefetch_index(&self, indices: &[u64]) {
         for &index in indices {
             let (file, record) = self.locate(index);
@@ -250,10 +217,9 @@ impl Files {
         checksums: Checksums,
         mut each: impl FnMut(&IndexedFile, RecordAt, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        // The runs of a shuffled batch are a record each, far apart: the index entry and the
-        // first bytes of each are asked for before any is decoded, so that the processor
-        // waits for memory once for many records, not once a record. (A local file's bytes
-        // were asked for as it was mapped.)
+        // The runs of a shuffled batch are a record each, far apart: each one's index entry
+        // and first bytes (a local file's: as it was mapped) are asked for before any is
+        // decoded, so that the processor waits for memory once for many, not once a record.
         for run in &scratch.runs {
             self.files[run.file].index.prefetch(run.records.start);
             if run.buffer != MAPPED {
@@ -285,8 +251,7 @@ impl Files {
         Ok(())
     }
 
-    /// The bytes run `run` lies in: its whole file, mapped ([`MAPPED`]), or the piece or the
-    /// buffer it starts at `run.at` of.
+    /// The bytes run `run` lies in: its mapped file, or the piece or buffer holding it at `at`.
     fn run_bytes<'s>(&self, scratch: &'s Scratch, run: &Run) -> &'s [u8] {
         match run.buffer {
             MAPPED => &scratch.maps[&run.file],
@@ -331,9 +296,7 @@ impl Files {
                 return Err(Error::io(&file.path, shorter));
             }
             if span.end - span.start < POPULATE_FROM {
-                // The runs of a shuffled batch are a record each, far apart: each one's first
-                // bytes are asked for now, all of them before any is decoded, so that the
-                // processor waits for memory once for many records instead of once a record.
+                // A shuffled batch's record: asked for now, as `each` says.
                 prefetch(map.get(span.start as usize));
             }
             #[cfg(target_os = "linux")]
@@ -522,7 +485,6 @@ impl Files {
     ) {
         scratch.runs.clear();
         scratch.held.clear();
-        // The records' index entries, far apart in a shuffle, asked for before any is read.
         self.prefetch_index(indices);
         for &index in indices {
             let (file, record) = self.locate(index);

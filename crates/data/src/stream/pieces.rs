@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::stream::cache::Object;
-use crate::stream::fetch::{fetch_remote, side_by_side, Files, Held, Kept, Span};
+use crate::stream::fetch::{fetch_remote, Files, Held, Kept, Span};
 use ofconvert_engine::Error;
 
 /// Runs of a batch read side by side.
@@ -53,7 +53,7 @@ impl Files {
     /// is a cache.
     fn object(&self, file: usize) -> Option<(&crate::stream::cache::SpanCache, Object<'_>)> {
         let indexed = &self.files[file];
-        let cache = self.cache().filter(|_| self.is_remote(file))?;
+        let cache = self.cache().filter(|_| self.remote[file])?;
         Some((
             cache,
             Object {
@@ -244,4 +244,31 @@ impl Files {
         }
         Ok(out)
     }
+}
+
+/// Runs `work` on each of `items` on a thread of its own, all side by side, and gives their
+/// results in order; a thread that panicked gives an error saying `what` panicked.
+fn side_by_side<T: Sync, R: Send>(
+    items: &[T],
+    what: &str,
+    work: impl Fn(&T) -> Result<R, Error> + Sync,
+) -> Vec<Result<R, Error>> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .iter()
+            .map(|item| scope.spawn(move || work(item)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(Error::io(
+                        std::path::Path::new(""),
+                        std::io::Error::other(format!("{what} panicked")),
+                    ))
+                })
+            })
+            .collect()
+    })
 }
