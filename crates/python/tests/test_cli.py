@@ -131,6 +131,25 @@ def test_every_subcommand_is_there(tmp_path):
     assert done.returncode == 0 and done.stdout.startswith(f"ofconvert {ofconvert.__version__}")
 
 
+def test_the_command_starts_without_numpy_or_the_readers():
+    # Every command a script runs pays for what the package imports: the command line needs
+    # the extension alone, not numpy (a tenth of a second) nor the readers and datasets.
+    code = (
+        "import sys\n"
+        "from ofconvert.__main__ import main\n"
+        "heavy = [m for m in ('numpy', 'ofconvert._records', 'ofconvert.data') if m in sys.modules]\n"
+        "print(' '.join(heavy))\n"
+        "sys.exit(main(['--version']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    heavy, version = done.stdout.split("\n", 1)
+    assert heavy == "" and version.startswith("ofconvert "), done.stdout
+    # What the package names is all there when asked for.
+    assert ofconvert.read is ofconvert._records.read and ofconvert.data.RecordStream
+    assert set(ofconvert.__all__) <= set(dir(ofconvert)) and ofconvert.__version__ != "unknown"
+
+
 def test_the_report_and_its_warnings_are_the_binarys(tmp_path):
     done = run("tf2of", TESTDATA / "datasets" / "tfds" / "cifar10", tmp_path / "of", "--no-sync")
     assert done.returncode == 0, done.stderr

@@ -20,9 +20,18 @@ from ._errors import (
     MappingError,
     UsageError,
 )
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any, List as _List
+
 from ._inspect import count, diff, index, schema, verify
-from ._records import ArrayRecordWriter, OFRecordWriter, TFRecordWriter, read
-from . import data
+
+if _TYPE_CHECKING:
+    from ._records import ArrayRecordWriter, OFRecordWriter, TFRecordWriter, read
+    from . import data
+
+# Reading and writing records (numpy) and the training datasets are imported when first named:
+# the `ofconvert` command, which needs neither, starts without them (a tenth of a second, not
+# half a second, for every command a script runs).
+_FROM_RECORDS = ("ArrayRecordWriter", "OFRecordWriter", "TFRecordWriter", "read")
 
 __all__ = [
     "ArrayRecordWriter",
@@ -47,9 +56,24 @@ __all__ = [
     "verify",
 ]
 
-try:
-    from importlib.metadata import version as _version
 
-    __version__ = _version("ofconvert")
-except Exception:  # not installed as a distribution (run from a source tree)
-    __version__ = "unknown"
+def __getattr__(name: str) -> _Any:
+    import importlib
+
+    if name in _FROM_RECORDS:
+        value = getattr(importlib.import_module("._records", __name__), name)
+    elif name == "data":
+        value = importlib.import_module(".data", __name__)
+    elif name == "__version__":
+        try:
+            value = importlib.import_module("importlib.metadata").version("ofconvert")
+        except Exception:  # not installed as a distribution (run from a source tree)
+            value = "unknown"
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> _List[str]:
+    return sorted(set(globals()) | set(__all__) | {"__version__"})
