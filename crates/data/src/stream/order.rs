@@ -365,6 +365,20 @@ mod tests {
         (0..order.len()).map(|at| order.record(at)).collect()
     }
 
+    /// Orders of each kind: block shuffles with windows of more chunks than the slots
+    /// remembered (100 > 64) and of fewer, with and without a short last chunk.
+    fn orders_of_every_kind() -> [(u64, Shuffle); 6] {
+        let block = |chunk, window| Shuffle::Block { chunk, window };
+        [
+            (1000, Shuffle::None),
+            (1000, Shuffle::Global),
+            (10_007, block(7, 100)),
+            (1000, block(10, 5)),
+            (1003, block(10, 5)),
+            (103, block(4, 3)),
+        ]
+    }
+
     fn is_permutation(mut seen: Vec<u64>) -> bool {
         seen.sort_unstable();
         seen == (0..seen.len() as u64).collect::<Vec<_>>()
@@ -425,32 +439,7 @@ mod tests {
 
     #[test]
     fn records_of_a_range_are_those_of_each_position() {
-        // Windows of more chunks than the slots remembered (100 > 64), and of fewer.
-        for (len, shuffle) in [
-            (1000, Shuffle::None),
-            (1000, Shuffle::Global),
-            (
-                10_007,
-                Shuffle::Block {
-                    chunk: 7,
-                    window: 100,
-                },
-            ),
-            (
-                1000,
-                Shuffle::Block {
-                    chunk: 10,
-                    window: 5,
-                },
-            ),
-            (
-                103,
-                Shuffle::Block {
-                    chunk: 4,
-                    window: 3,
-                },
-            ),
-        ] {
+        for (len, shuffle) in orders_of_every_kind() {
             let order = Order::new(len, shuffle, 11, 2);
             let each = all(&order);
             let mut got = Vec::new();
@@ -468,31 +457,7 @@ mod tests {
 
     #[test]
     fn the_chunks_a_range_reads_are_those_of_its_records() {
-        for (len, shuffle) in [
-            (1000, Shuffle::None),
-            (1000, Shuffle::Global),
-            (
-                1000,
-                Shuffle::Block {
-                    chunk: 10,
-                    window: 5,
-                },
-            ),
-            (
-                1003,
-                Shuffle::Block {
-                    chunk: 10,
-                    window: 5,
-                },
-            ),
-            (
-                103,
-                Shuffle::Block {
-                    chunk: 4,
-                    window: 3,
-                },
-            ),
-        ] {
+        for (len, shuffle) in orders_of_every_kind() {
             let order = Order::new(len, shuffle, 4, 1);
             let each = all(&order);
             // Whole windows (the last one short), parts of them, across them; chunks of the
