@@ -3,6 +3,7 @@
 //! when the file is opened; then one chunk per record asked for, the last one kept.
 
 use std::io;
+use std::ops::Range;
 
 use crate::codec::Records as ChunkRecords;
 use crate::error::{Error, ErrorKind};
@@ -20,6 +21,29 @@ pub trait ReadAt {
     fn size(&self) -> io::Result<u64>;
     /// Fills `buf` with the bytes at `offset`; an error if the source ends first.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+
+    /// The bytes `start..end`: read into `scratch`, unless the source holds them in memory
+    /// and lends them as they are.
+    fn bytes_at<'a>(
+        &'a self,
+        start: u64,
+        end: u64,
+        scratch: &'a mut Vec<u8>,
+    ) -> io::Result<&'a [u8]> {
+        scratch.clear();
+        scratch.resize(end.saturating_sub(start) as usize, 0);
+        self.read_exact_at(scratch, start)?;
+        Ok(scratch)
+    }
+}
+
+/// The bytes `start..end` of `bytes`, which begin at offset `base` of their source.
+fn lent(bytes: &[u8], base: u64, start: u64, end: u64) -> io::Result<&[u8]> {
+    start
+        .checked_sub(base)
+        .zip(end.checked_sub(base))
+        .and_then(|(from, to)| bytes.get(usize::try_from(from).ok()?..usize::try_from(to).ok()?))
+        .ok_or_else(|| io::ErrorKind::UnexpectedEof.into())
 }
 
 impl ReadAt for [u8] {
@@ -35,6 +59,10 @@ impl ReadAt for [u8] {
         buf.copy_from_slice(bytes);
         Ok(())
     }
+
+    fn bytes_at<'a>(&'a self, start: u64, end: u64, _: &'a mut Vec<u8>) -> io::Result<&'a [u8]> {
+        lent(self, 0, start, end)
+    }
 }
 
 impl ReadAt for Vec<u8> {
@@ -45,6 +73,10 @@ impl ReadAt for Vec<u8> {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.as_slice().read_exact_at(buf, offset)
     }
+
+    fn bytes_at<'a>(&'a self, start: u64, end: u64, _: &'a mut Vec<u8>) -> io::Result<&'a [u8]> {
+        lent(self, 0, start, end)
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
@@ -54,6 +86,15 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         (**self).read_exact_at(buf, offset)
+    }
+
+    fn bytes_at<'a>(
+        &'a self,
+        start: u64,
+        end: u64,
+        scratch: &'a mut Vec<u8>,
+    ) -> io::Result<&'a [u8]> {
+        (**self).bytes_at(start, end, scratch)
     }
 }
 
@@ -94,12 +135,10 @@ fn read_logical_range<S: ReadAt + ?Sized>(
     physical: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
-    physical.clear();
-    physical.resize((end - start) as usize, 0);
-    src.read_exact_at(physical, start)
+    let mut bytes = src
+        .bytes_at(start, end, physical)
         .map_err(|e| Error::new(ErrorKind::Io(e), start, index))?;
     let mut pos = start;
-    let mut bytes = physical.as_slice();
     while !bytes.is_empty() {
         if pos.is_multiple_of(BLOCK_SIZE) {
             let Some(block_header) = bytes.first_chunk::<{ BLOCK_HEADER_SIZE as usize }>() else {
@@ -191,6 +230,115 @@ fn read_chunk_at<S: ReadAt + ?Sized>(
     Ok(header)
 }
 
+/// Reads the chunk at `begin` of a source `len` bytes long, which the footer says holds
+/// `records`, and decodes it into `out`: its hashes checked, its record count held to the
+/// footer's.
+fn load_chunk<S: ReadAt + ?Sized>(
+    src: &S,
+    len: u64,
+    begin: u64,
+    records: &Range<u64>,
+    physical: &mut Vec<u8>,
+    data: &mut Vec<u8>,
+    out: &mut ChunkRecords,
+) -> Result<(), Error> {
+    let first = records.start;
+    let header = read_chunk_at(src, len, begin, first, physical, data)?;
+    let listed = records.end - records.start;
+    if header.num_records != listed {
+        return Err(Error::invalid_footer(
+            format!(
+                "the footer gives the chunk {listed} records, its header {}",
+                header.num_records
+            ),
+            begin,
+            first,
+        ));
+    }
+    decode_chunk(begin, first, &header, data, out)?;
+    if out.len() as u64 != listed {
+        return Err(Error::invalid_footer(
+            "the footer's record counts do not match the chunks",
+            begin,
+            first,
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes read elsewhere, from offset `base` of a file on: what [`ChunkDecoder`] reads a
+/// chunk out of.
+struct Shifted<'b> {
+    bytes: &'b [u8],
+    base: u64,
+}
+
+impl ReadAt for Shifted<'_> {
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.base + self.bytes.len() as u64)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let end = offset.saturating_add(buf.len() as u64);
+        buf.copy_from_slice(lent(self.bytes, self.base, offset, end)?);
+        Ok(())
+    }
+
+    fn bytes_at<'a>(&'a self, start: u64, end: u64, _: &'a mut Vec<u8>) -> io::Result<&'a [u8]> {
+        lent(self.bytes, self.base, start, end)
+    }
+}
+
+/// Decodes chunks of records out of bytes read by other means than a [`ReadAt`] (ranged
+/// reads of many chunks at once, a mapped file): what [`IndexedReader`] does with each chunk
+/// it reads, for a reader that fetches the chunks [`IndexedReader::chunk`] places itself.
+#[derive(Default)]
+pub struct ChunkDecoder {
+    records: ChunkRecords,
+    physical: Vec<u8>,
+    data: Vec<u8>,
+}
+
+impl ChunkDecoder {
+    /// Decodes the chunk whose bytes `bytes` hold from their start, at offset `begin` of its
+    /// file (block headers included, as the file has them; bytes after the chunk are not
+    /// looked at), which the footer says holds the records `records`: every hash checked,
+    /// the record count held to the footer's. Errors name the file's offsets.
+    pub fn decode(&mut self, bytes: &[u8], begin: u64, records: Range<u64>) -> Result<(), Error> {
+        let src = Shifted { bytes, base: begin };
+        let len = src.size().unwrap_or(begin);
+        let (physical, data) = (&mut self.physical, &mut self.data);
+        let decoded = load_chunk(
+            &src,
+            len,
+            begin,
+            &records,
+            physical,
+            data,
+            &mut self.records,
+        );
+        if decoded.is_err() {
+            self.records.ends.clear();
+        }
+        decoded
+    }
+
+    /// How many records the chunk decoded last holds (none after an error).
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its record `i` (`0..len()`, counted from the chunk's first). Panics past the last.
+    pub fn record(&self, i: usize) -> &[u8] {
+        self.records.get(i)
+    }
+}
+
 /// Reads ArrayRecord records by number through the file's footer index.
 ///
 /// Opening reads the postscript (in the file's last 64 KiB block) and the footer; each
@@ -200,6 +348,7 @@ pub struct IndexedReader<S> {
     src: S,
     len: u64,
     metadata: FooterMetadata,
+    footer_begin: u64,
     chunks: Vec<ChunkEntry>,
     first_records: Vec<u64>,
     cached: Option<usize>,
@@ -274,6 +423,7 @@ impl<S: ReadAt> IndexedReader<S> {
             src,
             len,
             metadata,
+            footer_begin,
             chunks,
             first_records,
             cached: None,
@@ -303,9 +453,14 @@ impl<S: ReadAt> IndexedReader<S> {
 
     /// Chunk `chunk` of records (`0..num_chunks()`, in file order): the numbers of the records
     /// it holds and the offset it begins at, as the footer lists them.
-    pub fn chunk(&self, chunk: usize) -> (std::ops::Range<u64>, u64) {
+    pub fn chunk(&self, chunk: usize) -> (Range<u64>, u64) {
         let (entry, first) = (self.chunks[chunk], self.first_records[chunk]);
         (first..first + entry.num_records, entry.chunk_offset)
+    }
+
+    /// Where the footer begins: the end of the last chunk of records (padding included).
+    pub fn footer_offset(&self) -> u64 {
+        self.footer_begin
     }
 
     /// The footer's metadata (counts and the writer's options string).
@@ -325,42 +480,22 @@ impl<S: ReadAt> IndexedReader<S> {
             ));
         }
         let chunk = self.first_records.partition_point(|&first| first <= index) - 1;
-        let entry = self.chunks[chunk];
-        let first = self.first_records[chunk];
+        let (records, begin) = self.chunk(chunk);
         if self.cached != Some(chunk) {
             self.cached = None;
-            let begin = entry.chunk_offset;
-            let header = read_chunk_at(
+            load_chunk(
                 &self.src,
                 self.len,
                 begin,
-                first,
+                &records,
                 &mut self.physical,
                 &mut self.data,
+                &mut self.records,
             )?;
-            if header.num_records != entry.num_records {
-                return Err(Error::invalid_footer(
-                    format!(
-                        "the footer gives the chunk {} records, its header {}",
-                        entry.num_records, header.num_records
-                    ),
-                    begin,
-                    first,
-                ));
-            }
-            decode_chunk(begin, first, &header, &self.data, &mut self.records)?;
             self.cached = Some(chunk);
         }
-        let in_chunk = index - first;
-        if in_chunk >= self.records.len() as u64 {
-            return Err(Error::invalid_footer(
-                "the footer's record counts do not match the chunks",
-                entry.chunk_offset,
-                first,
-            ));
-        }
         buf.clear();
-        buf.extend_from_slice(self.records.get(in_chunk as usize));
+        buf.extend_from_slice(self.records.get((index - records.start) as usize));
         Ok(())
     }
 

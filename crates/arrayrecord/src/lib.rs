@@ -53,7 +53,7 @@ mod writer;
 pub use codec::{Compression, DEFAULT_MAX_DECODED_CHUNK};
 pub use error::{Error, ErrorKind};
 pub use footer::FooterMetadata;
-pub use index::{IndexedReader, ReadAt};
+pub use index::{ChunkDecoder, IndexedReader, ReadAt};
 pub use layout::BLOCK_SIZE;
 pub use ofconvert_frame::Position;
 pub use reader::{Reader, Records};

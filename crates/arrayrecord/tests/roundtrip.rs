@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 use ofconvert_arrayrecord::{
-    Compression, IndexedReader, Reader, Writer, WriterOptions, BLOCK_SIZE,
+    ChunkDecoder, Compression, ErrorKind, IndexedReader, Reader, Writer, WriterOptions, BLOCK_SIZE,
 };
 use proptest::prelude::*;
 
@@ -41,10 +41,83 @@ fn read_both(bytes: &[u8]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
     let mut indexed = IndexedReader::open(bytes).unwrap();
-    let by_number = (0..indexed.num_records())
+    let by_number: Vec<Vec<u8>> = (0..indexed.num_records())
         .map(|i| indexed.get(i).unwrap())
         .collect();
+    assert_eq!(by_chunks(bytes, &indexed), by_number);
     (streamed, by_number)
+}
+
+/// Every record, each chunk decoded out of the bytes from its offset to the next chunk's (the
+/// footer's, after the last): what a reader that fetches the chunks itself does.
+fn by_chunks(bytes: &[u8], indexed: &IndexedReader<&[u8]>) -> Vec<Vec<u8>> {
+    let mut decoder = ChunkDecoder::default();
+    let mut records = Vec::new();
+    for chunk in 0..indexed.num_chunks() {
+        let (numbers, begin) = indexed.chunk(chunk);
+        let end = match chunk + 1 {
+            next if next < indexed.num_chunks() => indexed.chunk(next).1,
+            _ => indexed.footer_offset(),
+        };
+        let held = &bytes[begin as usize..end as usize];
+        decoder.decode(held, begin, numbers.clone()).unwrap();
+        assert_eq!(decoder.len() as u64, numbers.end - numbers.start);
+        records.extend((0..decoder.len()).map(|i| decoder.record(i).to_vec()));
+    }
+    records
+}
+
+#[test]
+fn a_chunk_decoded_out_of_its_bytes_names_its_damage_and_its_footers_disagreement() {
+    let records: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 40_000]).collect();
+    let bytes = write(&records, options(Compression::None, 2));
+    let indexed = IndexedReader::open(bytes.as_slice()).unwrap();
+    let (numbers, begin) = indexed.chunk(1);
+    let end = indexed.chunk(2).1;
+    // The chunk runs across a block boundary: its block header is checked and left out.
+    assert!(begin / BLOCK_SIZE < end / BLOCK_SIZE, "{begin}..{end}");
+    let mut decoder = ChunkDecoder::default();
+    decoder
+        .decode(&bytes[begin as usize..end as usize], begin, numbers.clone())
+        .unwrap();
+    assert_eq!(
+        (decoder.record(0), decoder.record(1)),
+        (&records[2][..], &records[3][..])
+    );
+
+    let mut damaged = bytes[begin as usize..end as usize].to_vec();
+    damaged[100] ^= 1;
+    let err = decoder
+        .decode(&damaged, begin, numbers.clone())
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::ChunkDataHashMismatch { .. }),
+        "{err}"
+    );
+    assert_eq!((err.offset(), err.index()), (begin, 2));
+    assert!(decoder.is_empty());
+
+    let at_boundary = (BLOCK_SIZE * (begin / BLOCK_SIZE + 1) - begin) as usize;
+    let mut header = bytes[begin as usize..end as usize].to_vec();
+    header[at_boundary] ^= 1;
+    let err = decoder.decode(&header, begin, numbers.clone()).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::BlockHeaderHashMismatch { .. }),
+        "{err}"
+    );
+    assert_eq!(err.offset(), begin + at_boundary as u64);
+
+    let short = &bytes[begin as usize..end as usize - 1000];
+    let err = decoder.decode(short, begin, numbers.clone()).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Truncated { .. }), "{err}");
+
+    let err = decoder
+        .decode(&bytes[begin as usize..end as usize], begin, 2..5)
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::InvalidFooter { .. }),
+        "{err}"
+    );
 }
 
 fn options(compression: Compression, group_size: u32) -> WriterOptions {
