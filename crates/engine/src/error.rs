@@ -227,7 +227,8 @@ impl Error {
             .at(offset, record)
     }
 
-    pub(crate) fn arrayrecord(path: &Path, err: ofconvert_arrayrecord::Error) -> Error {
+    /// An ArrayRecord file's error in the file `path`, at its offset and record.
+    pub fn arrayrecord(path: &Path, err: ofconvert_arrayrecord::Error) -> Error {
         let (offset, record) = (err.offset(), err.index());
         Error::new(ErrorKind::ArrayRecord(err.into_kind()))
             .in_file(path)

@@ -156,6 +156,7 @@ pub use planning::plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use planning::rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use progress::{DatasetStatus, Event, ProgressFn};
 pub use recode::{ImageConversion, ImagePolicy};
+pub use records::array::StoredFile;
 pub use records::detect::detect_format;
 pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;

@@ -3,7 +3,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ofconvert_arrayrecord::{IndexedReader, ReadAt};
 use ofconvert_tfrecord::{Position as RecordAt, Resync};
@@ -11,28 +11,76 @@ use ofconvert_tfrecord::{Position as RecordAt, Resync};
 use crate::storage::object::storage_for;
 use crate::storage::Storage;
 
-/// A file in a store, read at any offset: one ranged read a call.
-pub(crate) struct Stored {
+/// Bytes a read of a [`StoredFile`] asks for at least: a small chunk's header and data, or
+/// the postscript's, in one request.
+const READ_AHEAD: u64 = 4 << 10;
+
+/// A file, local or in a store, read at any offset (an ArrayRecord file opened by its footer):
+/// a ranged read of at least 4 KiB where the bytes of the last one do not hold what is asked
+/// for, so that a chunk's header and its data, or the postscript's, cost one request, and a
+/// larger chunk's data is not asked for again where it held some.
+pub struct StoredFile {
     storage: Arc<dyn Storage>,
     path: PathBuf,
     size: u64,
+    /// The bytes of the last read, and where they start.
+    ahead: Mutex<(u64, Vec<u8>)>,
 }
 
-impl ReadAt for Stored {
+impl StoredFile {
+    /// The file `path` of `storage`, `size` bytes long.
+    pub fn new(storage: Arc<dyn Storage>, path: PathBuf, size: u64) -> StoredFile {
+        StoredFile {
+            storage,
+            path,
+            size,
+            ahead: Mutex::new((0, Vec::new())),
+        }
+    }
+}
+
+impl ReadAt for StoredFile {
     fn size(&self) -> io::Result<u64> {
         Ok(self.size)
     }
 
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let mut read = Vec::with_capacity(buf.len());
-        let range = offset..offset + buf.len() as u64;
-        self.storage
-            .read_ranges(&self.path, std::slice::from_ref(&range), &mut read)?;
-        if read.len() != buf.len() {
-            return Err(io::ErrorKind::UnexpectedEof.into());
+    fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|&end| end <= self.size)
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        let (start, bytes) = &mut *ahead;
+        // What the last read holds of the start.
+        if let Some(held) = offset
+            .checked_sub(*start)
+            .and_then(|from| bytes.get(from as usize..))
+            .filter(|held| !held.is_empty())
+        {
+            let take = held.len().min(buf.len());
+            buf[..take].copy_from_slice(&held[..take]);
+            buf = &mut buf[take..];
+            offset += take as u64;
         }
-        buf.copy_from_slice(&read);
-        Ok(())
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let range = offset..end.max(offset.saturating_add(READ_AHEAD).min(self.size));
+        bytes.clear();
+        *start = offset;
+        let read = self
+            .storage
+            .read_ranges(&self.path, std::slice::from_ref(&range), bytes);
+        match read {
+            Ok(()) if bytes.len() >= buf.len() => {
+                buf.copy_from_slice(&bytes[..buf.len()]);
+                Ok(())
+            }
+            failed => {
+                bytes.clear();
+                failed.and(Err(io::ErrorKind::UnexpectedEof.into()))
+            }
+        }
     }
 }
 
@@ -41,18 +89,14 @@ impl ReadAt for Stored {
 pub(crate) fn open_by_footer(
     path: &Path,
 ) -> io::Result<(
-    Result<IndexedReader<Stored>, ofconvert_arrayrecord::Error>,
+    Result<IndexedReader<StoredFile>, ofconvert_arrayrecord::Error>,
     u64,
 )> {
     let (storage, path) = storage_for(path)?;
     let size = storage
         .size(&path)?
         .ok_or_else(|| io::Error::other("not a file"))?;
-    let opened = IndexedReader::open(Stored {
-        storage,
-        path,
-        size,
-    });
+    let opened = IndexedReader::open(StoredFile::new(storage, path, size));
     Ok((opened, size))
 }
 
@@ -74,7 +118,7 @@ pub(crate) fn first_chunk_after<S: ReadAt>(reader: &IndexedReader<S>, index: u64
 /// The records of an ArrayRecord file from record `next` on, read through its footer: the
 /// streaming reader stops at a damaged chunk, the footer says where the next ones are.
 pub(crate) struct PastDamage {
-    reader: IndexedReader<Stored>,
+    reader: IndexedReader<StoredFile>,
     /// The next record to read.
     next: u64,
     /// The file's size: where the records end.
@@ -144,5 +188,43 @@ impl PastDamage {
             damaged: damaged..offset,
             recovered: false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::LocalFs;
+
+    #[test]
+    fn reads_at_any_offset_give_the_files_bytes_whatever_the_last_read_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = StoredFile::new(Arc::new(LocalFs), path, bytes.len() as u64);
+        // Within the last read, across its end, before its start, far on, empty, to the end.
+        for (offset, len) in [
+            (0, 64),
+            (64, 100),
+            (4000, 200),
+            (30, 10),
+            (12_000, 7000),
+            (19_000, 1000),
+            (5, 0),
+            (19_999, 1),
+        ] {
+            let mut buf = vec![0; len];
+            file.read_exact_at(&mut buf, offset as u64).unwrap();
+            assert_eq!(buf, &bytes[offset..offset + len], "{offset}+{len}");
+        }
+        for (offset, len) in [(19_990, 11), (20_001, 0), (u64::MAX, 1)] {
+            let mut buf = vec![0; len];
+            let err = file.read_exact_at(&mut buf, offset).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{offset}+{len}");
+        }
+        let mut buf = vec![0; 8];
+        file.read_exact_at(&mut buf, 100).unwrap();
+        assert_eq!(buf, &bytes[100..108]);
     }
 }
