@@ -60,7 +60,8 @@ mod stream;
 
 pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
 pub use access::framed::payload as record_payload;
-pub use access::index::{open_indexed, Copied, IndexOptions, IndexedFile, RecordIndex};
+pub use access::index::{open_indexed, IndexOptions, IndexedFile};
+pub use access::record_index::RecordIndex;
 pub use stream::ahead::SPANS_IN_FLIGHT;
 pub use stream::cache::{parse_limit, SpanCache};
 pub use stream::fetch::{Files, Scratch, Span};

@@ -366,7 +366,8 @@ impl Records {
     }
 
     /// Each file: its path, format, records, where its index is kept, where its bytes are
-    /// read (itself, or its decompressed copy) and the compression it had.
+    /// read (itself, or its decompressed copy) and the compression it had (`ArrayRecord` for
+    /// an ArrayRecord file, read through its footer).
     #[allow(clippy::type_complexity)]
     fn files(
         &self,
@@ -391,7 +392,9 @@ impl Records {
                         .as_ref()
                         .map(|p| p.to_string_lossy().into_owned()),
                     file.data.to_string_lossy().into_owned(),
-                    file.decompressed.map(|copied| copied.name()),
+                    file.decompressed
+                        .map(|compression| compression.tf_name())
+                        .or(file.array_record.then_some("ArrayRecord")),
                     file.made,
                 )
             })

@@ -4,6 +4,7 @@ TensorFlow's Examples gives what the same records in a TFRecord file give, in or
 random, and from a bucket."""
 
 import json
+import random
 import shutil
 import struct
 import warnings
@@ -11,8 +12,9 @@ import warnings
 import pytest
 
 import ofconvert
-from ofconvert.data import RecordDataset
+from ofconvert.data import RecordDataset, RecordStream
 from conftest import TESTDATA
+from test_data import counted, ids  # noqa: F401 (a fixture)
 
 ARRAYRECORD = TESTDATA / "arrayrecord"
 CASES = json.loads((ARRAYRECORD / "manifest.json").read_text())
@@ -46,8 +48,9 @@ def test_examples_read_as_the_same_records_in_a_tfrecord_file():
     assert len(ours) == 500 and ours == tfrecord
 
 
-def test_random_access_from_a_bucket_copies_the_file_once_into_the_cache(moto_s3, tmp_path):
+def test_random_access_from_a_bucket_reads_through_the_footer_and_copies_nothing(moto_s3, tmp_path):
     client, _ = moto_s3
+    url = "s3://data/ar/examples.array_record"
     client.put_object(
         Bucket="data", Key="ar/examples.array_record",
         Body=(ARRAYRECORD / "examples.array_record").read_bytes(),
@@ -55,21 +58,75 @@ def test_random_access_from_a_bucket_copies_the_file_once_into_the_cache(moto_s3
     shutil.copy(TESTDATA / "golden" / "tutorial.tfrecord", tmp_path / "tutorial.tfrecord")
     local = RecordDataset(tmp_path / "tutorial.tfrecord")
     cache = tmp_path / "cache"
-    with pytest.warns(UserWarning, match="copied into"):
-        remote = RecordDataset("s3://data/ar/examples.array_record", cache_dir=cache)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # decompress=False refused an ArrayRecord file while it had to be copied.
+        remote = RecordDataset(url, cache_dir=cache, decompress=False)
     assert remote.files[0]["compression"] == "ArrayRecord"
-    assert remote.files[0]["data"].startswith(str(cache))
+    assert (remote.files[0]["data"], remote.files[0]["index"]) == (url, None)
+    assert not cache.exists()
     assert len(remote) == len(local) == 500
     for i in (0, 1, 250, 499):
+        assert remote.raw(i) == local.raw(i)
         assert list(remote[i]) == list(local[i])
         for name in local[i]:
             assert str(remote[i][name]) == str(local[i][name]), name
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        again = RecordDataset("s3://data/ar/examples.array_record", cache_dir=cache)
-    assert len(again) == 500
-    with pytest.raises(ofconvert.UsageError, match="ArrayRecord"):
-        RecordDataset("s3://data/ar/examples.array_record", cache_dir=tmp_path / "other", decompress=False)
+    indices = [499, 3, 250, 4, 5, 0]
+    assert [str(r) for r in remote.__getitems__(indices)] == [str(r) for r in local.__getitems__(indices)]
+
+
+@pytest.fixture
+def counted_array_records(counted, moto_s3, tmp_path):
+    """Two ArrayRecord files of 2,000 records (a record a chunk, zstd:3, as TFDS writes them)
+    in the counting proxy's bucket, and their local copies."""
+    proxy, url, _, cache = counted
+    client, _ = moto_s3
+    bucket, prefix = url[len("s3://"):].split("/", 1)
+    rng = random.Random(4)
+    local, size = [], 0
+    for number in range(2):
+        path = tmp_path / f"ar-{number}.array_record"
+        with ofconvert.ArrayRecordWriter(path) as writer:
+            for i in range(2000):
+                writer.write({"id": number * 2000 + i, "pad": rng.randbytes(400)})
+        client.put_object(Bucket=bucket, Key=f"{prefix}-ar/{path.name}", Body=path.read_bytes())
+        local.append(path)
+        size += path.stat().st_size
+    return proxy, f"{url}-ar", local, size, cache
+
+
+def test_a_shuffled_batch_from_a_bucket_fetches_its_chunks_after_the_footers(counted_array_records):
+    proxy, url, local, size, cache = counted_array_records
+    proxy.reset()
+    ds = RecordDataset(url, cache_dir=cache, decompress=False)
+    # The listing; each file's size, first bytes, postscript and footer; no chunk of records.
+    assert proxy.requests <= 1 + 2 * 5, proxy.seen
+    assert proxy.bytes < size / 20, (proxy.bytes, size, proxy.seen)
+    assert not cache.exists()
+    plain = RecordDataset(local)
+    indices = random.Random(1).sample(range(len(ds)), 256)
+    # A chunk holds a record, its zstd frame, its 40-byte header and the block headers it runs across.
+    wanted = sum(len(plain.raw(i)) for i in indices)
+    proxy.reset()
+    batch = ds.batch(indices)
+    assert [int(v) for v in batch["id"][:, 0]] == indices
+    assert wanted <= proxy.bytes <= 2 * wanted, (proxy.bytes, wanted, proxy.requests)
+    assert [ds.raw(i) for i in indices[:8]] == [plain.raw(i) for i in indices[:8]]
+
+
+def test_a_stream_shuffles_array_records_from_a_bucket_through_the_cache(counted_array_records):
+    proxy, url, local, size, cache = counted_array_records
+    options = dict(shuffle=True, seed=2, batch_size=64, drop_last=False)
+    stream = RecordStream(url, cache_dir=cache, cache_limit=2 * size, **options)
+    plain = RecordStream(local, **options)
+    batches = [b["id"].tobytes() for b in stream]
+    assert batches == [b["id"].tobytes() for b in plain]
+    assert sorted(ids(stream)) == list(range(4000))
+    proxy.reset()
+    stream.set_epoch(1)
+    plain.set_epoch(1)
+    assert [b["pad"] for b in stream] == [b["pad"] for b in plain]
+    assert proxy.requests == 0
 
 
 def test_of2tf_writes_array_record_files_that_read_as_the_source(tmp_path):

@@ -1,10 +1,14 @@
 //! A record's framing checked in the bytes an index says it takes: what a reader that jumps
-//! to record `i` does instead of reading the records before it.
+//! to record `i` does instead of reading the records before it. For an ArrayRecord file,
+//! those bytes are the record's chunk, checked and decoded.
 
 use std::io;
 use std::path::Path;
 
+use ofconvert_arrayrecord::ChunkDecoder;
 use ofconvert_tfrecord::{crc, frame, ReaderOptions, HEADER_LEN};
+
+use crate::access::index::IndexedFile;
 
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Format;
@@ -35,6 +39,42 @@ pub fn payload<'b>(
     match whole {
         Some(payload) => Ok(payload),
         None => Err(framing_error(framed, format, verify, path, at)),
+    }
+}
+
+/// The payloads of records read one after another, each out of the bytes its index entry
+/// spans: a framed record's checked by [`payload`], an ArrayRecord file's out of its chunk,
+/// decoded once for the records of it that follow one another.
+#[derive(Default)]
+pub(crate) struct Payloads {
+    chunks: ChunkDecoder,
+    /// The chunk decoded last: its file's number and its offset.
+    decoded: Option<(usize, u64)>,
+}
+
+impl Payloads {
+    /// The payload of record `at` of `file` (the dataset's file `number`), whose index entry
+    /// spans `framed`.
+    pub(crate) fn of<'s>(
+        &'s mut self,
+        number: usize,
+        file: &IndexedFile,
+        framed: &'s [u8],
+        at: RecordAt,
+        checksums: Checksums,
+    ) -> Result<&'s [u8], Error> {
+        if !file.array_record {
+            return payload(framed, file.format, checksums, &file.path, at);
+        }
+        let records = file.index.records_with(at.index);
+        if self.decoded != Some((number, at.offset)) {
+            self.decoded = None;
+            self.chunks
+                .decode(framed, at.offset, records.clone())
+                .map_err(|err| Error::arrayrecord(&file.path, err))?;
+            self.decoded = Some((number, at.offset));
+        }
+        Ok(self.chunks.record((at.index - records.start) as usize))
     }
 }
 

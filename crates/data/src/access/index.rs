@@ -2,118 +2,30 @@
 //! `OFFSET LENGTH`, as DALI and the Python `tfrecord` package read it), for TFRecord and
 //! OFRecord files alike: read from beside the file where it is, else from the cache, else
 //! built in one streaming pass (memory: the offsets alone) and kept beside a local file, or
-//! in the cache for a bucket or a place that cannot be written. A compressed TFRecord, and
-//! an ArrayRecord file (its records come in compressed chunks), are copied into the cache
-//! once as an uncompressed TFRecord, and the copy indexed.
+//! in the cache for a bucket or a place that cannot be written. A compressed TFRecord is
+//! copied into the cache once as an uncompressed TFRecord, and the copy indexed. An
+//! ArrayRecord file's own footer is its index: an entry a chunk of records, read whole and
+//! decoded when one of its records is.
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ofconvert_arrayrecord::IndexedReader;
 
 use ofconvert_tfrecord::{frame, Compression};
 
 use crate::access::cache::{self, cache_dir, cache_name};
+use crate::access::record_index::RecordIndex;
 use ofconvert_engine::layout::INDEX_SUFFIX;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Format;
 use ofconvert_engine::RecordReader;
+use ofconvert_engine::StoredFile;
 use ofconvert_engine::{Error, ErrorKind};
 use ofconvert_storage::object::{is_url, storage_for};
 use ofconvert_storage::Storage;
-
-/// Where each record of one file starts, and where the last ends.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RecordIndex {
-    /// The start of each record, then the end of the last: one more than there are records.
-    bounds: Vec<u64>,
-}
-
-impl RecordIndex {
-    /// An index of records that start at `starts` and end where the next one starts, the
-    /// last at `end`.
-    pub fn new(mut starts: Vec<u64>, end: u64) -> RecordIndex {
-        starts.push(end);
-        RecordIndex { bounds: starts }
-    }
-
-    /// How many records.
-    pub fn len(&self) -> u64 {
-        self.bounds.len().saturating_sub(1) as u64
-    }
-
-    /// Whether there is no record.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes record `index` takes, framing included. Panics past the last record.
-    pub fn range(&self, index: u64) -> Range<u64> {
-        let index = index as usize;
-        self.bounds[index]..self.bounds[index + 1]
-    }
-
-    /// Asks the processor for record `index`'s entry ahead of [`range`](RecordIndex::range):
-    /// a reader of records far apart asks for all of theirs first, then reads them.
-    pub fn prefetch(&self, index: u64) {
-        crate::memory::prefetch(self.bounds.get(index as usize));
-    }
-
-    /// The bytes the records `records` take, from the first's start to the last's end.
-    pub fn span(&self, records: Range<u64>) -> Range<u64> {
-        self.bounds[records.start as usize]..self.bounds[records.end as usize]
-    }
-
-    /// Reads an index in the `index` command's format; `None` unless it covers a file of
-    /// `size` bytes record after record from its start (an index of another file, or of
-    /// this one before it changed).
-    pub fn parse(text: &[u8], size: u64) -> Option<RecordIndex> {
-        let mut bounds = vec![0];
-        for line in text.split(|&byte| byte == b'\n') {
-            if line.is_empty() {
-                continue;
-            }
-            let line = std::str::from_utf8(line).ok()?;
-            let (offset, length) = line.trim().split_once(' ')?;
-            let (offset, length): (u64, u64) = (offset.parse().ok()?, length.trim().parse().ok()?);
-            if bounds.last() != Some(&offset) || length == 0 {
-                return None;
-            }
-            bounds.push(offset.checked_add(length)?);
-        }
-        (bounds.last() == Some(&size)).then_some(RecordIndex { bounds })
-    }
-
-    /// The index in the `index` command's format.
-    pub fn to_text(&self) -> Vec<u8> {
-        let mut text = Vec::with_capacity(self.bounds.len() * 16);
-        for pair in self.bounds.windows(2) {
-            // Writing into a Vec cannot fail.
-            let _ = writeln!(text, "{} {}", pair[0], pair[1] - pair[0]);
-        }
-        text
-    }
-}
-
-/// What a file with no random access of its own was, that [`open_indexed`] copied into the
-/// cache as an uncompressed TFRecord.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Copied {
-    /// A GZIP or ZLIB TFRecord.
-    Compressed(Compression),
-    /// An ArrayRecord file.
-    ArrayRecord,
-}
-
-impl Copied {
-    /// `GZIP`, `ZLIB` or `ArrayRecord`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Copied::Compressed(compression) => compression.tf_name(),
-            Copied::ArrayRecord => "ArrayRecord",
-        }
-    }
-}
 
 /// How [`open_indexed`] finds or makes an index.
 #[derive(Clone, Debug)]
@@ -124,8 +36,8 @@ pub struct IndexOptions {
     /// Whether the streaming pass checks TFRecord length checksums (data checksums are
     /// checked when a record is read).
     pub checksums: Checksums,
-    /// Whether a compressed TFRecord (or an ArrayRecord file) is copied into the cache (else
-    /// it is an error that says what to do).
+    /// Whether a compressed TFRecord is copied into the cache (else it is an error that says
+    /// what to do).
     pub decompress: bool,
 }
 
@@ -145,16 +57,20 @@ pub struct IndexedFile {
     /// The file as it was named (a path or a URL): what errors name.
     pub path: PathBuf,
     /// Where its records' bytes are read: the file itself, or the uncompressed copy of a
-    /// compressed TFRecord or of an ArrayRecord file (a local file in the cache).
+    /// compressed TFRecord (a local file in the cache).
     pub data: PathBuf,
     /// Its format.
     pub format: Format,
-    /// Its records.
+    /// Its records: for an ArrayRecord file, its chunks, as its footer lists them.
     pub index: RecordIndex,
-    /// Where the index is kept (`None` when it could be kept nowhere).
+    /// Whether it is an ArrayRecord file: its index's entries are chunks, each checked and
+    /// decoded when read.
+    pub array_record: bool,
+    /// Where the index is kept (`None` when it could be kept nowhere, or, for an ArrayRecord
+    /// file, is its footer).
     pub stored: Option<PathBuf>,
-    /// What the file was copied from, for a compressed TFRecord or an ArrayRecord file.
-    pub decompressed: Option<Copied>,
+    /// How the file was compressed, for a compressed TFRecord copied into the cache.
+    pub decompressed: Option<Compression>,
     /// Whether this call made the index (and the decompressed copy) rather than finding it.
     pub made: bool,
     /// The file's size in bytes when it was opened.
@@ -192,32 +108,35 @@ pub fn open_indexed(
             .into_owned()
     };
     let cache = cache_dir(options.cache_dir.as_deref());
-    let copied = match format {
+    let kind = match format {
         Format::Tf => sniff(&*storage, &at, size).map_err(io_error)?,
-        Format::Of => None,
+        Format::Of => Kind::Framed,
     };
     let mut file = IndexedFile {
         path: path.to_path_buf(),
         data: at.clone(),
         format,
         index: RecordIndex::default(),
+        array_record: false,
         stored: None,
         decompressed: None,
         made: false,
         size,
         version: version.clone(),
     };
-    if let Some(copied) = copied {
+    if let Kind::ArrayRecord = kind {
+        file.index = by_footer(storage, at, size).map_err(|err| Error::arrayrecord(path, err))?;
+        file.array_record = true;
+        return Ok(file);
+    }
+    if let Kind::Compressed(copied) = kind {
         if !options.decompress {
-            let what = match copied {
-                Copied::Compressed(compression) => format!("a {} TFRecord", compression.tf_name()),
-                Copied::ArrayRecord => "an ArrayRecord file".to_owned(),
-            };
             return Err(Error::new(ErrorKind::Usage(format!(
-                "{} is {what}, which this reader has no random access to: let it be copied \
-                 into the cache once, or store the data uncompressed (`ofconvert tf2of` writes \
-                 OFRecords, which have it)",
+                "{} is a {} TFRecord, which this reader has no random access to: let it be \
+                 copied into the cache once, or store the data uncompressed (`ofconvert tf2of` \
+                 writes OFRecords, which have it)",
                 path.display(),
+                copied.tf_name(),
             )))
             .in_file(path));
         }
@@ -281,20 +200,52 @@ pub fn open_indexed(
     Ok(file)
 }
 
-/// Whether a TensorFlow record file must be copied to be read at random, and what it is,
-/// from its first bytes: `None` for an uncompressed TFRecord.
-fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<Option<Copied>> {
+/// What a TensorFlow record file is, as far as reading it at random goes.
+enum Kind {
+    /// Records framed one after the other (a TFRecord, an OFRecord): indexed as they are.
+    Framed,
+    /// A GZIP or ZLIB TFRecord: copied into the cache uncompressed, and the copy indexed.
+    Compressed(Compression),
+    /// An ArrayRecord file: its footer is its index.
+    ArrayRecord,
+}
+
+/// What the TensorFlow record file `path` is, from its first bytes.
+fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<Kind> {
     let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut prefix = Vec::new();
     let first = 0..size.min(signature.len() as u64);
     storage.read_ranges(path, std::slice::from_ref(&first), &mut prefix)?;
     if prefix == signature {
-        return Ok(Some(Copied::ArrayRecord));
+        return Ok(Kind::ArrayRecord);
     }
     Ok(match Compression::sniff(&prefix[..prefix.len().min(16)]) {
-        Compression::None => None,
-        compression => Some(Copied::Compressed(compression)),
+        Compression::None => Kind::Framed,
+        compression => Kind::Compressed(compression),
     })
+}
+
+/// The chunks of the ArrayRecord file `at` (`size` bytes long), as its footer lists them:
+/// the postscript and the footer read (a ranged read of a block or more each), no chunk of
+/// records.
+fn by_footer(
+    storage: Arc<dyn Storage>,
+    at: PathBuf,
+    size: u64,
+) -> Result<RecordIndex, ofconvert_arrayrecord::Error> {
+    let reader = IndexedReader::open(StoredFile::new(storage, at, size))?;
+    let (mut starts, mut firsts) = (Vec::new(), Vec::new());
+    for chunk in 0..reader.num_chunks() {
+        let (records, begin) = reader.chunk(chunk);
+        starts.push(begin);
+        firsts.push(records.start);
+    }
+    Ok(RecordIndex::of_chunks(
+        starts,
+        firsts,
+        reader.num_records(),
+        reader.footer_offset(),
+    ))
 }
 
 /// Indexes `at` in one pass over its records, stepping over their data.
@@ -381,30 +332,6 @@ mod tests {
     }
 
     #[test]
-    fn an_index_reads_back_and_refuses_another_files() {
-        let index = RecordIndex::new(vec![0, 16, 40], 57);
-        assert_eq!(index.to_text(), b"0 16\n16 24\n40 17\n");
-        assert_eq!(
-            RecordIndex::parse(&index.to_text(), 57),
-            Some(index.clone())
-        );
-        assert_eq!(index.range(1), 16..40);
-        assert_eq!(index.span(1..3), 16..57);
-        for (text, size) in [
-            (&b"0 16\n16 24\n40 17\n"[..], 58),
-            (b"0 16\n17 23\n40 17\n", 57),
-            (b"0 16\nsixteen 24\n", 40),
-            (b"4 16\n", 20),
-        ] {
-            assert_eq!(RecordIndex::parse(text, size), None, "{text:?}");
-        }
-        assert_eq!(
-            RecordIndex::parse(b"", 0),
-            Some(RecordIndex::new(vec![], 0))
-        );
-    }
-
-    #[test]
     fn an_index_is_built_once_kept_beside_the_file_and_found_there_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.tfrecord");
@@ -473,10 +400,7 @@ mod tests {
         tfrecord(&path, &[b"one", b"three"], Compression::Gzip);
         let cache = dir.path().join("cache");
         let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!(
-            opened.decompressed,
-            Some(Copied::Compressed(Compression::Gzip))
-        );
+        assert_eq!(opened.decompressed, Some(Compression::Gzip));
         assert!(opened.made);
         assert!(opened.data.starts_with(&cache));
         let mut plain = Vec::new();

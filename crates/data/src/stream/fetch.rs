@@ -9,9 +9,11 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::access::framed::Payloads;
 use crate::access::index::IndexedFile;
 use crate::memory::prefetch;
 use crate::stream::cache::SpanCache;
+use crate::stream::held::Held;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Error;
 use ofconvert_engine::RecordAt;
@@ -210,7 +212,8 @@ impl Files {
     }
 
     /// Calls `each(file, at, payload)` for each record [`fetch`](Files::fetch) read, in
-    /// order, its framing checked. Errors of `each` end the walk and are returned.
+    /// order, its framing checked (an ArrayRecord file's chunk: its hashes checked, whatever
+    /// `checksums` says, and decoded). Errors of `each` end the walk and are returned.
     pub fn each<E: From<Error>>(
         &self,
         scratch: &Scratch,
@@ -226,6 +229,7 @@ impl Files {
                 prefetch(self.run_bytes(scratch, run).get(run.at));
             }
         }
+        let mut payloads = Payloads::default();
         for run in &scratch.runs {
             let file = &self.files[run.file];
             let buffer = self.run_bytes(scratch, run);
@@ -243,9 +247,11 @@ impl Files {
                     offset: range.start,
                     index: record,
                 };
-                let payload =
-                    crate::access::framed::payload(framed, file.format, checksums, &file.path, at)?;
-                each(file, at, payload)?;
+                each(
+                    file,
+                    at,
+                    payloads.of(run.file, file, framed, at, checksums)?,
+                )?;
             }
         }
         Ok(())
@@ -452,25 +458,6 @@ pub(crate) enum Kept {
     In(Arc<Held>, usize),
     /// Across pieces: copied out of them.
     Copied,
-}
-
-/// The bytes of a piece of a chunk (of a span, or one a batch reads records out of): fetched,
-/// or mapped from the cache that holds it.
-#[derive(Debug)]
-pub(crate) enum Held {
-    Fetched(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl std::ops::Deref for Held {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            Held::Fetched(bytes) => bytes,
-            Held::Mapped(map) => map,
-        }
-    }
 }
 
 impl Files {

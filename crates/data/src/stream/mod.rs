@@ -9,7 +9,8 @@
 //! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or
 //! by spans, which [`ahead`] fetches before they are cut from; [`cache`] keeps the spans read from a store on local disk, within a limit,
 //! for the next epoch and the other workers of the machine; [`pieces`] reads the pieces of
-//! chunks through it, whole for a span, in part for a batch's records.
+//! chunks through it, whole for a span, in part for a batch's records, which a batch holds
+//! as [`held`] bytes.
 //!
 //! Uses `access` (record indexes, framing), the storage crate (the stores) and the engine's
 //! record reader, options and names.
@@ -18,6 +19,7 @@ pub(crate) mod ahead;
 pub(crate) mod cache;
 pub(crate) mod fetch;
 pub(crate) mod fingerprint;
+pub(crate) mod held;
 pub(crate) mod order;
 pub(crate) mod pieces;
 pub(crate) mod prefetch;

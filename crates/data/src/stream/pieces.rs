@@ -9,7 +9,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::stream::cache::Object;
-use crate::stream::fetch::{fetch_remote, Files, Held, Kept, Span};
+use crate::stream::fetch::{fetch_remote, Files, Kept, Span};
+use crate::stream::held::Held;
 use ofconvert_engine::Error;
 
 /// Runs of a batch read side by side.

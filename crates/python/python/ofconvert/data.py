@@ -1,5 +1,5 @@
 """Training straight from the records, without converting them first: TFRecord (plain, GZIP,
-ZLIB) and OFRecord files, local or in a bucket, as a map-style dataset with random access
+ZLIB), ArrayRecord and OFRecord files, local or in a bucket, as a map-style dataset with random access
 (:class:`RecordDataset`) and as an iterable stream (:class:`RecordStream`) that shuffles
 through the index, splits by rank and data-loader worker, batches in Rust and resumes
 mid-epoch. Neither imports a framework: ``ofconvert.torch`` and ``ofconvert.oneflow`` give
@@ -9,10 +9,12 @@ Random access goes through an index of each file (``OFFSET LENGTH`` per record, 
 format of ``ofconvert index``): a ``FILE.idx`` beside the file is used where it fits the file,
 else one is built on first use in a single streaming pass and kept beside a local file, or
 in the cache directory (``cache_dir=``, else ``$OFCONVERT_CACHE_DIR``, else
-``~/.cache/ofconvert``) for a bucket or a place that cannot be written. A compressed
-TFRecord has no random access, and this reader has none to an ArrayRecord file yet: such a
-file is copied once into the cache as an uncompressed TFRecord (a warning says so and how
-big the copy is), or refused with ``decompress=False``.
+``~/.cache/ofconvert``) for a bucket or a place that cannot be written. An ArrayRecord
+file's own footer is its index: opening one reads its postscript and footer (in a bucket, a
+few requests of a few kilobytes), and a record read is its chunk, read whole, checked and
+decoded; nothing is copied. A compressed TFRecord has no random access: it is copied once
+into the cache as an uncompressed TFRecord (a warning says so and how big the copy is), or
+refused with ``decompress=False``.
 """
 
 import os
@@ -119,7 +121,7 @@ class RecordDataset:
             size = sum(os.path.getsize(f[4]) for f in made)
             where = os.path.dirname(made[0][4])
             warnings.warn(
-                f"{len(made)} compressed TFRecord or ArrayRecord file(s) copied into {where} "
+                f"{len(made)} compressed TFRecord file(s) copied into {where} "
                 f"({size / 1e6:,.1f} MB) for random access; later runs reuse the copies "
                 "(decompress=False refuses compressed files instead)",
                 UserWarning,
@@ -138,8 +140,9 @@ class RecordDataset:
     def files(self) -> List[Dict[str, Any]]:
         """Each file: ``path``, ``format`` (``"tfrecord"``/``"ofrecord"``), ``records``,
         ``index`` (where its index is kept, None if nowhere), ``data`` (where its bytes are
-        read: the file, or the uncompressed copy of a compressed TFRecord or an ArrayRecord
-        file) and ``compression`` (``"GZIP"``, ``"ZLIB"``, ``"ArrayRecord"`` or None)."""
+        read: the file, or the uncompressed copy of a compressed TFRecord) and ``compression``
+        (``"GZIP"``, ``"ZLIB"``, ``"ArrayRecord"`` for an ArrayRecord file read through its
+        footer, or None)."""
         return [
             dict(path=f[0], format=f[1], records=f[2], index=f[3], data=f[4], compression=f[5])
             for f in self._files

@@ -1,0 +1,202 @@
+//! Where a file's records are: each one's bytes, or, for an ArrayRecord file, each chunk's
+//! and the records it holds; read from and written in the `index` command's format.
+
+use std::io::Write;
+use std::ops::Range;
+
+/// Where each record of one file starts, and where the last ends; or, for a file whose records
+/// come in chunks (ArrayRecord), where each chunk starts and which records it holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordIndex {
+    /// The start of each entry (a record, or a chunk of them), then the end of the last: one
+    /// more than there are entries.
+    bounds: Vec<u64>,
+    /// The first record of each entry, then the number of records: empty when each entry is
+    /// one record.
+    firsts: Vec<u64>,
+}
+
+impl RecordIndex {
+    /// An index of records that start at `starts` and end where the next one starts, the
+    /// last at `end`.
+    pub fn new(mut starts: Vec<u64>, end: u64) -> RecordIndex {
+        starts.push(end);
+        RecordIndex {
+            bounds: starts,
+            firsts: Vec::new(),
+        }
+    }
+
+    /// An index of chunks of records (an ArrayRecord file's): chunk `c` starts at `starts[c]`
+    /// and holds the records from `firsts[c]` to the next chunk's first (to `records`, for
+    /// the last), and ends where the next one starts, the last at `end`. A record's
+    /// [`range`](RecordIndex::range) is then its chunk's.
+    pub fn of_chunks(starts: Vec<u64>, mut firsts: Vec<u64>, records: u64, end: u64) -> Self {
+        debug_assert_eq!(starts.len(), firsts.len());
+        firsts.push(records);
+        let single = firsts
+            .iter()
+            .enumerate()
+            .all(|(at, &first)| first == at as u64);
+        let mut index = RecordIndex::new(starts, end);
+        if !single {
+            index.firsts = firsts;
+        }
+        index
+    }
+
+    /// The entry that holds record `index`.
+    fn entry(&self, index: u64) -> usize {
+        match self.firsts.split_last() {
+            None => index as usize,
+            Some((_, firsts)) => firsts.partition_point(|&first| first <= index).max(1) - 1,
+        }
+    }
+
+    /// The entries before the one that holds record `end` (all of them for the last record's
+    /// end): where a range of records ending at `end` ends.
+    fn entries_before(&self, end: u64) -> usize {
+        match self.firsts.split_last() {
+            None => end as usize,
+            Some((_, firsts)) => firsts.partition_point(|&first| first < end),
+        }
+    }
+
+    /// How many records.
+    pub fn len(&self) -> u64 {
+        match self.firsts.last() {
+            Some(&records) => records,
+            None => self.bounds.len().saturating_sub(1) as u64,
+        }
+    }
+
+    /// Whether there is no record.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes record `index` takes, framing included: its chunk's, for records in
+    /// chunks. Panics past the last record.
+    pub fn range(&self, index: u64) -> Range<u64> {
+        let entry = self.entry(index);
+        self.bounds[entry]..self.bounds[entry + 1]
+    }
+
+    /// The records that share record `index`'s [`range`](RecordIndex::range): itself alone,
+    /// unless the records come in chunks.
+    pub fn records_with(&self, index: u64) -> Range<u64> {
+        match self.firsts.is_empty() {
+            true => index..index + 1,
+            false => {
+                let entry = self.entry(index);
+                self.firsts[entry]..self.firsts[entry + 1]
+            }
+        }
+    }
+
+    /// Asks the processor for record `index`'s entry ahead of [`range`](RecordIndex::range):
+    /// a reader of records far apart asks for all of theirs first, then reads them.
+    pub fn prefetch(&self, index: u64) {
+        if self.firsts.is_empty() {
+            crate::memory::prefetch(self.bounds.get(index as usize));
+        }
+    }
+
+    /// The bytes the records `records` take, from the first's start to the last's end
+    /// (their chunks', for records in chunks).
+    pub fn span(&self, records: Range<u64>) -> Range<u64> {
+        let end = self.bounds[self.entries_before(records.end)];
+        if records.is_empty() {
+            return end..end;
+        }
+        self.bounds[self.entry(records.start)]..end
+    }
+
+    /// Reads an index in the `index` command's format; `None` unless it covers a file of
+    /// `size` bytes record after record from its start (an index of another file, or of
+    /// this one before it changed).
+    pub fn parse(text: &[u8], size: u64) -> Option<RecordIndex> {
+        let mut bounds = vec![0];
+        for line in text.split(|&byte| byte == b'\n') {
+            if line.is_empty() {
+                continue;
+            }
+            let line = std::str::from_utf8(line).ok()?;
+            let (offset, length) = line.trim().split_once(' ')?;
+            let (offset, length): (u64, u64) = (offset.parse().ok()?, length.trim().parse().ok()?);
+            if bounds.last() != Some(&offset) || length == 0 {
+                return None;
+            }
+            bounds.push(offset.checked_add(length)?);
+        }
+        (bounds.last() == Some(&size)).then_some(RecordIndex {
+            bounds,
+            firsts: Vec::new(),
+        })
+    }
+
+    /// The index in the `index` command's format (of records one by one: an index of chunks
+    /// is not kept, the file's footer is).
+    pub fn to_text(&self) -> Vec<u8> {
+        let mut text = Vec::with_capacity(self.bounds.len() * 16);
+        for pair in self.bounds.windows(2) {
+            // Writing into a Vec cannot fail.
+            let _ = writeln!(text, "{} {}", pair[0], pair[1] - pair[0]);
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_reads_back_and_refuses_another_files() {
+        let index = RecordIndex::new(vec![0, 16, 40], 57);
+        assert_eq!(index.to_text(), b"0 16\n16 24\n40 17\n");
+        assert_eq!(
+            RecordIndex::parse(&index.to_text(), 57),
+            Some(index.clone())
+        );
+        assert_eq!(index.range(1), 16..40);
+        assert_eq!(index.span(1..3), 16..57);
+        for (text, size) in [
+            (&b"0 16\n16 24\n40 17\n"[..], 58),
+            (b"0 16\n17 23\n40 17\n", 57),
+            (b"0 16\nsixteen 24\n", 40),
+            (b"4 16\n", 20),
+        ] {
+            assert_eq!(RecordIndex::parse(text, size), None, "{text:?}");
+        }
+        assert_eq!(
+            RecordIndex::parse(b"", 0),
+            Some(RecordIndex::new(vec![], 0))
+        );
+    }
+
+    #[test]
+    fn an_index_of_chunks_gives_each_record_its_chunks_bytes() {
+        // Chunks of 3, 1 and 2 records.
+        let index = RecordIndex::of_chunks(vec![64, 200, 300], vec![0, 3, 4], 6, 450);
+        assert_eq!(index.len(), 6);
+        let ranges: Vec<_> = (0..6).map(|record| index.range(record)).collect();
+        assert_eq!(
+            ranges,
+            [64..200, 64..200, 64..200, 200..300, 300..450, 300..450]
+        );
+        let sharing: Vec<_> = (0..6).map(|record| index.records_with(record)).collect();
+        assert_eq!(sharing, [0..3, 0..3, 0..3, 3..4, 4..6, 4..6]);
+        assert_eq!(index.span(0..6), 64..450);
+        assert_eq!(index.span(1..2), 64..200);
+        assert_eq!(index.span(2..5), 64..450);
+        assert_eq!(index.span(3..4), 200..300);
+        assert_eq!(index.span(4..4), 300..300);
+        assert_eq!(index.span(6..6), 450..450);
+
+        // A record a chunk is an index of records.
+        let single = RecordIndex::of_chunks(vec![64, 100], vec![0, 1], 2, 150);
+        assert_eq!(single, RecordIndex::new(vec![64, 100], 150));
+        assert_eq!(single.records_with(1), 1..2);
+    }
+}
