@@ -14,9 +14,16 @@ zstd). Then, each in a process of its own pinned to one core with --cpu, after o
 - `ofconvert.read(file, raw=True)` over the ArrayRecord file, and over the TFRecord file;
 - `array_record`'s `ArrayRecordReader(file).read_all()` and its `read()` record by record
   (in the Python given with --array-record-python; its rows say so when it is missing);
+- at random: a shuffled epoch in batches of 256, `RecordDataset(file).batch(indices)` over the
+  ArrayRecord file (through its footer) and over the TFRecord file (through its index,
+  built beside it by the untimed run), and `array_record`'s `ArrayRecordDataSource` (what
+  Grain reads) `__getitems__(indices)`, which gives the records' bytes undecoded; each run
+  opens its dataset;
 - writing: `ofconvert.ArrayRecordWriter` and `TFRecordWriter` of the records, `array_record`'s
   own `ArrayRecordWriter` (`group_size:1`, its default zstd), and a copy of the ArrayRecord
   file (the bytes written, as `cp` writes them).
+
+`--only read|random|write` runs one group of rows.
 
 Prints a Markdown table: the median run's records/s and MB/s (of the ArrayRecord file's
 bytes), and the ratios the issue asks for.
@@ -74,6 +81,24 @@ for _ in range(reader.num_records()):
 print(n, time.perf_counter() - start)
 """
 
+RANDOM = r"""
+import random, sys, time
+start = time.perf_counter()
+if sys.argv[2] == "ofconvert":
+    from ofconvert.data import RecordDataset
+    ds = RecordDataset(sys.argv[1])
+    read = ds.batch
+else:
+    from array_record.python.array_record_data_source import ArrayRecordDataSource
+    ds = ArrayRecordDataSource([sys.argv[1]])
+    read = ds.__getitems__
+order = list(range(len(ds)))
+random.Random(0).shuffle(order)
+for at in range(0, len(order), 256):
+    read(order[at:at + 256])
+print(len(order), time.perf_counter() - start)
+"""
+
 WRITE = r"""
 import sys, time, ofconvert
 source, out, kind = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -86,7 +111,25 @@ with cls(out) as writer:
 print(len(records), time.perf_counter() - start)
 """
 
-GOOGLE_WRITE = r"""
+GOOGLE_RANDOM = r"""
+import random, sys, time
+start = time.perf_counter()
+if sys.argv[2] == "ofconvert":
+    from ofconvert.data import RecordDataset
+    ds = RecordDataset(sys.argv[1])
+    read = ds.batch
+else:
+    from array_record.python.array_record_data_source import ArrayRecordDataSource
+    ds = ArrayRecordDataSource([sys.argv[1]])
+    read = ds.__getitems__
+order = list(range(len(ds)))
+random.Random(0).shuffle(order)
+for at in range(0, len(order), 256):
+    read(order[at:at + 256])
+print(len(order), time.perf_counter() - start)
+"""
+
+WRITE = r"""
 import sys, time
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 source, out = sys.argv[1], sys.argv[2]
@@ -137,7 +180,9 @@ def main():
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--array-record-python", default=None,
                         help="a Python with array_record (default: this one)")
+    parser.add_argument("--only", choices=("read", "random", "write"), default=None)
     args = parser.parse_args()
+    wanted = lambda group: args.only in (None, group)  # noqa: E731
     google = args.array_record_python or sys.executable
     os.makedirs(args.dir, exist_ok=True)
     print("| corpus | reader | records/s | MB/s | ratio |")
@@ -161,15 +206,26 @@ def main():
             print(f"| {corpus} | {name} | {rate:,.0f} | {size / seconds:,.0f} | {note} |", flush=True)
             return seconds
 
-        ours = row("ofconvert.read, ArrayRecord", sys.executable, OURS, [array])
-        theirs_tf = row("ofconvert.read, TFRecord", sys.executable, OURS, [tf])
-        if ours and theirs_tf:
-            print(f"| {corpus} | ArrayRecord / TFRecord cost | | | {ours / theirs_tf:.2f}x |")
-        for name, script in (("array_record read_all()", GOOGLE_ALL),
-                             ("array_record read() each", GOOGLE_EACH)):
-            theirs = row(name, google, script, [array])
+        if wanted("read"):
+            ours = row("ofconvert.read, ArrayRecord", sys.executable, OURS, [array])
+            theirs_tf = row("ofconvert.read, TFRecord", sys.executable, OURS, [tf])
+            if ours and theirs_tf:
+                print(f"| {corpus} | ArrayRecord / TFRecord cost | | | {ours / theirs_tf:.2f}x |")
+            for name, script in (("array_record read_all()", GOOGLE_ALL),
+                                 ("array_record read() each", GOOGLE_EACH)):
+                theirs = row(name, google, script, [array])
+                if ours and theirs:
+                    print(f"| {corpus} | ofconvert vs {name} | | | {theirs / ours:.2f}x faster |")
+        if wanted("random"):
+            ours = row("RecordDataset.batch at random, ArrayRecord", sys.executable, RANDOM, [array, "ofconvert"])
+            theirs_tf = row("RecordDataset.batch at random, TFRecord", sys.executable, RANDOM, [tf, "ofconvert"])
+            if ours and theirs_tf:
+                print(f"| {corpus} | at random: ArrayRecord / TFRecord cost | | | {ours / theirs_tf:.2f}x |")
+            theirs = row("ArrayRecordDataSource.__getitems__", google, RANDOM, [array, "array_record"])
             if ours and theirs:
-                print(f"| {corpus} | ofconvert vs {name} | | | {theirs / ours:.2f}x faster |")
+                print(f"| {corpus} | at random: ofconvert vs ArrayRecordDataSource | | | {theirs / ours:.2f}x faster |")
+        if not wanted("write"):
+            continue
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             out = os.path.join(tmp, "out")
             write_ar = row("ArrayRecordWriter", sys.executable, WRITE, [array, out, "array_record"])
