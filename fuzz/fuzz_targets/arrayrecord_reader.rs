@@ -11,15 +11,18 @@
 //!
 //! Neither reader may panic, and the memory limits catch an allocation sized from a length
 //! in the file. Errors display. When the streaming reader reads the whole file and the
-//! indexed reader opens it, both give the same records; and what the streaming reader read
-//! (sound file or not) is written back and reads back the same.
+//! indexed reader opens it, both give the same records; each chunk the footer lists, decoded
+//! out of its bytes (`ChunkDecoder`), gives the indexed reader's records; and what the
+//! streaming reader read (sound file or not) is written back and reads back the same.
 
 #![no_main]
 
 use std::num::NonZeroU32;
 
 use libfuzzer_sys::fuzz_target;
-use ofconvert_arrayrecord::{Compression, IndexedReader, Reader, Writer, WriterOptions};
+use ofconvert_arrayrecord::{
+    ChunkDecoder, Compression, IndexedReader, Reader, Writer, WriterOptions,
+};
 use ofconvert_fuzz::riegeli::{Builder, Chunk, MAX_FILE};
 
 /// At most this many records are read by number: enough to reach every chunk of a small file.
@@ -118,6 +121,28 @@ fuzz_target!(|data: &[u8]| {
             }
             if sound && count <= MAX_INDEXED && by_number.len() as u64 == count {
                 assert_eq!(by_number, streamed, "the readers disagree");
+            }
+            // Each chunk decoded out of its bytes, as a reader of batches does.
+            let mut decoder = ChunkDecoder::default();
+            let mut from_chunks = Vec::new();
+            for chunk in 0..indexed.num_chunks() {
+                let (records, begin) = indexed.chunk(chunk);
+                let end = match chunk + 1 {
+                    next if next < indexed.num_chunks() => indexed.chunk(next).1,
+                    _ => indexed.footer_offset(),
+                };
+                let bytes = file.get(begin as usize..end as usize).unwrap_or_default();
+                if let Err(err) = decoder.decode(bytes, begin, records) {
+                    let _ = err.to_string();
+                    break;
+                }
+                from_chunks.extend((0..decoder.len()).map(|i| decoder.record(i).to_vec()));
+                if from_chunks.len() as u64 >= MAX_INDEXED {
+                    break;
+                }
+            }
+            if count <= MAX_INDEXED && by_number.len() as u64 == count {
+                assert_eq!(from_chunks, by_number, "chunks decoded apart disagree");
             }
             assert!(indexed.get(count).is_err());
         }
