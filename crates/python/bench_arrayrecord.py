@@ -16,9 +16,10 @@ zstd). Then, each in a process of its own pinned to one core with --cpu, after o
   (in the Python given with --array-record-python; its rows say so when it is missing);
 - at random: a shuffled epoch in batches of 256, `RecordDataset(file).batch(indices)` over the
   ArrayRecord file (through its footer) and over the TFRecord file (through its index,
-  built beside it by the untimed run), and `array_record`'s `ArrayRecordDataSource` (what
-  Grain reads) `__getitems__(indices)`, which gives the records' bytes undecoded; each run
-  opens its dataset;
+  built beside it by the untimed run), both again with `verify=False` (no data hashes, no
+  checksums), and `array_record`'s `ArrayRecordDataSource` (what Grain reads)
+  `__getitems__(indices)`, which gives the records' bytes undecoded; each run opens its
+  dataset;
 - writing: `ofconvert.ArrayRecordWriter` and `TFRecordWriter` of the records, `array_record`'s
   own `ArrayRecordWriter` (`group_size:1`, its default zstd), and a copy of the ArrayRecord
   file (the bytes written, as `cp` writes them).
@@ -86,7 +87,7 @@ import random, sys, time
 start = time.perf_counter()
 if sys.argv[2] == "ofconvert":
     from ofconvert.data import RecordDataset
-    ds = RecordDataset(sys.argv[1])
+    ds = RecordDataset(sys.argv[1], verify=sys.argv[3:] != ["unchecked"])
     read = ds.batch
 else:
     from array_record.python.array_record_data_source import ArrayRecordDataSource
@@ -111,25 +112,7 @@ with cls(out) as writer:
 print(len(records), time.perf_counter() - start)
 """
 
-GOOGLE_RANDOM = r"""
-import random, sys, time
-start = time.perf_counter()
-if sys.argv[2] == "ofconvert":
-    from ofconvert.data import RecordDataset
-    ds = RecordDataset(sys.argv[1])
-    read = ds.batch
-else:
-    from array_record.python.array_record_data_source import ArrayRecordDataSource
-    ds = ArrayRecordDataSource([sys.argv[1]])
-    read = ds.__getitems__
-order = list(range(len(ds)))
-random.Random(0).shuffle(order)
-for at in range(0, len(order), 256):
-    read(order[at:at + 256])
-print(len(order), time.perf_counter() - start)
-"""
-
-WRITE = r"""
+GOOGLE_WRITE = r"""
 import sys, time
 from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
 source, out = sys.argv[1], sys.argv[2]
@@ -221,6 +204,10 @@ def main():
             theirs_tf = row("RecordDataset.batch at random, TFRecord", sys.executable, RANDOM, [tf, "ofconvert"])
             if ours and theirs_tf:
                 print(f"| {corpus} | at random: ArrayRecord / TFRecord cost | | | {ours / theirs_tf:.2f}x |")
+            unchecked = row("the same, verify=False, ArrayRecord", sys.executable, RANDOM, [array, "ofconvert", "unchecked"])
+            unchecked_tf = row("the same, verify=False, TFRecord", sys.executable, RANDOM, [tf, "ofconvert", "unchecked"])
+            if unchecked and unchecked_tf:
+                print(f"| {corpus} | verify=False: ArrayRecord / TFRecord cost | | | {unchecked / unchecked_tf:.2f}x |")
             theirs = row("ArrayRecordDataSource.__getitems__", google, RANDOM, [array, "array_record"])
             if ours and theirs:
                 print(f"| {corpus} | at random: ofconvert vs ArrayRecordDataSource | | | {theirs / ours:.2f}x faster |")
