@@ -166,15 +166,25 @@ fn read_logical_range<S: ReadAt + ?Sized>(
     Ok(())
 }
 
-/// Reads the chunk at `begin` of a source `len` bytes long into `data`, its hashes checked.
+/// What reading a chunk reads into: its bytes as the file holds them (block headers and
+/// all), when they must be copied, and the chunk's data.
+#[derive(Default)]
+struct Buffers {
+    physical: Vec<u8>,
+    data: Vec<u8>,
+}
+
+/// Reads the chunk at `begin` of a source `len` bytes long into `buffers.data`, its hashes
+/// checked (its data's only with `check_data`).
 fn read_chunk_at<S: ReadAt + ?Sized>(
     src: &S,
     len: u64,
     begin: u64,
     index: u64,
-    physical: &mut Vec<u8>,
-    data: &mut Vec<u8>,
+    buffers: &mut Buffers,
+    check_data: bool,
 ) -> Result<ChunkHeader, Error> {
+    let Buffers { physical, data } = buffers;
     let truncated = |expected_end| {
         Error::new(
             ErrorKind::Truncated {
@@ -226,24 +236,25 @@ fn read_chunk_at<S: ReadAt + ?Sized>(
     }
     data.clear();
     read_logical_range(src, header_end, data_end, index, physical, data)?;
-    check_chunk_data(&header, data, begin, index)?;
+    if check_data {
+        check_chunk_data(&header, data, begin, index)?;
+    }
     Ok(header)
 }
 
 /// Reads the chunk at `begin` of a source `len` bytes long, which the footer says holds
-/// `records`, and decodes it into `out`: its hashes checked, its record count held to the
-/// footer's.
+/// `records`, and decodes it into `out`: its hashes checked (its data's only with
+/// `check_data`), its record count held to the footer's.
 fn load_chunk<S: ReadAt + ?Sized>(
     src: &S,
     len: u64,
     begin: u64,
     records: &Range<u64>,
-    physical: &mut Vec<u8>,
-    data: &mut Vec<u8>,
+    (buffers, check_data): (&mut Buffers, bool),
     out: &mut ChunkRecords,
 ) -> Result<(), Error> {
     let first = records.start;
-    let header = read_chunk_at(src, len, begin, first, physical, data)?;
+    let header = read_chunk_at(src, len, begin, first, buffers, check_data)?;
     let listed = records.end - records.start;
     if header.num_records != listed {
         return Err(Error::invalid_footer(
@@ -255,7 +266,7 @@ fn load_chunk<S: ReadAt + ?Sized>(
             first,
         ));
     }
-    decode_chunk(begin, first, &header, data, out)?;
+    decode_chunk(begin, first, &header, &buffers.data, out)?;
     if out.len() as u64 != listed {
         return Err(Error::invalid_footer(
             "the footer's record counts do not match the chunks",
@@ -292,31 +303,41 @@ impl ReadAt for Shifted<'_> {
 /// Decodes chunks of records out of bytes read by other means than a [`ReadAt`] (ranged
 /// reads of many chunks at once, a mapped file): what [`IndexedReader`] does with each chunk
 /// it reads, for a reader that fetches the chunks [`IndexedReader::chunk`] places itself.
-#[derive(Default)]
 pub struct ChunkDecoder {
     records: ChunkRecords,
-    physical: Vec<u8>,
-    data: Vec<u8>,
+    buffers: Buffers,
+    check_data: bool,
+}
+
+impl Default for ChunkDecoder {
+    fn default() -> ChunkDecoder {
+        ChunkDecoder {
+            records: ChunkRecords::default(),
+            buffers: Buffers::default(),
+            check_data: true,
+        }
+    }
 }
 
 impl ChunkDecoder {
+    /// Whether [`decode`](ChunkDecoder::decode) checks each chunk's data against its hash (by
+    /// default it does). Without, it still checks the chunk's header and the block headers,
+    /// which frame the data, and the records decode within the same limits: damage to the
+    /// data may then give wrong records, as a TFRecord read without its data checksums does.
+    pub fn check_data_hashes(&mut self, check: bool) {
+        self.check_data = check;
+    }
+
     /// Decodes the chunk whose bytes `bytes` hold from their start, at offset `begin` of its
     /// file (block headers included, as the file has them; bytes after the chunk are not
-    /// looked at), which the footer says holds the records `records`: every hash checked,
-    /// the record count held to the footer's. Errors name the file's offsets.
+    /// looked at), which the footer says holds the records `records`: every hash checked
+    /// (but see [`check_data_hashes`](ChunkDecoder::check_data_hashes)), the record count
+    /// held to the footer's. Errors name the file's offsets.
     pub fn decode(&mut self, bytes: &[u8], begin: u64, records: Range<u64>) -> Result<(), Error> {
         let src = Shifted { bytes, base: begin };
         let len = src.size().unwrap_or(begin);
-        let (physical, data) = (&mut self.physical, &mut self.data);
-        let decoded = load_chunk(
-            &src,
-            len,
-            begin,
-            &records,
-            physical,
-            data,
-            &mut self.records,
-        );
+        let buffers = (&mut self.buffers, self.check_data);
+        let decoded = load_chunk(&src, len, begin, &records, buffers, &mut self.records);
         if decoded.is_err() {
             self.records.ends.clear();
         }
@@ -353,19 +374,17 @@ pub struct IndexedReader<S> {
     first_records: Vec<u64>,
     cached: Option<usize>,
     records: ChunkRecords,
-    physical: Vec<u8>,
-    data: Vec<u8>,
+    buffers: Buffers,
 }
 
 impl<S: ReadAt> IndexedReader<S> {
     /// Opens `src`: checks the file signature and reads the footer.
     pub fn open(src: S) -> Result<IndexedReader<S>, Error> {
         let len = src.size().map_err(|e| Error::new(ErrorKind::Io(e), 0, 0))?;
-        let mut physical = Vec::new();
-        let mut data = Vec::new();
+        let mut buffers = Buffers::default();
         // Damage in the first chunk means "not ArrayRecord", as the streaming reader says; a
         // source that fails to read says so.
-        match read_chunk_at(&src, len, 0, 0, &mut physical, &mut data) {
+        match read_chunk_at(&src, len, 0, 0, &mut buffers, true) {
             Ok(header) if header.chunk_type == ChunkType::Signature => {}
             Err(err) if matches!(err.kind(), ErrorKind::Io(_)) => return Err(err),
             _ => return Err(Error::new(ErrorKind::NotRiegeli, 0, 0)),
@@ -381,8 +400,8 @@ impl<S: ReadAt> IndexedReader<S> {
         }
         let mut records = ChunkRecords::default();
         let postscript_begin = len - BLOCK_SIZE;
-        let header = read_chunk_at(&src, len, postscript_begin, 0, &mut physical, &mut data)?;
-        decode_chunk(postscript_begin, 0, &header, &data, &mut records)?;
+        let header = read_chunk_at(&src, len, postscript_begin, 0, &mut buffers, true)?;
+        decode_chunk(postscript_begin, 0, &header, &buffers.data, &mut records)?;
         let postscript = (0..records.len())
             .filter_map(|i| Postscript::decode(records.get(i)).ok())
             .find(|postscript| postscript.magic == MAGIC)
@@ -397,8 +416,8 @@ impl<S: ReadAt> IndexedReader<S> {
                 0,
             ));
         }
-        let header = read_chunk_at(&src, len, footer_begin, 0, &mut physical, &mut data)?;
-        decode_chunk(footer_begin, 0, &header, &data, &mut records)?;
+        let header = read_chunk_at(&src, len, footer_begin, 0, &mut buffers, true)?;
+        decode_chunk(footer_begin, 0, &header, &buffers.data, &mut records)?;
         let mut chunks = Vec::new();
         let mut first_records = Vec::new();
         let metadata = check_footer_records(&records, footer_begin, 0, |entry, first| {
@@ -428,8 +447,7 @@ impl<S: ReadAt> IndexedReader<S> {
             first_records,
             cached: None,
             records,
-            physical,
-            data,
+            buffers,
         })
     }
 
@@ -483,13 +501,13 @@ impl<S: ReadAt> IndexedReader<S> {
         let (records, begin) = self.chunk(chunk);
         if self.cached != Some(chunk) {
             self.cached = None;
+            let buffers = (&mut self.buffers, true);
             load_chunk(
                 &self.src,
                 self.len,
                 begin,
                 &records,
-                &mut self.physical,
-                &mut self.data,
+                buffers,
                 &mut self.records,
             )?;
             self.cached = Some(chunk);

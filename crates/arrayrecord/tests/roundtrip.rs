@@ -96,6 +96,14 @@ fn a_chunk_decoded_out_of_its_bytes_names_its_damage_and_its_footers_disagreemen
     );
     assert_eq!((err.offset(), err.index()), (begin, 2));
     assert!(decoder.is_empty());
+    // Unchecked, the damage is in the records.
+    decoder.check_data_hashes(false);
+    decoder.decode(&damaged, begin, numbers.clone()).unwrap();
+    assert_ne!(
+        (decoder.record(0), decoder.record(1)),
+        (&records[2][..], &records[3][..])
+    );
+    decoder.check_data_hashes(true);
 
     let at_boundary = (BLOCK_SIZE * (begin / BLOCK_SIZE + 1) - begin) as usize;
     let mut header = bytes[begin as usize..end as usize].to_vec();

@@ -44,10 +44,18 @@ fn open(path: &Path, cache: &Path) -> Files {
 }
 
 fn read(files: &Files, indices: &[u64]) -> Result<Vec<Vec<u8>>, Error> {
+    read_checking(files, indices, Checksums::Verify)
+}
+
+fn read_checking(
+    files: &Files,
+    indices: &[u64],
+    checksums: Checksums,
+) -> Result<Vec<Vec<u8>>, Error> {
     let mut scratch = Scratch::default();
     files.fetch(indices, &mut scratch)?;
     let mut got = Vec::new();
-    files.each::<Error>(&scratch, Checksums::Verify, |_, at, payload| {
+    files.each::<Error>(&scratch, checksums, |_, at, payload| {
         assert!(indices.contains(&at.index));
         got.push(payload.to_vec());
         Ok(())
@@ -119,5 +127,14 @@ fn a_damaged_chunk_is_named_by_its_offset_and_first_record_and_the_others_read()
     assert_eq!(
         read(&files, &[7, 10, 0]).unwrap(),
         [records[7].clone(), records[10].clone(), records[0].clone()]
+    );
+
+    // Unchecked, as a TFRecord's data is without its checksums: the flipped bit is in record
+    // 8 (after the compression byte, the sizes' length and the two sizes, 16 bytes into it).
+    let mut flipped = records[8].clone();
+    flipped[16] ^= 1;
+    assert_eq!(
+        read_checking(&files, &[8, 9], Checksums::Ignore).unwrap(),
+        [flipped, records[9].clone()]
     );
 }

@@ -54,7 +54,8 @@ pub(crate) struct Payloads {
 
 impl Payloads {
     /// The payload of record `at` of `file` (the dataset's file `number`), whose index entry
-    /// spans `framed`.
+    /// spans `framed`. `checksums` says whether data is checked against its checksums (a
+    /// TFRecord's) or hashes (an ArrayRecord chunk's; its header and block headers always are).
     pub(crate) fn of<'s>(
         &'s mut self,
         number: usize,
@@ -69,6 +70,8 @@ impl Payloads {
         let records = file.index.records_with(at.index);
         if self.decoded != Some((number, at.offset)) {
             self.decoded = None;
+            self.chunks
+                .check_data_hashes(checksums == Checksums::Verify);
             self.chunks
                 .decode(framed, at.offset, records.clone())
                 .map_err(|err| Error::arrayrecord(&file.path, err))?;

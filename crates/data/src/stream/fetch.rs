@@ -212,8 +212,8 @@ impl Files {
     }
 
     /// Calls `each(file, at, payload)` for each record [`fetch`](Files::fetch) read, in
-    /// order, its framing checked (an ArrayRecord file's chunk: its hashes checked, whatever
-    /// `checksums` says, and decoded). Errors of `each` end the walk and are returned.
+    /// order, its framing checked (an ArrayRecord file's chunk: checked and decoded; its data
+    /// hash as `checksums` says). Errors of `each` end the walk and are returned.
     pub fn each<E: From<Error>>(
         &self,
         scratch: &Scratch,

@@ -65,8 +65,9 @@ class RecordDataset:
     Paths are files, directories or URLs, as the command line takes them (``s3://``,
     ``gs://``, ``az://``, ``http(s)://``...); records in a bucket are read with ranged
     requests side by side, a batch's records of one object in one request only where the gap
-    between them is small (the bytes fetched stay within twice the records'). TFRecord checksums are checked
-    as each record is read (``verify=False`` skips them).
+    between them is small (the bytes fetched stay within twice the records'). TFRecord checksums,
+    and the hashes of ArrayRecord chunks' data, are checked as each record is read
+    (``verify=False`` skips them; an ArrayRecord chunk's header is checked all the same).
 
     ``cache_limit=`` (bytes, or a size such as ``"20GB"`` or ``"512MiB"``) keeps the spans a
     :class:`RecordStream` reads from a bucket in the cache directory, within that many bytes
