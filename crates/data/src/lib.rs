@@ -60,7 +60,7 @@ mod stream;
 
 pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
 pub use access::framed::payload as record_payload;
-pub use access::index::{open_indexed, IndexOptions, IndexedFile};
+pub use access::index::{open_indexed, open_listed, IndexOptions, IndexedFile};
 pub use access::record_index::RecordIndex;
 pub use stream::ahead::SPANS_IN_FLIGHT;
 pub use stream::cache::{parse_limit, SpanCache};

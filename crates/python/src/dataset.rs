@@ -294,27 +294,15 @@ impl Records {
         };
         let spans = limit
             .map(|limit| SpanCache::new(&ofconvert_data::cache_dir(cache_dir.as_deref()), limit));
-        let found: Vec<(PathBuf, Format)> = match files {
+        let found = match files {
             Some(files) => files
                 .into_iter()
                 .map(|(path, format)| {
-                    (
-                        path,
-                        if format == "ofrecord" {
-                            Format::Of
-                        } else {
-                            Format::Tf
-                        },
-                    )
+                    let of = format == "ofrecord";
+                    (path, if of { Format::Of } else { Format::Tf }, None)
                 })
                 .collect(),
-            None => {
-                let expanded = py.detach(|| ofconvert_engine::expand_paths(&paths, None));
-                if let Some(err) = expanded.errors.first() {
-                    return Err(errors::engine_error(py, err));
-                }
-                expanded.files
-            }
+            None => crate::inspect::listed(py, &paths)?,
         };
         let checksums = if verify {
             Checksums::Verify
@@ -328,14 +316,17 @@ impl Records {
         };
         // A file in a store is opened in a request or two that wait a round trip: many side
         // by side; a local one may be indexed in a pass over it: a core each.
-        let at_once = if found.iter().any(|(path, _)| ofconvert_engine::is_url(path)) {
+        let remote = found
+            .iter()
+            .any(|(path, ..)| ofconvert_engine::is_url(path));
+        let at_once = if remote {
             REQUESTS_AT_ONCE
         } else {
             rayon::current_num_threads()
         };
         let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
-            each_at_once(&found, at_once, |(path, format)| {
-                ofconvert_data::open_indexed(path, *format, &options)
+            each_at_once(&found, at_once, |(path, format, listed)| {
+                ofconvert_data::open_listed(path, *format, &options, listed.clone())
             })
         });
         let mut files = Vec::with_capacity(opened.len());

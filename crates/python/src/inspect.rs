@@ -34,6 +34,22 @@ fn find(
     }
 }
 
+/// A file to open, its format, and its size and version where the listing learned them.
+pub(crate) type ToOpen = (PathBuf, Format, Option<(u64, String)>);
+
+/// The record files of `paths` (files, directories, URLs), as [`ToOpen`]s.
+pub(crate) fn listed(py: Python<'_>, paths: &[PathBuf]) -> PyResult<Vec<ToOpen>> {
+    let expanded = py.detach(|| ofconvert_engine::expand_paths(paths, None));
+    if let Some(err) = expanded.errors.first() {
+        return Err(errors::engine_error(py, err));
+    }
+    let stats = expanded.sizes.into_iter().zip(expanded.versions);
+    let files = expanded.files.into_iter().zip(stats);
+    Ok(files
+        .map(|((path, format), (size, version))| (path, format, version.map(|v| (size, v))))
+        .collect())
+}
+
 fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value)
         .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))

@@ -602,8 +602,13 @@ def test_a_shuffled_batch_from_a_bucket_fetches_little_more_than_its_records(cou
     assert proxy.bytes <= 2 * sum(len(local.raw(i)) + 16 for i in indices[:64])
 
 
-def test_a_dataset_in_a_bucket_opened_again_asks_each_object_once_for_its_size_and_version(counted):
+@pytest.mark.parametrize("named", ["by prefix", "each by its URL"])
+def test_a_dataset_in_a_bucket_opened_again_asks_each_object_once_for_its_size_and_version(counted, named):
     proxy, url, _, cache = counted
+    if named != "by prefix":
+        # The listing of a URL that names an object asks for its size and ETag; opening it
+        # does not ask again.
+        url = [f"{url}/part-{number}.tfrecord" for number in range(4)]
     first = RecordDataset(url, cache_dir=cache)
     proxy.reset()
     again = RecordDataset(url, cache_dir=cache)

@@ -85,6 +85,10 @@ pub struct Listed {
     pub name: String,
     /// Its size in bytes.
     pub size: u64,
+    /// Its version as [`Storage::stat`] gives it (a store's ETag), when the listing asked
+    /// for it in the same words: for a single file named in a store (its HEAD); not for the
+    /// files of a prefix, whose listing words ETags its own way in some stores.
+    pub version: Option<String>,
 }
 
 /// A path the listing passed over or could not read, and why.

@@ -113,6 +113,7 @@ impl Storage for LocalFs {
                     path: root.to_path_buf(),
                     name,
                     size: meta.len(),
+                    version: None,
                 });
             listing.single_file = true;
             return Ok(listing);
@@ -169,6 +170,7 @@ impl Storage for LocalFs {
                     path: entry.path().to_path_buf(),
                     name: entry.file_name().to_string_lossy().into_owned(),
                     size,
+                    version: None,
                 });
         }
         Ok(listing)

@@ -91,14 +91,32 @@ pub fn open_indexed(
     format: Format,
     options: &IndexOptions,
 ) -> Result<IndexedFile, Error> {
+    open_listed(path, format, options, None)
+}
+
+/// [`open_indexed`], for a file whose size and version (`Storage::stat`'s) a listing gave
+/// just before: a file in a store is not asked for them again.
+///
+/// # Errors
+///
+/// As [`open_indexed`]'s.
+pub fn open_listed(
+    path: &Path,
+    format: Format,
+    options: &IndexOptions,
+    listed: Option<(u64, String)>,
+) -> Result<IndexedFile, Error> {
     let io_error = |err| Error::io(path, err);
     let (storage, at) = storage_for(path).map_err(io_error)?;
-    // One request to a store for both.
-    let (size, version) = storage
-        .stat(&at)
-        .map_err(io_error)?
-        .ok_or_else(|| Error::new(ErrorKind::InputMissing).in_file(path))?;
     let remote = is_url(path);
+    let (size, version) = match listed.filter(|_| remote) {
+        Some((size, version)) => (size, Some(version)),
+        // One request to a store for both.
+        None => storage
+            .stat(&at)
+            .map_err(io_error)?
+            .ok_or_else(|| Error::new(ErrorKind::InputMissing).in_file(path))?,
+    };
     let source = if remote {
         path.to_string_lossy().into_owned()
     } else {

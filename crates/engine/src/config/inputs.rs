@@ -162,6 +162,7 @@ impl ConvertConfig {
                 path: url.to_path_buf(),
                 name,
                 size: *size,
+                version: None,
             });
         }
         listed.sort_by(|a, b| a.name.cmp(&b.name));

@@ -39,6 +39,10 @@ pub struct Expanded {
     pub files: Vec<(PathBuf, Format)>,
     /// The sizes of `files`, in the same order.
     pub sizes: Vec<u64>,
+    /// Their versions, in the same order, where the listing learned them as
+    /// [`Storage::stat`](crate::storage::Storage::stat) gives them (a single file named in
+    /// a store); a reader that needs one asks for the others.
+    pub versions: Vec<Option<String>>,
     /// The paths given that are directories (or prefixes in an object store).
     pub directories: Vec<PathBuf>,
     /// Symbolic links inside the directories given that lead nowhere or in a loop. Files
@@ -100,6 +104,7 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                     Ok(format) => {
                         expanded.files.push((path.clone(), format));
                         expanded.sizes.push(file.size);
+                        expanded.versions.push(file.version.clone());
                     }
                     Err(err) => expanded.errors.push(err),
                 }
@@ -129,6 +134,7 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                             && part_number(&file.name, DEFAULT_PART_PREFIX).is_some();
                         expanded.files.push((file.path.clone(), format));
                         expanded.sizes.push(file.size);
+                        expanded.versions.push(file.version.clone());
                     }
                     Ok(None) => {}
                     Err(err) => expanded.errors.push(Error::io(&file.path, err)),

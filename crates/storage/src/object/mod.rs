@@ -213,6 +213,11 @@ fn is_hidden_key(relative: &str) -> bool {
     relative.split('/').any(|part| part.starts_with('.'))
 }
 
+/// An object's version as [`Storage::stat`] and [`Storage::version`] give it, from its ETag.
+fn version_of(e_tag: Option<String>) -> Option<String> {
+    e_tag.map(|tag| format!("etag:{tag}"))
+}
+
 impl Storage for ObjectStorage {
     fn list(&self, root: &Path) -> io::Result<Listing> {
         let prefix = self.key(root)?;
@@ -266,6 +271,7 @@ impl Storage for ObjectStorage {
                     path: root.to_path_buf(),
                     name,
                     size: meta.meta.size,
+                    version: version_of(meta.meta.e_tag),
                 });
             listing.single_file = true;
             return Ok(listing);
@@ -286,6 +292,7 @@ impl Storage for ObjectStorage {
                 path: self.url_of(&object.location),
                 name: name.to_owned(),
                 size: object.size,
+                version: None,
             });
         }
         for files in directories.values_mut() {
@@ -370,16 +377,13 @@ impl Storage for ObjectStorage {
         let meta = self
             .block_on(self.store.head(&key))
             .map_err(|err| self.error(err))?;
-        Ok(meta.e_tag.map(|tag| format!("etag:{tag}")))
+        Ok(version_of(meta.e_tag))
     }
 
     fn stat(&self, path: &Path) -> io::Result<Option<(u64, Option<String>)>> {
         let key = self.key(path)?;
         match self.block_on(self.store.head(&key)) {
-            Ok(meta) => Ok(Some((
-                meta.size,
-                meta.e_tag.map(|tag| format!("etag:{tag}")),
-            ))),
+            Ok(meta) => Ok(Some((meta.size, version_of(meta.e_tag)))),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(err) => Err(self.error(err)),
         }
