@@ -172,7 +172,7 @@ fn decompress(
     compression_type: u8,
     mut block: &[u8],
     limit: u64,
-    zstd: &mut Option<ZstdDecoder<'static>>,
+    zstd: &mut ZstdContexts,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     out.clear();
@@ -191,10 +191,26 @@ fn decompress(
         .min((block.len() as u64).saturating_mul(16))
         .min(MAX_RESERVE) as usize;
     let result = match compression_type {
-        b'z' => {
-            let decoder = match zstd {
+        b'z' if size <= ZSTD_AT_ONCE => {
+            let decoder = match &mut zstd.at_once {
                 Some(decoder) => decoder,
-                None => zstd.insert(ZstdDecoder::new().map_err(|e| format!("zstd: {e}"))?),
+                None => zstd
+                    .at_once
+                    .insert(zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?),
+            };
+            // Into the buffer's spare room, of the announced size at least: more than the
+            // announced size (where the buffer had more room) is caught below.
+            out.reserve(size as usize);
+            decoder
+                .decompress_to_buffer(block, out)
+                .map_err(|e| format!("zstd: {e}"))
+        }
+        b'z' => {
+            let decoder = match &mut zstd.stream {
+                Some(decoder) => decoder,
+                None => zstd
+                    .stream
+                    .insert(ZstdDecoder::new().map_err(|e| format!("zstd: {e}"))?),
             };
             zstd_decompress(decoder, block, size, out).map(|()| 0)
         }
@@ -233,10 +249,22 @@ fn decompress(
     Ok(())
 }
 
-/// Decompresses one zstd frame into `out` with a context kept from chunk to chunk (a chunk
-/// may hold a single record, and a new context costs more than decoding it). `out` grows a
-/// mebibyte at most at a time, with what the frame gives, and more than `size` bytes is an
-/// error.
+/// The largest zstd block decoded at once, into a buffer of its announced size: a larger one
+/// is decoded a mebibyte at a time, so that a small block announcing gigabytes is found out
+/// before they are allocated.
+const ZSTD_AT_ONCE: u64 = 1 << 20;
+
+/// The zstd contexts a reader keeps from chunk to chunk (a chunk may hold a single record,
+/// and a new context costs more than decoding it): one that decodes a block at once, one
+/// that decodes a larger one as a stream.
+#[derive(Default)]
+pub(crate) struct ZstdContexts {
+    at_once: Option<zstd::bulk::Decompressor<'static>>,
+    stream: Option<ZstdDecoder<'static>>,
+}
+
+/// Decompresses one zstd frame into `out`, which grows a mebibyte at most at a time, with
+/// what the frame gives; more than `size` bytes is an error.
 fn zstd_decompress(
     decoder: &mut ZstdDecoder<'static>,
     block: &[u8],
@@ -294,7 +322,7 @@ pub struct Records {
     /// The end of each record in `values`.
     pub ends: Vec<usize>,
     scratch: Vec<u8>,
-    zstd: Option<ZstdDecoder<'static>>,
+    zstd: ZstdContexts,
 }
 
 impl Default for Records {
@@ -304,7 +332,7 @@ impl Default for Records {
             values: Vec::new(),
             ends: Vec::new(),
             scratch: Vec::new(),
-            zstd: None,
+            zstd: ZstdContexts::default(),
         }
     }
 }
@@ -450,32 +478,37 @@ mod tests {
 
     #[test]
     fn compressed_blocks_must_hold_what_their_prefix_says() {
-        let data = b"zstd ".repeat(1000);
-        for compression in [
-            Compression::Zstd(3),
-            Compression::Brotli(4),
-            Compression::Snappy,
-        ] {
-            let mut block = Vec::new();
-            Encoder::default()
-                .compress(compression, &data, &mut block)
-                .unwrap();
-            let byte = compression.byte();
-            let mut zstd = None;
-            let mut out = Vec::new();
-            decompress(byte, &block, 5000, &mut zstd, &mut out).unwrap();
-            assert_eq!(out, data);
-            // A limit below the announced size, a smaller announced size, a cut block.
-            assert!(decompress(byte, &block, 4999, &mut zstd, &mut out).is_err());
-            let mut smaller = Vec::new();
-            put_varint(&mut smaller, 4000);
-            smaller.extend_from_slice(&block[2..]);
-            assert!(decompress(byte, &smaller, 5000, &mut zstd, &mut out).is_err());
-            let cut = &block[..block.len() - 3];
-            assert!(decompress(byte, cut, 5000, &mut zstd, &mut out).is_err());
-            // The context kept for zstd still decodes a sound block afterwards.
-            decompress(byte, &block, 5000, &mut zstd, &mut out).unwrap();
-            assert_eq!(out, data);
+        // A zstd block up to a mebibyte is decoded at once, a larger one as a stream.
+        for data in [b"zstd ".repeat(1000), b"zstd ".repeat(300_000)] {
+            let len = data.len() as u64;
+            for compression in [
+                Compression::Zstd(3),
+                Compression::Brotli(4),
+                Compression::Snappy,
+            ] {
+                let mut block = Vec::new();
+                Encoder::default()
+                    .compress(compression, &data, &mut block)
+                    .unwrap();
+                let byte = compression.byte();
+                let mut zstd = ZstdContexts::default();
+                let mut out = Vec::new();
+                decompress(byte, &block, len, &mut zstd, &mut out).unwrap();
+                assert_eq!(out, data);
+                // A limit below the announced size, a smaller announced size, a cut block.
+                assert!(decompress(byte, &block, len - 1, &mut zstd, &mut out).is_err());
+                let mut rest = block.as_slice();
+                assert_eq!(take_varint(&mut rest), Some(len));
+                let mut smaller = Vec::new();
+                put_varint(&mut smaller, len - 1000);
+                smaller.extend_from_slice(rest);
+                assert!(decompress(byte, &smaller, len, &mut zstd, &mut out).is_err());
+                let cut = &block[..block.len() - 3];
+                assert!(decompress(byte, cut, len, &mut zstd, &mut out).is_err());
+                // The contexts kept for zstd still decode a sound block afterwards.
+                decompress(byte, &block, len, &mut zstd, &mut out).unwrap();
+                assert_eq!(out, data);
+            }
         }
     }
 
