@@ -192,7 +192,8 @@ fn damage_in_an_array_record_is_named_with_its_offset() {
         .args(["verify".as_ref(), file.as_os_str()])
         .expect_code(1);
     // Each damaged chunk named by its offset and record; every other record read (past the
-    // first damage, through the footer) and counted good.
+    // first damage, through the footer, as `tf2of --on-corrupt skip` reads on) and counted
+    // good.
     let named: Vec<&str> = run
         .stdout
         .lines()
@@ -206,11 +207,19 @@ fn damage_in_an_array_record_is_named_with_its_offset() {
             run.stdout
         );
     }
-    assert!(
-        named[0].contains("read through the footer"),
-        "{}",
-        run.stdout
-    );
+    // Reading resumes at the chunk after each, the damaged chunk's own bytes skipped.
+    for line in &named {
+        let offset = line
+            .split("offset ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap();
+        assert!(
+            line.contains(&format!("(bytes {offset}..")),
+            "{}",
+            run.stdout
+        );
+    }
     assert!(
         run.stdout.contains("2 problems, 198 good records"),
         "{}",
@@ -220,6 +229,24 @@ fn damage_in_an_array_record_is_named_with_its_offset() {
         .args(["count".as_ref(), file.as_os_str()])
         .expect_code(1);
     assert!(run.stderr.contains("hash mismatch"), "{}", run.stderr);
+
+    // The postscript damaged too: nothing after the first damage can be found, and the
+    // problem says so.
+    let mut bytes = fs::read(&file).unwrap();
+    let postscript = bytes.len() - 65536 + 24 + 40 + 4;
+    bytes[postscript] ^= 1;
+    fs::write(&file, bytes).unwrap();
+    let run = ofconvert()
+        .args(["verify".as_ref(), file.as_os_str()])
+        .expect_code(1);
+    assert!(
+        run.stdout.contains("1 problem, 50 good records")
+            && run
+                .stdout
+                .contains("its footer, which says where the chunks"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -137,9 +137,6 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         };
         if reader.recover(&err) {
             verification.problems.push(err);
-        } else if reader.is_array_record() && is_damage(&err) {
-            past_array_damage(&mut verification, &mut checker, err);
-            break;
         } else if !is_damage(&err) || runs_past_the_end(&err) {
             verification.problems.push(err);
             break;
@@ -148,51 +145,6 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         }
     }
     verification
-}
-
-/// Goes on after `damage` in an ArrayRecord file, which its streaming reader cannot read past:
-/// through the footer, every chunk after the damaged one is read and its records checked.
-/// The problem says when the footer cannot be read, and nothing after the damage is checked.
-fn past_array_damage(verification: &mut Verification, checker: &mut RecordChecker, damage: Error) {
-    let path = verification.path.clone();
-    let damaged = damage.record().unwrap_or(0);
-    let not_read = |why: String| format!("the rest of the file is not read: {why}");
-    let mut by_footer = match crate::records::array::open_by_footer(&path) {
-        Ok((Ok(reader), _)) => reader,
-        Ok((Err(err), _)) => {
-            let why = format!("its footer cannot be read: {err}");
-            verification.problems.push(damage.noting(not_read(why)));
-            return;
-        }
-        Err(err) => {
-            verification
-                .problems
-                .push(damage.noting(not_read(err.to_string())));
-            return;
-        }
-    };
-    let note = "the chunks after it read through the footer".to_owned();
-    verification.problems.push(damage.noting(note));
-    let mut buf = Vec::new();
-    for chunk in 0..by_footer.num_chunks() {
-        let (records, offset) = by_footer.chunk(chunk);
-        if records.start <= damaged {
-            continue;
-        }
-        for index in records {
-            if let Err(err) = by_footer.read_record(index, &mut buf) {
-                verification.problems.push(Error::arrayrecord(&path, err));
-                break;
-            }
-            match checker.check_example(&buf) {
-                Ok(_) => verification.good_records += 1,
-                Err(err) => {
-                    let at = RecordAt { offset, index };
-                    verification.problems.push(Error::mapping(&path, at, err));
-                }
-            }
-        }
-    }
 }
 
 /// Whether `err` is a record longer than the rest of the file: nothing follows it to
@@ -219,9 +171,15 @@ fn resume(
     damage: Error,
 ) -> bool {
     let resync = reader.resync(buf);
-    // Nothing good after it: the problem says all there is.
+    // Nothing good after it: the problem says all there is. An ArrayRecord file's chunks
+    // after the damaged one are found through its footer, which says why when it cannot.
     verification.problems.push(match &resync {
         Ok(Some(resync)) => damage.noting(resumed(Some(resync))),
+        Ok(None) if reader.is_array_record() => damage.noting(
+            "the rest of the file is not read: its footer, which says where the chunks after \
+             a damaged one are, cannot be read or lists none"
+                .to_owned(),
+        ),
         _ => damage,
     });
     match resync {

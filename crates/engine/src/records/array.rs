@@ -139,10 +139,14 @@ impl PastDamage {
             size,
         };
         let resync = past.skip_chunk()?;
+        // From the damaged chunk's start, or from where the streaming reader failed when that
+        // is before it (a block header on the way to it); the streaming reader's position
+        // after a damaged chunk is past it.
+        let start = damaged.offset.min(resync.damaged.start);
         Some((
             past,
             Resync {
-                damaged: damaged.offset..resync.damaged.end,
+                damaged: start..resync.damaged.end,
                 ..resync
             },
         ))
