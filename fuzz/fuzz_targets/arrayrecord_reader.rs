@@ -126,13 +126,11 @@ fuzz_target!(|data: &[u8]| {
             let mut decoder = ChunkDecoder::default();
             let mut from_chunks = Vec::new();
             for chunk in 0..indexed.num_chunks() {
-                let (records, begin) = indexed.chunk(chunk);
-                let end = match chunk + 1 {
-                    next if next < indexed.num_chunks() => indexed.chunk(next).1,
-                    _ => indexed.footer_offset(),
-                };
-                let bytes = file.get(begin as usize..end as usize).unwrap_or_default();
-                if let Err(err) = decoder.decode(bytes, begin, records) {
+                let (records, held) = (indexed.chunk(chunk).0, indexed.chunk_bytes(chunk));
+                let bytes = file
+                    .get(held.start as usize..held.end as usize)
+                    .unwrap_or_default();
+                if let Err(err) = decoder.decode(bytes, held.start, records) {
                     let _ = err.to_string();
                     break;
                 }

@@ -476,6 +476,17 @@ impl<S: ReadAt> IndexedReader<S> {
         (first..first + entry.num_records, entry.chunk_offset)
     }
 
+    /// The bytes chunk `chunk` spans in the file: from its offset to the next chunk's (to
+    /// the footer's, for the last), block headers and padding included; what a reader that
+    /// fetches it whole reads, for [`ChunkDecoder::decode`].
+    pub fn chunk_bytes(&self, chunk: usize) -> Range<u64> {
+        let end = match self.chunks.get(chunk + 1) {
+            Some(next) => next.chunk_offset,
+            None => self.footer_begin,
+        };
+        self.chunks[chunk].chunk_offset..end
+    }
+
     /// Where the footer begins: the end of the last chunk of records (padding included).
     pub fn footer_offset(&self) -> u64 {
         self.footer_begin

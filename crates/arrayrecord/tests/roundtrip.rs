@@ -54,13 +54,17 @@ fn by_chunks(bytes: &[u8], indexed: &IndexedReader<&[u8]>) -> Vec<Vec<u8>> {
     let mut decoder = ChunkDecoder::default();
     let mut records = Vec::new();
     for chunk in 0..indexed.num_chunks() {
-        let (numbers, begin) = indexed.chunk(chunk);
-        let end = match chunk + 1 {
-            next if next < indexed.num_chunks() => indexed.chunk(next).1,
-            _ => indexed.footer_offset(),
-        };
-        let held = &bytes[begin as usize..end as usize];
-        decoder.decode(held, begin, numbers.clone()).unwrap();
+        let numbers = indexed.chunk(chunk).0;
+        let held = indexed.chunk_bytes(chunk);
+        assert_eq!(held.start, indexed.chunk(chunk).1);
+        let begin = held.start;
+        decoder
+            .decode(
+                &bytes[begin as usize..held.end as usize],
+                begin,
+                numbers.clone(),
+            )
+            .unwrap();
         assert_eq!(decoder.len() as u64, numbers.end - numbers.start);
         records.extend((0..decoder.len()).map(|i| decoder.record(i).to_vec()));
     }
