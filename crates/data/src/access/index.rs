@@ -10,7 +10,6 @@
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use ofconvert_arrayrecord::IndexedReader;
 
@@ -126,9 +125,9 @@ pub fn open_listed(
             .into_owned()
     };
     let cache = cache_dir(options.cache_dir.as_deref());
-    let kind = match format {
+    let (kind, first_bytes) = match format {
         Format::Tf => sniff(&*storage, &at, size).map_err(io_error)?,
-        Format::Of => Kind::Framed,
+        Format::Of => (Kind::Framed, Vec::new()),
     };
     let mut file = IndexedFile {
         path: path.to_path_buf(),
@@ -143,7 +142,8 @@ pub fn open_listed(
         version: version.clone(),
     };
     if let Kind::ArrayRecord = kind {
-        file.index = by_footer(storage, at, size).map_err(|err| Error::arrayrecord(path, err))?;
+        let source = StoredFile::new(storage, at, size).holding(0, first_bytes);
+        file.index = by_footer(source).map_err(|err| Error::arrayrecord(path, err))?;
         file.array_record = true;
         return Ok(file);
     }
@@ -228,30 +228,32 @@ enum Kind {
     ArrayRecord,
 }
 
-/// What the TensorFlow record file `path` is, from its first bytes.
-fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<Kind> {
+/// Bytes [`sniff`] reads from a file's start: an ArrayRecord file's first chunk, which
+/// opening it by its footer reads, is in them.
+const SNIFFED: u64 = 4 << 10;
+
+/// What the TensorFlow record file `path` is, from its first bytes; and those bytes.
+fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<(Kind, Vec<u8>)> {
     let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut prefix = Vec::new();
-    let first = 0..size.min(signature.len() as u64);
+    let first = 0..size.min(SNIFFED);
     storage.read_ranges(path, std::slice::from_ref(&first), &mut prefix)?;
-    if prefix == signature {
-        return Ok(Kind::ArrayRecord);
-    }
-    Ok(match Compression::sniff(&prefix[..prefix.len().min(16)]) {
-        Compression::None => Kind::Framed,
-        compression => Kind::Compressed(compression),
-    })
+    let kind = if prefix.starts_with(signature) {
+        Kind::ArrayRecord
+    } else {
+        match Compression::sniff(&prefix[..prefix.len().min(16)]) {
+            Compression::None => Kind::Framed,
+            compression => Kind::Compressed(compression),
+        }
+    };
+    Ok((kind, prefix))
 }
 
-/// The chunks of the ArrayRecord file `at` (`size` bytes long), as its footer lists them:
-/// the postscript and the footer read (a ranged read of a block or more each), no chunk of
-/// records.
-fn by_footer(
-    storage: Arc<dyn Storage>,
-    at: PathBuf,
-    size: u64,
-) -> Result<RecordIndex, ofconvert_arrayrecord::Error> {
-    let reader = IndexedReader::open(StoredFile::new(storage, at, size))?;
+/// The chunks of the ArrayRecord file `source`, as its footer lists them: its first chunk
+/// (in the bytes [`sniff`] read), its postscript and its footer read (a ranged read of 4 KiB
+/// or more each), no chunk of records.
+fn by_footer(source: StoredFile) -> Result<RecordIndex, ofconvert_arrayrecord::Error> {
+    let reader = IndexedReader::open(source)?;
     let (mut starts, mut firsts) = (Vec::new(), Vec::new());
     for chunk in 0..reader.num_chunks() {
         let (records, begin) = reader.chunk(chunk);

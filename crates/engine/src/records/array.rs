@@ -37,6 +37,15 @@ impl StoredFile {
             ahead: Mutex::new((0, Vec::new())),
         }
     }
+
+    /// The same file, holding `bytes` read from its offset `start`: reads within them ask
+    /// for nothing (until a read elsewhere replaces them).
+    pub fn holding(self, start: u64, bytes: Vec<u8>) -> StoredFile {
+        StoredFile {
+            ahead: Mutex::new((start, bytes)),
+            ..self
+        }
+    }
 }
 
 impl ReadAt for StoredFile {
@@ -230,5 +239,16 @@ mod tests {
         let mut buf = vec![0; 8];
         file.read_exact_at(&mut buf, 100).unwrap();
         assert_eq!(buf, &bytes[100..108]);
+
+        // Bytes it holds are what it reads: here, a stand-in for the file's, told apart.
+        let gone = dir.path().join("gone");
+        let held = StoredFile::new(Arc::new(LocalFs), gone, 20_000).holding(10, vec![7; 90]);
+        let mut buf = vec![0; 50];
+        held.read_exact_at(&mut buf, 40).unwrap();
+        assert_eq!(buf, [7; 50]);
+        assert!(
+            held.read_exact_at(&mut buf, 60).is_err(),
+            "past them, the file is read"
+        );
     }
 }
