@@ -1,9 +1,9 @@
 """Training straight from the records, without converting them first: TFRecord (plain, GZIP,
-ZLIB), ArrayRecord and OFRecord files, local or in a bucket, as a map-style dataset with random access
-(:class:`RecordDataset`) and as an iterable stream (:class:`RecordStream`) that shuffles
-through the index, splits by rank and data-loader worker, batches in Rust and resumes
-mid-epoch. Neither imports a framework: ``ofconvert.torch`` and ``ofconvert.oneflow`` give
-the same classes as subclasses of each framework's ``Dataset``/``IterableDataset``.
+ZLIB), ArrayRecord and OFRecord files, local or in a bucket, as a map-style dataset with
+random access (:class:`RecordDataset`) and as an iterable stream (:class:`RecordStream`)
+that shuffles through the index, splits by rank and data-loader worker, batches in Rust and
+resumes mid-epoch. Neither imports a framework: ``ofconvert.torch`` and ``ofconvert.oneflow``
+give the same classes as subclasses of each framework's ``Dataset``/``IterableDataset``.
 
 Random access goes through an index of each file (``OFFSET LENGTH`` per record, the
 format of ``ofconvert index``): a ``FILE.idx`` beside the file is used where it fits the file,
