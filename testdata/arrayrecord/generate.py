@@ -62,6 +62,68 @@ def tutorial_examples():
     return records
 
 
+def varint(value):
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def field(number, wire_type, payload):
+    """A protobuf field: its tag, then the payload as given (a length-delimited one's length
+    is added here)."""
+    if wire_type == 2:
+        payload = varint(len(payload)) + payload
+    return varint(number << 3 | wire_type) + payload
+
+
+def protos(count, seed):
+    """Protocol buffer messages in every wire type, as transposed chunks take them apart:
+    varints of one to ten bytes and small ones (held inline), fixed32 and fixed64, strings,
+    submessages nested three deep, groups, field numbers up to the largest (five-byte tags),
+    and a hundred field numbers in one chunk (more than a transition byte reaches, so the
+    writer adds nodes that only pass on). Between them, records that are not protocol buffers
+    and empty ones."""
+    rng = random.Random(seed)
+    records = []
+    for i in range(count):
+        kind = rng.randrange(10)
+        if kind == 0:
+            records.append(b"")
+            continue
+        if kind == 1:
+            # Not a protocol buffer: field 0 is invalid.
+            records.append(b"\x00" + rng.randbytes(rng.randrange(1, 40)))
+            continue
+        fields = []
+        for _ in range(rng.randrange(1, 8)):
+            number = rng.choice([1, 2, 3, 15, 16, 2047, 2048, 262143, 262144, (1 << 29) - 1])
+            if rng.random() < 0.3:
+                number = 100 + rng.randrange(100)
+            wire = rng.choice(["small", "varint", "fixed32", "fixed64", "string", "message", "group"])
+            if wire == "small":
+                fields.append(field(number, 0, varint(rng.randrange(128))))
+            elif wire == "varint":
+                fields.append(field(number, 0, varint(rng.getrandbits(rng.choice([7, 8, 14, 21, 35, 56, 63, 64])))))
+            elif wire == "fixed32":
+                fields.append(field(number, 5, rng.randbytes(4)))
+            elif wire == "fixed64":
+                fields.append(field(number, 1, rng.randbytes(8)))
+            elif wire == "string":
+                fields.append(field(number, 2, ("text %d " % i).encode() * rng.randrange(0, 5)))
+            elif wire == "message":
+                inner = field(1, 0, varint(i)) + field(2, 2, b"inner")
+                if rng.random() < 0.5:
+                    inner += field(3, 2, field(4, 1, rng.randbytes(8)) + field(5, 2, field(6, 0, varint(300))))
+                fields.append(field(number, 2, inner))
+            else:
+                fields.append(varint(number << 3 | 3) + field(1, 0, varint(i)) + varint(number << 3 | 4))
+        records.append(b"".join(fields))
+    return records
+
+
 CASES = [
     # name, options string, records
     ("default", "", small_records(100, 1)),
@@ -76,6 +138,12 @@ CASES = [
     ("large_zstd", "group_size:2", large_records(10)),
     ("empty", "", []),
     ("transposed", "group_size:16,transpose:true", small_records(40, 11)),
+    ("transposed_protos", "group_size:300,transpose:true", protos(900, 12)),
+    ("transposed_uncompressed", "group_size:50,transpose:true,uncompressed", protos(120, 13)),
+    ("transposed_brotli", "group_size:50,transpose:true,brotli", protos(120, 14)),
+    ("transposed_snappy", "group_size:50,transpose:true,snappy", protos(120, 15)),
+    ("transposed_buckets", "group_size:200,transpose:true,transpose_bucket_size:64", protos(400, 16)),
+    ("transposed_examples", "group_size:100,transpose:true", tutorial_examples()),
     ("examples", "", tutorial_examples()),
 ]
 

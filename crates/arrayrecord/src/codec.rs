@@ -168,7 +168,7 @@ fn compress_other(compression: Compression, data: &[u8], out: &mut Vec<u8>) -> s
 
 /// Decompresses one Riegeli compressed block into `out` (cleared first). The decompressed size
 /// it announces must not pass `limit`, and the output never grows past it.
-fn decompress(
+pub(crate) fn decompress(
     compression_type: u8,
     mut block: &[u8],
     limit: u64,
@@ -305,137 +305,6 @@ pub fn known_compression(byte: u8) -> bool {
     matches!(byte, 0 | b'b' | b'z' | b's')
 }
 
-/// How large a chunk the readers decode by default: 1 GiB of record bytes (and a sixteenth
-/// as many records). A chunk's header says how large it decodes to and its hash does not stop a
-/// hostile file, so a claim past the limit is refused before anything is decompressed: a
-/// zstd or brotli block of a few kilobytes can expand to terabytes. `array_record` writes
-/// chunks of a few megabytes.
-pub const DEFAULT_MAX_DECODED_CHUNK: u64 = 1 << 30;
-
-/// A simple chunk's records, decoded: their concatenated values and where each ends.
-pub struct Records {
-    /// The most record bytes a chunk may decode to ([`DEFAULT_MAX_DECODED_CHUNK`]); it may
-    /// hold a sixteenth as many records.
-    pub limit: u64,
-    /// The records' bytes back to back.
-    pub values: Vec<u8>,
-    /// The end of each record in `values`.
-    pub ends: Vec<usize>,
-    scratch: Vec<u8>,
-    zstd: ZstdContexts,
-}
-
-impl Default for Records {
-    fn default() -> Records {
-        Records {
-            limit: DEFAULT_MAX_DECODED_CHUNK,
-            values: Vec::new(),
-            ends: Vec::new(),
-            scratch: Vec::new(),
-            zstd: ZstdContexts::default(),
-        }
-    }
-}
-
-impl Records {
-    /// How many records there are.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Record `i`.
-    pub fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.values[start..self.ends[i]]
-    }
-
-    /// Decodes a simple chunk's data, which its header says holds `num_records` records of
-    /// `decoded_data_size` bytes in all. On failure no records are left.
-    pub fn decode_simple(
-        &mut self,
-        data: &[u8],
-        num_records: u64,
-        decoded_data_size: u64,
-    ) -> Result<(), String> {
-        let result = self.decode_simple_parts(data, num_records, decoded_data_size);
-        if result.is_err() {
-            self.ends.clear();
-            self.values.clear();
-        }
-        result
-    }
-
-    fn decode_simple_parts(
-        &mut self,
-        mut data: &[u8],
-        num_records: u64,
-        decoded_data_size: u64,
-    ) -> Result<(), String> {
-        self.ends.clear();
-        self.values.clear();
-        let (&compression_type, rest) = data.split_first().ok_or("empty simple chunk")?;
-        data = rest;
-        let sizes_size = take_varint(&mut data).ok_or("the sizes' length is not a varint")?;
-        if sizes_size > data.len() as u64 {
-            return Err(format!(
-                "the sizes take {sizes_size} bytes, only {} remain",
-                data.len()
-            ));
-        }
-        let (sizes_block, values_block) = data.split_at(sizes_size as usize);
-        // A record's size takes 1 to 10 bytes as a varint.
-        let sizes_limit = num_records.saturating_mul(10);
-        decompress(
-            compression_type,
-            sizes_block,
-            sizes_limit,
-            &mut self.zstd,
-            &mut self.scratch,
-        )?;
-        if num_records > self.scratch.len() as u64 {
-            return Err(format!(
-                "{num_records} records, but only {} bytes of sizes",
-                self.scratch.len()
-            ));
-        }
-        self.ends.reserve(num_records as usize);
-        let mut sizes = self.scratch.as_slice();
-        let mut end = 0u64;
-        for _ in 0..num_records {
-            let size = take_varint(&mut sizes).ok_or("a record size is not a varint")?;
-            end = end.saturating_add(size);
-            if end > decoded_data_size {
-                return Err(format!(
-                    "the record sizes add up to more than the {decoded_data_size} bytes the header says"
-                ));
-            }
-            self.ends.push(end as usize);
-        }
-        if !sizes.is_empty() {
-            return Err(format!("{} bytes after the last record size", sizes.len()));
-        }
-        if end != decoded_data_size {
-            return Err(format!(
-                "the record sizes add up to {end} bytes, the header says {decoded_data_size}"
-            ));
-        }
-        decompress(
-            compression_type,
-            values_block,
-            decoded_data_size,
-            &mut self.zstd,
-            &mut self.values,
-        )?;
-        if self.values.len() as u64 != decoded_data_size {
-            return Err(format!(
-                "the values take {} bytes, the header says {decoded_data_size}",
-                self.values.len()
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// [`Encoder::encode_simple`] with a context of its own, for a single chunk.
 #[cfg(test)]
 pub fn encode_simple(
@@ -450,31 +319,6 @@ pub fn encode_simple(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn simple_chunks_round_trip_under_every_compression() {
-        let records: Vec<Vec<u8>> = vec![b"".to_vec(), b"abc".repeat(100), vec![7; 300]];
-        for compression in [
-            Compression::None,
-            Compression::Brotli(6),
-            Compression::Zstd(3),
-            Compression::Snappy,
-        ] {
-            let mut sizes = Vec::new();
-            for record in &records {
-                put_varint(&mut sizes, record.len() as u64);
-            }
-            let values = records.concat();
-            let mut data = Vec::new();
-            encode_simple(compression, &sizes, &values, &mut data).unwrap();
-            let mut decoded = Records::default();
-            decoded
-                .decode_simple(&data, 3, values.len() as u64)
-                .unwrap();
-            let got: Vec<&[u8]> = (0..decoded.len()).map(|i| decoded.get(i)).collect();
-            assert_eq!(got, records.iter().map(Vec::as_slice).collect::<Vec<_>>());
-        }
-    }
 
     #[test]
     fn compressed_blocks_must_hold_what_their_prefix_says() {

@@ -54,8 +54,7 @@ pub enum ErrorKind {
         /// How long the file is.
         file_len: u64,
     },
-    /// A chunk of a type this crate does not decode: transposed chunks (`'t'`) or a type
-    /// Riegeli does not define.
+    /// A chunk of a type Riegeli does not define.
     UnsupportedChunkType {
         /// The chunk type byte.
         chunk_type: u8,
@@ -227,9 +226,6 @@ impl fmt::Display for ErrorKind {
                 f,
                 "truncated file (a chunk runs to offset {expected_end}, the file ends at {file_len})"
             ),
-            ErrorKind::UnsupportedChunkType { chunk_type: b't' } => {
-                f.write_str("transposed chunk (written with `transpose:true`), which is not supported")
-            }
             ErrorKind::UnsupportedChunkType { chunk_type } => {
                 write!(f, "unknown chunk type {chunk_type:#04x}")
             }

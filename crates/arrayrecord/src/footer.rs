@@ -2,8 +2,9 @@
 //! hand (three small messages of integers do not need a protobuf library): the postscript
 //! that points at the footer chunk, the footer's metadata, and one entry per chunk of records.
 
-use crate::codec::{put_varint, take_varint, Records as ChunkRecords};
+use crate::codec::{put_varint, take_varint};
 use crate::error::Error;
+use crate::records::Records as ChunkRecords;
 
 /// `echo 'ArrayRecord' | md5sum`, first 16 hex digits: the postscript's magic number.
 pub const MAGIC: u64 = 0x7193_0e70_4fda_e05e;

@@ -5,7 +5,6 @@
 use std::io;
 use std::ops::Range;
 
-use crate::codec::Records as ChunkRecords;
 use crate::error::{Error, ErrorKind};
 use crate::footer::check_footer_records;
 use crate::footer::{ChunkEntry, FooterMetadata, Postscript, MAGIC};
@@ -14,6 +13,7 @@ use crate::layout::{
     BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
 };
 use crate::reader::{check_chunk_data, decode_chunk};
+use crate::records::Records as ChunkRecords;
 
 /// A source that reads bytes at any offset: a file, or bytes in memory.
 pub trait ReadAt {

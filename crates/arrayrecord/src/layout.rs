@@ -68,7 +68,7 @@ pub enum ChunkType {
     Padding,
     /// Record sizes and values in two buffers.
     Simple,
-    /// Records taken apart field by field (not decoded here).
+    /// Records taken apart field by field, protocol buffers by their fields.
     Transposed,
     /// A type this crate does not know.
     Other(u8),

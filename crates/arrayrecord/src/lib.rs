@@ -33,9 +33,9 @@
 //! # }
 //! ```
 //!
-//! Simple chunks are read under every compression Riegeli defines (none, brotli, zstd,
-//! snappy); transposed chunks (`array_record`'s `transpose:true` option) are reported as
-//! [`ErrorKind::UnsupportedChunkType`]. Errors carry the physical byte offset of the chunk or
+//! Simple and transposed chunks (`array_record`'s `transpose:true` option, which takes records
+//! that are protocol buffers apart field by field) are read under every compression Riegeli
+//! defines (none, brotli, zstd, snappy); the writer writes simple chunks. Errors carry the physical byte offset of the chunk or
 //! block header that failed and the index of the record; see [`Error`]. After an error a
 //! reader is fused (it reports a clean end) and a writer refuses every later record with a
 //! copy of its error.
@@ -48,15 +48,18 @@ mod footer;
 mod index;
 mod layout;
 mod reader;
+mod records;
+mod transpose;
 mod writer;
 
-pub use codec::{Compression, DEFAULT_MAX_DECODED_CHUNK};
+pub use codec::Compression;
 pub use error::{Error, ErrorKind};
 pub use footer::FooterMetadata;
 pub use index::{ChunkDecoder, IndexedReader, ReadAt};
 pub use layout::BLOCK_SIZE;
 pub use ofconvert_frame::Position;
 pub use reader::{Reader, Records};
+pub use records::DEFAULT_MAX_DECODED_CHUNK;
 pub use writer::{Writer, WriterOptions};
 
 /// The first 64 bytes of every Riegeli file, ArrayRecord included: a block header and the

@@ -8,13 +8,13 @@ use std::io::{self, BufReader, Read};
 
 use ofconvert_frame::Position;
 
-use crate::codec::Records as ChunkRecords;
 use crate::error::{Error, ErrorKind};
 use crate::footer::{check_footer_records, FooterMetadata, Postscript, MAGIC, POSTSCRIPT_COPIES};
 use crate::layout::{
     check_block_header, chunk_end, hash, remaining_in_block, ChunkHeader, ChunkType,
     BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
 };
+use crate::records::Records as ChunkRecords;
 
 /// How much a chunk's data buffer grows at a time: a length from the file is never trusted
 /// for more than that until the bytes are there.
@@ -38,7 +38,7 @@ pub(crate) fn decode_chunk(
 ) -> Result<(), Error> {
     records.ends.clear();
     match header.chunk_type {
-        ChunkType::Simple => {}
+        ChunkType::Simple | ChunkType::Transposed => {}
         other => {
             return Err(Error::new(
                 ErrorKind::UnsupportedChunkType {
@@ -70,9 +70,12 @@ pub(crate) fn decode_chunk(
             first_index,
         ));
     }
-    records
-        .decode_simple(data, header.num_records, header.decoded_data_size)
-        .map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
+    let decoded = if header.chunk_type == ChunkType::Transposed {
+        records.decode_transposed(data, header.num_records, header.decoded_data_size)
+    } else {
+        records.decode_simple(data, header.num_records, header.decoded_data_size)
+    };
+    decoded.map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
 }
 
 /// Reads ArrayRecord records in order from any [`Read`].
@@ -524,8 +527,9 @@ pub(crate) fn check_chunk_data(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{encode_simple, Compression, DEFAULT_MAX_DECODED_CHUNK};
+    use crate::codec::{encode_simple, Compression};
     use crate::layout::block_header;
+    use crate::records::DEFAULT_MAX_DECODED_CHUNK;
 
     fn chunk(file: &mut Vec<u8>, data: &[u8], num_records: u64, decoded_data_size: u64) {
         let begin = file.len() as u64;

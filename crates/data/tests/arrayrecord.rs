@@ -138,3 +138,44 @@ fn a_damaged_chunk_is_named_by_its_offset_and_first_record_and_the_others_read()
         [flipped, records[9].clone()]
     );
 }
+
+/// `testdata/arrayrecord/NAME.expected`: each record as an 8-byte little-endian length and its
+/// bytes, as Google's reader read them.
+fn expected(name: &str) -> Vec<Vec<u8>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/arrayrecord");
+    let bytes = fs::read(path.join(format!("{name}.expected"))).unwrap();
+    let mut rest = bytes.as_slice();
+    let mut records = Vec::new();
+    while !rest.is_empty() {
+        let (len, tail) = rest.split_at(8);
+        let len = u64::from_le_bytes(len.try_into().unwrap()) as usize;
+        records.push(tail[..len].to_vec());
+        rest = &tail[len..];
+    }
+    records
+}
+
+#[test]
+fn googles_transposed_chunks_read_at_random() {
+    let dir = tempfile::tempdir().unwrap();
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/arrayrecord");
+    for name in [
+        "transposed_protos",
+        "transposed_buckets",
+        "transposed_examples",
+    ] {
+        let records = expected(name);
+        let files = open(
+            &testdata.join(format!("{name}.array_record")),
+            &dir.path().join("cache"),
+        );
+        let count = records.len() as u64;
+        assert_eq!(files.len() as u64, count, "{name}");
+        // A permutation (coprime with every count), in batches of 64.
+        let order: Vec<u64> = (0..count).map(|i| (i * 97 + 13) % count).collect();
+        for batch in order.chunks(64) {
+            let want: Vec<Vec<u8>> = batch.iter().map(|&i| records[i as usize].clone()).collect();
+            assert_eq!(read(&files, batch).unwrap(), want, "{name}");
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Running a transposed chunk's state machine: each node's field written, back to front, from
+//! the buffers, and where each record ends.
+
+use super::nodes::{encode_varint32, varint32, Action, Buffer, Scratch};
+
+/// Reads `len` bytes from buffer `index`.
+fn take<'a>(
+    buckets: &'a [Vec<u8>],
+    buffers: &mut [Buffer],
+    index: u32,
+    len: usize,
+) -> Result<&'a [u8], String> {
+    let buffer = &mut buffers[index as usize];
+    if len > buffer.end - buffer.at {
+        return Err(format!("buffer {index} is cut short"));
+    }
+    let bytes = &buckets[buffer.bucket][buffer.at..buffer.at + len];
+    buffer.at += len;
+    Ok(bytes)
+}
+
+/// The varint at buffer `index`'s read position, not yet read: its value and length.
+fn peek_varint32(
+    buckets: &[Vec<u8>],
+    buffers: &[Buffer],
+    index: u32,
+) -> Result<(u32, usize), String> {
+    let buffer = &buffers[index as usize];
+    let mut bytes = &buckets[buffer.bucket][buffer.at..buffer.end];
+    if bytes.is_empty() {
+        return Err(format!("buffer {index} is cut short"));
+    }
+    let before = bytes.len();
+    let value = varint32(&mut bytes, &format!("a length in buffer {index}"))?;
+    Ok((value, before - bytes.len()))
+}
+
+/// The records' bytes, gathered back to front: each piece is added turned around, so that
+/// turning the whole around at the end puts every piece, and every record, in order.
+struct Backwards<'a> {
+    out: &'a mut Vec<u8>,
+    limit: usize,
+}
+
+impl Backwards<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.len() > self.limit - self.out.len() {
+            return Err(format!(
+                "the records decode to more than the {} bytes the header says",
+                self.limit
+            ));
+        }
+        self.out.extend(bytes.iter().rev());
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.out.len()
+    }
+}
+
+/// Runs the state machine from node `first` to the last transition.
+pub(super) fn run(
+    first: usize,
+    num_records: u64,
+    decoded_data_size: u64,
+    scratch: &mut Scratch,
+    values: &mut Vec<u8>,
+) -> Result<(), String> {
+    let Scratch {
+        buckets,
+        transitions,
+        buffers,
+        nodes,
+        limits,
+        open,
+        ..
+    } = scratch;
+    let buckets: &[Vec<u8>] = buckets;
+    let lengths = buffers.len().checked_sub(1);
+    limits.clear();
+    open.clear();
+    let size = usize::try_from(decoded_data_size).map_err(|_| "the records are too large")?;
+    values.reserve(size.min(buckets.iter().map(Vec::len).sum::<usize>() + 4 * transitions.len()));
+    let mut out = Backwards {
+        out: values,
+        limit: size,
+    };
+    let mut transitions = transitions.iter();
+    let mut node = first;
+    let mut repeats = usize::from(nodes[node].implicit);
+    loop {
+        let current = nodes[node];
+        match current.action {
+            Action::NoOp => {}
+            Action::Tag => out.put(&current.bytes[..current.written as usize])?,
+            Action::Varint(len) => {
+                let mut value = [0u8; 10];
+                let len = len as usize;
+                value[..len].copy_from_slice(take(buckets, buffers, current.buffer, len)?);
+                for byte in &mut value[..len - 1] {
+                    *byte |= 0x80;
+                }
+                out.put(&value[..len])?;
+                out.put(&current.bytes[..current.written as usize])?;
+            }
+            Action::Fixed(len) => {
+                out.put(take(buckets, buffers, current.buffer, len as usize)?)?;
+                out.put(&current.bytes[..current.written as usize])?;
+            }
+            Action::String => {
+                let (len, len_len) = peek_varint32(buckets, buffers, current.buffer)?;
+                let whole = len_len
+                    .checked_add(len as usize)
+                    .ok_or("a string's length overflows")?;
+                out.put(take(buckets, buffers, current.buffer, whole)?)?;
+                out.put(&current.bytes[..current.written as usize])?;
+            }
+            Action::SubmessageEnd => open.push((out.len(), node)),
+            Action::SubmessageStart => {
+                let (end, end_node) = open.pop().ok_or("a submessage starts that never ended")?;
+                let len =
+                    u32::try_from(out.len() - end).map_err(|_| "a submessage is too large")?;
+                let (len_bytes, len_len) = encode_varint32(len);
+                out.put(&len_bytes[..len_len])?;
+                let tag = &nodes[end_node];
+                out.put(&tag.bytes[..tag.tag_len as usize])?;
+            }
+            Action::NonProto | Action::MessageStart => {
+                if current.action == Action::NonProto {
+                    let lengths = lengths.ok_or("no buffer for non-proto lengths")?;
+                    let (len, len_len) = peek_varint32(buckets, buffers, lengths as u32)?;
+                    take(buckets, buffers, lengths as u32, len_len)?;
+                    out.put(take(buckets, buffers, current.buffer, len as usize)?)?;
+                }
+                if !open.is_empty() {
+                    return Err("a record ends inside a submessage".into());
+                }
+                if limits.len() as u64 == num_records {
+                    return Err(format!(
+                        "more than the {num_records} records the header says"
+                    ));
+                }
+                limits.push(out.len());
+            }
+            Action::Invalid => return Err(format!("a transition to node {node}, past the last")),
+        }
+        node = current.next as usize;
+        if repeats == 0 {
+            let Some(&byte) = transitions.next() else {
+                break;
+            };
+            node += usize::from(byte >> 2);
+            repeats = usize::from(byte & 3) + usize::from(nodes[node].implicit);
+        } else if !nodes[node].implicit {
+            repeats -= 1;
+        }
+    }
+    if !open.is_empty() {
+        return Err("a submessage is still open at the chunk's end".into());
+    }
+    if limits.len() as u64 != num_records {
+        return Err(format!(
+            "{} records, the header says {num_records}",
+            limits.len()
+        ));
+    }
+    if limits.last().copied().unwrap_or(0) != out.len() || out.len() != size {
+        return Err(format!(
+            "the records take {} bytes, the header says {size}",
+            out.len()
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! Transposed chunks (`array_record`'s `transpose:true`): records that parse as protocol
+//! buffers, taken apart field by field so that like values compress together, and put back
+//! together here.
+//!
+//! A transposed chunk's data is a compression byte; the header's length (a varint) and the
+//! header, one compressed block; the buckets, compressed blocks of the lengths the header
+//! gives, which hold the data buffers back to back; and the transitions, one compressed block
+//! to the end of the data. The header lists the buckets and buffers, then a state machine:
+//! each node a protobuf tag (or one of four reserved ids) with what it reads from which buffer,
+//! and the base of the nodes it moves to.
+//!
+//! Decoding starts at the header's first node. After a node, the next one is its base plus the
+//! top six bits of a transition byte; the byte's low two bits repeat the plain move to the base
+//! that many times more without a byte, and an implicit node (one with a single way on) moves
+//! without a byte. The machine writes the records from their last byte to their first: fields
+//! come last to first, a submessage's end before its start (which then knows its length), and
+//! a message's start after its fields, which ends a record. The bytes are gathered back to
+//! front here and turned around at the end. Records that are not protocol buffers come whole
+//! from a buffer of their own, their lengths from the last buffer.
+
+mod header;
+mod machine;
+mod nodes;
+
+use crate::codec::{decompress, ZstdContexts};
+
+pub(crate) use nodes::Scratch;
+use nodes::{metadata_limit, varint64};
+
+/// Decodes a transposed chunk's `data` into `values` (the records back to back) and `ends`
+/// (where each ends). The chunk's header says it holds `num_records` records of
+/// `decoded_data_size` bytes in all, which the callers hold to their limits first.
+pub(crate) fn decode(
+    data: &[u8],
+    num_records: u64,
+    decoded_data_size: u64,
+    scratch: &mut Scratch,
+    zstd: &mut ZstdContexts,
+    values: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+) -> Result<(), String> {
+    values.clear();
+    ends.clear();
+    let (&compression, mut rest) = data.split_first().ok_or("empty transposed chunk")?;
+    let limit = metadata_limit(num_records, decoded_data_size);
+    let header_len = varint64(&mut rest, "the header's length")?;
+    if header_len > rest.len() as u64 {
+        return Err(format!(
+            "the header takes {header_len} bytes, only {} remain",
+            rest.len()
+        ));
+    }
+    let (header, mut rest) = rest.split_at(header_len as usize);
+    decompress(compression, header, limit, zstd, &mut scratch.header)?;
+    let header = std::mem::take(&mut scratch.header);
+    let parsed = header::parse(
+        &header,
+        compression,
+        &mut rest,
+        num_records,
+        decoded_data_size,
+        scratch,
+        zstd,
+    );
+    scratch.header = header;
+    let first = parsed?;
+    decompress(compression, rest, limit, zstd, &mut scratch.transitions)?;
+    machine::run(first, num_records, decoded_data_size, scratch, values)?;
+    // The records were written back to front: turned around, the first record comes first,
+    // and the limits counted from the end give where each record ends.
+    values.reverse();
+    let size = values.len();
+    ends.reserve(scratch.limits.len());
+    ends.extend(
+        scratch
+            .limits
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|limit| size - limit),
+    );
+    ends.push(size);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An uncompressed chunk of one record, `field 1 = "ab"`: a string node that moves on
+    /// implicitly to the start of the message, and the transitions given.
+    fn chunk(next: [u8; 2], transitions: &[u8]) -> Vec<u8> {
+        let bucket = [2, b'a', b'b'];
+        // Buckets, buffers, their lengths; two nodes: their tags, next nodes, the string's
+        // buffer; the first node.
+        let header = [1, 1, 3, 3, 2, 3, 10, next[0], next[1], 0, 1];
+        let mut data = vec![0, header.len() as u8];
+        data.extend_from_slice(&header);
+        data.extend_from_slice(&bucket);
+        data.extend_from_slice(transitions);
+        data
+    }
+
+    fn decoded(data: &[u8], num_records: u64, size: u64) -> Result<Vec<Vec<u8>>, String> {
+        let (mut values, mut ends) = (Vec::new(), Vec::new());
+        let mut scratch = Scratch::default();
+        let mut zstd = ZstdContexts::default();
+        decode(
+            data,
+            num_records,
+            size,
+            &mut scratch,
+            &mut zstd,
+            &mut values,
+            &mut ends,
+        )?;
+        let mut start = 0;
+        Ok(ends
+            .iter()
+            .map(|&end| {
+                let record = values[start..end].to_vec();
+                start = end;
+                record
+            })
+            .collect())
+    }
+
+    #[test]
+    fn a_record_is_put_back_together_from_its_last_field_to_its_start() {
+        let data = chunk([0, 2], &[]);
+        assert_eq!(decoded(&data, 1, 4).unwrap(), [b"\x0a\x02ab".to_vec()]);
+        // The header's record count and size are held to what the machine wrote.
+        assert!(decoded(&data, 2, 4).unwrap_err().contains("1 records"));
+        assert!(decoded(&data, 1, 5).unwrap_err().contains("4 bytes"));
+        assert!(decoded(&data, 1, 3)
+            .unwrap_err()
+            .contains("more than the 3 bytes"));
+    }
+
+    #[test]
+    fn hostile_machines_are_named_errors() {
+        // Implicit moves in a circle would never read a transition.
+        let err = decoded(&chunk([3, 2], &[]), 1, 4).unwrap_err();
+        assert!(err.contains("circle"), "{err}");
+        // A transition 63 nodes past the base lands past the last node.
+        let err = decoded(&chunk([0, 2], &[63 << 2]), 1, 4).unwrap_err();
+        assert!(err.contains("past the last"), "{err}");
+        // A second pass over the string node finds its buffer read.
+        let err = decoded(&chunk([0, 2], &[1 << 2]), 1, 4).unwrap_err();
+        assert!(err.contains("cut short"), "{err}");
+        // A next node out of range, a cut header.
+        let err = decoded(&chunk([0, 4], &[]), 1, 4).unwrap_err();
+        assert!(err.contains("moves to node 2 of 2"), "{err}");
+        let mut cut = chunk([0, 2], &[]);
+        cut[1] = 10;
+        assert!(decoded(&cut, 1, 4).is_err());
+    }
+}
