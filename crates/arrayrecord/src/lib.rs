@@ -60,7 +60,7 @@ pub use layout::BLOCK_SIZE;
 pub use ofconvert_frame::Position;
 pub use reader::{Reader, Records};
 pub use records::DEFAULT_MAX_DECODED_CHUNK;
-pub use writer::{Writer, WriterOptions};
+pub use writer::{InvalidOptions, Writer, WriterOptions};
 
 /// The first 64 bytes of every Riegeli file, ArrayRecord included: a block header and the
 /// file signature chunk. What a file's type is sniffed by.

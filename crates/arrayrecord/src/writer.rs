@@ -34,13 +34,106 @@ impl Default for WriterOptions {
     }
 }
 
-impl WriterOptions {
-    /// The options as `array_record` spells them in the footer's metadata.
-    fn to_options_string(self) -> String {
-        format!(
+impl std::fmt::Display for WriterOptions {
+    /// The options as `array_record` spells them in the footer's metadata, which parse back
+    /// to them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
             "group_size:{},transpose:false,pad_to_block_boundary:false,{},max_parallelism:1",
             self.group_size, self.compression
         )
+    }
+}
+
+/// Why an options string does not parse: [`WriterOptions`]'s `FromStr`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidOptions(String);
+
+impl std::fmt::Display for InvalidOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidOptions {}
+
+impl std::str::FromStr for WriterOptions {
+    type Err = InvalidOptions;
+
+    /// Options in `array_record`'s own words, as its `ArrayRecordWriter` takes them:
+    /// `group_size:N`, then one of `zstd[:LEVEL]` (-131072 to 22; 3 if not given),
+    /// `brotli[:LEVEL]` (0 to 11; 6), `snappy` or `uncompressed`, separated by commas; what is
+    /// not given is the default (`group_size:1,zstd:3`). `window_log:20`, `transpose:false`,
+    /// `pad_to_block_boundary:false` and `max_parallelism:N` are taken too, since they describe
+    /// what this writer writes anyway (the footer's own string says them all); other values of
+    /// them, and other options, are refused with the reason.
+    fn from_str(text: &str) -> Result<WriterOptions, InvalidOptions> {
+        let mut options = WriterOptions::default();
+        let invalid = |reason: String| Err(InvalidOptions(reason));
+        for item in text
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
+            let (key, value) = match item.split_once(':') {
+                Some((key, value)) => (key.trim(), Some(value.trim())),
+                None => (item, None),
+            };
+            let number = |range: std::ops::RangeInclusive<i64>| -> Result<i64, InvalidOptions> {
+                match value.map(str::parse::<i64>) {
+                    Some(Ok(n)) if range.contains(&n) => Ok(n),
+                    _ => Err(InvalidOptions(format!(
+                        "{item}: {key} takes a number from {} to {}",
+                        range.start(),
+                        range.end()
+                    ))),
+                }
+            };
+            match (key, value) {
+                ("group_size", _) => {
+                    let size = number(1..=i64::from(u32::MAX))?;
+                    options.group_size = NonZeroU32::new(size as u32).unwrap_or(NonZeroU32::MIN);
+                }
+                ("zstd", None) => options.compression = Compression::Zstd(3),
+                ("zstd", Some(_)) => {
+                    options.compression = Compression::Zstd(number(-131072..=22)? as i32)
+                }
+                ("brotli", None) => options.compression = Compression::Brotli(6),
+                ("brotli", Some(_)) => {
+                    options.compression = Compression::Brotli(number(0..=11)? as u32)
+                }
+                ("snappy", None) => options.compression = Compression::Snappy,
+                ("uncompressed", None) => options.compression = Compression::None,
+                ("window_log", Some("20"))
+                | ("transpose", Some("false"))
+                | ("pad_to_block_boundary", Some("false")) => {}
+                ("max_parallelism", _) => {
+                    number(1..=i64::from(u32::MAX))?;
+                }
+                ("window_log", _) => {
+                    return invalid(format!("{item}: zstd is written with window_log:20"))
+                }
+                ("transpose", _) => {
+                    return invalid(format!(
+                        "{item}: transposed chunks are read, not written (transpose:false)"
+                    ))
+                }
+                ("pad_to_block_boundary", _) => {
+                    return invalid(format!("{item}: chunks are not padded to block boundaries"))
+                }
+                ("snappy" | "uncompressed", Some(_)) => {
+                    return invalid(format!("{item}: {key} takes no value"))
+                }
+                _ => {
+                    return invalid(format!(
+                        "{item}: unknown option (group_size:N, zstd[:LEVEL], brotli[:LEVEL], \
+                         snappy or uncompressed)"
+                    ))
+                }
+            }
+        }
+        Ok(options)
     }
 }
 
@@ -172,7 +265,7 @@ impl<W: Write> Writer<W> {
             version: VERSION,
             num_chunks: self.chunks.len() as u64,
             num_records: self.num_records,
-            writer_options: self.options.to_options_string(),
+            writer_options: self.options.to_string(),
         };
         let chunks = std::mem::take(&mut self.chunks);
         let mut record = Vec::new();
@@ -292,5 +385,68 @@ impl<W: Write> Physical<'_, W> {
             bytes = &bytes[take..];
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str) -> Result<WriterOptions, String> {
+        text.parse::<WriterOptions>().map_err(|err| err.to_string())
+    }
+
+    #[test]
+    fn options_read_as_array_record_spells_them() {
+        let options = |group_size, compression| WriterOptions {
+            compression,
+            group_size: NonZeroU32::new(group_size).unwrap(),
+        };
+        assert_eq!(parsed(""), Ok(WriterOptions::default()));
+        assert_eq!(
+            parsed("group_size:64"),
+            Ok(options(64, Compression::Zstd(3)))
+        );
+        assert_eq!(
+            parsed(" group_size:8 , brotli "),
+            Ok(options(8, Compression::Brotli(6)))
+        );
+        assert_eq!(
+            parsed("brotli:9,group_size:2"),
+            Ok(options(2, Compression::Brotli(9)))
+        );
+        assert_eq!(parsed("zstd:-5"), Ok(options(1, Compression::Zstd(-5))));
+        assert_eq!(
+            parsed("snappy,uncompressed"),
+            Ok(options(1, Compression::None))
+        );
+        // What the footer says of every file this writer makes reads back as its options.
+        for written in [
+            options(1, Compression::Zstd(3)),
+            options(300, Compression::Snappy),
+            options(7, Compression::None),
+            options(16, Compression::Brotli(11)),
+        ] {
+            assert_eq!(parsed(&written.to_string()), Ok(written));
+        }
+    }
+
+    #[test]
+    fn options_this_writer_cannot_honour_are_refused_with_why() {
+        for (text, says) in [
+            ("group_size:0", "group_size takes a number from 1"),
+            ("group_size", "group_size takes a number"),
+            ("zstd:23", "zstd takes a number from -131072 to 22"),
+            ("brotli:x", "brotli takes a number from 0 to 11"),
+            ("transpose:true", "transposed chunks are read, not written"),
+            ("transpose", "transposed chunks are read, not written"),
+            ("pad_to_block_boundary:true", "not padded"),
+            ("window_log:24", "window_log:20"),
+            ("snappy:2", "snappy takes no value"),
+            ("lz4", "lz4: unknown option"),
+        ] {
+            let err = parsed(text).unwrap_err();
+            assert!(err.contains(says), "{text}: {err}");
+        }
     }
 }

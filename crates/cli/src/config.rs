@@ -106,6 +106,7 @@ pub fn of2tf(args: &Of2tfArgs, jobs: Option<u64>) -> ConvertConfig {
     );
     config.compression = args.compression;
     config.to = args.to;
+    config.array_record_options = args.array_record_options.clone();
     config.lossy = args.lossy;
     config
 }

@@ -129,6 +129,8 @@ pub struct Options {
     pub compression: Compression,
     /// What of2tf writes: TFRecord or ArrayRecord files.
     pub to: TfFile,
+    /// How of2tf groups and compresses ArrayRecord files.
+    pub array_record: ofconvert_arrayrecord::WriterOptions,
     /// Check TFRecord checksums while reading.
     pub verify_checksums: bool,
     /// Flush every part to the disk (fsync) before it takes its final name. Without it a
@@ -200,6 +202,7 @@ impl Options {
             sizing: Sizing::default(),
             compression: Compression::None,
             to: TfFile::default(),
+            array_record: ofconvert_arrayrecord::WriterOptions::default(),
             verify_checksums: true,
             sync: true,
             on_corrupt: OnCorrupt::default(),
@@ -258,6 +261,13 @@ impl Options {
             sizing: self.sizing,
             compression: self.compression.name().to_owned(),
             to: self.to,
+            array_record_options: if self.to == TfFile::ArrayRecord
+                && self.array_record != ofconvert_arrayrecord::WriterOptions::default()
+            {
+                self.array_record.to_string()
+            } else {
+                String::new()
+            },
             verify_checksums: self.verify_checksums,
             on_corrupt: self.on_corrupt,
             on_empty: self.on_empty,
@@ -325,6 +335,10 @@ pub struct Settings {
     /// a choice say nothing).
     #[serde(default, skip_serializing_if = "is_tfrecord")]
     pub to: TfFile,
+    /// How ArrayRecord files were grouped and compressed, in `array_record`'s words (left
+    /// out for the default, a record a chunk under `zstd:3`, and for TFRecord files).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub array_record_options: String,
     /// Whether checksums were checked.
     pub verify_checksums: bool,
     /// What happened to damaged records.

@@ -56,6 +56,7 @@ pub struct Settings {
     jpeg_quality: u8,
     compression: String,
     to: String,
+    array_record_options: Option<String>,
     lossy: bool,
     on_corrupt: String,
     overwrite: bool,
@@ -242,6 +243,7 @@ fn configure(
     config.jpeg_quality = settings.jpeg_quality;
     config.compression = choice(python, &settings.compression)?;
     config.to = choice(python, &settings.to)?;
+    config.array_record_options = settings.array_record_options;
     config.lossy = settings.lossy;
     config.on_corrupt = choice(python, &settings.on_corrupt)?;
     config.overwrite = settings.overwrite;

@@ -128,13 +128,14 @@ impl Writer {
 #[pymethods]
 impl Writer {
     #[new]
-    #[pyo3(signature = (path, format, compression="none", lossy=false))]
+    #[pyo3(signature = (path, format, compression="none", lossy=false, options=None))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         format: &str,
         compression: &str,
         lossy: bool,
+        options: Option<&str>,
     ) -> PyResult<Writer> {
         let compression = match compression {
             "none" => Compression::None,
@@ -144,6 +145,17 @@ impl Writer {
                 return Err(PyValueError::new_err(format!(
                     "compression={other:?}: expected None, \"gzip\" or \"zlib\""
                 )))
+            }
+        };
+        let array_record = match (format, options) {
+            ("array_record", Some(text)) => text
+                .parse::<ofconvert_arrayrecord::WriterOptions>()
+                .map_err(|err| PyValueError::new_err(format!("options={text:?}: {err}")))?,
+            (_, None) => ofconvert_arrayrecord::WriterOptions::default(),
+            (_, Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "options= applies to ArrayRecord files only",
+                ))
             }
         };
         let temporary = temporary_name(&path);
@@ -169,9 +181,9 @@ impl Writer {
                     "OneFlow reads no compressed OFRecord files",
                 ))
             }
-            "array_record" if compression == Compression::None => {
-                Sink::Array(ofconvert_arrayrecord::Writer::new(file))
-            }
+            "array_record" if compression == Compression::None => Sink::Array(
+                ofconvert_arrayrecord::Writer::with_options(file, array_record),
+            ),
             "array_record" => {
                 return Err(PyValueError::new_err(
                     "an ArrayRecord file compresses each chunk itself (zstd): no compression= \

@@ -139,3 +139,35 @@ def test_of2tf_writes_array_record_files_that_read_as_the_source(tmp_path):
         ofconvert.of2tf(tmp_path / "of", tmp_path / "gz", to="array_record", compression="gzip")
     with pytest.raises(ofconvert.UsageError, match="array_record"):
         ofconvert.of2tf(tmp_path / "of", tmp_path / "other", to="parquet")
+    # Grouped and compressed as array_record's own options string says.
+    ofconvert.of2tf(
+        tmp_path / "of", tmp_path / "grouped", to="array_record",
+        array_record_options="group_size:50,snappy",
+    )
+    grouped = sorted((tmp_path / "grouped").rglob("*.array_record"))
+    assert list(ofconvert.read(grouped)) == list(ofconvert.read(source))
+    manifest = json.loads((tmp_path / "grouped" / "ofconvert-manifest.json").read_text())
+    assert manifest["settings"]["array_record_options"].startswith("group_size:50,")
+    with pytest.raises(ofconvert.UsageError, match=r'array_record_options="lz4": lz4: unknown option'):
+        ofconvert.of2tf(
+            tmp_path / "of", tmp_path / "lz4", to="array_record", array_record_options="lz4"
+        )
+    with pytest.raises(ofconvert.UsageError, match=r'applies to ArrayRecord files \(to="array_record"\)'):
+        ofconvert.of2tf(tmp_path / "of", tmp_path / "tf2", array_record_options="group_size:2")
+
+
+def test_array_record_writer_groups_and_compresses_as_its_options_say(tmp_path):
+    examples = list(ofconvert.read(TESTDATA / "golden" / "tutorial.tfrecord", raw=True)) * 8
+    sizes = {}
+    for options in (None, "group_size:100", "group_size:100,brotli:9", "group_size:7,uncompressed"):
+        path = tmp_path / f"{options}.array_record"
+        with ofconvert.ArrayRecordWriter(path, options=options) as writer:
+            for example in examples:
+                writer.write(example)
+        assert list(ofconvert.read(path, raw=True)) == examples, options
+        sizes[options] = path.stat().st_size
+    # 4,000 like records: a chunk each costs its header and a zstd frame each (whole 64 KiB
+    # blocks in all); a hundred a chunk compress together.
+    assert sizes["group_size:100"] < sizes[None] / 2, sizes
+    with pytest.raises(ValueError, match="transposed chunks are read, not written"):
+        ofconvert.ArrayRecordWriter(tmp_path / "t.array_record", options="transpose:true")

@@ -232,6 +232,13 @@ pub struct Of2tfArgs {
           value_parser = choices::<TfFile>())]
     pub to: TfFile,
 
+    /// With --to array_record: how records are grouped into chunks and compressed, in
+    /// array_record's own words: group_size:N, then zstd[:LEVEL] (the default, zstd:3),
+    /// brotli[:LEVEL], snappy or uncompressed, separated by commas. Larger groups compress
+    /// better and write faster; reading a record at random then decodes its whole chunk.
+    #[arg(long, value_name = "OPTIONS")]
+    pub array_record_options: Option<String>,
+
     /// Round doubles (and integers cast to a float type) to the nearest float, counting the
     /// values changed in the summary and manifest; without it, a double that float cannot
     /// hold exactly fails its dataset. A finite double beyond float's range fails either way.

@@ -481,3 +481,82 @@ fn of2tf_to_array_record_writes_the_records_tf2of_read() {
         .expect_code(2);
     assert!(!run.stderr.is_empty());
 }
+
+#[test]
+fn of2tf_groups_and_compresses_array_records_as_the_options_say() {
+    let work = tempdir();
+    let records = examples(0, 300, 500);
+    let tf = work.path().join("tf");
+    fs::create_dir_all(&tf).unwrap();
+    write_tfrecord(&tf.join("train.tfrecord"), &records);
+    let of = work.path().join("of");
+    convert("tf2of", &tf, &of, &[]);
+    let written = |out: &Path| {
+        let name = tree(out)
+            .into_iter()
+            .find(|name| name.ends_with(".array_record"))
+            .unwrap();
+        fs::read(out.join(name)).unwrap()
+    };
+    let default = work.path().join("default");
+    convert("of2tf", &of, &default, &["--to", "array_record"]);
+    let grouped = work.path().join("grouped");
+    let options = [
+        "--to",
+        "array_record",
+        "--array-record-options",
+        "group_size:64,brotli:9",
+    ];
+    convert("of2tf", &of, &grouped, &options);
+
+    let bytes = written(&grouped);
+    let by_footer = ofconvert_arrayrecord::IndexedReader::open(bytes.as_slice()).unwrap();
+    // 300 records in chunks of 64; the footer says the options as array_record spells them.
+    assert_eq!((by_footer.num_records(), by_footer.num_chunks()), (300, 5));
+    let said = &by_footer.metadata().writer_options;
+    assert!(
+        said.starts_with("group_size:64,") && said.contains(",brotli:9,"),
+        "{said}"
+    );
+    let read: Vec<Vec<u8>> = ofconvert_arrayrecord::Reader::new(bytes.as_slice())
+        .records()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(read == records);
+    // Records compressed together take less room than one a chunk.
+    assert!(bytes.len() < written(&default).len(), "{}", bytes.len());
+    assert_eq!(
+        manifest(&grouped)["settings"]["array_record_options"],
+        by_footer.metadata().writer_options.as_str()
+    );
+    assert!(manifest(&default)["settings"]
+        .get("array_record_options")
+        .is_none());
+
+    // Options it cannot honour, or for files that are not ArrayRecord, are usage errors.
+    for (extra, says) in [
+        (
+            &[
+                "--to",
+                "array_record",
+                "--array-record-options",
+                "transpose:true",
+            ][..],
+            "--array-record-options transpose:true: transpose:true: transposed chunks are read",
+        ),
+        (
+            &["--array-record-options", "group_size:8"][..],
+            "--array-record-options applies to ArrayRecord files (--to array_record)",
+        ),
+    ] {
+        let run = ofconvert()
+            .args([
+                "of2tf".as_ref(),
+                of.as_os_str(),
+                work.path().join("refused").as_os_str(),
+            ])
+            .args(extra)
+            .expect_code(2);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+    }
+}

@@ -105,6 +105,9 @@ pub struct ConvertConfig {
     pub compression: Compression,
     /// TFRecord or ArrayRecord files written (`of2tf`).
     pub to: TfFile,
+    /// How ArrayRecord files are grouped and compressed, in `array_record`'s own words
+    /// (`group_size:64,brotli:6`; `of2tf` with `to` ArrayRecord).
+    pub array_record_options: Option<String>,
     /// Doubles rounded to float (`of2tf`).
     pub lossy: bool,
     /// What happens to damaged records.
@@ -176,6 +179,7 @@ impl ConvertConfig {
             jpeg_quality: 100,
             compression: Compression::None,
             to: TfFile::Tfrecord,
+            array_record_options: None,
             lossy: false,
             on_corrupt: OnCorrupt::Fail,
             verify: true,
@@ -240,6 +244,7 @@ impl ConvertConfig {
             Direction::TfToOf => &[
                 ("compression", self.compression != defaults.compression),
                 ("to", self.to != defaults.to),
+                ("array_record_options", self.array_record_options.is_some()),
                 ("lossy", self.lossy),
             ],
             Direction::OfToTf => &[
@@ -264,6 +269,21 @@ impl ConvertConfig {
                 "{} applies to TFRecord files: ArrayRecord files compress each chunk (zstd)",
                 words.name("compression")
             )));
+        }
+        if let Some(text) = &self.array_record_options {
+            if self.to != TfFile::ArrayRecord {
+                return Err(self.usage(format!(
+                    "{} applies to ArrayRecord files ({})",
+                    words.name("array_record_options"),
+                    words.option("to", OptionValue::Text("array_record"))
+                )));
+            }
+            if let Err(err) = text.parse::<ofconvert_arrayrecord::WriterOptions>() {
+                return Err(self.usage(format!(
+                    "{}: {err}",
+                    words.option("array_record_options", OptionValue::Text(text))
+                )));
+            }
         }
         if self.inputs.is_empty() {
             return Err(self.usage("no input given".to_owned()));
@@ -362,6 +382,10 @@ impl ConvertConfig {
         options.jobs = self.jobs.unwrap_or(0);
         options.compression = self.compression;
         options.to = self.to;
+        if let Some(text) = &self.array_record_options {
+            // Checked above, where a text that does not parse is a usage error.
+            options.array_record = text.parse().unwrap_or_default();
+        }
         options.images = match self.images {
             Images::Keep => ImagePolicy::Keep,
             Images::Jpeg => ImagePolicy::Jpeg {

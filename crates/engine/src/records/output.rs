@@ -52,7 +52,7 @@ impl PartWriter {
         storage: &dyn Storage,
         path: PathBuf,
         input_format: Format,
-        (to, compression): (TfFile, Compression),
+        (to, compression, array_record): (TfFile, Compression, arrayrecord::WriterOptions),
         durability: Durability,
         first_record: u64,
     ) -> Result<Self, Error> {
@@ -70,7 +70,7 @@ impl PartWriter {
                 })
             }
             Format::Of if to == TfFile::ArrayRecord => Sink::Array {
-                writer: arrayrecord::Writer::new(file),
+                writer: arrayrecord::Writer::with_options(file, array_record),
                 bytes: 0,
                 scratch: Vec::new(),
             },

@@ -378,7 +378,7 @@ pub(crate) fn convert_chunk(
                         context.storage,
                         job.target.part_path(chunk.index, chunk.of, next_sub - 1),
                         format,
-                        (options.to, options.compression),
+                        (options.to, options.compression, options.array_record),
                         options.durability(),
                         frame_len(format, worker.converted.len()),
                     )?)

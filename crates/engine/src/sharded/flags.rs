@@ -65,6 +65,7 @@ fn flags(settings: &Settings, words: FrontEnd) -> Vec<String> {
         number("max_part_bytes", settings.sizing.max_part_bytes),
         text("compression", &settings.compression),
         text("to", settings.to.name()),
+        text("array_record_options", &settings.array_record_options),
         on_by_default("verify", settings.verify_checksums),
         text(
             "on_corrupt",

@@ -193,8 +193,9 @@ def tf2of(
         cast_if_present=cast_if_present, offset_if_present=offset_if_present,
         keep_if_present=keep_if_present, drop_if_present=drop_if_present, sequence=sequence,
         raw_feature=raw_feature, empty=empty, images=images, jpeg_quality=jpeg_quality,
-        compression=None, to="tfrecord", lossy=False, on_corrupt=on_corrupt, overwrite=overwrite,
-        resume=resume, break_lock=break_lock, shard=shard, jobs=jobs, sync=sync, verify=verify,
+        compression=None, to="tfrecord", array_record_options=None, lossy=False,
+        on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, break_lock=break_lock,
+        shard=shard, jobs=jobs, sync=sync, verify=verify,
         side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
         in_flight=in_flight,
@@ -211,6 +212,7 @@ def of2tf(
     part_prefix: str = "part-",
     compression: Optional[str] = None,
     to: str = "tfrecord",
+    array_record_options: Optional[str] = None,
     lossy: bool = False,
     rename: Optional[Mapping[str, str]] = None,
     cast: Optional[Mapping[str, str]] = None,
@@ -245,7 +247,8 @@ def of2tf(
     ``compression="gzip"`` or ``"zlib"`` (TensorFlow's ``"GZIP"``, ``"ZLIB"`` and ``""`` too)
     compresses the files as TensorFlow does; ``to="array_record"`` writes ArrayRecord files
     instead (TFDS's ``file_format='array_record'``, read by Grain and ``array_record``: a record
-    a chunk, zstd); ``lossy=True`` rounds doubles to float (without
+    a chunk, zstd), grouped and compressed as ``array_record_options`` says in
+    ``array_record``'s own words (``"group_size:64,brotli:6"``); ``lossy=True`` rounds doubles to float (without
     it a double that float cannot hold exactly fails its dataset) and counts the values it
     changed in each dataset's ``manifest["rounded_values"]``; a finite double beyond float's
     range fails its dataset either way. The other keyword arguments are those of
@@ -259,7 +262,7 @@ def of2tf(
         keep_if_present=keep_if_present, drop_if_present=drop_if_present,
         sequence="refuse", raw_feature=None,
         empty="error", images="keep", jpeg_quality=100, compression=compression, to=to,
-        lossy=lossy,
+        array_record_options=array_record_options, lossy=lossy,
         on_corrupt=on_corrupt, overwrite=overwrite, resume=resume, break_lock=break_lock,
         shard=shard, jobs=jobs, sync=sync, verify=verify, side_files=side_files, dry_run=dry_run,
         retries=retries,
