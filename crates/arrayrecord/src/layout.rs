@@ -27,6 +27,15 @@ pub fn hash(data: &[u8]) -> u64 {
     HighwayHasher::new(Key(KEY)).hash64(data)
 }
 
+/// HighwayHash-64 of `parts` one after the other, as [`hash`] of them joined.
+fn hash_parts(parts: [&[u8]; 2]) -> u64 {
+    let mut hasher = HighwayHasher::new(Key(KEY));
+    for part in parts {
+        hasher.append(part);
+    }
+    hasher.finalize64()
+}
+
 /// Bytes from `pos` to the next block boundary (0 at a boundary).
 pub fn remaining_in_block(pos: u64) -> u64 {
     pos.wrapping_neg() % BLOCK_SIZE
@@ -148,15 +157,26 @@ impl ChunkHeader {
     }
 
     /// The header of a chunk holding `data`.
+    #[cfg(test)]
     pub fn new(
         data: &[u8],
         chunk_type: ChunkType,
         num_records: u64,
         decoded_data_size: u64,
     ) -> ChunkHeader {
+        ChunkHeader::of_parts([data, &[]], chunk_type, num_records, decoded_data_size)
+    }
+
+    /// The header of a chunk whose data is `parts` one after the other.
+    pub fn of_parts(
+        parts: [&[u8]; 2],
+        chunk_type: ChunkType,
+        num_records: u64,
+        decoded_data_size: u64,
+    ) -> ChunkHeader {
         ChunkHeader {
-            data_size: data.len() as u64,
-            data_hash: hash(data),
+            data_size: (parts[0].len() + parts[1].len()) as u64,
+            data_hash: hash_parts(parts),
             chunk_type,
             num_records,
             decoded_data_size,

@@ -225,16 +225,9 @@ impl<W: Write> Writer<W> {
 
     fn write_group(&mut self) -> io::Result<()> {
         if self.pos == 0 {
-            self.write_chunk(ChunkType::Signature, 0, 0)?;
+            self.write_chunk(ChunkType::Signature, 0, 0, false)?;
         }
-        let mut data = std::mem::take(&mut self.data);
-        self.encoder.encode_simple(
-            self.options.compression,
-            &self.sizes,
-            &self.values,
-            &mut data,
-        )?;
-        self.data = data;
+        let values = self.encode_group(self.options.compression)?;
         let entry = ChunkEntry {
             chunk_offset: self.pos,
             decoded_data_size: self.values.len() as u64,
@@ -244,6 +237,7 @@ impl<W: Write> Writer<W> {
             ChunkType::Simple,
             entry.num_records,
             entry.decoded_data_size,
+            values,
         )?;
         self.chunks.push(entry);
         self.sizes.clear();
@@ -257,7 +251,7 @@ impl<W: Write> Writer<W> {
             if self.in_group > 0 {
                 self.write_group()?;
             } else {
-                self.write_chunk(ChunkType::Signature, 0, 0)?;
+                self.write_chunk(ChunkType::Signature, 0, 0, false)?;
             }
         }
         let footer_offset = self.pos;
@@ -295,17 +289,33 @@ impl<W: Write> Writer<W> {
         self.in_group += 1;
     }
 
+    /// Encodes the grouped records as a simple chunk's data in `self.data`. Uncompressed,
+    /// the values are not copied there: `self.data` holds what comes before them, and the
+    /// answer is true (a group of large records would otherwise pass through memory once
+    /// more, and a chunk of megabytes does not stay in the processor's caches).
+    fn encode_group(&mut self, compression: Compression) -> io::Result<bool> {
+        let mut data = std::mem::take(&mut self.data);
+        let values: &[u8] = if compression == Compression::None {
+            &[]
+        } else {
+            &self.values
+        };
+        let result = self
+            .encoder
+            .encode_simple(compression, &self.sizes, values, &mut data);
+        self.data = data;
+        result.map(|()| compression == Compression::None)
+    }
+
     /// Writes the grouped records as one simple chunk that no footer entry lists.
     fn write_records_chunk(&mut self, compression: Compression) -> io::Result<()> {
-        let mut data = std::mem::take(&mut self.data);
-        self.encoder
-            .encode_simple(compression, &self.sizes, &self.values, &mut data)?;
-        self.data = data;
+        let values = self.encode_group(compression)?;
         let decoded_data_size = self.values.len() as u64;
         self.write_chunk(
             ChunkType::Simple,
             u64::from(self.in_group),
             decoded_data_size,
+            values,
         )?;
         self.sizes.clear();
         self.values.clear();
@@ -326,23 +336,26 @@ impl<W: Write> Writer<W> {
         self.data.clear();
         self.data
             .resize((length - CHUNK_HEADER_SIZE as u64) as usize, 0);
-        self.write_chunk(ChunkType::Padding, 0, 0)
+        self.write_chunk(ChunkType::Padding, 0, 0, false)
     }
 
-    /// Writes `self.data` as a chunk, with the block headers that fall inside it and the
-    /// padding its record count asks for.
+    /// Writes `self.data` as a chunk (followed by the grouped values when `with_values`),
+    /// with the block headers that fall inside it and the padding its record count asks for.
     fn write_chunk(
         &mut self,
         chunk_type: ChunkType,
         num_records: u64,
         decoded_data_size: u64,
+        with_values: bool,
     ) -> io::Result<()> {
         let data = if chunk_type == ChunkType::Signature {
             &[][..]
         } else {
             &self.data[..]
         };
-        let header = ChunkHeader::new(data, chunk_type, num_records, decoded_data_size);
+        let values = if with_values { &self.values[..] } else { &[] };
+        let header =
+            ChunkHeader::of_parts([data, values], chunk_type, num_records, decoded_data_size);
         let begin = self.pos;
         let end = chunk_end(begin, &header);
         let mut physical = Physical {
@@ -353,6 +366,7 @@ impl<W: Write> Writer<W> {
         };
         physical.write(&header.encode())?;
         physical.write(data)?;
+        physical.write(values)?;
         let zeros = [0; 4096];
         while *physical.pos < end {
             let step = (end - *physical.pos).min(zeros.len() as u64) as usize;
