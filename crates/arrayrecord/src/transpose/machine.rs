@@ -31,7 +31,11 @@ fn peek_varint32(
         return Err(format!("buffer {index} is cut short"));
     }
     let before = bytes.len();
-    let value = varint32(&mut bytes, &format!("a length in buffer {index}"))?;
+    // The length's first byte alone, most of the time: no call, no error text made.
+    if bytes[0] < 0x80 {
+        return Ok((u32::from(bytes[0]), 1));
+    }
+    let value = varint32(&mut bytes, "a length").map_err(|err| format!("buffer {index}: {err}"))?;
     Ok((value, before - bytes.len()))
 }
 
