@@ -8,7 +8,8 @@ Writes two corpora into --dir once (kept for later runs): `large` (2,000 records
 random bytes, which zstd cannot shrink: the ImageNet shape) and `small` (400,000 Examples of
 about 100 bytes), each as one TFRecord file and one ArrayRecord file of the same serialized
 Examples (ofconvert's writers; ArrayRecord with array_record's defaults, a record a chunk,
-zstd). Then, each in a process of its own pinned to one core with --cpu, after one untimed run
+zstd); and `transposed`, the small corpus's records as `array_record` writes them with
+`group_size:1000,transpose:true` (read rows only, against the small TFRecord file). Then, each in a process of its own pinned to one core with --cpu, after one untimed run
 (the page cache warm), --runs times:
 
 - `ofconvert.read(file, raw=True)` over the ArrayRecord file, and over the TFRecord file;
@@ -22,7 +23,9 @@ zstd). Then, each in a process of its own pinned to one core with --cpu, after o
   dataset (the modules are imported before the clock starts, everywhere);
 - writing: `ofconvert.ArrayRecordWriter` and `TFRecordWriter` of the records, `array_record`'s
   own `ArrayRecordWriter` (`group_size:1`, its default zstd), and a copy of the ArrayRecord
-  file (the bytes written, as `cp` writes them).
+  file (the bytes written, as `cp` writes them); then both ArrayRecord writers with
+  `group_size:64` and with `group_size:64,uncompressed`, each beside a copy of the file it
+  wrote.
 
 `--only read|random|write` runs one group of rows.
 
@@ -53,6 +56,17 @@ with ofconvert.TFRecordWriter(out + ".tfrecord") as tf, ofconvert.ArrayRecordWri
         tf.write(record)
         ar.write(record)
 """ % (LARGE + SMALL)
+
+# The small corpus's records, written by array_record itself in transposed chunks of 1,000.
+MAKE_TRANSPOSED = r"""
+import sys
+from array_record.python.array_record_module import ArrayRecordReader, ArrayRecordWriter
+source, out = sys.argv[1], sys.argv[2]
+writer = ArrayRecordWriter(out, "group_size:1000,transpose:true")
+for record in ArrayRecordReader(source).read_all():
+    writer.write(record)
+writer.close()
+"""
 
 OURS = r"""
 import sys, time
@@ -175,11 +189,20 @@ def main():
     os.makedirs(args.dir, exist_ok=True)
     print("| corpus | reader | records/s | MB/s | ratio |")
     print("|---|---|---:|---:|---|")
-    for corpus in ("large", "small"):
+    for corpus in ("large", "small", "transposed"):
+        if corpus == "transposed" and not wanted("read"):
+            continue
         base = os.path.join(args.dir, corpus)
-        if not os.path.exists(base + ".array_record"):
-            subprocess.run([sys.executable, "-c", MAKE, corpus, base], check=True)
-        array, tf = base + ".array_record", base + ".tfrecord"
+        if corpus == "transposed":
+            small = os.path.join(args.dir, "small")
+            if not os.path.exists(base + ".array_record"):
+                subprocess.run([google, "-c", MAKE_TRANSPOSED, small + ".array_record",
+                                base + ".array_record"], check=True)
+            array, tf = base + ".array_record", small + ".tfrecord"
+        else:
+            if not os.path.exists(base + ".array_record"):
+                subprocess.run([sys.executable, "-c", MAKE, corpus, base], check=True)
+            array, tf = base + ".array_record", base + ".tfrecord"
         size = os.path.getsize(array) / 1e6
         rows = {}
 
@@ -204,6 +227,8 @@ def main():
                 theirs = row(name, google, script, [array])
                 if ours and theirs:
                     print(f"| {corpus} | ofconvert vs {name} | | | {theirs / ours:.2f}x faster |")
+        if corpus == "transposed":
+            continue
         if wanted("random"):
             ours = row("RecordDataset.batch at random, ArrayRecord", sys.executable, RANDOM, [array, "ofconvert"])
             theirs_tf = row("RecordDataset.batch at random, TFRecord", sys.executable, RANDOM, [tf, "ofconvert"])
