@@ -263,6 +263,10 @@ impl Records {
     }
 }
 
+/// A file as a pickled dataset hands it to its copy: its path, its format, and the size and
+/// version (ETag) it was opened at when it is an object in a store.
+type Handed = (PathBuf, String, Option<(u64, String)>);
+
 fn format_name(format: Format) -> &'static str {
     match format {
         Format::Tf => "tfrecord",
@@ -283,7 +287,7 @@ impl Records {
         verify: bool,
         cache_dir: Option<PathBuf>,
         decompress: bool,
-        files: Option<Vec<(PathBuf, String)>>,
+        files: Option<Vec<Handed>>,
         cache_limit: Option<String>,
     ) -> PyResult<Records> {
         network.set(py)?;
@@ -297,9 +301,9 @@ impl Records {
         let found = match files {
             Some(files) => files
                 .into_iter()
-                .map(|(path, format)| {
+                .map(|(path, format, listed)| {
                     let of = format == "ofrecord";
-                    (path, if of { Format::Of } else { Format::Tf }, None)
+                    (path, if of { Format::Of } else { Format::Tf }, listed)
                 })
                 .collect(),
             None => crate::inspect::listed(py, &paths)?,
@@ -357,8 +361,10 @@ impl Records {
     }
 
     /// Each file: its path, format, records, where its index is kept, where its bytes are
-    /// read (itself, or its decompressed copy) and the compression it had (`ArrayRecord` for
-    /// an ArrayRecord file, read through its footer).
+    /// read (itself, or its decompressed copy), the compression it had (`ArrayRecord` for
+    /// an ArrayRecord file, read through its footer), whether its index was made now, and
+    /// the size and version it was opened at (an object in a store): what a copy in a
+    /// loader's worker opens it at, without asking the store again.
     #[allow(clippy::type_complexity)]
     fn files(
         &self,
@@ -370,6 +376,7 @@ impl Records {
         String,
         Option<&'static str>,
         bool,
+        Option<(u64, String)>,
     )> {
         self.files
             .files
@@ -387,6 +394,7 @@ impl Records {
                         .map(|compression| compression.tf_name())
                         .or(file.array_record.then_some("ArrayRecord")),
                     file.made,
+                    file.version.clone().map(|version| (file.size, version)),
                 )
             })
             .collect()

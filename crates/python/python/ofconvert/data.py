@@ -108,7 +108,9 @@ class RecordDataset:
         self._files = self._native.files()
         self._warn_decompressed()
 
-    def _open(self, files: Optional[List[Tuple[str, str]]]) -> "_native.Records":
+    def _open(
+        self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]]]]]
+    ) -> "_native.Records":
         config = self._config
         return _native.Records(
             config["paths"], config["network"], features=config["features"], verify=config["verify"],
@@ -130,7 +132,9 @@ class RecordDataset:
             )
 
     def __getstate__(self) -> Dict[str, Any]:
-        return {"config": self._config, "files": [(f[0], f[1]) for f in self._files]}
+        # Each file with the size and version (ETag) it was opened at, where it is an object
+        # in a store: a loader's worker opens the same version without asking the store.
+        return {"config": self._config, "files": [(f[0], f[1], f[7]) for f in self._files]}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self._config = state["config"]
