@@ -69,17 +69,12 @@ pub(crate) fn decode(
     // The records were written back to front: turned around, the first record comes first,
     // and the limits counted from the end give where each record ends.
     values.reverse();
-    let size = values.len();
-    ends.reserve(scratch.limits.len());
-    ends.extend(
-        scratch
-            .limits
-            .iter()
-            .rev()
-            .skip(1)
-            .map(|limit| size - limit),
-    );
-    ends.push(size);
+    if let Some((_, earlier)) = scratch.limits.split_last() {
+        let size = values.len();
+        ends.reserve(scratch.limits.len());
+        ends.extend(earlier.iter().rev().map(|limit| size - limit));
+        ends.push(size);
+    }
     Ok(())
 }
 
@@ -135,6 +130,16 @@ mod tests {
         assert!(decoded(&data, 1, 3)
             .unwrap_err()
             .contains("more than the 3 bytes"));
+    }
+
+    #[test]
+    fn a_chunk_of_no_records_decodes_to_none() {
+        // No bucket, no buffer; one node that does nothing, and no transition.
+        let header = [0, 0, 1, 0, 0, 0];
+        let mut data = vec![0, header.len() as u8];
+        data.extend_from_slice(&header);
+        assert_eq!(decoded(&data, 0, 0).unwrap(), Vec::<Vec<u8>>::new());
+        assert!(decoded(&data, 1, 0).unwrap_err().contains("0 records"));
     }
 
     #[test]
