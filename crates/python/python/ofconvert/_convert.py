@@ -248,11 +248,11 @@ def of2tf(
     compresses the files as TensorFlow does; ``to="array_record"`` writes ArrayRecord files
     instead (TFDS's ``file_format='array_record'``, read by Grain and ``array_record``: a record
     a chunk, zstd), grouped and compressed as ``array_record_options`` says in
-    ``array_record``'s own words (``"group_size:64,brotli:6"``); ``lossy=True`` rounds doubles to float (without
-    it a double that float cannot hold exactly fails its dataset) and counts the values it
-    changed in each dataset's ``manifest["rounded_values"]``; a finite double beyond float's
-    range fails its dataset either way. The other keyword arguments are those of
-    :func:`tf2of`.
+    ``array_record``'s own words (``"group_size:64,brotli:6"``); ``lossy=True`` rounds doubles
+    to float (without it a double that float cannot hold exactly fails its dataset) and counts
+    the values it changed in each dataset's ``manifest["rounded_values"]``; a finite double
+    beyond float's range fails its dataset either way. The other keyword arguments are those
+    of :func:`tf2of`.
     """
     return _run("of2tf", src, dst, dict(
         parts=parts, records_per_part=records_per_part, max_part_bytes=max_part_bytes,
