@@ -70,12 +70,15 @@ pub(crate) fn decode_chunk(
             first_index,
         ));
     }
-    let decoded = if header.chunk_type == ChunkType::Transposed {
-        records.decode_transposed(data, header.num_records, header.decoded_data_size)
-    } else {
-        records.decode_simple(data, header.num_records, header.decoded_data_size)
-    };
-    decoded.map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
+    let transposed = header.chunk_type == ChunkType::Transposed;
+    records
+        .decode(
+            transposed,
+            data,
+            header.num_records,
+            header.decoded_data_size,
+        )
+        .map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
 }
 
 /// Reads ArrayRecord records in order from any [`Read`].

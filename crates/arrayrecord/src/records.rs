@@ -52,15 +52,29 @@ impl Records {
         &self.values[start..self.ends[i]]
     }
 
-    /// Decodes a simple chunk's data, which its header says holds `num_records` records of
-    /// `decoded_data_size` bytes in all. On failure no records are left.
-    pub fn decode_simple(
+    /// Decodes a chunk's data, simple or `transposed`, which its header says holds
+    /// `num_records` records of `decoded_data_size` bytes in all. On failure no records are
+    /// left.
+    pub fn decode(
         &mut self,
+        transposed: bool,
         data: &[u8],
         num_records: u64,
         decoded_data_size: u64,
     ) -> Result<(), String> {
-        let result = self.decode_simple_parts(data, num_records, decoded_data_size);
+        let result = if transposed {
+            transpose::decode(
+                data,
+                num_records,
+                decoded_data_size,
+                &mut self.transposed,
+                &mut self.zstd,
+                &mut self.values,
+                &mut self.ends,
+            )
+        } else {
+            self.decode_simple(data, num_records, decoded_data_size)
+        };
         if result.is_err() {
             self.ends.clear();
             self.values.clear();
@@ -68,31 +82,7 @@ impl Records {
         result
     }
 
-    /// Decodes a transposed chunk's data, which its header says holds `num_records` records
-    /// of `decoded_data_size` bytes in all. On failure no records are left.
-    pub fn decode_transposed(
-        &mut self,
-        data: &[u8],
-        num_records: u64,
-        decoded_data_size: u64,
-    ) -> Result<(), String> {
-        let result = transpose::decode(
-            data,
-            num_records,
-            decoded_data_size,
-            &mut self.transposed,
-            &mut self.zstd,
-            &mut self.values,
-            &mut self.ends,
-        );
-        if result.is_err() {
-            self.ends.clear();
-            self.values.clear();
-        }
-        result
-    }
-
-    fn decode_simple_parts(
+    fn decode_simple(
         &mut self,
         mut data: &[u8],
         num_records: u64,
@@ -186,7 +176,7 @@ mod tests {
             encode_simple(compression, &sizes, &values, &mut data).unwrap();
             let mut decoded = Records::default();
             decoded
-                .decode_simple(&data, 3, values.len() as u64)
+                .decode(false, &data, 3, values.len() as u64)
                 .unwrap();
             let got: Vec<&[u8]> = (0..decoded.len()).map(|i| decoded.get(i)).collect();
             assert_eq!(got, records.iter().map(Vec::as_slice).collect::<Vec<_>>());
