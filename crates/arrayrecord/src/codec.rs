@@ -59,13 +59,23 @@ impl Compression {
     }
 }
 
-/// Appends `value` as a varint.
-pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+/// `value` as a varint: its bytes, of which the first `len` are it.
+pub fn varint_bytes(mut value: u64) -> ([u8; 10], usize) {
+    let mut bytes = [0; 10];
+    let mut len = 0;
     while value >= 0x80 {
-        out.push(value as u8 | 0x80);
+        bytes[len] = value as u8 | 0x80;
         value >>= 7;
+        len += 1;
     }
-    out.push(value as u8);
+    bytes[len] = value as u8;
+    (bytes, len + 1)
+}
+
+/// Appends `value` as a varint.
+pub fn put_varint(out: &mut Vec<u8>, value: u64) {
+    let (bytes, len) = varint_bytes(value);
+    out.extend_from_slice(&bytes[..len]);
 }
 
 /// Reads a varint from the front of `bytes`, advancing it; `None` if it is cut short or

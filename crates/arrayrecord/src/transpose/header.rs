@@ -1,11 +1,11 @@
 //! A transposed chunk's header: its buckets and the buffers in them, and its state machine.
 
-use crate::codec::{decompress, ZstdContexts};
+use crate::codec::{decompress, varint_bytes, ZstdContexts};
 
 use super::nodes::{
-    encode_varint32, valid_tag, varint32, varint64, Action, Buffer, Node, Scratch,
-    LENGTH_DELIMITED, MAX_TRANSITION, MAX_VARINT32, NON_PROTO, NO_OP, START_OF_MESSAGE,
-    START_OF_SUBMESSAGE, SUBMESSAGE_END_WIRE_TYPE, VARINT_INLINE_0, VARINT_INLINE_MAX,
+    valid_tag, varint32, varint64, Action, Buffer, Node, Scratch, LENGTH_DELIMITED, MAX_TRANSITION,
+    MAX_VARINT32, NON_PROTO, NO_OP, START_OF_MESSAGE, START_OF_SUBMESSAGE,
+    SUBMESSAGE_END_WIRE_TYPE, VARINT_INLINE_0, VARINT_INLINE_MAX,
 };
 
 /// Reads the header: the buckets (taken from the front of `rest` and decompressed), the
@@ -136,7 +136,7 @@ pub(super) fn parse(
                 if !valid_tag(tag) {
                     return Err(format!("invalid tag {tag} in a node"));
                 }
-                let (bytes, tag_len) = encode_varint32(tag);
+                let (bytes, tag_len) = varint_bytes(u64::from(tag));
                 node.bytes[..tag_len].copy_from_slice(&bytes[..tag_len]);
                 node.tag_len = tag_len as u8;
                 node.written = tag_len as u8;

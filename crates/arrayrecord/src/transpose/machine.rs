@@ -1,7 +1,8 @@
 //! Running a transposed chunk's state machine: each node's field written, back to front, from
 //! the buffers, and where each record ends.
 
-use super::nodes::{encode_varint32, varint32, Action, Buffer, Scratch};
+use super::nodes::{varint32, Action, Buffer, Scratch};
+use crate::codec::varint_bytes;
 
 /// Reads `len` bytes from buffer `index`.
 fn take<'a>(
@@ -125,7 +126,7 @@ pub(super) fn run(
                 let (end, end_node) = open.pop().ok_or("a submessage starts that never ended")?;
                 let len =
                     u32::try_from(out.len() - end).map_err(|_| "a submessage is too large")?;
-                let (len_bytes, len_len) = encode_varint32(len);
+                let (len_bytes, len_len) = varint_bytes(u64::from(len));
                 out.put(&len_bytes[..len_len])?;
                 let tag = &nodes[end_node];
                 out.put(&tag.bytes[..tag.tag_len as usize])?;

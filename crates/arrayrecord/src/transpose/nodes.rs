@@ -120,20 +120,6 @@ pub(super) fn varint64(bytes: &mut &[u8], what: &str) -> Result<u64, String> {
     take_varint(bytes).ok_or_else(|| format!("{what} is not a varint"))
 }
 
-/// The length of `value` as a varint, and its bytes.
-pub(super) fn encode_varint32(value: u32) -> ([u8; MAX_VARINT32], usize) {
-    let mut out = [0; MAX_VARINT32];
-    let mut value = value;
-    let mut len = 0;
-    while value >= 0x80 {
-        out[len] = value as u8 | 0x80;
-        value >>= 7;
-        len += 1;
-    }
-    out[len] = value as u8;
-    (out, len + 1)
-}
-
 pub(super) fn valid_tag(tag: u32) -> bool {
     tag >= 8 && tag & 7 <= 5
 }
