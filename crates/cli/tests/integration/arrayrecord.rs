@@ -4,7 +4,7 @@
 //! writer's files (testdata/arrayrecord) counted as it wrote them.
 
 use std::fs::{self, File};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -32,6 +32,17 @@ fn convert(command: &str, input: &Path, output: &Path, extra: &[&str]) {
         .args(["-q", "--no-sync"])
         .args(extra)
         .ok();
+}
+
+/// 300 Examples in `WORK/tf/train.tfrecord`, converted by tf2of into `WORK/of`: the records,
+/// and those two directories.
+fn tf_and_of(work: &Path) -> (Vec<Vec<u8>>, PathBuf, PathBuf) {
+    let records = examples(0, 300, 500);
+    let (tf, of) = (work.join("tf"), work.join("of"));
+    fs::create_dir_all(&tf).unwrap();
+    write_tfrecord(&tf.join("train.tfrecord"), &records);
+    convert("tf2of", &tf, &of, &[]);
+    (records, tf, of)
 }
 
 fn count_json(path: &Path) -> Value {
@@ -415,16 +426,8 @@ fn googles_own_files_count_as_it_wrote_them() {
 #[test]
 fn of2tf_to_array_record_writes_the_records_tf2of_read() {
     let work = tempdir();
-    let records = examples(0, 300, 500);
-    let tf = work.path().join("tf");
-    fs::create_dir_all(&tf).unwrap();
-    write_tfrecord(&tf.join("train.tfrecord"), &records);
-    let (of, array, again) = (
-        work.path().join("of"),
-        work.path().join("array"),
-        work.path().join("again"),
-    );
-    convert("tf2of", &tf, &of, &[]);
+    let (records, tf, of) = tf_and_of(work.path());
+    let (array, again) = (work.path().join("array"), work.path().join("again"));
     convert("of2tf", &of, &array, &["--to", "array_record"]);
     let written: Vec<_> = tree(&array)
         .into_iter()
@@ -485,12 +488,7 @@ fn of2tf_to_array_record_writes_the_records_tf2of_read() {
 #[test]
 fn of2tf_groups_and_compresses_array_records_as_the_options_say() {
     let work = tempdir();
-    let records = examples(0, 300, 500);
-    let tf = work.path().join("tf");
-    fs::create_dir_all(&tf).unwrap();
-    write_tfrecord(&tf.join("train.tfrecord"), &records);
-    let of = work.path().join("of");
-    convert("tf2of", &tf, &of, &[]);
+    let (records, _, of) = tf_and_of(work.path());
     let written = |out: &Path| {
         let name = tree(out)
             .into_iter()
