@@ -659,6 +659,30 @@ def test_a_shuffled_epoch_from_a_bucket_fetches_its_first_batch_before_reading_f
     assert firsts == sorted(firsts, reverse=True), firsts
 
 
+def test_a_block_shuffle_resumed_inside_a_window_fetches_its_first_batch_before_the_window(counted):
+    proxy, url, _, cache = counted
+    # Windows of 2,000 records, chunks of 125 (about 23 KB): a resume at record 1,000 is
+    # halfway through the first window, whose every chunk the next batch draws from.
+    options = dict(shuffle="block", block_size=2000, seed=4, batch_size=64, drop_last=False)
+    local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), **options)
+    state = local.state_dict(position=1000)
+    local.load_state_dict(state)
+    want = ids(local)
+    stream = RecordStream(url, cache_dir=cache, **options)
+    stream.load_state_dict(state)
+    proxy.reset()
+    batches = iter(stream)
+    first = ids([next(batches)])
+    assert first == want[:64]
+    # The rest of the epoch, each record once, in the epoch's order.
+    assert first + ids(batches) == want
+    spans = [int(end) - int(start) + 1 for start, end in (header.split("=")[1].split("-") for method, _, header in proxy.seen if method == "GET" and header)]
+    # A request a record (or a few neighbours merged) for the first batch, then the window's
+    # chunks, and never a record's request once the chunks are asked for.
+    chunks = [span > 10_000 for span in spans]
+    assert chunks == sorted(chunks) and chunks.count(False) >= 32 and chunks.count(True) >= 16, spans
+
+
 @pytest.mark.parametrize("shuffle", [False, "block"])
 def test_an_epoch_from_a_bucket_in_order_or_block_shuffled_fetches_each_byte_once(counted, shuffle):
     proxy, url, size, cache = counted

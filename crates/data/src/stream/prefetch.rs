@@ -79,7 +79,8 @@ impl Prefetch {
     /// Fetches the worker's units from unit `first` of the rank on by whole spans: chunks of
     /// `chunk` records (of the dataset), fetched ahead of the unit cut from them (within a
     /// group's worth of chunks, `chunks_ahead`) and held while the group that needs them
-    /// (the window of a block shuffle, or 8 chunks in the records' own order) is read.
+    /// (the window of a block shuffle, or 8 chunks in the records' own order) is read. A
+    /// stream resumed inside a window fetches its first unit record by record first.
     pub fn spans(files: Arc<Files>, share: Share, first: u64, chunk: u64) -> Prefetch {
         let (sender, receiver) = sync_channel(UNITS_AHEAD);
         std::thread::Builder::new()
@@ -92,6 +93,24 @@ impl Prefetch {
                 let mut steps = VecDeque::new();
                 let mut held: HashMap<u64, Span> = HashMap::new();
                 let mut indices = Vec::new();
+                if resumes_inside_window(&share) {
+                    // The first unit reads from nearly every chunk of a window whose records
+                    // before it were read before the stop: it is fetched record by record,
+                    // alone, as a global shuffle's, and the window's chunks after it. Its
+                    // batch comes at once instead of after the whole window (a unit's bytes
+                    // fetched twice, once a resumed stream).
+                    let Some(mut step) = plan.next() else { return };
+                    share.unit_records(step.unit, &mut indices);
+                    let mut scratch = Scratch::default();
+                    let fetched = files.fetch(&indices, &mut scratch).map(|()| scratch);
+                    let failed = fetched.is_err();
+                    if sender.send(fetched).is_err() || failed {
+                        return;
+                    }
+                    step.wanted.iter().for_each(|&number| ahead.plan(number));
+                    step.sent = true;
+                    steps.push_back(step);
+                }
                 loop {
                     while ahead.pending() < budget && steps.len() < STEPS_AHEAD {
                         let Some(step) = plan.next() else { break };
@@ -108,6 +127,9 @@ impl Prefetch {
                         held.insert(number, ahead.take(number)?);
                         Ok(())
                     });
+                    if step.sent && taken.is_ok() {
+                        continue;
+                    }
                     let result = taken.map(|()| {
                         share.unit_records(step.unit, &mut indices);
                         let mut scratch = Scratch::default();
@@ -215,12 +237,24 @@ pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
     (group + chunks_ahead(files, order, chunk)).min(chunks) * largest
 }
 
+/// Whether `share` starts inside a window of a block shuffle (a stream resumed there), whose
+/// first unit needs nearly every chunk of the window.
+fn resumes_inside_window(share: &Share) -> bool {
+    let (order, start) = (&share.order, share.start);
+    order.spreads_groups()
+        && start > 0
+        && start < order.len()
+        && order.group_end(start - 1, 1) > start
+}
+
 /// A unit of a worker's, planned: the chunks it is the first to need, and, when it starts a
-/// group, the chunks of the group (what is held before it and is not among them is done with).
+/// group, the chunks of the group (what is held before it and is not among them is done with);
+/// `sent` once its records went to the reader fetched by themselves.
 struct Step {
     unit: u64,
     group: Option<Vec<u64>>,
     wanted: Vec<u64>,
+    sent: bool,
 }
 
 /// The worker's units in turn, each with the chunks it needs that the ones before it did not
@@ -289,6 +323,7 @@ impl Plan {
             unit,
             group,
             wanted,
+            sent: false,
         })
     }
 }
@@ -321,10 +356,10 @@ mod tests {
         assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
     }
 
-    fn share(order: Order, worker: u64, workers: u64) -> Share {
+    fn share(order: Order, start: u64, worker: u64, workers: u64) -> Share {
         Share {
             order,
-            start: 0,
+            start,
             rank: 0,
             world: 1,
             worker,
@@ -334,18 +369,19 @@ mod tests {
         }
     }
 
-    /// Reads every unit of every worker of `order` through the prefetch `start` makes,
-    /// checking each unit's records are its own, in its order, and that nothing follows the
-    /// last; the records read, all workers together.
+    /// Reads every unit of every worker of `order` from position `from` on through the
+    /// prefetch `start` makes, checking each unit's records are its own, in its order, and
+    /// that nothing follows the last; the records read, all workers together.
     fn every_unit(
         files: &Files,
         order: Order,
+        from: u64,
         workers: u64,
         start: impl Fn(Share, u64) -> Prefetch,
     ) -> Vec<u64> {
         let mut seen = Vec::new();
         for worker in 0..workers {
-            let share = share(order, worker, workers);
+            let share = share(order, from, worker, workers);
             let mut prefetch = start(share, worker);
             let mut indices = Vec::new();
             for unit in share.worker_units() {
@@ -375,7 +411,7 @@ mod tests {
         // Chunks of 2 records, groups of 16: the first unit (records 0..3) needs chunks 0
         // and 1, not the whole group.
         let order = Order::new(40, Shuffle::None, 0, 0);
-        let mut plan = Plan::new(share(order, 0, 1), 0, 2);
+        let mut plan = Plan::new(share(order, 0, 0, 1), 0, 2);
         let first = plan.next().unwrap();
         assert_eq!(first.wanted, vec![0, 1]);
         assert_eq!(
@@ -400,13 +436,43 @@ mod tests {
         for kind in [Shuffle::None, block] {
             for epoch in 0..2 {
                 let order = Order::new(40, kind, 7, epoch);
-                let mut seen = every_unit(&files, order, 2, |share, worker| {
+                let mut seen = every_unit(&files, order, 0, 2, |share, worker| {
                     Prefetch::spans(Arc::clone(&files), share, worker, 2)
                 });
                 seen.sort_unstable();
                 assert_eq!(seen, (0..40).collect::<Vec<_>>());
             }
         }
+    }
+
+    #[test]
+    fn a_block_shuffle_resumed_inside_a_window_or_at_its_edge_reads_the_rest_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = numbered(dir.path(), 40);
+        // Windows of 8 records: 5 and 13 are inside one, 8 at an edge, 39 in the last.
+        let block = Shuffle::Block {
+            chunk: 2,
+            window: 4,
+        };
+        let order = Order::new(40, block, 7, 1);
+        for from in [5, 8, 13, 39] {
+            assert_eq!(
+                resumes_inside_window(&share(order, from, 0, 1)),
+                from % 8 != 0
+            );
+            for workers in [1, 2] {
+                let mut seen = every_unit(&files, order, from, workers, |share, worker| {
+                    Prefetch::spans(Arc::clone(&files), share, worker, 2)
+                });
+                seen.sort_unstable();
+                let mut rest: Vec<u64> = (from..40).map(|at| order.record(at)).collect();
+                rest.sort_unstable();
+                assert_eq!(seen, rest, "from {from}, {workers} workers");
+            }
+        }
+        assert!(!resumes_inside_window(&share(order, 0, 0, 1)));
+        let in_order = Order::new(40, Shuffle::None, 7, 1);
+        assert!(!resumes_inside_window(&share(in_order, 5, 0, 1)));
     }
 
     #[test]
@@ -418,7 +484,7 @@ mod tests {
             for len in [0, 3, 7, 40] {
                 let order = Order::new(len, Shuffle::Global, 3, 0);
                 for workers in [1, 2] {
-                    let mut seen = every_unit(&files, order, workers, |share, worker| {
+                    let mut seen = every_unit(&files, order, 0, workers, |share, worker| {
                         Prefetch::start(Arc::clone(&files), share, worker)
                     });
                     seen.sort_unstable();
