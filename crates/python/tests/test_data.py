@@ -8,6 +8,7 @@ import os
 import pickle
 import shutil
 import stat
+import time
 import warnings
 
 import numpy as np
@@ -484,6 +485,8 @@ class _Counting:
         self.faults = 0
         self.fail_every = fail_every
         self.seen = []  # every request: its method, target and Range header
+        self.hold = 0.0  # seconds each GET is held back before it is forwarded
+        self.in_flight = self.most_in_flight = 0  # GETs being answered: now, at most
         self.lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -546,7 +549,19 @@ class _Counting:
                     self.wfile.write(data)
                 connection.close()
 
-            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
+            def held_get(self):
+                with counter.lock:
+                    counter.in_flight += 1
+                    counter.most_in_flight = max(counter.most_in_flight, counter.in_flight)
+                try:
+                    time.sleep(counter.hold)
+                    self.forward()
+                finally:
+                    with counter.lock:
+                        counter.in_flight -= 1
+
+            do_GET = held_get
+            do_HEAD = do_PUT = do_POST = do_DELETE = forward
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -554,7 +569,7 @@ class _Counting:
 
     def reset(self):
         with self.lock:
-            self.bytes = self.requests = 0
+            self.bytes = self.requests = self.most_in_flight = 0
             self.seen = []
 
 
@@ -631,6 +646,22 @@ def test_a_dataset_from_a_bucket_unpickled_in_a_worker_asks_no_object_for_its_si
     assert len(copy) == len(ds) == 8000
     assert [copy.raw(i) for i in (0, 2500, 7999)] == [ds.raw(i) for i in (0, 2500, 7999)]
     assert [f["path"] for f in copy.files] == [f["path"] for f in ds.files]
+
+
+def test_a_batch_far_apart_in_a_bucket_is_sent_64_requests_at_a_time(counted):
+    proxy, url, _, cache = counted
+    ds = RecordDataset(url, cache_dir=cache)
+    local = RecordDataset(sorted(cache.parent.glob("part-*.tfrecord")))
+    import random
+
+    # 256 records of 8,000: far apart, a request each. Each answer held back a tenth of a
+    # second, so that the requests sent side by side are seen in flight together.
+    indices = random.Random(2).sample(range(len(ds)), 256)
+    proxy.reset()
+    proxy.hold = 0.1
+    got = ds.__getitems__(indices)
+    assert [r["id"] for r in got] == [local[i]["id"] for i in indices]
+    assert 32 < proxy.most_in_flight <= 64, proxy.most_in_flight
 
 
 def test_a_shuffled_epoch_from_a_bucket_fetches_its_first_batch_before_reading_further_ahead(counted):

@@ -173,6 +173,28 @@ pub trait Storage: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// Reads each of `requests` (a path and a byte range of it) whole into the buffer of
+    /// `out` at the same place, cleared first; the results in the requests' order. An object
+    /// store sends them side by side from the calling thread, at most `at_once` in flight,
+    /// which a batch of records far apart in many files wants; the default reads them one
+    /// after another.
+    fn read_each(
+        &self,
+        requests: &[(&Path, Range<u64>)],
+        at_once: usize,
+        out: &mut [Vec<u8>],
+    ) -> Vec<io::Result<()>> {
+        let _ = at_once;
+        requests
+            .iter()
+            .zip(out)
+            .map(|((path, range), buffer)| {
+                buffer.clear();
+                self.read_ranges(path, std::slice::from_ref(range), buffer)
+            })
+            .collect()
+    }
+
     /// The size of the file at `path`, `Ok(None)` when there is no such file.
     fn size(&self, path: &Path) -> io::Result<Option<u64>>;
 

@@ -17,7 +17,7 @@ use crate::stream::held::Held;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Error;
 use ofconvert_engine::RecordAt;
-use ofconvert_storage::object::{is_url, storage_for};
+use ofconvert_storage::object::{is_url, read_each_anywhere, storage_for};
 use ofconvert_storage::Storage;
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
@@ -34,8 +34,8 @@ const MAPS_KEPT: usize = 32;
 /// Pieces of the cache of spans a reader keeps mapped between batches at most (about 4 MB
 /// each): a batch of a global shuffle reads a record here and there in many of them.
 const PIECES_MAPPED: usize = 64;
-/// Ranges of one batch fetched from a store side by side.
-const RANGES_IN_FLIGHT: usize = 32;
+/// Ranges of one batch fetched from a store side by side (a connection each).
+const RANGES_IN_FLIGHT: usize = 64;
 /// Locks that keep threads from fetching the same piece into the cache at once.
 const FETCH_LOCKS: usize = 64;
 /// The largest gap between two records of a batch in one object read in one request.
@@ -402,35 +402,15 @@ impl Files {
         while scratch.buffers.len() < merged.len() {
             scratch.buffers.push(Vec::new());
         }
+        let requests: Vec<(&Path, Range<u64>)> = merged
+            .iter()
+            .map(|(file, range, _)| (self.files[*file].data.as_path(), range.clone()))
+            .collect();
         let buffers = &mut scratch.buffers[..merged.len()];
-        let mut results = Vec::with_capacity(merged.len());
-        std::thread::scope(|scope| {
-            for (requests, buffers) in merged
-                .chunks(RANGES_IN_FLIGHT)
-                .zip(buffers.chunks_mut(RANGES_IN_FLIGHT))
-            {
-                let handles: Vec<_> = requests
-                    .iter()
-                    .zip(buffers.iter_mut())
-                    .map(|((file, range, _), buffer)| {
-                        let data = &self.files[*file].data;
-                        let fetched = scope
-                            .spawn(move || fetch_remote(data, std::slice::from_ref(range), buffer));
-                        (data, fetched)
-                    })
-                    .collect();
-                for (data, fetched) in handles {
-                    results.push(fetched.join().unwrap_or_else(|_| {
-                        Err(Error::io(
-                            data,
-                            std::io::Error::other("reading it panicked"),
-                        ))
-                    }));
-                }
-            }
-        });
-        for result in results {
-            result?;
+        // Sent side by side from this thread, as the store's own requests: not a thread each.
+        let read = read_each_anywhere(&requests, RANGES_IN_FLIGHT, buffers);
+        for ((path, _), result) in requests.iter().zip(read) {
+            result.map_err(|err| Error::io(path, err))?;
         }
         for ((_, span, number), slot) in by_place.iter().zip(slot_of) {
             scratch.runs[*number].buffer = slot;

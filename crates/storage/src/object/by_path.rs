@@ -3,7 +3,8 @@
 
 use std::io;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::storage_for;
 use crate::holder::LockHolder;
@@ -32,6 +33,15 @@ impl Storage for ByPath {
     fn read_ranges(&self, path: &Path, ranges: &[Range<u64>], out: &mut Vec<u8>) -> io::Result<()> {
         let (storage, path) = storage_for(path)?;
         storage.read_ranges(&path, ranges, out)
+    }
+
+    fn read_each(
+        &self,
+        requests: &[(&Path, Range<u64>)],
+        at_once: usize,
+        out: &mut [Vec<u8>],
+    ) -> Vec<io::Result<()>> {
+        read_each_anywhere(requests, at_once, out)
     }
 
     fn size(&self, path: &Path) -> io::Result<Option<u64>> {
@@ -114,4 +124,73 @@ impl Storage for ByPath {
         let (storage, _) = storage_for(&holder.lock)?;
         storage.break_lock(holder)
     }
+}
+
+/// [`Storage::read_each`] of requests for files anywhere: each path read through its own
+/// storage ([`storage_for`]), the requests of one storage side by side.
+pub fn read_each_anywhere(
+    requests: &[(&Path, Range<u64>)],
+    at_once: usize,
+    out: &mut [Vec<u8>],
+) -> Vec<io::Result<()>> {
+    /// The requests of one storage: their places in `requests`, their paths as it names them.
+    struct Group {
+        storage: Arc<dyn Storage>,
+        places: Vec<usize>,
+        paths: Vec<PathBuf>,
+    }
+    let mut results: Vec<Option<io::Result<()>>> = requests.iter().map(|_| None).collect();
+    let mut groups: Vec<Group> = Vec::new();
+    // The paths already seen: their group, and the path as their storage names it.
+    let mut seen: Vec<(&Path, usize, PathBuf)> = Vec::new();
+    for (at, (path, _)) in requests.iter().enumerate() {
+        let (group, inner) = match seen.iter().find(|(known, ..)| known == path) {
+            Some((_, group, inner)) => (*group, inner.clone()),
+            None => match storage_for(path) {
+                Ok((storage, inner)) => {
+                    let same = |other: &Group| {
+                        std::ptr::addr_eq(Arc::as_ptr(&other.storage), Arc::as_ptr(&storage))
+                    };
+                    let group = groups.iter().position(same).unwrap_or_else(|| {
+                        groups.push(Group {
+                            storage,
+                            places: Vec::new(),
+                            paths: Vec::new(),
+                        });
+                        groups.len() - 1
+                    });
+                    seen.push((path, group, inner.clone()));
+                    (group, inner)
+                }
+                Err(err) => {
+                    results[at] = Some(Err(err));
+                    continue;
+                }
+            },
+        };
+        groups[group].places.push(at);
+        groups[group].paths.push(inner);
+    }
+    for group in groups {
+        let asked: Vec<(&Path, Range<u64>)> = group
+            .places
+            .iter()
+            .zip(&group.paths)
+            .map(|(&at, path)| (path.as_path(), requests[at].1.clone()))
+            .collect();
+        let mut buffers: Vec<Vec<u8>> = group
+            .places
+            .iter()
+            .map(|&at| std::mem::take(&mut out[at]))
+            .collect();
+        let done = group.storage.read_each(&asked, at_once, &mut buffers);
+        for ((&at, buffer), result) in group.places.iter().zip(buffers).zip(done) {
+            out[at] = buffer;
+            results[at] = Some(result);
+        }
+    }
+    results
+        .into_iter()
+        .map(|result| result.unwrap_or_else(|| Err(io::Error::other("not read"))))
+        .collect()
 }

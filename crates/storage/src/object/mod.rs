@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::runtime::Runtime;
@@ -39,7 +39,7 @@ mod lock;
 #[cfg(test)]
 mod settings_tests;
 
-pub use by_path::ByPath;
+pub use by_path::{read_each_anywhere, ByPath};
 use create::Created;
 
 /// Whether `path` names an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`...)
@@ -209,6 +209,17 @@ impl ObjectStorage {
     }
 }
 
+/// A range that an object answered shorter than asked for.
+fn past_the_end(range: &Range<u64>) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!(
+            "bytes {}..{} are past the end of the object",
+            range.start, range.end
+        ),
+    )
+}
+
 fn is_hidden_key(relative: &str) -> bool {
     relative.split('/').any(|part| part.starts_with('.'))
 }
@@ -350,17 +361,45 @@ impl Storage for ObjectStorage {
             .map_err(|err| self.error(err))?;
         for (range, bytes) in ranges.iter().zip(&fetched) {
             if (bytes.len() as u64) < range.end - range.start {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!(
-                        "bytes {}..{} are past the end of the object",
-                        range.start, range.end
-                    ),
-                ));
+                return Err(past_the_end(range));
             }
             out.extend_from_slice(bytes);
         }
         Ok(())
+    }
+
+    fn read_each(
+        &self,
+        requests: &[(&Path, Range<u64>)],
+        at_once: usize,
+        out: &mut [Vec<u8>],
+    ) -> Vec<io::Result<()>> {
+        let fetches = requests.iter().map(|(path, range)| async move {
+            let key = self.key(path)?;
+            let bytes = self
+                .store
+                .get_range(&key, range.clone())
+                .await
+                .map_err(|err| self.error(err))?;
+            if (bytes.len() as u64) < range.end - range.start {
+                return Err(past_the_end(range));
+            }
+            Ok(bytes)
+        });
+        let fetched: Vec<io::Result<Bytes>> = self.block_on(
+            futures::stream::iter(fetches)
+                .buffered(at_once.max(1))
+                .collect(),
+        );
+        fetched
+            .into_iter()
+            .zip(out)
+            .map(|(bytes, buffer)| {
+                buffer.clear();
+                buffer.extend_from_slice(&bytes?);
+                Ok(())
+            })
+            .collect()
     }
 
     fn size(&self, path: &Path) -> io::Result<Option<u64>> {
