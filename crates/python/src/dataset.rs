@@ -263,9 +263,13 @@ impl Records {
     }
 }
 
-/// A file as a pickled dataset hands it to its copy: its path, its format, and the size and
-/// version (ETag) it was opened at when it is an object in a store.
-type Handed = (PathBuf, String, Option<(u64, String)>);
+/// A file as a pickled dataset hands it to its copy: its path, its format, the size and
+/// version (ETag) it was opened at when it is an object in a store, and whether its records
+/// are framed as they are (not compressed, not ArrayRecord).
+type Handed = (PathBuf, String, Option<(u64, String)>, bool);
+
+/// A file to open: what a listing found of it, and whether it is known to be framed.
+type ToOpenKnown = (PathBuf, Format, Option<(u64, String)>, bool);
 
 fn format_name(format: Format) -> &'static str {
     match format {
@@ -298,15 +302,23 @@ impl Records {
         };
         let spans = limit
             .map(|limit| SpanCache::new(&ofconvert_data::cache_dir(cache_dir.as_deref()), limit));
-        let found = match files {
+        let found: Vec<ToOpenKnown> = match files {
             Some(files) => files
                 .into_iter()
-                .map(|(path, format, listed)| {
+                .map(|(path, format, listed, framed)| {
                     let of = format == "ofrecord";
-                    (path, if of { Format::Of } else { Format::Tf }, listed)
+                    (
+                        path,
+                        if of { Format::Of } else { Format::Tf },
+                        listed,
+                        framed,
+                    )
                 })
                 .collect(),
-            None => crate::inspect::listed(py, &paths)?,
+            None => crate::inspect::listed(py, &paths)?
+                .into_iter()
+                .map(|(path, format, listed)| (path, format, listed, false))
+                .collect(),
         };
         let checksums = if verify {
             Checksums::Verify
@@ -329,8 +341,8 @@ impl Records {
             rayon::current_num_threads()
         };
         let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
-            each_at_once(&found, at_once, |(path, format, listed)| {
-                ofconvert_data::open_listed(path, *format, &options, listed.clone())
+            each_at_once(&found, at_once, |(path, format, listed, framed)| {
+                ofconvert_data::open_listed(path, *format, &options, listed.clone(), *framed)
             })
         });
         let mut files = Vec::with_capacity(opened.len());

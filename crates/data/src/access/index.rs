@@ -90,11 +90,14 @@ pub fn open_indexed(
     format: Format,
     options: &IndexOptions,
 ) -> Result<IndexedFile, Error> {
-    open_listed(path, format, options, None)
+    open_listed(path, format, options, None, false)
 }
 
 /// [`open_indexed`], for a file whose size and version (`Storage::stat`'s) a listing gave
-/// just before: a file in a store is not asked for them again.
+/// just before: a file in a store is not asked for them again. `framed`: the file is known
+/// to hold its records framed as they are (a TFRecord neither compressed nor an ArrayRecord
+/// file, as the dataset a loader's worker was handed found it), so the first bytes of an
+/// object listed at a version are not read to tell.
 ///
 /// # Errors
 ///
@@ -104,10 +107,13 @@ pub fn open_listed(
     format: Format,
     options: &IndexOptions,
     listed: Option<(u64, String)>,
+    framed: bool,
 ) -> Result<IndexedFile, Error> {
     let io_error = |err| Error::io(path, err);
     let (storage, at) = storage_for(path).map_err(io_error)?;
     let remote = is_url(path);
+    // Known framed: an object of the version handed, whose kind came with it.
+    let framed = framed && remote && listed.is_some();
     let (size, version) = match listed.filter(|_| remote) {
         Some((size, version)) => (size, Some(version)),
         // One request to a store for both.
@@ -126,8 +132,8 @@ pub fn open_listed(
     };
     let cache = cache_dir(options.cache_dir.as_deref());
     let (kind, first_bytes) = match format {
-        Format::Tf => sniff(&*storage, &at, size).map_err(io_error)?,
-        Format::Of => (Kind::Framed, Vec::new()),
+        Format::Tf if !framed => sniff(&*storage, &at, size).map_err(io_error)?,
+        _ => (Kind::Framed, Vec::new()),
     };
     let mut file = IndexedFile {
         path: path.to_path_buf(),

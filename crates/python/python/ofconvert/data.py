@@ -109,7 +109,7 @@ class RecordDataset:
         self._warn_decompressed()
 
     def _open(
-        self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]]]]]
+        self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]]
     ) -> "_native.Records":
         config = self._config
         return _native.Records(
@@ -133,8 +133,9 @@ class RecordDataset:
 
     def __getstate__(self) -> Dict[str, Any]:
         # Each file with the size and version (ETag) it was opened at, where it is an object
-        # in a store: a loader's worker opens the same version without asking the store.
-        return {"config": self._config, "files": [(f[0], f[1], f[7]) for f in self._files]}
+        # in a store, and whether its records are framed as they are (neither compressed nor
+        # ArrayRecord): a loader's worker opens the same version without asking the store.
+        return {"config": self._config, "files": [(f[0], f[1], f[7], f[5] is None) for f in self._files]}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self._config = state["config"]
