@@ -6,7 +6,11 @@
 #
 # TARGET is a Rust target triple, the machine's own by default; for another
 # (aarch64-unknown-linux-gnu on an x86-64 machine, after `rustup target add` of it) the wheel
-# is built, linked and its tag checked, but not imported.
+# is built, linked and its tag checked; it is imported and read with too when
+# OFCONVERT_FOREIGN_ROOT names a root file system of that machine holding python3 (a Debian
+# one: `debootstrap --foreign --arch=arm64 --include=python3.11 bookworm ROOT`, then each
+# package in ROOT/var/cache/apt/archives unpacked with `dpkg -x`) and `qemu-ARCH-static`
+# (Debian's qemu-user-static) runs its programs.
 #
 # Built in the unoptimised link-check profile (Cargo.toml): the tag depends on the symbols the
 # program links, not on its optimisation. auditwheel checks that the tag holds (no newer glibc
@@ -51,7 +55,32 @@ if grep -q 'external shared libraries are required' <<<"$verdict"; then
     die "the wheel needs shared libraries from outside manylinux"
 fi
 if [ -n "$arch" ] && [ "$arch" != "$(uname -m)" ]; then
-    echo "a wheel for $arch: built and tagged, not imported on $(uname -m)"
+    foreign="${OFCONVERT_FOREIGN_ROOT:-}"
+    if [ -z "$foreign" ]; then
+        echo "a wheel for $arch: built and tagged, not imported on $(uname -m) (no OFCONVERT_FOREIGN_ROOT)"
+        exit 0
+    fi
+    qemu="qemu-$arch-static"
+    command -v "$qemu" >/dev/null || die "$qemu is not installed (apt-get install qemu-user-static)"
+    run_foreign() { "$qemu" -L "$foreign" "$foreign/usr/bin/python3" "$@"; }
+    version="$(run_foreign -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
+        || die "$foreign/usr/bin/python3 does not run under $qemu"
+    # numpy for that machine and that Python, beside the wheel.
+    "$work/venv/bin/pip" install --quiet --no-deps --only-binary=:all: \
+        --platform "manylinux2014_$arch" --python-version "$version" --implementation cp \
+        --target "$work/foreign-site" "numpy<2" "$zig_wheel"
+    PYTHONPATH="$work/foreign-site" run_foreign - "$root/testdata/golden/tutorial.tfrecord" <<'PY'
+import platform, sys, ofconvert
+records = list(ofconvert.read(sys.argv[1]))
+# The records TFRecord's framing holds (a length, its CRC, the data, its CRC), counted apart.
+data, at, framed = open(sys.argv[1], "rb").read(), 0, 0
+while at < len(data):
+    at += 8 + 4 + int.from_bytes(data[at:at + 8], "little") + 4
+    framed += 1
+assert len(records) == framed > 0, (len(records), framed)
+print(f"the manylinux2014 wheel imports and reads {len(records)} records on {platform.machine()} "
+      f"(Python {platform.python_version()}, emulated)")
+PY
     exit 0
 fi
 "$work/venv/bin/pip" install --quiet --no-deps --target "$work/zig-site" "$zig_wheel"
