@@ -175,6 +175,12 @@ impl Files {
             .sum()
     }
 
+    /// Whether the spans read from a store go through a cache on the local disk (whose
+    /// records are fetched in whole chunks, never by themselves).
+    pub(crate) fn caches_spans(&self) -> bool {
+        self.cache.is_some()
+    }
+
     /// Records of every file.
     pub fn len(&self) -> u64 {
         self.starts.last().copied().unwrap_or(0)

@@ -93,12 +93,13 @@ impl Prefetch {
                 let mut steps = VecDeque::new();
                 let mut held: HashMap<u64, Span> = HashMap::new();
                 let mut indices = Vec::new();
-                if resumes_inside_window(&share) {
+                if resumes_inside_window(&share) && !files.caches_spans() {
                     // The first unit reads from nearly every chunk of a window whose records
                     // before it were read before the stop: it is fetched record by record,
                     // alone, as a global shuffle's, and the window's chunks after it. Its
                     // batch comes at once instead of after the whole window (a unit's bytes
-                    // fetched twice, once a resumed stream).
+                    // fetched twice, once a resumed stream). Through a cache, its records'
+                    // chunks would be fetched whole: the window's, all the same.
                     let Some(mut step) = plan.next() else { return };
                     share.unit_records(step.unit, &mut indices);
                     let mut scratch = Scratch::default();
