@@ -8,9 +8,10 @@
 # (aarch64-unknown-linux-gnu on an x86-64 machine, after `rustup target add` of it) the wheel
 # is built, linked and its tag checked; it is imported and read with too when
 # OFCONVERT_FOREIGN_ROOT names a root file system of that machine holding python3 (a Debian
-# one: `debootstrap --foreign --arch=arm64 --include=python3.11 bookworm ROOT`, then each
-# package in ROOT/var/cache/apt/archives unpacked with `dpkg -x`) and `qemu-ARCH-static`
-# (Debian's qemu-user-static) runs its programs.
+# one: `debootstrap --foreign --arch=arm64 --variant=minbase --include=python3-minimal,python3.11
+# bookworm ROOT http://deb.debian.org/debian`, then each package in
+# ROOT/var/cache/apt/archives unpacked with `dpkg -x`; docs/development.md) and
+# `qemu-ARCH-static` (Debian's qemu-user-static) runs its programs.
 #
 # Built in the unoptimised link-check profile (Cargo.toml): the tag depends on the symbols the
 # program links, not on its optimisation. auditwheel checks that the tag holds (no newer glibc

@@ -269,7 +269,7 @@ impl Records {
 type Handed = (PathBuf, String, Option<(u64, String)>, bool);
 
 /// A file to open: what a listing found of it, and whether it is known to be framed.
-type ToOpenKnown = (PathBuf, Format, Option<(u64, String)>, bool);
+type FileToOpen = (PathBuf, Format, Option<(u64, String)>, bool);
 
 fn format_name(format: Format) -> &'static str {
     match format {
@@ -302,7 +302,7 @@ impl Records {
         };
         let spans = limit
             .map(|limit| SpanCache::new(&ofconvert_data::cache_dir(cache_dir.as_deref()), limit));
-        let found: Vec<ToOpenKnown> = match files {
+        let found: Vec<FileToOpen> = match files {
             Some(files) => files
                 .into_iter()
                 .map(|(path, format, listed, framed)| {

@@ -8,7 +8,6 @@ import os
 import pickle
 import shutil
 import stat
-import time
 import warnings
 
 import numpy as np
@@ -485,9 +484,13 @@ class _Counting:
         self.faults = 0
         self.fail_every = fail_every
         self.seen = []  # every request: its method, target and Range header
-        self.hold = 0.0  # seconds each GET is held back before it is forwarded
+        # GETs wait until this many are in flight together (or 10 s pass, once) before they
+        # are forwarded: requests sent side by side are then seen together, whatever the timing.
+        self.gather = 0
+        self.gave_up = False
         self.in_flight = self.most_in_flight = 0  # GETs being answered: now, at most
         self.lock = threading.Lock()
+        self.gathered = threading.Condition(self.lock)
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -550,11 +553,14 @@ class _Counting:
                 connection.close()
 
             def held_get(self):
-                with counter.lock:
+                with counter.gathered:
                     counter.in_flight += 1
                     counter.most_in_flight = max(counter.most_in_flight, counter.in_flight)
+                    counter.gathered.notify_all()
+                    if not counter.gathered.wait_for(counter.all_in, timeout=10):
+                        counter.gave_up = True  # the others go on at once
+                        counter.gathered.notify_all()
                 try:
-                    time.sleep(counter.hold)
                     self.forward()
                 finally:
                     with counter.lock:
@@ -563,13 +569,22 @@ class _Counting:
             do_GET = held_get
             do_HEAD = do_PUT = do_POST = do_DELETE = forward
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            # Connections a reader opens side by side are not dropped (the default is 5).
+            request_queue_size = 128
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def all_in(self):
+        """Whether the GETs held back may go on (called with the lock held)."""
+        return self.most_in_flight >= self.gather or self.gave_up
 
     def reset(self):
         with self.lock:
             self.bytes = self.requests = self.most_in_flight = 0
+            self.gave_up = False
             self.seen = []
 
 
@@ -655,12 +670,13 @@ def test_a_batch_far_apart_in_a_bucket_is_sent_64_requests_at_a_time(counted):
     local = RecordDataset(sorted(cache.parent.glob("part-*.tfrecord")))
     import random
 
-    # 256 records of 8,000: far apart, a request each. Each answer held back 0.3 s, so that
-    # the requests sent side by side are seen in flight together even on a loaded machine.
+    # 256 records of 8,000: far apart, a request each. The first answers wait for 33
+    # requests in flight together (10 s at most: 32 side by side never make 33).
     indices = random.Random(2).sample(range(len(ds)), 256)
     proxy.reset()
-    proxy.hold = 0.3
+    proxy.gather = 33
     got = ds.__getitems__(indices)
+    proxy.gather = 0
     assert [r["id"] for r in got] == [local[i]["id"] for i in indices]
     assert 32 < proxy.most_in_flight <= 64, proxy.most_in_flight
 
@@ -708,7 +724,8 @@ def test_a_block_shuffle_resumed_inside_a_window_fetches_its_first_batch_before_
     assert first == want[:64]
     # The rest of the epoch, each record once, in the epoch's order.
     assert first + ids(batches) == want
-    spans = [int(end) - int(start) + 1 for start, end in (header.split("=")[1].split("-") for method, _, header in proxy.seen if method == "GET" and header)]
+    ranges = [header.split("=")[1].split("-") for method, _, header in proxy.seen if method == "GET" and header]
+    spans = [int(end) - int(start) + 1 for start, end in ranges]
     # A request a record (or a few neighbours merged) for the first batch, then the window's
     # chunks, and never a record's request once the chunks are asked for.
     chunks = [span > 10_000 for span in spans]

@@ -127,7 +127,9 @@ impl Storage for ByPath {
 }
 
 /// [`Storage::read_each`] of requests for files anywhere: each path read through its own
-/// storage ([`storage_for`]), the requests of one storage side by side.
+/// storage ([`storage_for`]), the requests of one storage side by side, one storage after
+/// another (a batch of records in two buckets waits for the first bucket's before it asks the
+/// second).
 pub fn read_each_anywhere(
     requests: &[(&Path, Range<u64>)],
     at_once: usize,
