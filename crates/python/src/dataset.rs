@@ -268,9 +268,6 @@ impl Records {
 /// are framed as they are (not compressed, not ArrayRecord).
 type Handed = (PathBuf, String, Option<(u64, String)>, bool);
 
-/// A file to open: what a listing found of it, and whether it is known to be framed.
-type FileToOpen = (PathBuf, Format, Option<(u64, String)>, bool);
-
 fn format_name(format: Format) -> &'static str {
     match format {
         Format::Tf => "tfrecord",
@@ -302,7 +299,7 @@ impl Records {
         };
         let spans = limit
             .map(|limit| SpanCache::new(&ofconvert_data::cache_dir(cache_dir.as_deref()), limit));
-        let found: Vec<FileToOpen> = match files {
+        let found: Vec<crate::inspect::ToOpen> = match files {
             Some(files) => files
                 .into_iter()
                 .map(|(path, format, listed, framed)| {
@@ -315,10 +312,7 @@ impl Records {
                     )
                 })
                 .collect(),
-            None => crate::inspect::listed(py, &paths)?
-                .into_iter()
-                .map(|(path, format, listed)| (path, format, listed, false))
-                .collect(),
+            None => crate::inspect::listed(py, &paths)?,
         };
         let checksums = if verify {
             Checksums::Verify

@@ -34,8 +34,10 @@ fn find(
     }
 }
 
-/// A file to open, its format, and its size and version where the listing learned them.
-pub(crate) type ToOpen = (PathBuf, Format, Option<(u64, String)>);
+/// A file to open, its format, its size and version where the listing learned them, and
+/// whether it is known to hold its records framed as they are (a listing never knows: only a
+/// dataset handing its files to its copy does).
+pub(crate) type ToOpen = (PathBuf, Format, Option<(u64, String)>, bool);
 
 /// The record files of `paths` (files, directories, URLs), as [`ToOpen`]s.
 pub(crate) fn listed(py: Python<'_>, paths: &[PathBuf]) -> PyResult<Vec<ToOpen>> {
@@ -46,7 +48,7 @@ pub(crate) fn listed(py: Python<'_>, paths: &[PathBuf]) -> PyResult<Vec<ToOpen>>
     let stats = expanded.sizes.into_iter().zip(expanded.versions);
     let files = expanded.files.into_iter().zip(stats);
     Ok(files
-        .map(|((path, format), (size, version))| (path, format, version.map(|v| (size, v))))
+        .map(|((path, format), (size, version))| (path, format, version.map(|v| (size, v)), false))
         .collect())
 }
 

@@ -27,7 +27,8 @@ class Records:
     def __init__(
         self, paths: List[str], network: Dict[str, Any], features: Optional[List[str]] = None,
         verify: bool = True, cache_dir: Optional[str] = None, decompress: bool = True,
-        files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]]]]] = None,
+        files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]] = None,
+        cache_limit: Optional[str] = None,
     ) -> None: ...
     def __len__(self) -> int: ...
     def files(
