@@ -42,11 +42,13 @@
 
 #![deny(missing_docs)]
 
+mod chunk;
 mod codec;
 mod error;
 mod footer;
 mod index;
 mod layout;
+mod read_at;
 mod reader;
 mod records;
 mod transpose;
@@ -55,9 +57,10 @@ mod writer;
 pub use codec::Compression;
 pub use error::{Error, ErrorKind};
 pub use footer::FooterMetadata;
-pub use index::{ChunkDecoder, IndexedReader, ReadAt};
+pub use index::{ChunkDecoder, IndexedReader};
 pub use layout::BLOCK_SIZE;
 pub use ofconvert_frame::Position;
+pub use read_at::ReadAt;
 pub use reader::{Reader, Records};
 pub use records::DEFAULT_MAX_DECODED_CHUNK;
 pub use writer::{InvalidOptions, Writer, WriterOptions};

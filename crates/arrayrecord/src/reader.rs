@@ -8,11 +8,12 @@ use std::io::{self, BufReader, Read};
 
 use ofconvert_frame::Position;
 
+use crate::chunk::{check_chunk_data, decode_chunk};
 use crate::error::{Error, ErrorKind};
 use crate::footer::{check_footer_records, FooterMetadata, Postscript, MAGIC, POSTSCRIPT_COPIES};
 use crate::layout::{
-    check_block_header, chunk_end, hash, remaining_in_block, ChunkHeader, ChunkType,
-    BLOCK_HEADER_SIZE, BLOCK_SIZE, CHUNK_HEADER_SIZE,
+    check_block_header, chunk_end, remaining_in_block, ChunkHeader, ChunkType, BLOCK_HEADER_SIZE,
+    BLOCK_SIZE, CHUNK_HEADER_SIZE,
 };
 use crate::records::Records as ChunkRecords;
 
@@ -26,59 +27,6 @@ struct RawChunk {
     header: ChunkHeader,
     data: Vec<u8>,
     first_index: u64,
-}
-
-/// Decodes a simple chunk, or names why it cannot be.
-pub(crate) fn decode_chunk(
-    begin: u64,
-    first_index: u64,
-    header: &ChunkHeader,
-    data: &[u8],
-    records: &mut ChunkRecords,
-) -> Result<(), Error> {
-    records.ends.clear();
-    match header.chunk_type {
-        ChunkType::Simple | ChunkType::Transposed => {}
-        other => {
-            return Err(Error::new(
-                ErrorKind::UnsupportedChunkType {
-                    chunk_type: other.byte(),
-                },
-                begin,
-                first_index,
-            ))
-        }
-    }
-    if let Some(&compression_type) = data.first() {
-        if !crate::codec::known_compression(compression_type) {
-            return Err(Error::new(
-                ErrorKind::UnknownCompression { compression_type },
-                begin,
-                first_index,
-            ));
-        }
-    }
-    let limit = records.limit;
-    if header.decoded_data_size > limit || header.num_records > limit / 16 {
-        return Err(Error::new(
-            ErrorKind::ChunkTooLarge {
-                decoded_data_size: header.decoded_data_size,
-                num_records: header.num_records,
-                limit,
-            },
-            begin,
-            first_index,
-        ));
-    }
-    let transposed = header.chunk_type == ChunkType::Transposed;
-    records
-        .decode(
-            transposed,
-            data,
-            header.num_records,
-            header.decoded_data_size,
-        )
-        .map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
 }
 
 /// Reads ArrayRecord records in order from any [`Read`].
@@ -503,28 +451,6 @@ impl<R: Read> Iterator for Records<R> {
             }
         }
     }
-}
-
-/// Checks a chunk's data (the bytes after its header, block headers taken out) against the
-/// hash its header gives; the error names the chunk's `begin` offset and first record `index`.
-pub(crate) fn check_chunk_data(
-    header: &ChunkHeader,
-    data: &[u8],
-    begin: u64,
-    index: u64,
-) -> Result<(), Error> {
-    let actual = hash(data);
-    if actual == header.data_hash {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorKind::ChunkDataHashMismatch {
-            expected: header.data_hash,
-            actual,
-        },
-        begin,
-        index,
-    ))
 }
 
 #[cfg(test)]
