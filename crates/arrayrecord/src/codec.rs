@@ -177,7 +177,8 @@ fn compress_other(compression: Compression, data: &[u8], out: &mut Vec<u8>) -> s
 }
 
 /// Decompresses one Riegeli compressed block into `out` (cleared first). The decompressed size
-/// it announces must not pass `limit`, and the output never grows past it.
+/// it announces (an uncompressed block's own length) must not pass `limit`, which is checked
+/// before anything is decompressed, and the output never grows past it.
 pub(crate) fn decompress(
     compression_type: u8,
     mut block: &[u8],
@@ -187,6 +188,12 @@ pub(crate) fn decompress(
 ) -> Result<(), String> {
     out.clear();
     if compression_type == 0 {
+        if block.len() as u64 > limit {
+            return Err(format!(
+                "an uncompressed block of {} bytes, more than the {limit} expected",
+                block.len()
+            ));
+        }
         out.extend_from_slice(block);
         return Ok(());
     }

@@ -212,6 +212,12 @@ impl ChunkDecoder {
         self.check_data = check;
     }
 
+    /// Sets the most record bytes a chunk may decode to, as
+    /// [`IndexedReader::set_max_decoded_chunk`] does.
+    pub fn set_max_decoded_chunk(&mut self, bytes: u64) {
+        self.records.limit = bytes;
+    }
+
     /// Decodes the chunk whose bytes `bytes` hold from their start, at offset `begin` of its
     /// file (block headers included, as the file has them; bytes after the chunk are not
     /// looked at), which the footer says holds the records `records`: every hash checked
@@ -337,8 +343,9 @@ impl<S: ReadAt> IndexedReader<S> {
 
     /// Sets the most record bytes a chunk may decode to (1 GiB by default,
     /// [`DEFAULT_MAX_DECODED_CHUNK`](crate::DEFAULT_MAX_DECODED_CHUNK)), and a sixteenth of
-    /// it as many records: a larger chunk is [`ErrorKind::ChunkTooLarge`]. The footer read
-    /// by [`open`](IndexedReader::open) had the default limit.
+    /// it as many records: a larger chunk is [`ErrorKind::ChunkTooLarge`]. Decoding a chunk
+    /// holds at most twice the limit, whatever the file holds. The footer read by
+    /// [`open`](IndexedReader::open) had the default limit.
     pub fn set_max_decoded_chunk(&mut self, bytes: u64) {
         self.records.limit = bytes;
     }

@@ -73,7 +73,8 @@ impl<R: Read> Reader<R> {
 
     /// Sets the most record bytes a chunk may decode to (1 GiB by default,
     /// [`DEFAULT_MAX_DECODED_CHUNK`](crate::DEFAULT_MAX_DECODED_CHUNK)), and a sixteenth of
-    /// it as many records: a larger chunk is [`ErrorKind::ChunkTooLarge`].
+    /// it as many records: a larger chunk is [`ErrorKind::ChunkTooLarge`]. Decoding a chunk
+    /// holds at most twice the limit, whatever the file holds.
     pub fn with_max_decoded_chunk(mut self, bytes: u64) -> Reader<R> {
         self.current.limit = bytes;
         self
@@ -195,8 +196,10 @@ impl<R: Read> Reader<R> {
     /// the footer are dropped from them: a chunk that decodes as a postscript pointing at the
     /// chunk before it, and one that decodes as a footer describing the chunks before it.
     fn defer(&mut self, err: Error) {
+        // Decoded into the reader's own buffers, whose records have all been read, rather than
+        // into more beside them.
+        let mut records = std::mem::take(&mut self.current);
         if let [.., footer, last] = self.pending.make_contiguous() {
-            let mut records = ChunkRecords::default();
             let is_postscript = last.begin.is_multiple_of(BLOCK_SIZE)
                 && decode_chunk(last.begin, 0, &last.header, &last.data, &mut records).is_ok()
                 && records.len() == POSTSCRIPT_COPIES
@@ -212,8 +215,6 @@ impl<R: Read> Reader<R> {
         if let Some(last) = self.pending.back() {
             let chunks_before = self.data_chunks + self.pending.len() as u64 - 1;
             let records_before = self.arrived_records - last.header.num_records;
-            let mut records = ChunkRecords::default();
-            records.limit = self.current.limit;
             let is_footer = decode_chunk(
                 last.begin,
                 records_before,
@@ -232,11 +233,22 @@ impl<R: Read> Reader<R> {
                 self.spare.push(footer.data);
             }
         }
+        records.ends.clear();
+        self.current = records;
         self.deferred = Some(err);
     }
 
-    /// The last two chunks of records are the footer and the postscript: checks them.
+    /// The last two chunks of records are the footer and the postscript: checks them, decoded
+    /// into the reader's own buffers (whose records have all been read).
     fn check_footer(&mut self) -> Result<(), Error> {
+        let mut records = std::mem::take(&mut self.current);
+        let checked = self.check_footer_with(&mut records);
+        records.ends.clear();
+        self.current = records;
+        checked
+    }
+
+    fn check_footer_with(&mut self, records: &mut ChunkRecords) -> Result<(), Error> {
         let index = self.index;
         if self.pending.len() < 2 {
             return Err(Error::invalid_footer(
@@ -247,16 +259,9 @@ impl<R: Read> Reader<R> {
         }
         let postscript = self.pending.pop_back().expect("two chunks pending");
         let footer = self.pending.pop_back().expect("two chunks pending");
-        let mut records = ChunkRecords::default();
 
         let begin = postscript.begin;
-        decode_chunk(
-            begin,
-            index,
-            &postscript.header,
-            &postscript.data,
-            &mut records,
-        )?;
+        decode_chunk(begin, index, &postscript.header, &postscript.data, records)?;
         if !begin.is_multiple_of(BLOCK_SIZE) || records.len() != POSTSCRIPT_COPIES {
             return Err(Error::invalid_footer(
                 "the last chunk is not a postscript",
@@ -278,8 +283,8 @@ impl<R: Read> Reader<R> {
         }
 
         let begin = footer.begin;
-        decode_chunk(begin, index, &footer.header, &footer.data, &mut records)?;
-        let metadata = check_footer_records(&records, begin, index, |_, _| Ok(()))?;
+        decode_chunk(begin, index, &footer.header, &footer.data, records)?;
+        let metadata = check_footer_records(records, begin, index, |_, _| Ok(()))?;
         if metadata.num_chunks != self.data_chunks || metadata.num_records != self.index {
             return Err(Error::invalid_footer(
                 format!(

@@ -1,5 +1,5 @@
 //! A chunk's records, decoded: a simple chunk's two buffers of sizes and values, or a
-//! transposed chunk's fields put back together (`transpose.rs`), into one buffer of values
+//! transposed chunk's fields put back together (`transpose/`), into one buffer of values
 //! and the end of each record.
 
 use crate::codec::{decompress, take_varint, ZstdContexts};
@@ -8,14 +8,28 @@ use crate::transpose;
 /// How large a chunk the readers decode by default: 1 GiB of record bytes (and a sixteenth
 /// as many records). A chunk's header says how large it decodes to and its hash does not stop a
 /// hostile file, so a claim past the limit is refused before anything is decompressed: a
-/// zstd or brotli block of a few kilobytes can expand to terabytes. `array_record` writes
-/// chunks of a few megabytes.
+/// zstd or brotli block of a few kilobytes can expand to terabytes. What decoding holds
+/// besides the records' bytes is held to the limit as well: where each record ends, a simple
+/// chunk's record sizes, a transposed chunk's header, buckets and transitions decompressed and
+/// the tables built from them, each block refused by the size it announces before it is
+/// decompressed. So decoding a chunk holds at most twice the limit, hostile file or not, besides
+/// the chunk's bytes as the file has them, the decompressors' windows (zstd's at most 128 MiB,
+/// brotli's 16 MiB) and about 20 MiB of buffers kept from chunk to chunk.
+/// `array_record` writes chunks of a few megabytes.
 pub const DEFAULT_MAX_DECODED_CHUNK: u64 = 1 << 30;
+
+/// How many record ends a decoder keeps room for from chunk to chunk: room for more, left by a
+/// larger chunk, is freed rather than held beside the next chunk's share of the limit.
+const KEEP_ENDS: usize = 1 << 16;
+/// How many bytes of records a decoder keeps room for after a chunk fails, and of record sizes
+/// after any chunk: a hostile chunk's room is not held beside the next chunk's share of the
+/// limit.
+const KEEP: usize = 1 << 22;
 
 /// A chunk's records, decoded: their concatenated values and where each ends.
 pub struct Records {
     /// The most record bytes a chunk may decode to ([`DEFAULT_MAX_DECODED_CHUNK`]); it may
-    /// hold a sixteenth as many records.
+    /// hold a sixteenth as many records, and decoding it holds at most as much again.
     pub limit: u64,
     /// The records' bytes back to back.
     pub values: Vec<u8>,
@@ -62,11 +76,18 @@ impl Records {
         num_records: u64,
         decoded_data_size: u64,
     ) -> Result<(), String> {
+        if self.ends.capacity() > usize::try_from(num_records).map_or(0, |n| n.max(KEEP_ENDS)) {
+            self.ends = Vec::new();
+        }
         let result = if transposed {
-            transpose::decode(
-                data,
+            let bounds = transpose::Bounds {
                 num_records,
                 decoded_data_size,
+                limit: self.limit,
+            };
+            transpose::decode(
+                data,
+                &bounds,
                 &mut self.transposed,
                 &mut self.zstd,
                 &mut self.values,
@@ -78,6 +99,13 @@ impl Records {
         if result.is_err() {
             self.ends.clear();
             self.values.clear();
+            // A reader may go on to other chunks, or another reader may take over from it.
+            if self.values.capacity() > KEEP {
+                self.values = Vec::new();
+            }
+        }
+        if self.scratch.capacity() > KEEP {
+            self.scratch = Vec::new();
         }
         result
     }
@@ -100,8 +128,9 @@ impl Records {
             ));
         }
         let (sizes_block, values_block) = data.split_at(sizes_size as usize);
-        // A record's size takes 1 to 10 bytes as a varint.
-        let sizes_limit = num_records.saturating_mul(10);
+        // A record's size takes a byte as a varint, and a byte more for every 128 bytes of the
+        // record at most.
+        let sizes_limit = num_records.saturating_add(decoded_data_size / 128);
         decompress(
             compression_type,
             sizes_block,

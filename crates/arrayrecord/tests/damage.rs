@@ -1,10 +1,50 @@
 //! Damaged files: every flipped byte that a hash guards, and every cut, is an error that names
 //! its kind and offset, never a wrong record or a clean end.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::fs;
 use std::path::PathBuf;
 
-use ofconvert_arrayrecord::{Error, ErrorKind, IndexedReader, Reader, Writer};
+use highway::{HighwayHash, HighwayHasher, Key};
+use ofconvert_arrayrecord::{Error, ErrorKind, IndexedReader, Reader, Writer, SIGNATURE};
+
+/// The system allocator, noting the largest allocation each thread asks for: what a reader
+/// builds, whatever the tests beside it do.
+struct NotingLargest;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    let _ = LARGEST.try_with(|largest| largest.set(largest.get().max(size)));
+}
+
+// SAFETY: every call is handed on to the system allocator as it came.
+unsafe impl GlobalAlloc for NotingLargest {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: NotingLargest = NotingLargest;
 
 fn golden(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -284,5 +324,128 @@ fn a_source_that_fails_to_read_is_an_io_error_not_a_wrong_format() {
             matches!(err.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::ConnectionReset),
             "after {good} reads: {err}"
         );
+    }
+}
+
+fn riegeli_hash(bytes: &[u8]) -> u64 {
+    let key = [*b"Riegeli/", *b"records\n", *b"Riegeli/", *b"records\n"].map(u64::from_le_bytes);
+    HighwayHasher::new(Key(key)).hash64(bytes)
+}
+
+fn varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// The signature and `chunks` (type, records, decoded size, data), each framed with its hashes,
+/// all in the file's first block; no footer.
+fn file_of_chunks(chunks: &[(u8, u64, u64, Vec<u8>)]) -> Vec<u8> {
+    let mut file = SIGNATURE.to_vec();
+    for (chunk_type, num_records, decoded_data_size, data) in chunks {
+        let mut header = [0; 40];
+        header[8..16].copy_from_slice(&(data.len() as u64).to_le_bytes());
+        header[16..24].copy_from_slice(&riegeli_hash(data).to_le_bytes());
+        let type_and_count = num_records << 8 | u64::from(*chunk_type);
+        header[24..32].copy_from_slice(&type_and_count.to_le_bytes());
+        header[32..40].copy_from_slice(&decoded_data_size.to_le_bytes());
+        let header_hash = riegeli_hash(&header[8..]);
+        header[..8].copy_from_slice(&header_hash.to_le_bytes());
+        file.extend_from_slice(&header);
+        file.extend_from_slice(data);
+    }
+    assert!(
+        file.len() < 1 << 16,
+        "{} bytes: past the first block",
+        file.len()
+    );
+    file
+}
+
+/// A zstd frame of `len` zeros (a multiple of 128 KiB), in blocks of one byte repeated: 4
+/// bytes for every 128 KiB.
+fn zstd_zeros(len: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    // The magic number; no content size, a 128 KiB window.
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+    let blocks = len / BLOCK;
+    for block in 0..blocks {
+        let last = u64::from(block + 1 == blocks);
+        let header = last | 1 << 1 | BLOCK << 3;
+        frame.extend_from_slice(&header.to_le_bytes()[..3]);
+        frame.push(0);
+    }
+    frame
+}
+
+/// A transposed chunk's data, zstd-compressed: a header of one node that does nothing, and
+/// transitions that announce `transitions` bytes and hold that many zeros.
+fn transposed_of_zeros(transitions: u64) -> Vec<u8> {
+    let header = [0, 0, 1, 0, 0, 0];
+    let mut header_block = Vec::new();
+    varint(&mut header_block, header.len() as u64);
+    header_block.extend_from_slice(&zstd::bulk::compress(&header, 3).unwrap());
+    let mut data = vec![b'z'];
+    varint(&mut data, header_block.len() as u64);
+    data.extend_from_slice(&header_block);
+    varint(&mut data, transitions);
+    data.extend_from_slice(&zstd_zeros(transitions));
+    data
+}
+
+/// A transposed chunk's header and transitions may decompress to 64 bytes for every record
+/// byte it declares: the transitions of a chunk declaring 1 GiB, 145 KB of zstd, took a reader
+/// to 4 GiB before it found them wrong. Every block is now held to the chunk's declared sizes
+/// and, with everything else decoding holds, to the reader's limit: refused by the size it
+/// announces before anything is decompressed, no buffer of that size ever built.
+#[test]
+fn a_transposed_chunk_whose_blocks_expand_past_what_it_may_hold_is_refused_unbuilt() {
+    let simple = vec![0, 1, 3, b'a', b'b', b'c'];
+    for (limit, declared, announced, says) in [
+        // Past what is left of the reader's limit (where the record ends, the header and the
+        // state machine taken).
+        (
+            1 << 20,
+            1 << 20,
+            8 << 20,
+            "left of the reader's limit of 1048576",
+        ),
+        (
+            1 << 30,
+            1 << 30,
+            3 << 29,
+            "left of the reader's limit of 1073741824",
+        ),
+        // Past what a chunk of 4 bytes in a record may soundly hold.
+        (
+            1 << 20,
+            4,
+            8 << 20,
+            "more than the 4416 the chunk's declared sizes allow",
+        ),
+    ] {
+        let file = file_of_chunks(&[
+            (b't', 1, declared, transposed_of_zeros(announced)),
+            (b'r', 1, 3, simple.clone()),
+            (b'r', 1, 3, simple.clone()),
+        ]);
+        let mut reader = Reader::new(file.as_slice()).with_max_decoded_chunk(limit);
+        let mut record = Vec::new();
+        LARGEST.with(|largest| largest.set(0));
+        let err = reader.read_record(&mut record).unwrap_err();
+        let largest = LARGEST.with(Cell::get);
+        assert!(
+            largest < 1 << 20,
+            "a buffer of {largest} bytes was built: {err}"
+        );
+        let ErrorKind::InvalidChunk { reason } = err.kind() else {
+            panic!("{err}");
+        };
+        let announced = format!("the transitions: {announced} bytes announced, ");
+        assert!(reason.starts_with(&announced), "{err}");
+        assert!(reason.contains(says), "{err}");
+        assert_eq!((err.offset(), err.index()), (64, 0));
     }
 }

@@ -1,7 +1,10 @@
 //! A transposed chunk's header: its buckets and the buffers in them, and its state machine.
 
-use crate::codec::{decompress, varint_bytes, ZstdContexts};
+use std::mem::size_of;
 
+use crate::codec::{varint_bytes, ZstdContexts};
+
+use super::budget::{Bounds, Budget};
 use super::nodes::{
     valid_tag, varint32, varint64, Action, Buffer, Node, Scratch, LENGTH_DELIMITED, MAX_TRANSITION,
     MAX_VARINT32, NON_PROTO, NO_OP, START_OF_MESSAGE, START_OF_SUBMESSAGE,
@@ -9,21 +12,23 @@ use super::nodes::{
 };
 
 /// Reads the header: the buckets (taken from the front of `rest` and decompressed), the
-/// buffers in them, and the state machine. Returns the first node.
+/// buffers in them, and the state machine, each held to `budget` before it is made. Returns
+/// the first node.
 pub(super) fn parse(
     mut header: &[u8],
     compression: u8,
     rest: &mut &[u8],
-    num_records: u64,
-    decoded_data_size: u64,
+    bounds: &Bounds,
+    budget: &mut Budget,
     scratch: &mut Scratch,
     zstd: &mut ZstdContexts,
 ) -> Result<usize, String> {
     let num_buckets = varint32(&mut header, "the number of buckets")? as usize;
     let num_buffers = varint32(&mut header, "the number of buffers")? as usize;
     // Every buffer byte is a record byte, or a non-proto record's length.
-    let mut data_left = decoded_data_size
-        .saturating_add(num_records.saturating_mul(MAX_VARINT32 as u64))
+    let mut data_left = bounds
+        .decoded_data_size
+        .saturating_add(bounds.num_records.saturating_mul(MAX_VARINT32 as u64))
         .saturating_add(1 << 12);
     if num_buckets > header.len() || num_buffers > header.len() {
         return Err(format!(
@@ -34,6 +39,7 @@ pub(super) fn parse(
     if num_buckets == 0 && num_buffers != 0 {
         return Err(format!("{num_buffers} buffers but no bucket"));
     }
+    budget.take(table::<Vec<u8>>(num_buckets), "the buckets' table")?;
     scratch.buckets.resize_with(num_buckets, Vec::new);
     for bucket in 0..num_buckets {
         let len = varint64(&mut header, "a bucket's length")?;
@@ -46,9 +52,11 @@ pub(super) fn parse(
         let (block, tail) = rest.split_at(len as usize);
         *rest = tail;
         let out = &mut scratch.buckets[bucket];
-        decompress(compression, block, data_left, zstd, out)?;
+        let what = format!("bucket {bucket}");
+        budget.decompress(&what, compression, block, data_left, zstd, out)?;
         data_left = data_left.saturating_sub(out.len() as u64);
     }
+    budget.take(table::<Buffer>(num_buffers), "the buffers' table")?;
     scratch.buffers.clear();
     let mut bucket = 0;
     let mut at = 0;
@@ -79,6 +87,11 @@ pub(super) fn parse(
             header.len()
         ));
     }
+    // The nodes, their tags, and the walks that look for a circle of implicit moves.
+    let nodes = table::<Node>(size + MAX_TRANSITION)
+        .saturating_add(table::<u32>(size))
+        .saturating_add(table::<usize>(size));
+    budget.take(nodes, "the state machine")?;
     scratch.tags.clear();
     let mut subtypes = 0;
     for _ in 0..size {
@@ -190,6 +203,11 @@ pub(super) fn parse(
         MAX_TRANSITION,
     ));
     Ok(first)
+}
+
+/// The bytes a table of `len` `T`s takes.
+fn table<T>(len: usize) -> u64 {
+    (len as u64).saturating_mul(size_of::<T>() as u64)
 }
 
 /// Whether following implicit moves from some node comes back to it: the machine would run

@@ -1,7 +1,7 @@
 //! Running a transposed chunk's state machine: each node's field written, back to front, from
 //! the buffers, and where each record ends.
 
-use super::nodes::{varint32, Action, Buffer, Scratch};
+use super::nodes::{varint32, Action, Buffer, Scratch, MAX_OPEN};
 use crate::codec::varint_bytes;
 
 /// Reads `len` bytes from buffer `index`.
@@ -64,20 +64,22 @@ impl Backwards<'_> {
     }
 }
 
-/// Runs the state machine from node `first` to the last transition.
+/// Runs the state machine from node `first` to the last transition: the records' bytes into
+/// `values`, back to front, and into `limits` how many had been written when each record
+/// ended, last record first.
 pub(super) fn run(
     first: usize,
     num_records: u64,
     decoded_data_size: u64,
     scratch: &mut Scratch,
     values: &mut Vec<u8>,
+    limits: &mut Vec<usize>,
 ) -> Result<(), String> {
     let Scratch {
         buckets,
         transitions,
         buffers,
         nodes,
-        limits,
         open,
         ..
     } = scratch;
@@ -121,7 +123,12 @@ pub(super) fn run(
                 out.put(take(buckets, buffers, current.buffer, whole)?)?;
                 out.put(&current.bytes[..current.written as usize])?;
             }
-            Action::SubmessageEnd => open.push((out.len(), node)),
+            Action::SubmessageEnd => {
+                if open.len() == MAX_OPEN {
+                    return Err(format!("more than {MAX_OPEN} submessages open at once"));
+                }
+                open.push((out.len(), node));
+            }
             Action::SubmessageStart => {
                 let (end, end_node) = open.pop().ok_or("a submessage starts that never ended")?;
                 let len =

@@ -18,22 +18,38 @@
 //! front here and turned around at the end. Records that are not protocol buffers come whole
 //! from a buffer of their own, their lengths from the last buffer.
 
+mod budget;
 mod header;
 mod machine;
 mod nodes;
 
-use crate::codec::{decompress, ZstdContexts};
+use crate::codec::ZstdContexts;
 
+pub(crate) use budget::Bounds;
+use budget::Budget;
 pub(crate) use nodes::Scratch;
 use nodes::{metadata_limit, varint64};
 
 /// Decodes a transposed chunk's `data` into `values` (the records back to back) and `ends`
-/// (where each ends). The chunk's header says it holds `num_records` records of
-/// `decoded_data_size` bytes in all, which the callers hold to their limits first.
+/// (where each ends). The chunk's header says what `bounds` say it holds, which the callers
+/// hold to the reader's limit first; what decoding holds besides the records' bytes is held to
+/// that limit too (`budget.rs`).
 pub(crate) fn decode(
     data: &[u8],
-    num_records: u64,
-    decoded_data_size: u64,
+    bounds: &Bounds,
+    scratch: &mut Scratch,
+    zstd: &mut ZstdContexts,
+    values: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+) -> Result<(), String> {
+    let decoded = decode_held(data, bounds, scratch, zstd, values, ends);
+    scratch.release_if_large();
+    decoded
+}
+
+fn decode_held(
+    data: &[u8],
+    bounds: &Bounds,
     scratch: &mut Scratch,
     zstd: &mut ZstdContexts,
     values: &mut Vec<u8>,
@@ -41,8 +57,9 @@ pub(crate) fn decode(
 ) -> Result<(), String> {
     values.clear();
     ends.clear();
+    let mut budget = Budget::new(bounds);
     let (&compression, mut rest) = data.split_first().ok_or("empty transposed chunk")?;
-    let limit = metadata_limit(num_records, decoded_data_size);
+    let limit = metadata_limit(bounds.num_records, bounds.decoded_data_size);
     let header_len = varint64(&mut rest, "the header's length")?;
     if header_len > rest.len() as u64 {
         return Err(format!(
@@ -51,29 +68,47 @@ pub(crate) fn decode(
         ));
     }
     let (header, mut rest) = rest.split_at(header_len as usize);
-    decompress(compression, header, limit, zstd, &mut scratch.header)?;
+    budget.decompress(
+        "the header",
+        compression,
+        header,
+        limit,
+        zstd,
+        &mut scratch.header,
+    )?;
     let header = std::mem::take(&mut scratch.header);
     let parsed = header::parse(
         &header,
         compression,
         &mut rest,
-        num_records,
-        decoded_data_size,
+        bounds,
+        &mut budget,
         scratch,
         zstd,
     );
     scratch.header = header;
     let first = parsed?;
-    decompress(compression, rest, limit, zstd, &mut scratch.transitions)?;
-    machine::run(first, num_records, decoded_data_size, scratch, values)?;
+    budget.decompress(
+        "the transitions",
+        compression,
+        rest,
+        limit,
+        zstd,
+        &mut scratch.transitions,
+    )?;
+    let (num_records, size) = (bounds.num_records, bounds.decoded_data_size);
+    machine::run(first, num_records, size, scratch, values, ends)?;
     // The records were written back to front: turned around, the first record comes first,
-    // and the limits counted from the end give where each record ends.
+    // and how much had been written when each record ended, counted from the end, is where
+    // the record before it ends. Done in place, so that the records' ends take no second table.
     values.reverse();
-    if let Some((_, earlier)) = scratch.limits.split_last() {
-        let size = values.len();
-        ends.reserve(scratch.limits.len());
-        ends.extend(earlier.iter().rev().map(|limit| size - limit));
-        ends.push(size);
+    let size = values.len();
+    ends.reverse();
+    for i in 1..ends.len() {
+        ends[i - 1] = size - ends[i];
+    }
+    if let Some(last) = ends.last_mut() {
+        *last = size;
     }
     Ok(())
 }
@@ -100,10 +135,14 @@ mod tests {
         let (mut values, mut ends) = (Vec::new(), Vec::new());
         let mut scratch = Scratch::default();
         let mut zstd = ZstdContexts::default();
+        let bounds = Bounds {
+            num_records,
+            decoded_data_size: size,
+            limit: 1 << 20,
+        };
         decode(
             data,
-            num_records,
-            size,
+            &bounds,
             &mut scratch,
             &mut zstd,
             &mut values,
@@ -159,5 +198,12 @@ mod tests {
         let mut cut = chunk([0, 2], &[]);
         cut[1] = 10;
         assert!(decoded(&cut, 1, 4).is_err());
+        // A submessage's end that moves back to itself opens one more on every transition.
+        let header = [0, 0, 1, (1 << 3) | 6, 0, 0];
+        let mut ends = vec![0, header.len() as u8];
+        ends.extend_from_slice(&header);
+        ends.resize(ends.len() + 2000, 0);
+        let err = decoded(&ends, 1, 4).unwrap_err();
+        assert!(err.contains("more than 1024 submessages open"), "{err}");
     }
 }

@@ -20,6 +20,14 @@ pub(super) const VARINT_INLINE_MAX: u8 = VARINT_INLINE_0 + 0x7f;
 pub(super) const MAX_TRANSITION: usize = 63;
 /// Riegeli's varint32: at most five bytes.
 pub(super) const MAX_VARINT32: usize = 5;
+/// How many submessages may be open at once. Riegeli takes submessages apart 100 deep at most
+/// (deeper ones it keeps whole, as strings); the bound keeps a hostile machine from opening one
+/// on every transition.
+pub(super) const MAX_OPEN: usize = 1 << 10;
+/// How much a decoder keeps of its scratch from chunk to chunk: past it, a chunk's buffers
+/// are freed once it is decoded, so that what a large chunk took does not stay on beside what
+/// the next one takes.
+const KEEP: usize = 16 << 20;
 
 /// What a node does when the machine reaches it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,15 +99,35 @@ pub(crate) struct Scratch {
     pub(super) buffers: Vec<Buffer>,
     pub(super) nodes: Vec<Node>,
     pub(super) tags: Vec<u32>,
-    /// How many bytes were written when each record ended, last record first.
-    pub(super) limits: Vec<usize>,
     /// The open submessages: how many bytes were written at their end, and their node.
     pub(super) open: Vec<(usize, usize)>,
 }
 
+impl Scratch {
+    /// Frees the buffers when they hold more than [`KEEP`] bytes.
+    pub(super) fn release_if_large(&mut self) {
+        fn bytes<T>(buf: &Vec<T>) -> usize {
+            buf.capacity() * std::mem::size_of::<T>()
+        }
+        let held = bytes(&self.header)
+            + bytes(&self.buckets)
+            + self.buckets.iter().map(bytes).sum::<usize>()
+            + bytes(&self.transitions)
+            + bytes(&self.buffers)
+            + bytes(&self.nodes)
+            + bytes(&self.tags)
+            + bytes(&self.open);
+        if held > KEEP {
+            *self = Scratch::default();
+        }
+    }
+}
+
 /// The most header or transition bytes a chunk of `num_records` records of `decoded` bytes
 /// may decompress to. Each node and each transition stands for at least a field or a record
-/// in a sound chunk; the bound keeps a hostile block from expanding without limit.
+/// in a sound chunk, and Riegeli's writer spends up to 32 transition bytes on one, through its
+/// no-op nodes: a bound that allows much, so the blocks are held together to the reader's
+/// limit as well (`budget.rs`).
 pub(super) fn metadata_limit(num_records: u64, decoded: u64) -> u64 {
     decoded
         .saturating_add(num_records)
