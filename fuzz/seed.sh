@@ -179,6 +179,34 @@ for i, path in enumerate(files("arrayrecord/*.array_record")):
     seed("arrayrecord_reader", bytes([0x01]) + spec)
     seed("arrayrecord_reader", bytes([0x00]) + data[: MAX_SEED - 1])
 
+# A transposed chunk whose transitions, 20 KiB of zstd, announce and hold 640 MiB of zeros:
+# within the 64 bytes a record byte its declared 64 MiB allow, past the reader's limit. A
+# reader that decompressed them before checking them against its limit took them whole.
+def zstd_zeros(length):
+    """A zstd frame of `length` zeros (a multiple of 128 KiB), one repeated byte a block."""
+    frame, blocks = bytearray(b"\x28\xb5\x2f\xfd\x00\x38"), length // (128 << 10)
+    for block in range(blocks):
+        frame += ((block + 1 == blocks) | 1 << 1 | (128 << 10) << 3).to_bytes(3, "little") + b"\0"
+    return bytes(frame)
+
+def varint(value):
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))
+
+node_header = bytes([0, 0, 1, 0, 0, 0])  # no bucket, no buffer, one node that does nothing
+header_block = varint(len(node_header)) + b"\x28\xb5\x2f\xfd\x20" + bytes([len(node_header)]) \
+    + (1 | len(node_header) << 3).to_bytes(3, "little") + node_header
+transitions = 640 << 20
+transposed = b"z" + varint(len(header_block)) + header_block + varint(transitions) \
+    + zstd_zeros(transitions)
+simple = bytes([0, 1, 3]) + b"abc"
+spec = bytes([41]) + struct.pack("<III", 1, 64 << 20, len(transposed)) + transposed
+spec += 2 * (bytes([3]) + struct.pack("<III", 1, 3, len(simple)) + simple)
+seed_large("arrayrecord_reader", bytes([0x05]) + spec)
+
 for target in sorted(counts):
     total = len(os.listdir(os.path.join("corpus", target)))
     print(f"{target}: {counts[target]} seeds written, {total} files in corpus/{target}")

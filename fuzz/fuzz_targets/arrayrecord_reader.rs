@@ -10,7 +10,9 @@
 //!   pick the group size the records read are written back with.
 //!
 //! Neither reader may panic, and the memory limits catch an allocation sized from a length
-//! in the file. Errors display. When the streaming reader reads the whole file and the
+//! in the file. The readers take chunks of up to [`MAX_DECODED`]: decoding one may hold twice
+//! that, which the limits leave room for (at the default 1 GiB, a few KiB of zstd could rightly
+//! take 2 GiB). Errors display. When the streaming reader reads the whole file and the
 //! indexed reader opens it, both give the same records; each chunk the footer lists, decoded
 //! out of its bytes (`ChunkDecoder`), gives the indexed reader's records; and what the
 //! streaming reader read (sound file or not) is written back and reads back the same.
@@ -27,6 +29,8 @@ use ofconvert_fuzz::riegeli::{Builder, Chunk, MAX_FILE};
 
 /// At most this many records are read by number: enough to reach every chunk of a small file.
 const MAX_INDEXED: u64 = 4096;
+/// The most record bytes the readers decode a chunk to.
+const MAX_DECODED: u64 = 64 << 20;
 
 fn build(mode: u8, mut rest: &[u8]) -> Vec<u8> {
     let mut builder = Builder::default();
@@ -91,7 +95,7 @@ fuzz_target!(|data: &[u8]| {
         build(*mode, rest)
     };
 
-    let mut reader = Reader::new(file.as_slice());
+    let mut reader = Reader::new(file.as_slice()).with_max_decoded_chunk(MAX_DECODED);
     let mut streamed = Vec::new();
     let mut record = Vec::new();
     let sound = loop {
@@ -108,6 +112,7 @@ fuzz_target!(|data: &[u8]| {
 
     match IndexedReader::open(file.as_slice()) {
         Ok(mut indexed) => {
+            indexed.set_max_decoded_chunk(MAX_DECODED);
             let count = indexed.num_records();
             let mut by_number = Vec::new();
             for index in 0..count.min(MAX_INDEXED) {
@@ -124,6 +129,7 @@ fuzz_target!(|data: &[u8]| {
             }
             // Each chunk decoded out of its bytes, as a reader of batches does.
             let mut decoder = ChunkDecoder::default();
+            decoder.set_max_decoded_chunk(MAX_DECODED);
             let mut from_chunks = Vec::new();
             for chunk in 0..indexed.num_chunks() {
                 let (records, held) = (indexed.chunk(chunk).0, indexed.chunk_bytes(chunk));
