@@ -378,6 +378,13 @@ impl<S: ReadAt> IndexedReader<S> {
         self.chunks[chunk].chunk_offset..end
     }
 
+    /// The first chunk (`0..=num_chunks()`, in file order) that begins at or after byte
+    /// `offset`: where reading on past damage at an offset resumes, whatever lies between.
+    pub fn first_chunk_from(&self, offset: u64) -> usize {
+        self.chunks
+            .partition_point(|entry| entry.chunk_offset < offset)
+    }
+
     /// Where the footer begins: the end of the last chunk of records (padding included).
     pub fn footer_offset(&self) -> u64 {
         self.footer_begin

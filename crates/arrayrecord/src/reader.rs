@@ -49,6 +49,8 @@ pub struct Reader<R> {
     stopped: bool,
     /// An error met while chunks before it were still held back: returned once they are.
     deferred: Option<Error>,
+    /// Where the error that stopped the reader is.
+    failed_at: Option<u64>,
 }
 
 impl<R: Read> Reader<R> {
@@ -68,6 +70,7 @@ impl<R: Read> Reader<R> {
             metadata: None,
             stopped: false,
             deferred: None,
+            failed_at: None,
         }
     }
 
@@ -102,6 +105,7 @@ impl<R: Read> Reader<R> {
                 }
                 Err(err) => {
                     self.stopped = true;
+                    self.failed_at = Some(err.offset());
                     return Err(err);
                 }
             }
@@ -117,11 +121,14 @@ impl<R: Read> Reader<R> {
     }
 
     /// Where the reader stands: the offset of the chunk holding the next record (or of the
-    /// file's end, once there) and how many records it has returned.
+    /// file's end, once there; after an error, the offset the error names, where the damage
+    /// is) and how many records it has returned.
     pub fn position(&self) -> Position {
         Position {
             offset: if self.next_in_current < self.current.len() {
                 self.current_begin
+            } else if let Some(failed_at) = self.failed_at {
+                failed_at
             } else {
                 self.pending.front().map_or(self.pos, |chunk| chunk.begin)
             },

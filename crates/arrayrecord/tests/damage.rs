@@ -250,6 +250,73 @@ fn a_cut_inside_a_chunk_says_where_it_should_end() {
     assert_eq!(err.offset(), FIRST_CHUNK as u64);
 }
 
+// padded: written with `pad_to_block_boundary:true`, every chunk of records followed by a
+// padding chunk, whose data is hashed as any chunk's, up to the next block.
+const PADDED_CHUNKS: [(u64, std::ops::Range<u64>); 2] = [(64, 0..8), (65536, 8..12)];
+const PADDING_AFTER_FIRST: u64 = 693;
+
+/// After an error, the streaming reader stands where the damage is: the offset the error
+/// names, from which a reader by the footer goes on at the first chunk listed past it. Damage
+/// in padding is not in the chunk of records after it, which it used to stand at (the record
+/// it would have read next), so that going on from that record skipped a sound chunk.
+#[test]
+fn after_damage_the_reader_stands_where_the_damage_is() {
+    let bytes = golden("padded");
+    let all = stream(&bytes).0;
+    let chunk_data =
+        |begin: u64| begin as usize + 24 * usize::from(begin.is_multiple_of(65536)) + 45;
+    for (at, begin, read) in [
+        (5733, PADDING_AFTER_FIRST, 8),
+        (chunk_data(PADDED_CHUNKS[0].0), PADDED_CHUNKS[0].0, 0),
+        (chunk_data(PADDED_CHUNKS[1].0), PADDED_CHUNKS[1].0, 8),
+    ] {
+        let damaged = flipped(&bytes, at);
+        let mut reader = Reader::new(damaged.as_slice());
+        let mut records = Vec::new();
+        let mut record = Vec::new();
+        let err = loop {
+            match reader.read_record(&mut record) {
+                Ok(true) => records.push(record.clone()),
+                Ok(false) => panic!("a flip at {at} read as sound"),
+                Err(err) => break err,
+            }
+        };
+        assert!(
+            matches!(err.kind(), ErrorKind::ChunkDataHashMismatch { .. }),
+            "{err}"
+        );
+        assert_eq!((err.offset(), err.index()), (begin, read), "flip at {at}");
+        assert_eq!(records, all[..read as usize], "flip at {at}");
+        let position = reader.position();
+        assert_eq!(
+            (position.offset, position.index),
+            (begin, read),
+            "flip at {at}"
+        );
+    }
+}
+
+/// The chunks the footer lists, found by offset.
+#[test]
+fn the_first_chunk_from_an_offset_is_the_first_listed_at_or_after_it() {
+    let reader = IndexedReader::open(golden("padded")).unwrap();
+    assert_eq!(reader.num_chunks(), 2);
+    for (chunk, (offset, records)) in PADDED_CHUNKS.iter().enumerate() {
+        assert_eq!(reader.chunk(chunk), (records.clone(), *offset));
+    }
+    for (offset, chunk) in [
+        (0, 0),
+        (64, 0),
+        (65, 1),
+        (PADDING_AFTER_FIRST, 1),
+        (65536, 1),
+        (65537, 2),
+        (u64::MAX, 2),
+    ] {
+        assert_eq!(reader.first_chunk_from(offset), chunk, "from {offset}");
+    }
+}
+
 /// A reader's limit on what a chunk decodes to holds for both readers: a record of 2 MiB of
 /// zeros, a few hundred bytes compressed, is refused by a reader that takes 1 MiB.
 #[test]
