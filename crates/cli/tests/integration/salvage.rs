@@ -261,3 +261,57 @@ fn tf2of_help_does_not_say_a_damaged_length_ends_the_file() {
         help.stdout
     );
 }
+
+/// Google's `padded.array_record` (`pad_to_block_boundary:true`: records 0-7 in a chunk at 64,
+/// a padding chunk from 693 to the block's end, records 8-11 in a chunk at 65536), with a byte
+/// flipped in that padding: `verify` goes on at the first chunk past the damage and loses no
+/// record (it went on past the chunk of the record after the damage, the sound one, and so
+/// lost records 8-11). Flipped in a chunk of records instead, it loses that chunk's records.
+/// The damage is named by its offset. Of the file's records, only 3 and 5 are Examples: each
+/// other one read is a problem of its own, named by its index.
+#[test]
+fn damage_in_an_array_records_padding_loses_no_record() {
+    let work = tempdir();
+    let bytes = fs::read(testdata().join("arrayrecord/padded.array_record")).unwrap();
+    // Where the byte is flipped, the offset and record the damage is named by, where reading
+    // resumes, the records lost.
+    for (at, damage, index, resumed, lost) in
+        [(5733, 693, 8, 65536, 0..0), (64 + 45, 64, 0, 65536, 0..8)]
+    {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x20;
+        let file = work.path().join(format!("flipped-{at}.array_record"));
+        fs::write(&file, damaged).unwrap();
+        let run = ofconvert()
+            .args(["verify", "--json"])
+            .arg(&file)
+            .expect_code(1);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let problems: Vec<&str> = report["files"][0]["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|problem| problem.as_str().unwrap())
+            .collect();
+        let damages: Vec<&&str> = problems
+            .iter()
+            .filter(|problem| problem.contains("hash mismatch"))
+            .collect();
+        assert_eq!(damages.len(), 1, "flip at {at}: {problems:#?}");
+        let named = format!("offset {damage} (record #{index}): ");
+        assert!(damages[0].contains(&named), "flip at {at}: {problems:#?}");
+        let skipped = format!("(bytes {damage}..{resumed} skipped");
+        assert!(damages[0].contains(&skipped), "flip at {at}: {problems:#?}");
+        for index in 0..12 {
+            let named = format!("(record #{index}): record is not a tf.train.Example");
+            let expected = !lost.contains(&index) && index != 3 && index != 5;
+            assert_eq!(
+                problems.iter().any(|problem| problem.contains(&named)),
+                expected,
+                "flip at {at}, record {index}: {problems:#?}"
+            );
+        }
+        let good = [3, 5].into_iter().filter(|i| !lost.contains(i)).count();
+        assert_eq!(report["good_records"], good, "flip at {at}");
+    }
+}

@@ -135,30 +135,35 @@ pub(crate) struct PastDamage {
 }
 
 impl PastDamage {
-    /// The records of the ArrayRecord file `path` after the chunk that holds record
-    /// `damaged.index` (which the streaming reader failed to read, at `damaged.offset`), and
-    /// where reading resumes; `None` when the footer cannot be read or no chunk follows.
+    /// The records of the ArrayRecord file `path` past the damage the streaming reader met at
+    /// offset `damaged.offset`, having given out the records before `damaged.index`: from the
+    /// first chunk the footer lists past the damage (damage in a chunk of records loses that
+    /// chunk's records; damage between them, in padding, loses none), and where reading
+    /// resumes; `None` when the footer cannot be read or lists no chunk past the damage.
     pub(crate) fn after(path: &Path, damaged: RecordAt) -> Option<(PastDamage, Resync)> {
         let Ok((Ok(reader), size)) = open_by_footer(path) else {
             return None;
         };
-        let mut past = PastDamage {
+        // A chunk that begins where the damage is, is the damaged one.
+        let mut after = reader.first_chunk_from(damaged.offset.saturating_add(1));
+        while after < reader.num_chunks() && reader.chunk(after).0.start < damaged.index {
+            after += 1;
+        }
+        if after >= reader.num_chunks() {
+            return None;
+        }
+        let (records, offset) = reader.chunk(after);
+        let past = PastDamage {
             reader,
-            next: damaged.index,
+            next: records.start,
             size,
         };
-        let resync = past.skip_chunk()?;
-        // From the damaged chunk's start, or from where the streaming reader failed when that
-        // is before it (a block header on the way to it); the streaming reader's position
-        // after a damaged chunk is past it.
-        let start = damaged.offset.min(resync.damaged.start);
-        Some((
-            past,
-            Resync {
-                damaged: start..resync.damaged.end,
-                ..resync
-            },
-        ))
+        let resync = Resync {
+            index: records.start,
+            damaged: damaged.offset..offset,
+            recovered: false,
+        };
+        Some((past, resync))
     }
 
     /// Where record `next` is: the offset of its chunk (the file's end after the last).
