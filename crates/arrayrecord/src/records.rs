@@ -13,8 +13,9 @@ use crate::transpose;
 /// chunk's record sizes, a transposed chunk's header, buckets and transitions decompressed and
 /// the tables built from them, each block refused by the size it announces before it is
 /// decompressed. So decoding a chunk holds at most twice the limit, hostile file or not, besides
-/// the chunk's bytes as the file has them, the decompressors' windows (zstd's at most 128 MiB,
-/// brotli's 16 MiB) and about 20 MiB of buffers kept from chunk to chunk.
+/// the bytes of the chunks read as the file has them (the streaming reader holds up to three),
+/// the decompressors' windows (zstd's at most 128 MiB, brotli's 16 MiB) and about 20 MiB of
+/// buffers kept from chunk to chunk.
 /// `array_record` writes chunks of a few megabytes.
 pub const DEFAULT_MAX_DECODED_CHUNK: u64 = 1 << 30;
 
