@@ -26,20 +26,31 @@ pub fn write_interrupted(out: &mut impl Write, summary: &Summary) -> io::Result<
         .collect();
     writeln!(
         out,
-        "ofconvert: interrupted: {done} of {} dataset{} finished and published in {}; the \
-         temporary files of the {} not finished were removed:",
+        "ofconvert: interrupted: {done} of {} dataset{} finished and published in {}; not \
+         finished, {}:",
         summary.datasets.len(),
         plural(summary.datasets.len()),
         summary.output,
         left.len(),
     )?;
     for dataset in &left {
-        writeln!(out, "  {}", dataset.name)?;
+        match dataset.finished.filter(|finished| finished.parts > 0) {
+            Some(finished) => writeln!(
+                out,
+                "  {}: {} part{} finished ({} record{}), kept for --resume",
+                dataset.name,
+                finished.parts,
+                plural(finished.parts),
+                finished.records,
+                plural_u64(finished.records),
+            )?,
+            None => writeln!(out, "  {}: no part finished", dataset.name)?,
+        }
     }
     writeln!(
         out,
         "Run the same command with --resume (in place of --overwrite, if given) to finish: \
-         it keeps the finished datasets."
+         it keeps the finished datasets and parts."
     )
 }
 
@@ -147,7 +158,40 @@ pub fn write_ending(out: &mut impl Write, summary: &Summary, ending: Ending) -> 
     if summary.failed > 0 {
         line.push_str(&format!("; {} failed (above)", summary.failed));
     }
+    if let Some(finished) = finished_of_interrupted(summary) {
+        line = format!("Interrupted: {line}; {finished}");
+    }
     writeln!(out, "{line}.")
+}
+
+/// What an interrupted run finished of the datasets it did not: parts and records kept for
+/// `--resume`, in words; none when it was not interrupted.
+fn finished_of_interrupted(summary: &Summary) -> Option<String> {
+    if !summary.interrupted {
+        return None;
+    }
+    let left: Vec<_> = summary
+        .datasets
+        .iter()
+        .filter(|d| d.status == DatasetStatus::Interrupted)
+        .collect();
+    let parts: usize = left
+        .iter()
+        .filter_map(|d| d.finished)
+        .map(|f| f.parts)
+        .sum();
+    let records: u64 = left
+        .iter()
+        .filter_map(|d| d.finished)
+        .map(|f| f.records)
+        .sum();
+    Some(format!(
+        "{parts} part{} ({records} record{}) of the {} dataset{} not finished kept for --resume",
+        plural(parts),
+        plural_u64(records),
+        left.len(),
+        plural(left.len()),
+    ))
 }
 
 /// How to run `ofconvert` here: under `cargo run` no `ofconvert` is on PATH.
@@ -390,10 +434,14 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
     }
     writeln!(
         out,
-        "{prefix} {} dataset{} failed; nothing of {} was left in the output:",
+        "{prefix} {} dataset{} failed; nothing {} wrote was left in the output:",
         summary.failed,
         plural(summary.failed),
-        if summary.failed == 1 { "it" } else { "them" }
+        if summary.failed == 1 {
+            "its conversion"
+        } else {
+            "their conversions"
+        }
     )?;
     for dataset in &summary.datasets {
         if dataset.status == DatasetStatus::Failed {
@@ -403,6 +451,13 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
                 dataset.name,
                 dataset.error.as_deref().unwrap_or("unknown error")
             )?;
+            if dataset.previous_kept {
+                writeln!(
+                    out,
+                    "  {}: the dataset published there before is left as it was",
+                    dataset.name
+                )?;
+            }
         }
     }
     if let Some(hint) = ofconvert_engine::config::failure_hint(summary, FrontEnd::CommandLine) {

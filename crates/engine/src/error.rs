@@ -134,6 +134,9 @@ pub enum ErrorKind {
     NoRecordFiles {
         /// The directory.
         dir: PathBuf,
+        /// Whether a conversion into it left its temporary files there: stopped or killed
+        /// before it published anything.
+        unfinished: bool,
     },
     /// A file named for a TFRecord index is an OFRecord file.
     NotTfRecord,
@@ -445,8 +448,16 @@ impl fmt::Display for ErrorKind {
                 front_end.shard("K", "N")
             ),
             ErrorKind::Usage(message) => f.write_str(message),
-            ErrorKind::NoRecordFiles { dir } => {
-                write!(f, "no record files found under {}", dir.display())
+            ErrorKind::NoRecordFiles { dir, unfinished } => {
+                write!(f, "no record files found under {}", dir.display())?;
+                if *unfinished {
+                    f.write_str(
+                        ": a conversion into it was stopped before it published anything (its \
+                         hidden temporary files are there); run it again with --resume to \
+                         finish it",
+                    )?;
+                }
+                Ok(())
             }
             ErrorKind::NotTfRecord => {
                 f.write_str("an OFRecord file: index writes indexes of TFRecord files")

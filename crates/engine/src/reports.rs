@@ -62,13 +62,16 @@ impl Found {
     fn fail_empty_directories(&mut self, passed_over: &[PathBuf]) {
         for dir in &self.directories {
             let named = self.errors.iter().any(
-                |err| matches!(err.kind(), ErrorKind::NoRecordFiles { dir: named } if named == dir),
+                |err| matches!(err.kind(), ErrorKind::NoRecordFiles { dir: named, .. } if named == dir),
             );
             if !named && !self.files.iter().any(|(file, _)| file.starts_with(dir)) {
                 let kind = if passed_over.iter().any(|file| file.starts_with(dir)) {
                     ErrorKind::OnlyOfRecords { dir: dir.clone() }
                 } else {
-                    ErrorKind::NoRecordFiles { dir: dir.clone() }
+                    ErrorKind::NoRecordFiles {
+                        dir: dir.clone(),
+                        unfinished: false,
+                    }
                 };
                 self.errors.push(Error::new(kind));
             }

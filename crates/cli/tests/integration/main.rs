@@ -17,6 +17,8 @@ mod inspect;
 mod lossless;
 mod lossy;
 mod objects;
+#[cfg(unix)]
+mod replace;
 mod resume;
 mod retry_after;
 mod salvage;

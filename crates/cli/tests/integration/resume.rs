@@ -13,7 +13,7 @@ const DATASETS: [&str; 3] = ["a", "b", "c"];
 
 /// Three datasets of two 12 MB files each: big enough that a debug build takes a while
 /// over each.
-fn big_input(root: &Path) -> PathBuf {
+pub(crate) fn big_input(root: &Path) -> PathBuf {
     let input = root.join("in");
     let mut id = 0;
     for dataset in DATASETS {
@@ -58,7 +58,7 @@ fn kill_when(child: &mut Child, ready: impl Fn() -> bool) {
 }
 
 /// Names of the files under `dir` that are not temporary.
-fn finished_looking(dir: &Path) -> Vec<String> {
+pub(crate) fn finished_looking(dir: &Path) -> Vec<String> {
     tree(dir)
         .into_iter()
         .filter(|file| {
@@ -73,7 +73,7 @@ fn finished_looking(dir: &Path) -> Vec<String> {
 }
 
 /// The same files with the same bytes; manifests alike but for the output path they name.
-fn assert_same_output(resumed: &Path, clean: &Path) {
+pub(crate) fn assert_same_output(resumed: &Path, clean: &Path) {
     let files = tree(clean);
     assert_eq!(tree(resumed), files);
     for file in &files {
@@ -223,7 +223,11 @@ fn resume_redoes_a_dataset_whose_part_was_damaged_or_whose_settings_changed() {
 
 /// Sends `signal` once `ready` holds; returns the run's exit code and standard error.
 #[cfg(unix)]
-fn signal_when(mut child: Child, signal: i32, ready: impl Fn() -> bool) -> (i32, String) {
+pub(crate) fn signal_when(
+    mut child: Child,
+    signal: i32,
+    ready: impl Fn() -> bool,
+) -> (i32, String) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the conversion ended ({status}) before it could be interrupted");
@@ -268,11 +272,27 @@ fn sigint_and_sigterm_stop_cleanly_and_resume_finishes_the_run() {
         assert_eq!(code, 130, "{name}: {stderr}");
         assert!(stderr.contains("interrupted"), "{name}: {stderr}");
         assert!(stderr.contains("--resume"), "{name}: {stderr}");
-        // No temporary file, no lock: only the finished dataset.
+        // No lock, and nothing that looks finished but the finished dataset; of the second,
+        // at most the parts finished before the signal, each with its note for --resume.
         assert_eq!(
-            tree(&output),
+            finished_looking(&output),
             ["a/ofconvert-manifest.json", "a/part-00000", "a/part-00001"],
             "{name}"
+        );
+        let hidden = |prefix| match second.is_dir() {
+            true => files_starting(&second, prefix).len(),
+            false => 0,
+        };
+        assert_eq!(
+            hidden(".ofconvert-part-"),
+            hidden(".ofconvert-done-"),
+            "{name}"
+        );
+        assert_eq!(
+            tree(&output).len(),
+            3 + 2 * hidden(".ofconvert-done-"),
+            "{name}: {:?}",
+            tree(&output)
         );
 
         let run = ofconvert()

@@ -149,9 +149,16 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
         // A directory without records is an error for everyone who reads one: `count`,
         // `cat` and Python's readers alike.
         if expanded.files.len() == found_before {
-            expanded
-                .errors
-                .push(Error::new(ErrorKind::NoRecordFiles { dir: root }));
+            // Listings pass over hidden files: the directory itself is asked.
+            let unfinished = storage.file_names(&root).is_ok_and(|names| {
+                names
+                    .iter()
+                    .any(|name| layout::is_temporary(name) && name != layout::LOCK_NAME)
+            });
+            expanded.errors.push(Error::new(ErrorKind::NoRecordFiles {
+                dir: root,
+                unfinished,
+            }));
         }
     }
     expanded

@@ -60,6 +60,10 @@ pub(crate) struct ChunkOutput {
     pub(crate) images: ImageConversion,
     /// Values the mapping rounded to the nearest float, as `--lossy` allows.
     pub(crate) rounded: u64,
+    /// Whether a note beside its parts lets a resumed run keep them ([`resume`]).
+    ///
+    /// [`resume`]: crate::running::resume
+    pub(crate) noted: bool,
 }
 
 impl ChunkOutput {

@@ -22,7 +22,7 @@ use crate::planning::group::tf_file_stem;
 use crate::planning::plan::Plan;
 use crate::progress::{Event, ProgressFn};
 use crate::running::prefetch::Prefetch;
-use crate::running::publish::Target;
+use crate::running::publish::{Prepared, Target};
 use crate::running::summary::{DatasetSummary, Summary};
 use crate::running::workers::Pool;
 use crate::storage::lock::{self, LockError, OutputLock};
@@ -112,11 +112,11 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
                 None => target.prepare(),
             };
             match prepared {
-                Ok(Some(kept)) => DatasetRun::Settled(kept),
-                Ok(None) => DatasetRun::Converting(Job {
+                Ok(Prepared::Complete(kept)) => DatasetRun::Settled(*kept),
+                Ok(Prepared::Convert(kept)) => DatasetRun::Converting(Job {
                     target,
                     failed: AtomicBool::new(false),
-                    state: Mutex::new(JobState::default()),
+                    state: Mutex::new(JobState::keeping(kept)),
                 }),
                 Err(err) => DatasetRun::Settled(DatasetSummary::failed(dataset, &err)),
             }
@@ -258,10 +258,30 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
             Ok(job_chunks) if job_chunks.is_empty() => finish_job(context, job, Vec::new()),
             Ok(job_chunks) => {
                 let mut state = lock(&job.state);
-                state.left = job_chunks.len();
+                let mut kept = std::mem::take(&mut state.kept);
                 state.outputs = job_chunks.iter().map(|_| None).collect();
+                let mut to_do = Vec::new();
+                for chunk in job_chunks {
+                    match kept.remove(&chunk.index) {
+                        Some((of, output)) if of == chunk.of => {
+                            (context.progress)(Event::Progress {
+                                bytes: chunk.bytes,
+                                records: output.parts.iter().map(|part| part.records).sum(),
+                            });
+                            state.outputs[chunk.index] = Some(output);
+                        }
+                        _ => to_do.push(chunk),
+                    }
+                }
+                state.left = to_do.len();
+                if to_do.is_empty() {
+                    let outputs = state.outputs.drain(..).flatten().collect();
+                    drop(state);
+                    finish_job(context, job, outputs);
+                    continue;
+                }
                 drop(state);
-                chunks.extend(job_chunks);
+                chunks.extend(to_do);
             }
             Err(err) => fail_job(context, job, err, Vec::new()),
         }
@@ -295,7 +315,7 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
             } else {
                 run_chunk(context, job, chunk, worker)
             };
-            chunk_done(context, job, chunk.index, result);
+            chunk_done(context, job, (chunk.index, chunk.of), result);
         },
     );
 }

@@ -10,6 +10,7 @@ use crate::records::output::{self, frame_len, PartWriter};
 use crate::records::RecordReader;
 use crate::running::chunk::{Chunk, ChunkOutput};
 use crate::running::publish::Target;
+use crate::running::resume;
 use crate::running::summary::DatasetSummary;
 use crate::running::uploads::{Slots, Upload};
 use crate::storage::transfer::transfers_in_flight;
@@ -39,7 +40,20 @@ pub(crate) struct JobState {
     error: Option<Error>,
     /// Set when a work item stopped because the run was interrupted.
     interrupted: bool,
+    /// Finished work items an earlier run of the same conversion left (`--resume`), by
+    /// number, with how many work items that run had: those the run does not do again.
+    pub(crate) kept: std::collections::BTreeMap<usize, (usize, ChunkOutput)>,
     pub(crate) summary: Option<DatasetSummary>,
+}
+
+impl JobState {
+    /// The state of a dataset about to be converted, `kept` what an earlier run finished.
+    pub(crate) fn keeping(kept: std::collections::BTreeMap<usize, (usize, ChunkOutput)>) -> Self {
+        JobState {
+            kept,
+            ..JobState::default()
+        }
+    }
 }
 
 /// What every worker shares.
@@ -418,9 +432,25 @@ fn skip_or_fail(
 pub(crate) fn chunk_done(
     context: &Context<'_>,
     job: &Job<'_>,
-    index: usize,
+    (index, of): (usize, usize),
     result: Result<ChunkOutput, Stop>,
 ) {
+    let result = result.map(|mut output| {
+        // Parts still uploading cannot be vouched for yet: only a work item whose parts are
+        // all finished gets a note.
+        if output.uploads.is_empty() {
+            let target = &job.target;
+            output.noted = resume::write_note(
+                context.storage,
+                &target.dataset.output_dir,
+                &target.temp_tag(),
+                (target.settings, target.dataset),
+                (index, of),
+                &output,
+            );
+        }
+        output
+    });
     let mut state = lock(&job.state);
     match result {
         Ok(output) => {
@@ -477,24 +507,35 @@ pub(crate) fn fail_job(
 ) {
     job.failed.store(true, Ordering::Relaxed);
     output::remove_all(context.storage, temp_paths(&outputs));
-    let _ = job.target.clear_own();
+    // A dataset published there before is left as it was; otherwise nothing of this one is
+    // left.
+    let previous_kept = job.target.holds_published();
+    let _ = match previous_kept {
+        true => job.target.remove_temps(),
+        false => job.target.clear_own(),
+    };
     // Only succeeds when nothing else is in it: a directory this run created for nothing.
     context
         .storage
         .remove_dir_if_empty(&job.target.dataset.output_dir);
-    let summary = DatasetSummary::failed(job.target.dataset, &err);
+    let summary = DatasetSummary {
+        previous_kept,
+        ..DatasetSummary::failed(job.target.dataset, &err)
+    };
     report_done(context, &summary);
     lock(&job.state).summary = Some(summary);
 }
 
-/// Removes the temporary files of a dataset the run was interrupted in: nothing of it was
-/// published.
+/// Removes the temporary files of a dataset the run was interrupted in, but for the
+/// finished work items a note lets `--resume` keep: nothing of it was published.
 pub(crate) fn abandon_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
-    output::remove_all(context.storage, temp_paths(&outputs));
+    let (noted, unnoted): (Vec<ChunkOutput>, Vec<ChunkOutput>) =
+        outputs.into_iter().partition(|output| output.noted);
+    output::remove_all(context.storage, temp_paths(&unnoted));
     context
         .storage
         .remove_dir_if_empty(&job.target.dataset.output_dir);
-    let summary = DatasetSummary::interrupted(job.target.dataset);
+    let summary = DatasetSummary::interrupted(job.target.dataset, &noted);
     report_done(context, &summary);
     lock(&job.state).summary = Some(summary);
 }

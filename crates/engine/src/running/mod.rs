@@ -2,7 +2,8 @@
 //! records into temporary parts ([`chunk`]), objects in a store opened ahead of the workers
 //! ([`prefetch`]) and parts bound for one uploaded while the next are written
 //! ([`uploads`]), the run loop ([`convert`]), publishing a finished dataset with its
-//! manifest ([`publish`]) and the run's [`summary`]; what a run would do, for `--dry-run`
+//! manifest ([`publish`]), what an unfinished run leaves for `--resume` ([`resume`]) and the
+//! run's [`summary`]; what a run would do, for `--dry-run`
 //! ([`preview`]).
 //!
 //! Uses every layer below (`planning`, `manifest`, `tfds`, `records`, `storage`, `options`,
@@ -14,6 +15,7 @@ pub(crate) mod job;
 pub(crate) mod prefetch;
 pub(crate) mod preview;
 pub(crate) mod publish;
+pub(crate) mod resume;
 pub(crate) mod summary;
 pub(crate) mod tfds_info;
 pub(crate) mod uploads;

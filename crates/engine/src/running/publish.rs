@@ -21,6 +21,7 @@ use crate::records::copy::{bytes_file, copy_file, empty_file, Copied, Destinatio
 use crate::records::output::{clear_dataset, TempPart};
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
+use crate::running::resume;
 use crate::running::summary::{slash_path, DatasetSummary};
 use crate::running::tfds_info::{recoded_images, rewritten_features};
 use crate::schema::SchemaBuilder;
@@ -41,10 +42,17 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// Gets the output directory ready. `Ok(Some(_))` when resuming finds the dataset
-    /// complete from an earlier run with the same inputs and settings.
-    pub(crate) fn prepare(&self) -> Result<Option<DatasetSummary>, Error> {
+    /// Gets the output directory ready: what an earlier run left there that this one uses
+    /// (a dataset complete with the same inputs and settings, or, resuming, the finished work
+    /// items of an unfinished run) and what it removes (the temporary files of runs that
+    /// ended). A dataset already there stays, whole, until [`publish`](Target::publish)
+    /// replaces it with a complete new one.
+    pub(crate) fn prepare(&self) -> Result<Prepared, Error> {
         let dir = &self.dataset.output_dir;
+        let mut kept = resume::Kept {
+            outputs: BTreeMap::new(),
+            files: Vec::new(),
+        };
         if self.options.existing == ExistingOutput::Resume {
             if let Ok(Some(manifest)) = self.read_manifest() {
                 if &manifest.settings == self.settings
@@ -54,59 +62,100 @@ impl Target<'_> {
                 {
                     crate::records::output::remove_temps(self.storage, dir)
                         .map_err(|err| Error::io(dir, err))?;
-                    return Ok(Some(DatasetSummary::done(
+                    return Ok(Prepared::Complete(Box::new(DatasetSummary::done(
                         self.dataset,
                         DatasetStatus::Kept,
                         manifest,
-                    )));
+                    ))));
                 }
             }
+            kept = resume::kept(
+                self.storage,
+                dir,
+                &self.temp_tag(),
+                self.settings,
+                self.dataset,
+            );
         }
         self.storage
             .create_dir_all(dir)
             .map_err(|err| Error::io(dir, err))?;
-        if matches!(
-            self.options.existing,
-            ExistingOutput::Overwrite | ExistingOutput::Resume
-        ) {
+        match self.options.existing {
             // Nothing runs yet: every temporary file in the directory is a leftover.
-            self.clear("").map_err(|err| Error::io(dir, err))?;
+            ExistingOutput::Overwrite => crate::records::output::remove_temps(self.storage, dir)
+                .map_err(|err| Error::io(dir, err))?,
+            ExistingOutput::Resume => {
+                remove_own_temps(self.storage, dir, &self.temp_tag(), &kept.files)
+                    .map_err(|err| Error::io(dir, err))?;
+            }
+            ExistingOutput::Refuse | ExistingOutput::Shared => {}
         }
-        Ok(None)
+        Ok(Prepared::Convert(kept.outputs))
     }
 
-    /// Removes the dataset's manifest, parts and temporary files (those named with `temps`
-    /// after the temporary prefix) from its directory; for a TFDS split, the folder's
-    /// metadata too, which no longer describes the files there.
-    pub(crate) fn clear(&self, temps: &str) -> std::io::Result<()> {
+    /// Whether a published dataset is in the directory (its manifest is there): one a failed
+    /// run leaves as it was.
+    pub(crate) fn holds_published(&self) -> bool {
+        matches!(self.read_manifest(), Ok(Some(_)))
+    }
+
+    /// Removes this dataset's temporary files from its directory (those of the other
+    /// datasets sharing it stay), and nothing else: a run that failed or was stopped leaves
+    /// the dataset published there before as it was.
+    pub(crate) fn remove_temps(&self) -> std::io::Result<()> {
+        remove_own_temps(
+            self.storage,
+            &self.dataset.output_dir,
+            &self.temp_tag(),
+            &[],
+        )
+    }
+
+    /// Removes the dataset's manifest, parts and temporary files from its directory (the
+    /// temporary files of the other datasets sharing it, the splits of a TFDS dataset, stay);
+    /// for a TFDS split, the folder's metadata too, which no longer describes the files there.
+    pub(crate) fn clear_own(&self) -> std::io::Result<()> {
         let dir = &self.dataset.output_dir;
-        let stem = self.stem();
-        let names: Vec<String>;
-        let files = match (self.settings.direction, self.restore()) {
-            (Direction::TfToOf, _) => DatasetFiles::Parts {
-                prefix: &self.options.part_prefix,
-            },
-            (Direction::OfToTf, Some(restore)) => {
-                names = restore.files.iter().map(|(name, _)| name.clone()).collect();
-                DatasetFiles::Named { names: &names }
-            }
-            (Direction::OfToTf, None) => DatasetFiles::Shards { stem: &stem },
-        };
-        clear_dataset(self.storage, dir, &self.manifest_name(), files, temps)?;
-        if self.tfds().is_some() {
-            for name in [crate::tfds::DATASET_INFO, crate::tfds::FEATURES] {
-                if self.storage.size(&dir.join(name))?.is_some() {
-                    self.storage.remove(&dir.join(name))?;
-                }
+        self.with_files(|files| {
+            clear_dataset(
+                self.storage,
+                dir,
+                &self.manifest_name(),
+                files,
+                &self.temp_tag(),
+            )
+        })?;
+        for name in self.tfds_metadata() {
+            if self.storage.size(&dir.join(name))?.is_some() {
+                self.storage.remove(&dir.join(name))?;
             }
         }
         Ok(())
     }
 
-    /// Removes what [`Target::clear`] removes, leaving the temporary files of the other
-    /// datasets sharing the directory (the splits of a TFDS dataset) alone.
-    pub(crate) fn clear_own(&self) -> std::io::Result<()> {
-        self.clear(&self.temp_tag())
+    /// Calls `f` with what tells the dataset's files from the others in its directory.
+    fn with_files<R>(&self, f: impl FnOnce(DatasetFiles<'_>) -> R) -> R {
+        let stem = self.stem();
+        match (self.settings.direction, self.restore()) {
+            (Direction::TfToOf, _) => f(DatasetFiles::Parts {
+                prefix: &self.options.part_prefix,
+            }),
+            (Direction::OfToTf, Some(restore)) => {
+                let names: Vec<String> =
+                    restore.files.iter().map(|(name, _)| name.clone()).collect();
+                f(DatasetFiles::Named { names: &names })
+            }
+            (Direction::OfToTf, None) => f(DatasetFiles::Shards { stem: &stem }),
+        }
+    }
+
+    /// The TFDS metadata files beside a TFDS split given back in TFDS's layout, which no
+    /// longer describe the folder once its files change.
+    fn tfds_metadata(&self) -> &'static [&'static str] {
+        match self.tfds() {
+            Some(_) => &[crate::tfds::DATASET_INFO, crate::tfds::FEATURES],
+            None => &[],
+        }
     }
 
     /// The TFDS dataset and split given back in TFDS's layout (of2tf).
@@ -157,7 +206,7 @@ impl Target<'_> {
     }
 
     /// What this dataset's temporary file names carry after the temporary prefix.
-    fn temp_tag(&self) -> String {
+    pub(crate) fn temp_tag(&self) -> String {
         self.shared_tag()
             .map(|tag| format!("{tag}."))
             .unwrap_or_default()
@@ -184,12 +233,21 @@ impl Target<'_> {
     }
 
     /// Where work item `index` of `count` writes its part number `sub`: under a temporary
-    /// name, renamed when the dataset is done; or, where renames are copies and the work
-    /// item writes one part, under the part's final name: the manifest, written last,
-    /// is what publishes it.
+    /// name, renamed when the dataset is done; or, where renames are copies, the work item
+    /// writes one part and no dataset can be in the way, under the part's final name: the
+    /// manifest, written last, is what publishes it.
     pub(crate) fn part_path(&self, index: usize, count: usize, sub: usize) -> PathBuf {
         let dir = &self.dataset.output_dir;
-        if self.storage.renames_cheaply() || self.options.sizing.max_part_bytes.is_some() {
+        // A dataset there already stays until the new one is whole: its parts are not
+        // written over.
+        let replacing = matches!(
+            self.options.existing,
+            ExistingOutput::Overwrite | ExistingOutput::Resume
+        );
+        if self.storage.renames_cheaply()
+            || self.options.sizing.max_part_bytes.is_some()
+            || replacing
+        {
             dir.join(layout::temp_part_name(&self.temp_tag(), index, sub))
         } else {
             dir.join(self.part_name(index, count))
@@ -197,7 +255,9 @@ impl Target<'_> {
     }
 
     /// Renames a dataset's parts to their final names, in order, copies the files that
-    /// come with it beside them, and writes its manifest.
+    /// come with it beside them, and writes its manifest. A dataset published there before
+    /// is replaced only now, once the new one is whole: its manifest goes first, so that a
+    /// run killed while the files are renamed leaves no manifest over a mix of the two.
     pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, Error> {
         let dir = &self.dataset.output_dir;
         let options = self.options;
@@ -319,15 +379,26 @@ impl Target<'_> {
             }
         };
         let mut copies = copies;
-        let placed = temps
+        let keep: Vec<&str> = manifest
+            .parts
             .iter()
-            .zip(&manifest.parts)
-            .filter_map(|(temp, part)| Some((temp.as_ref()?, part)))
-            .filter(|(temp, part)| temp.path != dir.join(&part.name))
-            .try_for_each(|(temp, part)| {
-                self.storage
-                    .rename(&temp.path, &dir.join(&part.name))
-                    .map_err(|err| Error::io(&temp.path, err))
+            .map(|part| part.name.as_str())
+            .chain(copies.iter().map(|copy| copy.name.as_str()))
+            .collect();
+        let placed = self
+            .retire_old(&keep)
+            .map_err(|err| Error::io(dir, err))
+            .and_then(|()| {
+                temps
+                    .iter()
+                    .zip(&manifest.parts)
+                    .filter_map(|(temp, part)| Some((temp.as_ref()?, part)))
+                    .filter(|(temp, part)| temp.path != dir.join(&part.name))
+                    .try_for_each(|(temp, part)| {
+                        self.storage
+                            .rename(&temp.path, &dir.join(&part.name))
+                            .map_err(|err| Error::io(&temp.path, err))
+                    })
             })
             .and_then(|()| {
                 copies
@@ -348,7 +419,43 @@ impl Target<'_> {
             undo_all(self.storage, &copies);
             return Err(Error::io(dir, err));
         }
+        // What is left of this dataset's temporary files (the notes a resumed run read,
+        // parts of notes it could not use) is of no use once it is published.
+        let _ = self.remove_temps();
         Ok(manifest)
+    }
+
+    /// Removes the dataset published in the directory before, if any, but for the files
+    /// named `keep`, which the new one puts in place of theirs: its manifest first, then its
+    /// parts and files (those its manifest lists, and those named as this dataset's are),
+    /// and a TFDS split's metadata, which no longer describes the files.
+    fn retire_old(&self, keep: &[&str]) -> std::io::Result<()> {
+        let dir = &self.dataset.output_dir;
+        let old = self.read_manifest().ok().flatten();
+        let manifest_name = self.manifest_name();
+        if old.is_some() {
+            self.storage.remove(&dir.join(&manifest_name))?;
+        }
+        let listed: Vec<String> = old
+            .iter()
+            .flat_map(|manifest| {
+                let parts = manifest.parts.iter().map(|part| part.name.clone());
+                parts.chain(manifest.side_files.iter().map(|side| side.name.clone()))
+            })
+            .collect();
+        let tfds_metadata = self.tfds_metadata();
+        for name in self.storage.file_names(dir)? {
+            let old_file = listed.contains(&name)
+                || tfds_metadata.contains(&name.as_str())
+                || (!layout::is_temporary(&name)
+                    && self.with_files(|files| {
+                        layout::is_dataset_file(&name, &manifest_name, files, "")
+                    }));
+            if old_file && !keep.contains(&name.as_str()) {
+                self.storage.remove(&dir.join(&name))?;
+            }
+        }
+        Ok(())
     }
 
     /// The dataset's files in order, each as its manifest lists it, with the part that
@@ -497,6 +604,34 @@ pub(crate) fn mapped_class_names(
         .filter(|(name, _)| !mapping.offsets(name))
         .filter_map(|(name, names)| Some((mapping.output_name(name)?.to_owned(), names.clone())))
         .collect()
+}
+
+/// How a dataset's output directory was found: holding the dataset complete (`--resume`),
+/// or to be converted, keeping the finished work items of an unfinished run, by number,
+/// with how many work items that run had.
+pub(crate) enum Prepared {
+    Complete(Box<DatasetSummary>),
+    Convert(BTreeMap<usize, (usize, ChunkOutput)>),
+}
+
+/// Removes the temporary files in `dir` of the dataset tagged `tag` (every temporary file
+/// for an empty tag: the dataset does not share its directory) but those named in `keep`;
+/// never the lock.
+fn remove_own_temps(
+    storage: &dyn Storage,
+    dir: &Path,
+    tag: &str,
+    keep: &[String],
+) -> std::io::Result<()> {
+    for name in storage.file_names(dir)? {
+        let own = layout::is_temporary(&name)
+            && name != layout::LOCK_NAME
+            && name[layout::TEMP_PREFIX.len()..].starts_with(tag);
+        if own && !keep.contains(&name) {
+            storage.remove(&dir.join(&name))?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes what copying wrote.

@@ -10,6 +10,7 @@ use crate::options::{is_corrupt_payload, Direction};
 use crate::planning::plan::{DatasetPlan, SkippedFile};
 use crate::progress::DatasetStatus;
 use crate::records::is_damage;
+use crate::running::chunk::ChunkOutput;
 
 /// What a conversion did.
 #[derive(Debug, Serialize)]
@@ -160,6 +161,23 @@ pub struct DatasetSummary {
     /// splits are done.
     #[serde(skip)]
     pub(crate) tfds: bool,
+    /// Of a dataset the run was interrupted in: the parts it finished, and their records,
+    /// which a resumed run keeps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished: Option<Finished>,
+    /// Of a dataset that failed: whether the dataset published in its directory before is
+    /// there still, as it was.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub previous_kept: bool,
+}
+
+/// What an interrupted run finished of a dataset, kept for `--resume`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Finished {
+    /// Parts written whole.
+    pub parts: usize,
+    /// Records in them.
+    pub records: u64,
 }
 
 /// What kind of failure failed a dataset, as far as an option may change it.
@@ -236,9 +254,17 @@ impl DatasetSummary {
         }
     }
 
-    /// A dataset the run stopped before it was done; nothing of it was published.
-    pub(crate) fn interrupted(dataset: &DatasetPlan) -> DatasetSummary {
-        DatasetSummary::of(dataset, DatasetStatus::Interrupted)
+    /// A dataset the run stopped before it was done; nothing of it was published, and the
+    /// work items in `finished` are kept for a resumed run.
+    pub(crate) fn interrupted(dataset: &DatasetPlan, finished: &[ChunkOutput]) -> DatasetSummary {
+        let parts = finished.iter().flat_map(|output| &output.parts);
+        DatasetSummary {
+            finished: Some(Finished {
+                parts: parts.clone().count(),
+                records: parts.map(|part| part.records).sum(),
+            }),
+            ..DatasetSummary::of(dataset, DatasetStatus::Interrupted)
+        }
     }
 
     fn of(dataset: &DatasetPlan, status: DatasetStatus) -> DatasetSummary {
@@ -253,6 +279,8 @@ impl DatasetSummary {
             files_only: dataset.files_only(),
             manifest: None,
             tfds: dataset.tfds.is_some(),
+            finished: None,
+            previous_kept: false,
         }
     }
 }

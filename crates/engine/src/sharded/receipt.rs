@@ -106,6 +106,7 @@ impl Receipt {
             compressions: self.compressions,
             images: self.images,
             rounded: self.rounded,
+            noted: false,
         }
     }
 

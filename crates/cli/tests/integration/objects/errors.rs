@@ -127,3 +127,42 @@ fn no_credentials_at_all_names_the_variables_to_set_instead_of_the_metadata_serv
         "the metadata service was not asked"
     );
 }
+
+#[test]
+fn an_overwrite_in_a_bucket_that_fails_leaves_the_dataset_that_was_there_whole() {
+    let s3 = S3Server::start(&["data"]);
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    write_tfrecord(&input.join("a.tfrecord"), &examples(1, 50, 100));
+    write_tfrecord(&input.join("b.tfrecord"), &examples(51, 50, 100));
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg("s3://data/of")
+        .ok();
+    let stored = s3.file("data", "of");
+    let snapshot = || -> Vec<(String, Vec<u8>)> {
+        tree(&stored)
+            .into_iter()
+            .map(|file| {
+                let bytes = fs::read(stored.join(&file)).unwrap();
+                (file, bytes)
+            })
+            .collect()
+    };
+    let before = snapshot();
+    assert_eq!(manifests(&stored).len(), 1, "{before:?}");
+
+    let damaged = input.join("b.tfrecord");
+    let bytes = fs::read(&damaged).unwrap();
+    fs::write(&damaged, &bytes[..bytes.len() - 10]).unwrap();
+    let run = s3
+        .ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .args(["s3://data/of", "--overwrite"])
+        .expect_code(1);
+    assert_eq!(snapshot(), before, "{}", run.stderr);
+    s3.ofconvert().args(["verify", "s3://data/of"]).ok();
+}

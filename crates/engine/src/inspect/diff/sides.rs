@@ -123,6 +123,7 @@ pub(crate) fn side(path: &Path, format: Option<Format>) -> Result<Side, Error> {
     if datasets.is_empty() {
         return Err(Error::new(ErrorKind::NoRecordFiles {
             dir: path.to_path_buf(),
+            unfinished: false,
         }));
     }
     datasets.sort_by(|a, b| a.key.cmp(&b.key));
@@ -170,6 +171,7 @@ fn format_of_tree<'a>(
             }
             Err(Error::new(ErrorKind::NoRecordFiles {
                 dir: path.to_path_buf(),
+                unfinished: false,
             }))
         }
     }
