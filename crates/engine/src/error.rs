@@ -112,6 +112,12 @@ pub enum ErrorKind {
     IndexedByFooter,
     /// The file is neither a TFRecord (nor ArrayRecord) nor an OFRecord file.
     UnknownFormat,
+    /// A file read as `format` (TFRecord, OFRecord) has no record framed anywhere in it:
+    /// damaged from its first byte to its last, or no such file at all.
+    NoRecordFramed {
+        /// The format it was read as.
+        format: &'static str,
+    },
     /// A worker of a sharded run was started with other flags, or another worker count,
     /// than the run's stored plan.
     ShardFlags {
@@ -500,6 +506,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::UnknownFormat => {
                 f.write_str("neither a TFRecord, an ArrayRecord nor an OFRecord file")
             }
+            ErrorKind::NoRecordFramed { format } => write!(
+                f,
+                "not a {format} file: no {format} record is framed anywhere in it, so \
+                 there is nothing to convert or skip"
+            ),
             ErrorKind::Image { feature, reason } => {
                 write!(
                     f,

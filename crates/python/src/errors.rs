@@ -94,9 +94,10 @@ pub fn class_of(err: &Error) -> Class {
             Class::Corrupt
         }
         ErrorKind::Mapping(_) => Class::Mapping,
-        ErrorKind::UnknownFormat | ErrorKind::NotTfRecord | ErrorKind::OnlyOfRecords { .. } => {
-            Class::Format
-        }
+        ErrorKind::UnknownFormat
+        | ErrorKind::NoRecordFramed { .. }
+        | ErrorKind::NotTfRecord
+        | ErrorKind::OnlyOfRecords { .. } => Class::Format,
         ErrorKind::NoRecordFiles { .. } => Class::File,
         ErrorKind::PartsMissing { .. } | ErrorKind::ReceiptMismatch { .. } => Class::Conversion,
         _ if err.is_usage() => Class::Usage,

@@ -105,8 +105,12 @@ fn damage_fails_its_dataset_only_and_names_file_offset_and_record() {
             run.stderr
         );
     }
+    // Where TensorFlow asks "Is this even a TFRecord file?", the whole file was looked at:
+    // no record is framed anywhere in it.
     assert!(
-        run.stderr.contains("(Is this even a TFRecord file?)"),
+        run.stderr.contains(
+            "garbage.tfrecord: offset 0 (record #0): not a TFRecord file: no TFRecord record"
+        ),
         "{}",
         run.stderr
     );
@@ -127,10 +131,19 @@ fn skip_salvages_and_counts_every_damaged_record() {
             "skip".as_ref(),
             "--json".as_ref(),
         ])
-        .ok();
+        .expect_code(1);
     let summary: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(summary["failed"], 0);
-    for case in damaged() {
+    // A file damaged from its first byte to its last holds no record to salvage: it is said
+    // to be no TFRecord file, and its dataset fails.
+    let no_record = |case: &Damaged| case.salvaged == 0 && case.offset == Some(0);
+    let none_framed: Vec<Damaged> = damaged().into_iter().filter(no_record).collect();
+    assert_eq!(none_framed.len(), 1);
+    assert_eq!(summary["failed"], 1);
+    for case in &none_framed {
+        let place = format!("{}: offset 0 (record #0): not a TFRecord file", case.file);
+        assert!(run.stderr.contains(&place), "{place}\n{}", run.stderr);
+    }
+    for case in damaged().into_iter().filter(|case| !no_record(case)) {
         let name = case.file.split('.').next().unwrap();
         let manifest = manifest(&out.join(name));
         assert_eq!(manifest["records"], case.salvaged, "{}", case.file);
@@ -215,4 +228,34 @@ fn damaged_oneflow_parts_fail_with_their_offset() {
         .ok();
     let written = tf_records(&salvaged.join("of.tfrecord"));
     assert_eq!(written, to_tf(&records[..records.len() - 1]));
+}
+
+#[test]
+fn a_text_file_named_as_a_tfrecord_is_said_to_be_none_with_or_without_skipping() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir(&input).unwrap();
+    let text = "These are notes about the dataset; nothing here is a record.\n".repeat(40);
+    fs::write(input.join("notes.tfrecord"), text).unwrap();
+    for flags in [&[][..], &["--on-corrupt", "skip"][..]] {
+        let output = work.path().join(format!("out-{}", flags.len()));
+        let run = ofconvert()
+            .arg("tf2of")
+            .arg(&input)
+            .arg(&output)
+            .args(flags)
+            .expect_code(1);
+        assert!(
+            run.stderr
+                .contains("notes.tfrecord: offset 0 (record #0): not a TFRecord file"),
+            "{flags:?}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("--on-corrupt"),
+            "{flags:?}: {}",
+            run.stderr
+        );
+        assert!(!output.join("part-00000").exists(), "{flags:?}");
+    }
 }

@@ -421,13 +421,22 @@ impl<'a> RecordReader<'a> {
         skipped: &mut SkippedRecords,
         end: Option<u64>,
     ) -> Result<Option<RecordAt>, Error> {
+        // Set when damage from the file's first byte was passed over: if no record follows,
+        // the file holds none.
+        let mut damaged_from_start = false;
         loop {
             // Stepping over damage must not run into the records from `end` on: another work
             // item reads (and counts) those.
-            if end.is_some_and(|end| self.position().index >= end) {
+            let before = self.position();
+            if end.is_some_and(|end| before.index >= end) {
                 return Ok(None);
             }
+            // Damage in the first bytes of an uncompressed TFRecord or OFRecord file may mean
+            // it is no such file at all: a text file named `.tfrecord`. Nothing to skip then,
+            // and nothing to hint.
+            let at_start = before.offset == 0 && self.compression == Compression::None;
             let detail = match self.read_in_place(buf) {
+                Ok(None) if damaged_from_start => return Err(self.no_record_in_it()),
                 // Not within a bounded work item: the pass that cut the file into work items
                 // stepped over records without parsing them, and its record boundaries must
                 // stay those of the work items that read them.
@@ -446,6 +455,12 @@ impl<'a> RecordReader<'a> {
                     }
                     detail
                 }
+                Err(err) if at_start && is_framing_damage(&err) => {
+                    if self.resync(buf)?.is_some() && self.read_in_place(buf)?.is_none() {
+                        return Err(self.no_record_in_it());
+                    }
+                    return Err(err);
+                }
                 Err(err) => return Err(err),
             };
             let resync = self.resync(buf)?;
@@ -457,13 +472,27 @@ impl<'a> RecordReader<'a> {
                         index: resync.index,
                     }));
                 }
-                Some(_) => skipped.note_corrupt(format!("{detail} ({})", resumed(resync.as_ref()))),
+                Some(_) => {
+                    damaged_from_start = at_start;
+                    skipped.note_corrupt(format!("{detail} ({})", resumed(resync.as_ref())));
+                }
                 None => {
                     skipped.note_corrupt(format!("{detail} ({})", resumed(None)));
                     return Ok(None);
                 }
             }
         }
+    }
+
+    /// That no record is framed anywhere in the file: it is not of the format it is read as.
+    fn no_record_in_it(&self) -> Error {
+        let format = match self.format() {
+            Format::Tf => "TFRecord",
+            Format::Of => "OFRecord",
+        };
+        Error::new(ErrorKind::NoRecordFramed { format })
+            .in_file(&self.path)
+            .at(self.base.offset, self.base.index)
     }
 
     /// When salvaging OFRecords, which have no checksum: whether the record just read in
@@ -538,6 +567,17 @@ fn is_ofrecord(payload: &[u8]) -> bool {
 
 /// Whether an error is damage in the file (which salvaging may step over) rather than a
 /// failure to read it.
+/// Whether `err` is damage to a TFRecord's or an OFRecord's framing (not an I/O error).
+fn is_framing_damage(err: &Error) -> bool {
+    matches!(
+        err.kind(),
+        ErrorKind::TfRecord(kind) if !matches!(kind, TfErrorKind::Io(_))
+    ) || matches!(
+        err.kind(),
+        ErrorKind::OfRecord(kind) if !matches!(kind, OfErrorKind::Io(_))
+    )
+}
+
 pub(crate) fn is_damage(err: &Error) -> bool {
     match err.kind() {
         ErrorKind::TfRecord(TfErrorKind::Io(io)) | ErrorKind::OfRecord(OfErrorKind::Io(io)) => {
