@@ -206,6 +206,22 @@ fn datasets_pair_by_name_and_one_missing_is_a_difference() {
 }
 
 #[test]
+fn files_at_the_top_of_a_tree_and_of_its_conversion_are_no_dataset_to_compare() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(input.join("train")).unwrap();
+    fs::write(input.join("README.txt"), "about the data\n").unwrap();
+    write_tfrecord(&input.join("train/x.tfrecord"), &examples(0, 3, 10));
+    let of = work.path().join("out");
+    ofconvert().arg("tf2of").args([&input, &of]).ok();
+    assert!(of.join("README.txt").exists(), "{:?}", tree(&of));
+    let report = json(&input, &of, &[]);
+    assert!(report["difference"].is_null(), "{report}");
+    assert_eq!(report["datasets"], 1);
+    diff(&input, &of, &[]).ok();
+}
+
+#[test]
 fn the_datasets_at_the_roots_of_two_trees_pair_whatever_the_trees_are_called() {
     let work = tempdir();
     let tree = work.path().join("tree");

@@ -101,6 +101,11 @@ pub(crate) fn side(path: &Path, format: Option<Format>) -> Result<Side, Error> {
         if let Some(problem) = dataset.problem {
             return Err(problem);
         }
+        // The files at the top of a tree, outside every dataset, hold no record; carried
+        // over by a conversion, they are a "dataset" of the output alone.
+        if dataset.files_only() {
+            continue;
+        }
         let relative = match format {
             Format::Tf => dataset
                 .output_dir
