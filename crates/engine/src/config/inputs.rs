@@ -1,7 +1,8 @@
 //! Several inputs for one conversion (`tf2of IN... OUT`, what a shell glob gives), local
 //! paths and URLs alike: record files (or objects) named one by one are taken as their
 //! directory (or prefix) would be, keeping only them; each directory or prefix named
-//! becomes `OUT/<its name>`, as `cp -r` would place it.
+//! becomes `OUT/<its name>`, as `cp -r` would place it, and so do the folders of files named
+//! one by one from several folders (`data/*/train-*.tfrecord`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,8 @@ impl ConvertConfig {
     /// The plan of every input into the output: one input is planned as it is; several
     /// (what a shell glob gives) as `cp -r` places them: record files named one by one are
     /// taken as their directory would be, keeping only them, and each directory named
-    /// becomes `OUT/<its name>`.
+    /// becomes `OUT/<its name>`; files named one by one from several directories (or
+    /// prefixes) are taken as each directory would be when named, keeping only them.
     pub(super) fn plan_inputs(&self, options: &Options) -> Result<Plan, Error> {
         if let [input] = &self.inputs[..] {
             return plan(input, &self.output, options);
@@ -58,13 +60,35 @@ impl ConvertConfig {
             }
         }
         let mut plans = Vec::new();
-        match (files.is_empty(), objects.is_empty()) {
-            (true, true) => {}
-            (false, true) => plans.push(self.plan_files(&files, options)?),
-            (true, false) => plans.push(self.plan_objects(&objects, options)?),
-            (false, false) => return Err(self.files_apart()),
-        }
         let mut names = BTreeSet::new();
+        // Files named one by one from one folder are planned as it would be, into OUT; from
+        // several (a glob over folders), each folder's as it would be when named, into
+        // OUT/<its name>.
+        let file_groups = group_by(files, |file| local_parent(file));
+        let object_groups = group_by(objects, |(url, _)| object_parent(url).0);
+        match (&file_groups[..], &object_groups[..]) {
+            ([], []) => {}
+            ([(_, files)], []) => plans.push(self.plan_files(files, &self.output, options)?),
+            ([], [(_, objects)]) => {
+                plans.push(self.plan_objects(objects, &self.output, options)?)
+            }
+            _ => {
+                for (dir, files) in &file_groups {
+                    let name = self.place(&mut names, dir.file_name(), dir)?;
+                    let mut planned = self.plan_files(files, &self.output.join(&name), options)?;
+                    self.name_as_placed(&mut planned);
+                    plans.push(planned);
+                }
+                for (prefix, objects) in &object_groups {
+                    let prefix = Path::new(prefix);
+                    let name = self.place(&mut names, url_name(prefix).as_deref(), prefix)?;
+                    let mut planned =
+                        self.plan_objects(objects, &self.output.join(&name), options)?;
+                    self.name_as_placed(&mut planned);
+                    plans.push(planned);
+                }
+            }
+        }
         for dir in dirs {
             let name = if is_url(dir) {
                 url_name(dir)
@@ -72,22 +96,10 @@ impl ConvertConfig {
                 std::fs::canonicalize(dir)
                     .ok()
                     .and_then(|path| path.file_name().map(|name| name.to_os_string()))
-            }
-            .ok_or_else(|| self.usage(format!("{}: a directory without a name", dir.display())))?;
-            if !names.insert(name.clone()) {
-                return Err(self.usage(format!(
-                    "two input directories are named {}: each would go to {}",
-                    name.to_string_lossy(),
-                    self.output.join(&name).display()
-                )));
-            }
+            };
+            let name = self.place(&mut names, name.as_deref(), dir)?;
             let mut planned = plan(dir, &self.output.join(name), options)?;
-            // Named as placed under the output: `big/extra`, `big` for the root of `big`.
-            for dataset in &mut planned.datasets {
-                if let Ok(relative) = dataset.output_dir.strip_prefix(&self.output) {
-                    dataset.name = slash_path(relative);
-                }
-            }
+            self.name_as_placed(&mut planned);
             plans.push(planned);
         }
         let mut merged = plans.remove(0);
@@ -104,33 +116,62 @@ impl ConvertConfig {
         Ok(merged)
     }
 
-    /// Files named one by one: planned as their directory, keeping only them.
-    fn plan_files(&self, files: &[&PathBuf], options: &Options) -> Result<Plan, Error> {
-        let parent = |file: &Path| -> PathBuf {
-            let parent = file.parent().unwrap_or(Path::new(""));
-            std::fs::canonicalize(if parent.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                parent
-            })
-            .unwrap_or_else(|_| parent.to_path_buf())
-        };
+    /// The name under the output of the input `path` (a directory, a prefix, the folder of
+    /// files named one by one), `name`; refused when it has none, or another input already
+    /// took it (in `taken`).
+    fn place(
+        &self,
+        taken: &mut BTreeSet<std::ffi::OsString>,
+        name: Option<&std::ffi::OsStr>,
+        path: &Path,
+    ) -> Result<std::ffi::OsString, Error> {
+        let name = name
+            .map(std::ffi::OsStr::to_os_string)
+            .ok_or_else(|| self.usage(format!("{}: a directory without a name", path.display())))?;
+        if !taken.insert(name.clone()) {
+            return Err(self.usage(format!(
+                "two inputs would go to {}: directories, or folders of files named one by one, \
+                 both named {} (the second is {}); convert them one at a time, or name them \
+                 apart",
+                self.output.join(&name).display(),
+                name.to_string_lossy(),
+                path.display(),
+            )));
+        }
+        Ok(name)
+    }
+
+    /// Names the datasets of `planned` as placed under the output: `big/extra`, `big` for the
+    /// root of `big`.
+    fn name_as_placed(&self, planned: &mut Plan) {
+        for dataset in &mut planned.datasets {
+            if let Ok(relative) = dataset.output_dir.strip_prefix(&self.output) {
+                dataset.name = slash_path(relative);
+            }
+        }
+    }
+
+    /// Files named one by one, all in one directory: planned as it would be into `output`,
+    /// keeping only them.
+    fn plan_files(
+        &self,
+        files: &[&PathBuf],
+        output: &Path,
+        options: &Options,
+    ) -> Result<Plan, Error> {
         for file in files {
             if !file.exists() {
                 return Err(Error::new(ErrorKind::InputMissing).in_file(file));
             }
         }
-        let dir = parent(files[0]);
-        if files.iter().any(|file| parent(file) != dir) {
-            return Err(self.files_apart());
-        }
+        let dir = local_parent(files[0]);
         let named: BTreeSet<PathBuf> = files
             .iter()
             .filter_map(|file| std::fs::canonicalize(file).ok())
             .collect();
         let is_named =
             |path: &Path| std::fs::canonicalize(path).is_ok_and(|path| named.contains(&path));
-        let mut plan = plan(&dir, &self.output, options)?;
+        let mut plan = plan(&dir, output, options)?;
         for dataset in &mut plan.datasets {
             dataset.inputs.retain(|input| is_named(&input.path));
             dataset.side_files.retain(|side| is_named(&side.path));
@@ -143,42 +184,62 @@ impl ConvertConfig {
         Ok(plan)
     }
 
-    /// Objects named one by one: planned as their prefix would be, holding only them (the
-    /// prefix is not listed: an HTTP server may list nothing, a bucket may hold much else).
-    fn plan_objects(&self, objects: &[(&PathBuf, u64)], options: &Options) -> Result<Plan, Error> {
-        let parent = |url: &Path| -> (String, String) {
-            let text = url.to_string_lossy();
-            let (parent, name) = text.rsplit_once('/').unwrap_or(("", &text));
-            (parent.to_owned(), name.to_owned())
-        };
-        let dir = parent(objects[0].0).0;
-        let mut listed = Vec::new();
-        for (url, size) in objects {
-            let (parent, name) = parent(url);
-            if parent != dir {
-                return Err(self.files_apart());
-            }
-            listed.push(Listed {
+    /// Objects named one by one, all under one prefix: planned as it would be into `output`,
+    /// holding only them (the prefix is not listed: an HTTP server may list nothing, a bucket
+    /// may hold much else).
+    fn plan_objects(
+        &self,
+        objects: &[(&PathBuf, u64)],
+        output: &Path,
+        options: &Options,
+    ) -> Result<Plan, Error> {
+        let dir = object_parent(objects[0].0).0;
+        let mut listed: Vec<Listed> = objects
+            .iter()
+            .map(|(url, size)| Listed {
                 path: url.to_path_buf(),
-                name,
+                name: object_parent(url).1,
                 size: *size,
                 version: None,
-            });
-        }
+            })
+            .collect();
         listed.sort_by(|a, b| a.name.cmp(&b.name));
         listed.dedup_by(|a, b| a.name == b.name);
         let mut listing = Listing::default();
         listing.directories.insert(PathBuf::new(), listed);
-        plan_listed(Path::new(&dir), Some(listing), &self.output, options)
+        plan_listed(Path::new(&dir), Some(listing), output, options)
     }
+}
 
-    fn files_apart(&self) -> Error {
-        self.usage(
-            "record files named one by one must be in one directory; name the directories \
-             instead"
-                .to_owned(),
-        )
+/// The directory of a file named one by one, as the file system names it.
+fn local_parent(file: &Path) -> PathBuf {
+    let parent = file.parent().unwrap_or(Path::new(""));
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf())
+}
+
+/// The prefix of an object named one by one, and its name under it.
+fn object_parent(url: &Path) -> (String, String) {
+    let text = url.to_string_lossy();
+    let (parent, name) = text.rsplit_once('/').unwrap_or(("", &text));
+    (parent.to_owned(), name.to_owned())
+}
+
+/// `items` in groups of one `key`, in the order each key is first met.
+fn group_by<T, K: PartialEq>(items: Vec<T>, key: impl Fn(&T) -> K) -> Vec<(K, Vec<T>)> {
+    let mut groups: Vec<(K, Vec<T>)> = Vec::new();
+    for item in items {
+        let found = key(&item);
+        match groups.iter_mut().find(|(key, _)| *key == found) {
+            Some((_, group)) => group.push(item),
+            None => groups.push((found, vec![item])),
+        }
     }
+    groups
 }
 
 /// The name a prefix gets under the output: its last part (`b` for `s3://a/b/`), the

@@ -127,3 +127,67 @@ fn files_of_a_server_that_lists_nothing_are_converted_as_the_local_files_are() {
     assert!(!written(&from_disk).is_empty());
     assert_eq!(written(&from_server), written(&from_disk));
 }
+
+#[test]
+fn files_named_from_several_folders_go_each_to_its_folder_s_name() {
+    let s3 = S3Server::start(&["data"]);
+    let local = imagenet(&s3);
+    let work = tempdir();
+    let by_folder = work.path().join("by-folder");
+    ofconvert()
+        .arg("tf2of")
+        .args([local.join("train"), local.join("validation")])
+        .arg(&by_folder)
+        .ok();
+    assert!(!written(&by_folder).is_empty());
+
+    // What `tf2of data/*/*-of-* OUT` gives: every file of both folders, named one by one.
+    let files = [
+        "train/train-00000-of-00002",
+        "train/train-00001-of-00002",
+        "validation/validation-00000-of-00001",
+    ];
+    let globbed = work.path().join("globbed");
+    ofconvert()
+        .arg("tf2of")
+        .args(files.map(|file| local.join(file)))
+        .arg(&globbed)
+        .ok();
+    assert_eq!(written(&globbed), written(&by_folder));
+
+    // Local and bucket alike, and only what was named.
+    let mixed = work.path().join("mixed");
+    s3.ofconvert()
+        .arg("tf2of")
+        .arg("s3://data/imagenet/train/train-00000-of-00002")
+        .arg(local.join("validation/validation-00000-of-00001"))
+        .arg(&mixed)
+        .ok();
+    let names: Vec<String> = written(&mixed).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(names, ["train/part-00000", "validation/part-00000"]);
+    assert_eq!(
+        fs::read(mixed.join("validation/part-00000")).unwrap(),
+        fs::read(by_folder.join("validation/part-00000")).unwrap()
+    );
+    assert_eq!(
+        fs::read(mixed.join("train/part-00000")).unwrap(),
+        fs::read(by_folder.join("train/part-00000")).unwrap()
+    );
+
+    // Two folders of one name would go to one place: refused, naming both.
+    let other = work.path().join("elsewhere/train");
+    fs::create_dir_all(&other).unwrap();
+    fs::copy(local.join(files[1]), other.join("train-00001-of-00002")).unwrap();
+    let clash = ofconvert()
+        .arg("tf2of")
+        .arg(local.join(files[0]))
+        .arg(other.join("train-00001-of-00002"))
+        .arg(work.path().join("clash"))
+        .expect_code(2);
+    assert!(
+        clash.stderr.contains("both named train"),
+        "{}",
+        clash.stderr
+    );
+    assert!(clash.stderr.contains("elsewhere"), "{}", clash.stderr);
+}
