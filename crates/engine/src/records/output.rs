@@ -58,7 +58,7 @@ impl PartWriter {
     ) -> Result<Self, Error> {
         let file = storage
             .create(&path, durability)
-            .map_err(|err| Error::io(&path, err))?;
+            .map_err(|err| not_writable(&path, err))?;
         let on_thread = first_record >= super::LARGE_RECORD && super::spare_core();
         let sink = match input_format {
             Format::Tf => {
@@ -189,6 +189,23 @@ impl PartWriter {
             records,
             bytes,
         })
+    }
+}
+
+/// An error creating the temporary file `path`: when the directory refuses it, said of the
+/// directory, which is what the user can do something about (the file's name means nothing
+/// to them).
+fn not_writable(path: &Path, err: io::Error) -> Error {
+    let refused = matches!(
+        err.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    );
+    match path.parent().filter(|_| refused) {
+        Some(dir) => Error::io(
+            dir,
+            io::Error::new(err.kind(), format!("cannot write in it: {err}")),
+        ),
+        None => Error::io(path, err),
     }
 }
 
