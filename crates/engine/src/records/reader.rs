@@ -472,6 +472,15 @@ impl<'a> RecordReader<'a> {
                         index: resync.index,
                     }));
                 }
+                // Past an ArrayRecord's damage, the footer says how many records the
+                // skipped chunk held: none, when the damage was in padding.
+                Some(past) if self.is_array_record() => {
+                    let lost = past.index.saturating_sub(before.index);
+                    skipped.note_lost(
+                        format!("{detail} ({}; {} lost)", resumed(Some(past)), records(lost)),
+                        lost,
+                    );
+                }
                 Some(_) => {
                     damaged_from_start = at_start;
                     skipped.note_corrupt(format!("{detail} ({})", resumed(resync.as_ref())));
@@ -556,6 +565,15 @@ pub(crate) fn resumed(resync: Option<&tfrecord::Resync>) -> String {
             resync.damaged.end
         ),
         None => "the rest of the file is lost".to_owned(),
+    }
+}
+
+/// `n` records, in words.
+fn records(n: u64) -> String {
+    match n {
+        0 => "no record".to_owned(),
+        1 => "1 record".to_owned(),
+        n => format!("{n} records"),
     }
 }
 

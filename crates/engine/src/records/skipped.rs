@@ -9,7 +9,7 @@ pub struct SkippedRecords {
     /// Records without features, left out by `--empty skip`.
     pub empty: u64,
     /// Damaged records left out by `--on-corrupt skip` (a truncated or unframeable tail
-    /// counts as one).
+    /// counts as one; an ArrayRecord chunk, as the records its footer lists).
     pub corrupt: u64,
     /// Records whose length was damaged and which came back whole, their data checksum
     /// vouching for the one length that reaches the next record (`--on-corrupt skip`): kept,
@@ -36,6 +36,13 @@ impl SkippedRecords {
 
     pub(crate) fn note_corrupt(&mut self, detail: String) {
         self.corrupt += 1;
+        self.note(detail);
+    }
+
+    /// Damage that cost `lost` records, known exactly (an ArrayRecord's chunk, whose
+    /// records the footer counts): none when it was in padding, noted all the same.
+    pub(crate) fn note_lost(&mut self, detail: String, lost: u64) {
+        self.corrupt += lost;
         self.note(detail);
     }
 
