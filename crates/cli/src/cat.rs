@@ -136,9 +136,12 @@ fn print_file(
     }
     let mut buf = Vec::new();
     let mut rendered = String::new();
-    let mut printed = 0u64;
+    // Records printed, and records shown either way (printed, or an error in their place),
+    // which `-n` bounds.
+    let (mut printed, mut shown) = (0u64, 0u64);
     let mut problems = false;
-    while args.count.is_none_or(|count| printed < count) {
+    while args.count.is_none_or(|count| shown < count) {
+        shown += 1;
         let at = match reader.read(&mut buf) {
             Ok(Some(at)) => at,
             Ok(None) => break,
@@ -153,10 +156,17 @@ fn print_file(
             }
         };
         rendered.clear();
-        if let Err(err) = render(&buf, format, args, &mut rendered) {
+        let result = match &args.raw {
+            Some(encoding) => {
+                render_raw(&buf, at, encoding, args, &mut rendered);
+                Ok(())
+            }
+            None => render(&buf, format, args, &mut rendered),
+        };
+        if let Err(err) = result {
             problems = true;
             let message = format!(
-                "{}: offset {} (record #{}): {err}",
+                "{}: offset {} (record #{}): {err} (--raw prints its bytes)",
                 path.display(),
                 at.offset,
                 at.index
@@ -164,7 +174,8 @@ fn print_file(
             flush_then_report(out, &message)?;
             continue;
         }
-        if printed > 0 && !args.json {
+        // Records in text format are told apart by a blank line; raw records take a line.
+        if printed > 0 && !args.json && args.raw.is_none() {
             writeln!(out)?;
         }
         out.write_all(rendered.as_bytes())?;
@@ -220,6 +231,46 @@ fn render(
         Ok(())
     } else {
         render_message(bytes, format, false, args.max_bytes, out)
+    }
+}
+
+/// Renders one record's bytes as they are, in `encoding` (hex or base64), cut past
+/// `--max-bytes`: a line `record #I, offset O, N bytes: ...`, or a JSON object.
+fn render_raw(
+    bytes: &[u8],
+    at: ofconvert_engine::RecordAt,
+    encoding: &str,
+    args: &CatArgs,
+    out: &mut String,
+) {
+    use std::fmt::Write as _;
+    let kept = &bytes[..args
+        .max_bytes
+        .map_or(bytes.len(), |max| max.min(bytes.len()))];
+    let mut encoded = match encoding {
+        "base64" => shown::base64_encode(kept),
+        _ => kept.iter().fold(String::new(), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        }),
+    };
+    if kept.len() < bytes.len() {
+        encoded.push_str("...");
+    }
+    let (index, offset, size) = (at.index, at.offset, bytes.len());
+    if args.json {
+        let object = serde_json::json!({
+            "record": index,
+            "offset": offset,
+            "bytes": size,
+            encoding: encoded,
+        });
+        out.push_str(&object.to_string());
+    } else {
+        let _ = writeln!(
+            out,
+            "record #{index}, offset {offset}, {size} bytes: {encoded}"
+        );
     }
 }
 

@@ -35,9 +35,24 @@ pub struct CatArgs {
     #[arg(long, value_name = "N")]
     pub max_bytes: Option<usize>,
 
-    /// Print at most N records of each file.
+    /// Print at most N records of each file; a record that cannot be shown counts, its
+    /// error printed in its place.
     #[arg(short = 'n', long = "count", value_name = "N")]
     pub count: Option<u64>,
+
+    /// Print each record's bytes as they are, not parsed: for files whose records are not
+    /// Examples or OFRecords. In hex (the default) or base64; with --json, one object a
+    /// record ({"record", "offset", "bytes", and "hex" or "base64"}).
+    #[arg(
+        long,
+        value_name = "ENCODING",
+        num_args = 0..=1,
+        default_missing_value = "hex",
+        require_equals = true,
+        value_parser = ["hex", "base64"],
+        conflicts_with = "message"
+    )]
+    pub raw: Option<String>,
 
     /// Skip the first N records of each file.
     #[arg(long, value_name = "N", default_value_t = 0)]

@@ -4,6 +4,7 @@
 mod util;
 
 mod arrayrecord;
+mod cat_raw;
 mod chaos;
 mod chaos_proxy;
 mod convert;

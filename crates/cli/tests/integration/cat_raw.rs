@@ -1,0 +1,67 @@
+//! `cat` of records that are not Examples: `-n` bounds what is printed, errors included, and
+//! `--raw` prints each record's bytes.
+
+use crate::util::*;
+
+/// A TFRecord file of `count` records that are not Examples (bytes no protobuf parses).
+fn not_examples(dir: &std::path::Path, count: u8) -> (std::path::PathBuf, Vec<Vec<u8>>) {
+    let records: Vec<Vec<u8>> = (0..count).map(|i| vec![0xff, 0xff, i, 0x07]).collect();
+    let file = dir.join("raw.tfrecord");
+    write_tfrecord(&file, &records);
+    (file, records)
+}
+
+#[test]
+fn cat_n_bounds_the_errors_it_prints_too() {
+    let work = tempdir();
+    let (file, _) = not_examples(work.path(), 50);
+    let run = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["-n", "2"])
+        .expect_code(1);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    let errors: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(errors.len(), 2, "{}", run.stderr);
+    assert!(errors[0].contains("(record #0)"), "{}", run.stderr);
+    assert!(errors[1].contains("(record #1)"), "{}", run.stderr);
+    assert!(run.stderr.contains("--raw"), "{}", run.stderr);
+}
+
+#[test]
+fn cat_raw_prints_each_record_s_bytes_in_hex_or_base64() {
+    let work = tempdir();
+    let (file, records) = not_examples(work.path(), 3);
+    let run = ofconvert().arg("cat").arg(&file).arg("--raw").ok();
+    let expected: Vec<String> = records
+        .iter()
+        .enumerate()
+        .map(|(index, record)| {
+            let hex: String = record.iter().map(|byte| format!("{byte:02x}")).collect();
+            format!(
+                "record #{index}, offset {}, 4 bytes: {hex}",
+                index * (4 + 16)
+            )
+        })
+        .collect();
+    assert_eq!(run.stdout.lines().collect::<Vec<_>>(), expected);
+
+    let run = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--raw=base64", "--json", "--skip", "2"])
+        .ok();
+    let object: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(
+        object,
+        serde_json::json!({"record": 2, "offset": 40, "bytes": 4, "base64": "//8CBw=="})
+    );
+
+    // A JPEG's worth of bytes, cut as --max-bytes cuts values.
+    let run = ofconvert()
+        .arg("cat")
+        .arg(&file)
+        .args(["--raw", "--max-bytes", "2", "-n", "1"])
+        .ok();
+    assert_eq!(run.stdout, "record #0, offset 0, 4 bytes: ffff...\n");
+}
