@@ -32,7 +32,10 @@ pub fn run(args: &CatArgs) -> anyhow::Result<ExitCode> {
     let (files, mut failed, missing) = files_of(&args.files, format, args.message);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let headers = files.len() > 1 && !args.json;
+    // As `head` and `tail` do: a line naming each file when there are several, never with
+    // -q, always with -v.
+    let verbosity = args.verbosity;
+    let headers = !args.json && !verbosity.quiet && (verbosity.verbose || files.len() > 1);
     for (index, path) in files.iter().enumerate() {
         let result = (|| {
             if headers {

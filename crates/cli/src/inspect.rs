@@ -335,11 +335,11 @@ fn table(schema: &Schema, files: usize) -> String {
     text
 }
 
-pub fn index(args: &IndexArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let found = reports::find_tfrecords(&args.paths);
+pub fn index(args: &IndexArgs, jobs: Option<u64>, quiet: bool) -> anyhow::Result<ExitCode> {
+    let found = reports::find_tfrecords(&args.paths, args.format);
     let mut outcome = report_found(&found);
     let (report, errors) = with_progress(&found, quiet, |progress| {
-        reports::index(&found, args.output_dir.as_deref(), progress)
+        reports::index(&found, args.output_dir.as_deref(), jobs_of(jobs), progress)
     });
     for message in &errors {
         outcome.failed = true;

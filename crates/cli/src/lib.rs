@@ -146,7 +146,7 @@ fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Count(args) => inspect::count(args, jobs, quiet),
         Command::Verify(args) => inspect::verify(args, jobs, quiet),
         Command::Schema(args) => inspect::schema(args, jobs, quiet),
-        Command::Index(args) => inspect::index(args, quiet),
+        Command::Index(args) => inspect::index(args, jobs, quiet),
         Command::Diff(args) => diff::run(args, jobs, quiet),
         Command::Completions(args) => {
             let mut script = Vec::new();

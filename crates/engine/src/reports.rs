@@ -126,8 +126,8 @@ pub fn find(paths: &[PathBuf], format: Option<Format>, front_end: FrontEnd) -> F
 
 /// The TFRecord files under `paths`, for `index`: OneFlow parts met in a directory are
 /// passed over (there is nothing to index in them), one named by itself is an error.
-pub fn find_tfrecords(paths: &[PathBuf]) -> Found {
-    let expanded = expand_paths(paths, None);
+pub fn find_tfrecords(paths: &[PathBuf], format: Option<Format>) -> Found {
+    let expanded = expand_paths(paths, format);
     let mut found = Found {
         directories: expanded.directories,
         errors: expanded.errors,
@@ -462,17 +462,20 @@ fn index_path(file: &Path, roots: &[PathBuf], output_dir: Option<&Path>) -> Path
     output_dir.join(relative).join(name)
 }
 
-/// Writes the index of each file found, beside it or under `output_dir`; never one path
-/// twice. Returns what was written and, for the others, why not.
+/// Writes the index of each file found, beside it or under `output_dir`, `jobs` files at a
+/// time (0: one per core); never one path twice. Returns what was written and, for the
+/// others, why not.
 pub fn index(
     found: &Found,
     output_dir: Option<&Path>,
+    jobs: usize,
     progress: ProgressFn<'_>,
 ) -> (IndexReport, Vec<String>) {
-    let mut files = Vec::new();
     let mut errors = Vec::new();
     let mut sources: HashMap<PathBuf, PathBuf> = HashMap::new();
-    for (path, _) in &found.files {
+    let mut indexes: HashMap<PathBuf, PathBuf> = HashMap::new();
+    let mut to_write = Vec::new();
+    for (path, format) in &found.files {
         let index = index_path(path, &found.directories, output_dir);
         match sources.get(&index) {
             Some(source) if source == path => continue,
@@ -488,12 +491,21 @@ pub fn index(
                 sources.insert(index.clone(), path.clone());
             }
         }
-        match write_index(path, &index, progress) {
-            Ok(records) => files.push(IndexedFile {
-                path: path.display().to_string(),
-                index: index.display().to_string(),
-                records,
-            }),
+        indexes.insert(path.clone(), index);
+        to_write.push((path.clone(), *format));
+    }
+    let written = crate::inspect::map_files(&to_write, jobs, |path, _| {
+        let index = &indexes[path];
+        write_index(path, index, progress).map(|records| IndexedFile {
+            path: path.display().to_string(),
+            index: index.display().to_string(),
+            records,
+        })
+    });
+    let mut files = Vec::new();
+    for result in written {
+        match result {
+            Ok(file) => files.push(file),
             Err(err) => errors.push(error_chain(&err)),
         }
     }

@@ -140,12 +140,12 @@ pub fn index(
     network: Network,
 ) -> PyResult<Report> {
     network.set(py)?;
-    let found = py.detach(|| reports::find_tfrecords(&paths));
+    let found = py.detach(|| reports::find_tfrecords(&paths, None));
     if let Some(err) = found.errors.first() {
         return Err(errors::engine_error(py, err));
     }
     let (report, failures) =
-        py.detach(|| reports::index(&found, output_dir.as_deref(), &|_event| {}));
+        py.detach(|| reports::index(&found, output_dir.as_deref(), 0, &|_event| {}));
     if let Some(message) = failures.first() {
         return Err(errors::raise(
             py,

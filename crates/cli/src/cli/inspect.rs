@@ -63,6 +63,11 @@ pub struct CatArgs {
     #[arg(long)]
     pub message: bool,
 
+    // -q: records only, no `==> FILE <==` line before each file's; -v: that line even for
+    // one file (cat.rs).
+    #[command(flatten)]
+    pub verbosity: Verbosity,
+
     #[command(flatten)]
     pub network: Network,
 }
@@ -174,9 +179,17 @@ pub struct IndexArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
+    /// Read the files as this format instead of telling it from their content (an
+    /// OFRecord file has no index to write).
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = choices::<Format>())]
+    pub format: Option<Format>,
+
     /// Print what was written as JSON: each file, its index and its records.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub threads: Threads,
 
     #[command(flatten)]
     pub verbosity: Verbosity,

@@ -262,11 +262,11 @@ impl Command {
                 (common.threads, common.verbosity, common.network)
             }
             Command::Commit(args) => (none.0, args.verbosity, args.network),
-            Command::Cat(args) => (none.0, none.1, args.network),
+            Command::Cat(args) => (none.0, args.verbosity, args.network),
             Command::Count(args) => (args.threads, args.verbosity, args.network),
             Command::Verify(args) => (args.threads, args.verbosity, args.network),
             Command::Schema(args) => (args.threads, args.verbosity, args.network),
-            Command::Index(args) => (none.0, args.verbosity, args.network),
+            Command::Index(args) => (args.threads, args.verbosity, args.network),
             Command::Diff(args) => (args.threads, args.verbosity, args.network),
             Command::Completions(_) | Command::Man(_) => none,
         }

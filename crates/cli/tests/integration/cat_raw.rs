@@ -65,3 +65,58 @@ fn cat_raw_prints_each_record_s_bytes_in_hex_or_base64() {
         .ok();
     assert_eq!(run.stdout, "record #0, offset 0, 4 bytes: ffff...\n");
 }
+
+#[test]
+fn cat_q_leaves_out_the_file_lines_and_v_prints_one_for_a_single_file() {
+    let work = tempdir();
+    let (file, _) = not_examples(work.path(), 2);
+    let header = format!("==> {} <==", file.display());
+    let one = |flags: &[&str]| {
+        ofconvert()
+            .arg("cat")
+            .arg(&file)
+            .args(["--raw", "-n", "1"])
+            .args(flags)
+            .ok()
+            .stdout
+    };
+    assert!(!one(&[]).contains("==>"));
+    assert!(one(&["-v"]).starts_with(&header), "{}", one(&["-v"]));
+    let both = ofconvert()
+        .arg("cat")
+        .args([&file, &file])
+        .args(["--raw", "-n", "1", "-q"])
+        .ok()
+        .stdout;
+    assert_eq!(both.lines().count(), 2, "{both}");
+    assert!(!both.contains("==>"), "{both}");
+}
+
+#[test]
+fn index_takes_the_format_and_the_jobs_the_other_inspecting_commands_take() {
+    let work = tempdir();
+    let dir = work.path().join("data");
+    for name in ["a", "b", "c"] {
+        let file = dir.join(format!("{name}.tfrecord"));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_tfrecord(&file, &examples(0, 10, 50));
+    }
+    let run = ofconvert()
+        .args(["index", "-j", "2", "--format", "tf", "--json"])
+        .arg(&dir)
+        .ok();
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["total"], 30, "{report}");
+    assert_eq!(report["files"].as_array().unwrap().len(), 3, "{report}");
+    let refused = ofconvert()
+        .args(["index", "--format", "of"])
+        .arg(dir.join("a.tfrecord"))
+        .expect_code(1);
+    assert!(
+        refused
+            .stderr
+            .contains("index writes indexes of TFRecord files"),
+        "{}",
+        refused.stderr
+    );
+}

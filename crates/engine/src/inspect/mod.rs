@@ -220,7 +220,7 @@ fn judge(
 }
 
 /// Runs `f` over `files` on `jobs` threads (0: one per core), results in the files' order.
-fn map_files<T: Send>(
+pub(crate) fn map_files<T: Send>(
     files: &[(PathBuf, Format)],
     jobs: usize,
     f: impl Fn(&Path, Format) -> T + Sync + Send,

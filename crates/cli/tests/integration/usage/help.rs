@@ -114,7 +114,19 @@ fn commands_are_offered_only_the_flags_they_take() {
         assert!(words.contains(flag), "tf2of lacks {flag}: {words}");
     }
     assert!(!offered("commit").contains("--jobs"));
-    assert!(!offered("index").contains("--jobs"));
+    // Every inspecting command works on files in parallel and reads a forced format alike.
+    for command in ["count", "verify", "schema", "index", "diff"] {
+        assert!(
+            offered(command).contains("--jobs"),
+            "{command} lacks --jobs"
+        );
+    }
+    for command in ["cat", "count", "verify", "schema", "index"] {
+        let words = offered(command);
+        for flag in ["--format", "--quiet", "--verbose"] {
+            assert!(words.contains(flag), "{command} lacks {flag}: {words}");
+        }
+    }
     ofconvert()
         .args(["completions", "bash", "--jobs", "2"])
         .expect_code(2);
