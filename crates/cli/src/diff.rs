@@ -53,9 +53,9 @@ fn write_report(out: &mut impl Write, report: &DiffReport) -> io::Result<()> {
             plural_u64(report.records),
             report.datasets,
             plural(report.datasets),
-            report.a_format.name(),
+            report.a_kind,
             report.a,
-            report.b_format.name(),
+            report.b_kind,
             report.b,
             if report.mapped { ", A mapped" } else { "" },
             if report.unordered {

@@ -218,21 +218,46 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
         } else {
             ""
         };
+        // What the dataset holds on its first line: its records and parts, its images, the
+        // files carried with it.
+        let mut holds = if dataset.files_only {
+            "no records".to_owned()
+        } else {
+            // OneFlow's datasets are of parts; TFRecord and ArrayRecord ones, of files.
+            let unit = match summary.direction {
+                Direction::TfToOf => "part",
+                Direction::OfToTf => "file",
+            };
+            format!(
+                "{} record{} in {} {unit}{}",
+                manifest.records,
+                plural_u64(manifest.records),
+                manifest.parts.len(),
+                plural(manifest.parts.len()),
+            )
+        };
+        for feature in &manifest.schema.features {
+            if let Some(images) = &feature.images {
+                holds.push_str(&format!(
+                    "; images in {}: {}",
+                    feature.name,
+                    images.summary()
+                ));
+            }
+        }
+        if !manifest.side_files.is_empty() {
+            let names: Vec<&str> = manifest
+                .side_files
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect();
+            holds.push_str(&format!("; with {}", shown_names(&names)));
+        }
+        writeln!(out, "  {:width$}  {holds}{kept}", dataset.name)?;
         if dataset.files_only {
-            writeln!(out, "  {:width$}  no records{kept}", dataset.name)?;
             write_results(out, manifest, detail)?;
             continue;
         }
-        writeln!(
-            out,
-            "  {:width$}  {} record{} in {} part{}{}",
-            dataset.name,
-            manifest.records,
-            plural_u64(manifest.records),
-            manifest.parts.len(),
-            plural(manifest.parts.len()),
-            kept,
-        )?;
         if let Some(reader) = &manifest.oneflow {
             // In a store, a comment line with the command that copies the parts comes first.
             for line in reader.python.lines() {
@@ -248,54 +273,45 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
                 }
             }
         }
-        for feature in &manifest.schema.features {
-            if let Some(images) = &feature.images {
-                writeln!(
-                    out,
-                    "      images in {}: {}",
-                    feature.name,
-                    images.summary()
-                )?;
-            }
-        }
         if let Some(reader) = &manifest.tensorflow {
             writeln!(out, "      {}", reader.python)?;
         }
         write_results(out, manifest, detail)?;
     }
-    if !notes.is_empty() {
-        writeln!(out)?;
-        for (note, datasets) in &notes {
-            match datasets {
-                1 => writeln!(out, "note: {note}")?,
-                n => writeln!(out, "note ({n} datasets): {note}")?,
-            }
-        }
-    }
     if !good.is_empty() {
         writeln!(out)?;
-        let program = program();
-        match summary.direction {
-            Direction::TfToOf => writeln!(
-                out,
-                "Each dataset's ofconvert-manifest.json has its parts and schema; \
-                 `{program} schema --oneflow DIR` prints the decoders for its features."
-            )?,
-            Direction::OfToTf => writeln!(
-                out,
-                "Each dataset's ofconvert-manifest.json has its files and schema; \
-                 `{program} schema --tf DIR` prints the feature_description to parse them."
-            )?,
+    }
+    for (note, datasets) in &notes {
+        match datasets {
+            1 => writeln!(out, "note: {note}")?,
+            n => writeln!(out, "note ({n} datasets): {note}")?,
         }
     }
+    // What the manifests hold, and the files carried, on one line.
+    let mut closing = Vec::new();
+    if !good.is_empty() {
+        let program = program();
+        closing.push(match summary.direction {
+            Direction::TfToOf => format!(
+                "Each dataset's ofconvert-manifest.json has its parts and schema; \
+                 `{program} schema --oneflow DIR` prints the decoders for its features."
+            ),
+            Direction::OfToTf => format!(
+                "Each dataset's ofconvert-manifest.json has its files and schema; \
+                 `{program} schema --tf DIR` prints the feature_description to parse them."
+            ),
+        });
+    }
     if summary.side_files > 0 {
-        writeln!(
-            out,
+        closing.push(format!(
             "Carried {} side file{} (the other files of the datasets' folders, and those \
              outside them to the same place) beside them; --no-side-files leaves them out.",
             summary.side_files,
             plural(summary.side_files)
-        )?;
+        ));
+    }
+    if !closing.is_empty() {
+        writeln!(out, "{}", closing.join(" "))?;
     }
     if !summary.skipped_files.is_empty() {
         writeln!(out)?;
@@ -336,14 +352,6 @@ fn write_results(
                 shown_names(names)
             )?;
         }
-    }
-    if !manifest.side_files.is_empty() {
-        let names: Vec<&str> = manifest
-            .side_files
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect();
-        writeln!(out, "      with {}", shown_names(&names))?;
     }
     if let Some(rounded) = manifest.rounded_values {
         writeln!(

@@ -74,8 +74,20 @@ pub fn write_warnings(
             each.join("; ")
         )?;
     }
-    if !images.is_empty() {
-        writeln!(out, "{prefix} {}: {IMAGE_ADVICE}", images.join("; "))?;
+    // One line a dataset: joined, five datasets made one line of a thousand characters.
+    match &images[..] {
+        [] => {}
+        [one] => writeln!(out, "{prefix} {one}: {IMAGE_ADVICE}")?,
+        several => {
+            writeln!(
+                out,
+                "{prefix} {} datasets hold images OneFlow cannot decode: {IMAGE_ADVICE}",
+                several.len()
+            )?;
+            for dataset in several {
+                writeln!(out, "  {dataset}")?;
+            }
+        }
     }
     Ok(())
 }

@@ -166,29 +166,30 @@ impl OneflowReader {
                 "# OneFlow opens local paths only; copy the parts first: {fetch}\n{python}"
             );
         }
-        let mut notes = Vec::new();
-        if parts == 1 {
-            notes.push(
-                "one part: only a single rank can read it (OneFlow aborts when ranks outnumber \
-                 parts); convert with --parts N to train on N ranks"
-                    .to_owned(),
-            );
-        }
         let defaults_open = if prefix != "part-" || part_name_suffix_length != -1 {
-            Some("part-0, which is not here: OneFlow aborts")
+            Some("part-0, which is not here, and OneFlow aborts")
         } else if parts > 1 {
             Some("part-0 alone: one part of the dataset, silently")
         } else {
             None
         };
-        if let Some(what) = defaults_open {
-            notes.push(format!(
+        // One note a dataset, in words that do not depend on its parts, so that a run's
+        // report says each once for all the datasets it holds for.
+        let one_part = "only a single rank can read its one part (OneFlow aborts when ranks \
+                        outnumber parts): convert with --parts N to train on N ranks";
+        let defaults = |what: &str| {
+            format!(
                 "OFRecordReader's defaults (data_part_num=1, part_name_suffix_length=-1) open \
-                 {what}; pass the arguments above (or convert with --part-digits 0{} for \
-                 scripts that keep the defaults)",
-                if parts > 1 { " --parts 1" } else { "" }
-            ));
-        }
+                 {what}: pass the arguments above (or, for scripts that keep the defaults, \
+                 convert with --part-digits 0, and --parts 1 where there are several parts)"
+            )
+        };
+        let notes = match (parts == 1, defaults_open) {
+            (true, Some(what)) => vec![format!("{one_part}; and {}", defaults(what))],
+            (true, None) => vec![one_part.to_owned()],
+            (false, Some(what)) => vec![defaults(what)],
+            (false, None) => Vec::new(),
+        };
         OneflowReader {
             ofrecord_dir,
             data_part_num: parts,
@@ -416,8 +417,8 @@ mod tests {
         let padded = OneflowReader::new(Path::new("d"), 4, "part-", 5);
         assert_eq!(padded.max_ranks, 4);
         assert_eq!(padded.notes.len(), 1, "{:?}", padded.notes);
-        assert!(padded.notes[0].contains("not here: OneFlow aborts"));
-        assert!(padded.notes[0].contains("--part-digits 0 --parts 1"));
+        assert!(padded.notes[0].contains("not here, and OneFlow aborts"));
+        assert!(padded.notes[0].contains("--part-digits 0, and --parts 1"));
 
         let unpadded = OneflowReader::new(Path::new("d"), 4, "part-", 0);
         assert!(unpadded.notes[0].contains("open part-0 alone"));
@@ -425,6 +426,20 @@ mod tests {
         let single = OneflowReader::new(Path::new("d"), 1, "part-", 0);
         assert_eq!(single.notes.len(), 1, "{:?}", single.notes);
         assert!(single.notes[0].contains("--parts N"));
+
+        // Of one part and padded: both in one note, the words of each as for the others.
+        let both = OneflowReader::new(Path::new("d"), 1, "part-", 5);
+        assert_eq!(both.notes.len(), 1, "{:?}", both.notes);
+        assert!(
+            both.notes[0].starts_with(&single.notes[0]),
+            "{:?}",
+            both.notes
+        );
+        assert!(
+            both.notes[0].ends_with(&padded.notes[0]),
+            "{:?}",
+            both.notes
+        );
     }
 
     #[test]

@@ -59,12 +59,12 @@ pub struct ConvertArgs {
     pub part_prefix: String,
 
     /// Make N parts of balanced record counts per dataset (records are counted first).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = super::at_least_one)]
     pub parts: Option<u64>,
 
     /// At most N records per part; alone, cut each dataset every N records, across input
     /// files.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = super::at_least_one)]
     pub records_per_part: Option<u64>,
 
     /// Start a new part before one grows past SIZE bytes (suffixes K, M, G: 256M).

@@ -154,7 +154,7 @@ pub struct SchemaArgs {
 
     /// Read only the first N records of each dataset (the record files of one directory),
     /// not every record.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = super::at_least_one)]
     pub sample: Option<u64>,
 
     #[command(flatten)]

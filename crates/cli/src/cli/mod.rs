@@ -133,6 +133,15 @@ impl Network {
     }
 }
 
+/// A count of at least 1 (parts, records): clap's own range check names the largest u64.
+pub(crate) fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("0: it must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text} is not a whole number of at least 1")),
+    }
+}
+
 /// A positive number of seconds.
 pub(crate) fn seconds(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {

@@ -120,3 +120,25 @@ fn index_takes_the_format_and_the_jobs_the_other_inspecting_commands_take() {
         refused.stderr
     );
 }
+
+#[test]
+fn a_count_of_zero_is_said_to_be_below_one() {
+    let work = tempdir();
+    let (file, _) = not_examples(work.path(), 1);
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(&file)
+        .arg(work.path().join("out"))
+        .args(["--parts", "0"])
+        .expect_code(2);
+    assert!(
+        run.stderr.contains("0: it must be at least 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("18446744073709551615"),
+        "{}",
+        run.stderr
+    );
+}

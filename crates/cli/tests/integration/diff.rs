@@ -521,3 +521,17 @@ fn a_lossy_conversion_is_the_same_as_its_source_rounded() {
     diff(&of_dir, &tf, &["--lossy"]).expect_code(0);
     diff(&of_dir, &tf, &["--lossy", "--unordered"]).expect_code(0);
 }
+
+#[test]
+fn an_array_record_side_is_named_as_one() {
+    let file = testdata().join("arrayrecord/examples.array_record");
+    let run = diff(&file, &file, &[]).ok();
+    assert!(
+        run.stdout
+            .contains(&format!("(array_record {}", file.display())),
+        "{}",
+        run.stdout
+    );
+    let report = json(&file, &file, &[]);
+    assert_eq!(report["a_kind"], "array_record", "{report}");
+}

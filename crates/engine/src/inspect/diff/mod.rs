@@ -84,6 +84,10 @@ pub struct DiffReport {
     pub a_format: Format,
     /// The format of B's files.
     pub b_format: Format,
+    /// What A's files are, in words: `tfrecord`, `array_record` or `ofrecord`.
+    pub a_kind: &'static str,
+    /// What B's files are, in words.
+    pub b_kind: &'static str,
     /// Whether the records were compared as multisets.
     pub unordered: bool,
     /// Whether A's records went through a mapping ([`DiffOptions::mapping`]) first.
@@ -174,6 +178,8 @@ pub fn diff(
         b: b.display().to_string(),
         a_format: side_a.format,
         b_format: side_b.format,
+        a_kind: side_a.kind(),
+        b_kind: side_b.kind(),
         unordered: options.unordered,
         mapped: mapped.is_some(),
         datasets: 0,

@@ -22,6 +22,31 @@ pub(crate) struct Side {
     pub(crate) storage: Arc<dyn Storage>,
 }
 
+impl Side {
+    /// What its files are, in words: `ofrecord`, `tfrecord`, or `array_record` when its
+    /// first file is an ArrayRecord file (read as TFRecords are).
+    pub(crate) fn kind(&self) -> &'static str {
+        if self.format == Format::Of {
+            return "ofrecord";
+        }
+        let first = self
+            .datasets
+            .iter()
+            .find_map(|dataset| dataset.files.first());
+        let array = first.is_some_and(|(path, _)| {
+            self.storage.open(path, 0).is_ok_and(|opened| {
+                crate::records::detect::sniff_array_record(opened.reader)
+                    .is_ok_and(|(array, _)| array)
+            })
+        });
+        if array {
+            "array_record"
+        } else {
+            "tfrecord"
+        }
+    }
+}
+
 /// A dataset of one side: its record files in order.
 pub(crate) struct Dataset {
     /// What the converters call it (its directory relative to the root, the tree's own
