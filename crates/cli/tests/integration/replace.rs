@@ -21,6 +21,18 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// The finished work items noted in `dir`'s journals for `--resume`: their whole lines.
+pub(crate) fn noted(dir: &Path) -> usize {
+    if !dir.is_dir() {
+        return 0;
+    }
+    files_starting(dir, ".ofconvert-done-")
+        .iter()
+        .map(|journal| fs::read(journal).unwrap_or_default())
+        .map(|bytes| bytes.iter().filter(|byte| **byte == b'\n').count())
+        .sum()
+}
+
 fn tf2of(input: &Path, output: &Path) -> TestCommand {
     let mut command = ofconvert();
     command.args(["--jobs", "1", "tf2of"]).args([input, output]);
@@ -156,12 +168,10 @@ fn resume_keeps_the_parts_an_interrupted_run_finished_and_writes_the_rest() {
     let input = one_big_dataset(work.path());
     let output = work.path().join("out");
     let child = tf2of(&input, &output).spawn_piped();
-    let (code, stderr) = signal_when(child, libc::SIGINT, || {
-        output.is_dir() && files_starting(&output, ".ofconvert-done-").len() >= 3
-    });
+    let (code, stderr) = signal_when(child, libc::SIGINT, || noted(&output) >= 3);
     assert_eq!(code, 130, "{stderr}");
     assert!(finished_looking(&output).is_empty(), "{:?}", tree(&output));
-    let notes = files_starting(&output, ".ofconvert-done-").len();
+    let notes = noted(&output);
     assert!(notes >= 3, "{:?}", tree(&output));
     assert!(
         stderr.contains(&format!("{notes} parts finished")) && stderr.contains("kept for --resume"),
@@ -198,9 +208,7 @@ fn resume_does_again_the_parts_of_an_input_that_changed_since() {
     let input = one_big_dataset(work.path());
     let output = work.path().join("out");
     let child = tf2of(&input, &output).spawn_piped();
-    let (code, stderr) = signal_when(child, libc::SIGINT, || {
-        output.is_dir() && files_starting(&output, ".ofconvert-done-").len() >= 2
-    });
+    let (code, stderr) = signal_when(child, libc::SIGINT, || noted(&output) >= 2);
     assert_eq!(code, 130, "{stderr}");
     // The first file gets a record more: the notes were of other inputs.
     write_tfrecord(

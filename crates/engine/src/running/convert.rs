@@ -114,9 +114,9 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             match prepared {
                 Ok(Prepared::Complete(kept)) => DatasetRun::Settled(*kept),
                 Ok(Prepared::Convert(kept)) => DatasetRun::Converting(Job {
+                    state: Mutex::new(JobState::keeping(target.run_key(), kept)),
                     target,
                     failed: AtomicBool::new(false),
-                    state: Mutex::new(JobState::keeping(kept)),
                 }),
                 Err(err) => DatasetRun::Settled(DatasetSummary::failed(dataset, &err)),
             }

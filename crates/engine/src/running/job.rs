@@ -43,14 +43,21 @@ pub(crate) struct JobState {
     /// Finished work items an earlier run of the same conversion left (`--resume`), by
     /// number, with how many work items that run had: those the run does not do again.
     pub(crate) kept: std::collections::BTreeMap<usize, (usize, ChunkOutput)>,
+    /// Where finished work items are noted for a resumed run.
+    journal: Box<resume::Journal>,
     pub(crate) summary: Option<DatasetSummary>,
 }
 
 impl JobState {
-    /// The state of a dataset about to be converted, `kept` what an earlier run finished.
-    pub(crate) fn keeping(kept: std::collections::BTreeMap<usize, (usize, ChunkOutput)>) -> Self {
+    /// The state of a dataset about to be converted as `key` says ([`resume::run_key`]),
+    /// `kept` what an earlier run of it finished.
+    pub(crate) fn keeping(
+        key: String,
+        kept: std::collections::BTreeMap<usize, (usize, ChunkOutput)>,
+    ) -> Self {
         JobState {
             kept,
+            journal: Box::new(resume::Journal::new(key)),
             ..JobState::default()
         }
     }
@@ -435,25 +442,20 @@ pub(crate) fn chunk_done(
     (index, of): (usize, usize),
     result: Result<ChunkOutput, Stop>,
 ) {
-    let result = result.map(|mut output| {
-        // Parts still uploading cannot be vouched for yet: only a work item whose parts are
-        // all finished gets a note.
-        if output.uploads.is_empty() {
-            let target = &job.target;
-            output.noted = resume::write_note(
-                context.storage,
-                &target.dataset.output_dir,
-                &target.temp_tag(),
-                (target.settings, target.dataset),
-                (index, of),
-                &output,
-            );
-        }
-        output
-    });
     let mut state = lock(&job.state);
     match result {
-        Ok(output) => {
+        Ok(mut output) => {
+            // Parts still uploading cannot be vouched for yet: only a work item whose parts
+            // are all finished goes in the journal.
+            if output.uploads.is_empty() {
+                let target = &job.target;
+                output.noted = state.journal.note(
+                    context.storage,
+                    (&target.dataset.output_dir, &target.temp_tag()),
+                    (index, of),
+                    &output,
+                );
+            }
             if let Some(slot) = state.outputs.get_mut(index) {
                 *slot = Some(output);
             }
@@ -477,6 +479,8 @@ pub(crate) fn chunk_done(
     let mut outputs: Vec<ChunkOutput> = state.outputs.drain(..).flatten().collect();
     let mut error = state.error.take();
     let interrupted = state.interrupted;
+    // Closed before what comes next removes it (or leaves it for --resume).
+    *state.journal = resume::Journal::default();
     drop(state);
     for output in &mut outputs {
         if let Err((err, failed)) = output.settle_uploads() {

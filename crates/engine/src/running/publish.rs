@@ -69,13 +69,7 @@ impl Target<'_> {
                     ))));
                 }
             }
-            kept = resume::kept(
-                self.storage,
-                dir,
-                &self.temp_tag(),
-                self.settings,
-                self.dataset,
-            );
+            kept = resume::kept(self.storage, dir, &self.temp_tag(), &self.run_key());
         }
         self.storage
             .create_dir_all(dir)
@@ -91,6 +85,11 @@ impl Target<'_> {
             ExistingOutput::Refuse | ExistingOutput::Shared => {}
         }
         Ok(Prepared::Convert(kept.outputs))
+    }
+
+    /// What tells this conversion of the dataset from others, for `--resume`.
+    pub(crate) fn run_key(&self) -> String {
+        resume::run_key(self.settings, self.dataset)
     }
 
     /// Whether a published dataset is in the directory (its manifest is there): one a failed

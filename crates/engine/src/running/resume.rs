@@ -1,13 +1,17 @@
-//! What a run that does not end leaves for the next to carry on from: each finished work
-//! item a note beside its parts (hidden, named as the run's temporary files are), saying which
-//! conversion it belongs to and what a manifest needs of it; and what `--resume` keeps of them.
+//! What a run that does not end leaves for the next to carry on from: a journal beside each
+//! dataset's parts (hidden, named as the run's temporary files are) with a line for each
+//! finished work item, saying which conversion it belongs to and what a manifest needs of it;
+//! and what `--resume` keeps of them.
 //!
-//! A note is written once the work item's parts are finished (synced, when the run syncs),
-//! so a part it names was whole when it was written. A resumed run keeps a note when the
-//! settings and the dataset's inputs (paths and sizes) are the same, the work items were cut
-//! alike, and every part it names is there with its size; everything else is done again.
+//! A line is written once the work item's parts are finished (synced, when the run syncs),
+//! so a part it names was whole when it was written; a line cut short by a kill does not
+//! parse and is passed over. A resumed run keeps a work item when the line's key is its own
+//! (the same settings and the same inputs, paths and sizes: a digest of them, so that a
+//! line stays small however many inputs the dataset has), the work items were cut alike,
+//! and every part it names is there with its size; everything else is done again.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -21,18 +25,19 @@ use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
 use crate::running::summary::slash_path;
 use crate::schema::SchemaBuilder;
-use crate::storage::Storage;
+use crate::storage::{Durability, OutputFile, Storage};
 
-/// What a note's name starts with after the temporary prefix and the dataset's tag.
-const NOTE_STEM: &str = "done-";
+/// What a journal's name starts with after the temporary prefix and the dataset's tag.
+const JOURNAL_STEM: &str = "done-";
 
-/// The note of a finished work item.
+/// What a journal's name ends with.
+const JOURNAL_SUFFIX: &str = ".jsonl";
+
+/// The line of a finished work item.
 #[derive(Serialize, Deserialize)]
 struct Note {
-    /// The conversion it belongs to.
-    settings: Settings,
-    /// The dataset's inputs, relative paths and sizes.
-    inputs: Vec<(String, u64)>,
+    /// The conversion it belongs to ([`run_key`]).
+    key: String,
     /// The work item's number, and how many the dataset was cut into.
     chunk: usize,
     of: usize,
@@ -45,87 +50,112 @@ struct Note {
     rounded: u64,
 }
 
-/// The name of work item `chunk`'s note, `tag` as the dataset's temporary files carry.
-fn note_name(tag: &str, chunk: usize) -> String {
-    format!("{TEMP_PREFIX}{tag}{NOTE_STEM}{chunk}.json")
-}
-
-/// The dataset's inputs as a note records them.
-fn inputs_of(dataset: &DatasetPlan) -> Vec<(String, u64)> {
-    dataset
+/// What tells one conversion of a dataset from another: a digest (64-bit FNV-1a) of its
+/// settings and of its inputs' paths and sizes.
+pub(crate) fn run_key(settings: &Settings, dataset: &DatasetPlan) -> String {
+    let inputs: Vec<(String, u64)> = dataset
         .inputs
         .iter()
         .map(|input| (slash_path(&input.relative), input.size))
-        .collect()
-}
-
-/// Writes the note of work item `chunk` of `of`, whose parts are finished, into `dir`;
-/// whether it was written. A note that cannot be written only means that a resumed run does
-/// the work item again.
-pub(crate) fn write_note(
-    storage: &dyn Storage,
-    dir: &Path,
-    tag: &str,
-    (settings, dataset): (&Settings, &DatasetPlan),
-    (chunk, of): (usize, usize),
-    output: &ChunkOutput,
-) -> bool {
-    let note = Note {
-        settings: settings.clone(),
-        inputs: inputs_of(dataset),
-        chunk,
-        of,
-        parts: output
-            .parts
-            .iter()
-            .filter_map(|part| {
-                let name = part.path.file_name()?.to_str()?.to_owned();
-                Some((name, part.records, part.bytes))
-            })
-            .collect(),
-        skipped: output.skipped.clone(),
-        compressions: output.compressions.clone(),
-        images: output.images.clone(),
-        schema: output.schema.clone(),
-        rounded: output.rounded,
-    };
-    if note.parts.len() != output.parts.len() {
-        return false;
-    }
-    let Ok(bytes) = serde_json::to_vec(&note) else {
-        return false;
-    };
-    let path = dir.join(note_name(tag, chunk));
-    let written = storage
-        .create(&path, crate::storage::Durability::Unsynced)
-        .and_then(|mut file| {
-            std::io::Write::write_all(&mut file, &bytes)?;
-            file.finish()
+        .collect();
+    let described = serde_json::to_vec(&(settings, inputs)).unwrap_or_default();
+    let digest = described
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
         });
-    if written.is_err() {
-        let _ = storage.remove(&path);
-    }
-    written.is_ok()
+    format!("{digest:016x}")
 }
 
-/// The finished work items that an earlier run of the same conversion left in a dataset's
+/// The journal of a dataset being converted: created in its directory with its first line.
+#[derive(Default)]
+pub(crate) struct Journal {
+    /// What tells this conversion of the dataset from others ([`run_key`]).
+    key: String,
+    file: Option<Box<dyn OutputFile>>,
+    /// Set once it could not be written: the run goes on without it.
+    broken: bool,
+}
+
+impl Journal {
+    /// The journal of the conversion `key` ([`run_key`]), not created yet.
+    pub(crate) fn new(key: String) -> Journal {
+        Journal {
+            key,
+            ..Journal::default()
+        }
+    }
+
+    /// Appends the line of work item `chunk` of `of`, whose parts are finished, to the
+    /// journal in `dir` of the dataset tagged `tag`; whether it was written. A line that
+    /// cannot be written only means that a resumed run does the work item again.
+    pub(crate) fn note(
+        &mut self,
+        storage: &dyn Storage,
+        (dir, tag): (&Path, &str),
+        (chunk, of): (usize, usize),
+        output: &ChunkOutput,
+    ) -> bool {
+        if self.broken {
+            return false;
+        }
+        let note = Note {
+            key: self.key.clone(),
+            chunk,
+            of,
+            parts: output
+                .parts
+                .iter()
+                .filter_map(|part| {
+                    let name = part.path.file_name()?.to_str()?.to_owned();
+                    Some((name, part.records, part.bytes))
+                })
+                .collect(),
+            skipped: output.skipped.clone(),
+            compressions: output.compressions.clone(),
+            images: output.images.clone(),
+            schema: output.schema.clone(),
+            rounded: output.rounded,
+        };
+        if note.parts.len() != output.parts.len() {
+            return false;
+        }
+        let Ok(mut line) = serde_json::to_vec(&note) else {
+            return false;
+        };
+        line.push(b'\n');
+        if self.file.is_none() {
+            let name = format!(
+                "{TEMP_PREFIX}{tag}{JOURNAL_STEM}{}{JOURNAL_SUFFIX}",
+                std::process::id()
+            );
+            match storage.create(&dir.join(name), Durability::Unsynced) {
+                Ok(file) => self.file = Some(file),
+                Err(_) => self.broken = true,
+            }
+        }
+        let Some(file) = self.file.as_mut() else {
+            return false;
+        };
+        // Flushed line by line: a run killed next keeps what it finished.
+        let written = file.write_all(&line).and_then(|()| file.flush()).is_ok();
+        self.broken = !written;
+        written
+    }
+}
+
+/// The finished work items that earlier runs of the same conversion left in a dataset's
 /// directory: by number, how many work items that run cut the dataset into and what the
-/// item produced; and the names of the files they hold (notes and parts), which a resumed
+/// item produced; and the names of the files they hold (journals and parts), which a resumed
 /// run keeps.
 pub(crate) struct Kept {
     pub(crate) outputs: BTreeMap<usize, (usize, ChunkOutput)>,
     pub(crate) files: Vec<String>,
 }
 
-/// Reads the notes in `dir` of the dataset tagged `tag` and keeps those of the same
-/// conversion whose parts are all there, whole.
-pub(crate) fn kept(
-    storage: &dyn Storage,
-    dir: &Path,
-    tag: &str,
-    settings: &Settings,
-    dataset: &DatasetPlan,
-) -> Kept {
+/// Reads the journals in `dir` of the dataset tagged `tag` and keeps the work items of the
+/// conversion `key` whose parts are all there, whole.
+pub(crate) fn kept(storage: &dyn Storage, dir: &Path, tag: &str, key: &str) -> Kept {
     let mut kept = Kept {
         outputs: BTreeMap::new(),
         files: Vec::new(),
@@ -133,55 +163,51 @@ pub(crate) fn kept(
     let Ok(names) = storage.file_names(dir) else {
         return kept;
     };
-    let inputs = inputs_of(dataset);
-    let prefix = format!("{TEMP_PREFIX}{tag}{NOTE_STEM}");
+    let prefix = format!("{TEMP_PREFIX}{tag}{JOURNAL_STEM}");
     for name in names {
-        let Some(number) = name
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.strip_suffix(".json"))
-        else {
-            continue;
-        };
-        if number.parse::<usize>().is_err() {
+        if !(name.starts_with(&prefix) && name.ends_with(JOURNAL_SUFFIX)) {
             continue;
         }
         let Ok(Some(bytes)) = storage.read(&dir.join(&name)) else {
             continue;
         };
-        let Ok(note) = serde_json::from_slice::<Note>(&bytes) else {
-            continue;
-        };
-        if note.settings != *settings || note.inputs != inputs || note.chunk.to_string() != number {
-            continue;
+        let mut used = false;
+        for line in bytes.split(|byte| *byte == b'\n') {
+            let Ok(note) = serde_json::from_slice::<Note>(line) else {
+                continue;
+            };
+            let whole = note.parts.iter().all(|(part, _, bytes)| {
+                matches!(storage.size(&dir.join(part)), Ok(Some(size)) if size == *bytes)
+            });
+            if note.key != key || !whole {
+                continue;
+            }
+            used = true;
+            kept.files
+                .extend(note.parts.iter().map(|(part, _, _)| part.clone()));
+            let output = ChunkOutput {
+                parts: note
+                    .parts
+                    .into_iter()
+                    .map(|(part, records, bytes)| TempPart {
+                        path: dir.join(part),
+                        records,
+                        bytes,
+                    })
+                    .collect(),
+                uploads: Vec::new(),
+                skipped: note.skipped,
+                schema: note.schema,
+                compressions: note.compressions,
+                images: note.images,
+                rounded: note.rounded,
+                noted: true,
+            };
+            kept.outputs.insert(note.chunk, (note.of, output));
         }
-        let whole = note.parts.iter().all(|(part, _, bytes)| {
-            matches!(storage.size(&dir.join(part)), Ok(Some(size)) if size == *bytes)
-        });
-        if !whole {
-            continue;
+        if used {
+            kept.files.push(name);
         }
-        kept.files.push(name);
-        kept.files
-            .extend(note.parts.iter().map(|(part, _, _)| part.clone()));
-        let output = ChunkOutput {
-            parts: note
-                .parts
-                .into_iter()
-                .map(|(part, records, bytes)| TempPart {
-                    path: dir.join(part),
-                    records,
-                    bytes,
-                })
-                .collect(),
-            uploads: Vec::new(),
-            skipped: note.skipped,
-            schema: note.schema,
-            compressions: note.compressions,
-            images: note.images,
-            rounded: note.rounded,
-            noted: true,
-        };
-        kept.outputs.insert(note.chunk, (note.of, output));
     }
     kept
 }
