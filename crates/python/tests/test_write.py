@@ -3,6 +3,7 @@ ofconvert and through TensorFlow, and they refuse what the command line refuses.
 
 import gc
 import json
+import re
 import subprocess
 import sys
 
@@ -19,16 +20,16 @@ RECORDS = [
         "bbox": np.array([0.25, 0.5, 0.75, 1.0], dtype=np.float32),
         "tokens": np.arange(-3, 5, dtype=np.int64),
         "names": ["a", b"b\x00c"],
-        "flag": True,
+        "flag": 1,
         "exact": 0.5,
     },
     {
         "image/encoded": b"",
         "image/class/label": np.uint8(200),
-        "bbox": np.zeros((2, 2), dtype=np.float32),
+        "bbox": np.zeros(4, dtype=np.float32),
         "tokens": np.array([], dtype=np.int64),
         "names": [b""],
-        "flag": False,
+        "flag": 0,
         "exact": np.float64(-1.5),
     },
 ]
@@ -38,7 +39,7 @@ def expected_tf(record):
     return {
         "image/encoded": [record["image/encoded"]],
         "image/class/label": [int(record["image/class/label"])],
-        "bbox": np.asarray(record["bbox"], np.float32).ravel().tolist(),
+        "bbox": np.asarray(record["bbox"], np.float32).tolist(),
         "tokens": np.asarray(record["tokens"]).tolist(),
         "names": [n.encode() if isinstance(n, str) else n for n in record["names"]],
         "flag": [int(record["flag"])],
@@ -123,6 +124,32 @@ def test_refusals(tmp_path):
         ofconvert.TFRecordWriter(tmp_path / "y", compression="bzip2")
     with pytest.raises(ofconvert.FileError):
         ofconvert.OFRecordWriter(tmp_path / "no" / "such" / "dir" / "part-0")
+
+
+@pytest.mark.parametrize("kind", ["tf", "of"])
+def test_bad_records_are_refused_saying_what_to_pass(tmp_path, kind):
+    """What would be written as something else (a key made a string, a bool made 1, an
+    array's shape lost) is refused, and so is what is no record, each saying what to do."""
+    path = tmp_path / "part-0"
+    writer = ofconvert.TFRecordWriter(path) if kind == "tf" else ofconvert.OFRecordWriter(path)
+    with writer:
+        with pytest.raises(TypeError, match=r"feature names are str, not int 1"):
+            writer.write({1: 2})
+        with pytest.raises(TypeError, match=r"a record is a dict of feature name to values .*not list"):
+            writer.write([1, 2, 3])
+        for flag in (True, [1, False], np.bool_(True), np.array([True, False])):
+            with pytest.raises(TypeError, match=r"feature 'flag': .*bool.*int\(x\)"):
+                writer.write({"flag": flag})
+        for grid in (np.arange(6).reshape(2, 3), [[1.0, 2.0], [3.0, 4.0]], np.array([[b"a"]])):
+            shape = re.escape(str(np.shape(grid)))
+            with pytest.raises(ofconvert.UsageError, match=rf"feature 'grid': a {shape} array .*ravel\(\).*'grid/shape'"):
+                writer.write({"grid": grid})
+        for big, shown in ((2**70, 2**70), ([1, -(2**70)], -(2**70)), (2**63, 2**63),
+                           (np.array([2**64 - 1], np.uint64), 2**64 - 1)):
+            with pytest.raises(ofconvert.UsageError, match=rf"feature 'a': {shown} is out of int64's range"):
+                writer.write({"a": big})
+        writer.write({"ok": 1, "row": np.arange(3)[None, :][0]})
+    assert [plain(r) for r in ofconvert.read(path)] == [{"ok": [1], "row": [0, 1, 2]}]
 
 
 def test_raw_payloads_round_trip(tmp_path, testdata):
@@ -321,7 +348,7 @@ def test_writers_left_open_when_the_interpreter_ends_keep_their_records(tmp_path
 def test_python_floats_become_float32_as_tensorflow_makes_them(tmp_path):
     path = tmp_path / "f.tfrecord"
     with ofconvert.TFRecordWriter(path) as writer:
-        writer.write({"score": 0.1, "scores": [0.1, 1, 2.5], "grid": [[0.1], [1 / 3]]})
+        writer.write({"score": 0.1, "scores": [0.1, 1, 2.5], "pair": [0.1, 1 / 3]})
         # numpy float64 values are kept exactly or refused, and the error names the keyword.
         for value in (np.array([0.1]), np.float64(0.1), [np.float64(0.1)]):
             with pytest.raises(ofconvert.MappingError, match=r"lossy=True rounds it"):
@@ -333,7 +360,7 @@ def test_python_floats_become_float32_as_tensorflow_makes_them(tmp_path):
     assert got["score"].dtype == np.float32
     assert got["score"].tolist() == [np.float32(0.1)]
     assert got["scores"].tolist() == [np.float32(0.1), 1.0, 2.5]
-    assert got["grid"].tolist() == [np.float32(0.1), np.float32(1 / 3)]
+    assert got["pair"].tolist() == [np.float32(0.1), np.float32(1 / 3)]
 
     # An OFRecord has float64: Python floats stay float64 there.
     with ofconvert.OFRecordWriter(tmp_path / "part-0") as writer:

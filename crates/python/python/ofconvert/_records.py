@@ -94,7 +94,50 @@ def _raw_batches(reader: Iterator[bytes], size: int) -> Iterator[List[bytes]]:
         yield batch
 
 
-_WIDENED = (np.bool_, np.int8, np.int16, np.uint8, np.uint16, np.uint32)
+_WIDENED = (np.int8, np.int16, np.uint8, np.uint16, np.uint32)
+_INT64 = np.iinfo(np.int64)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _holds_bool(value: Any) -> bool:
+    """Whether a value is a bool, a bool array, or a (nested) list or tuple holding one."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype == np.bool_
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(item) for item in value)
+    return False
+
+
+def _flat(name: str, array: np.ndarray) -> np.ndarray:
+    """The values of an array of one value or of a row of them. An array of more dimensions
+    is refused: a feature is a flat list of values, and its shape would be lost."""
+    if array.ndim > 1:
+        raise UsageError(
+            f"feature {name!r}: a {array.shape} array would lose its shape, a feature being a "
+            f"flat list of values: pass x.ravel() and keep the shape in a feature of its own, "
+            f"{name + '/shape'!r}: {list(array.shape)}, as images=\"raw\" keeps an image's"
+        )
+    return array.ravel()
+
+
+def _bools(name: str, value: Any) -> TypeError:
+    return TypeError(
+        f"feature {name!r}: {_shown(value)} holds bools, which no record format has: pass "
+        "int(x) to store 1 or 0 (x.astype(np.int64) for an array)"
+    )
+
+
+def _out_of_int64(name: str, value: int) -> UsageError:
+    return UsageError(
+        f"feature {name!r}: {value} is out of int64's range (-2**63 to 2**63 - 1), the widest "
+        "integer a record holds"
+    )
 
 
 def _python_numbers(value: Any) -> Optional[bool]:
@@ -117,10 +160,14 @@ def _python_numbers(value: Any) -> Optional[bool]:
     return None
 
 
-def _float32(value: Any) -> Optional[np.ndarray]:
+def _float32(name: str, value: Any) -> Optional[np.ndarray]:
     """Python floats as ``tf.train.FloatList`` stores them: rounded to float32. ``None``
     when one is beyond float32's range (it would become an infinity)."""
-    array = np.asarray(value, dtype=np.float64).ravel()
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError) as err:
+        raise UsageError(f"feature {name!r}: {err}") from None
+    array = _flat(name, array)
     with np.errstate(over="ignore"):
         narrowed = array.astype(np.float32)
     if (np.isinf(narrowed) & np.isfinite(array)).any():
@@ -130,11 +177,15 @@ def _float32(value: Any) -> Optional[np.ndarray]:
 
 def _normalize(name: str, value: Any, float32: bool = False) -> Union[np.ndarray, List[bytes]]:
     """A value as the writers take it: a list of bytes, or a contiguous 1-D array of int64,
-    int32, float32 or float64 (integers and booleans of other widths widened to int64
-    when every value fits, float16 widened to float32). With ``float32``, Python floats
-    are rounded to float32 as TensorFlow's Example does; numpy values keep their dtype."""
+    int32, float32 or float64 (integers of other widths widened to int64 when every value
+    fits, float16 widened to float32). With ``float32``, Python floats are rounded to
+    float32 as TensorFlow's Example does; numpy values keep their dtype. What would be
+    written as something else is refused: bools (no format has them), arrays of more than
+    one dimension (the shape would be lost), integers beyond int64."""
+    if _holds_bool(value):
+        raise _bools(name, value)
     if float32 and _python_numbers(value):
-        narrowed = _float32(value)
+        narrowed = _float32(name, value)
         if narrowed is not None:
             return narrowed
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -158,21 +209,27 @@ def _normalize(name: str, value: Any, float32: bool = False) -> Union[np.ndarray
         array = np.asarray(value)
     except (ValueError, TypeError) as err:
         raise UsageError(f"feature {name!r}: {err}") from None
+    if array.dtype == np.bool_:
+        raise _bools(name, value)
+    array = _flat(name, array)
     if array.dtype.kind in "SU" or array.dtype == object:
-        items = array.ravel().tolist()
+        items = array.tolist()
         if items and all(isinstance(v, (bytes, bytearray, memoryview, str)) for v in items):
             return _normalize(name, items, float32)
+        # Python ints beyond int64 (numpy keeps them as objects).
+        for item in items:
+            if isinstance(item, (int, np.integer)) and not _INT64.min <= item <= _INT64.max:
+                raise _out_of_int64(name, int(item))
         raise UsageError(
-            f"feature {name!r}: values must all be numbers (int64 at most) or all bytes/str"
+            f"feature {name!r}: values must all be numbers or all bytes/str, not {_shown(value)}"
         )
-    array = array.ravel()
     if array.dtype in (np.int64, np.int32, np.float32, np.float64):
         return np.ascontiguousarray(array)
     if array.dtype.type in _WIDENED:
         return array.astype(np.int64)
     if array.dtype == np.uint64:
-        if array.size and array.max() > np.iinfo(np.int64).max:
-            raise UsageError(f"feature {name!r}: a uint64 value does not fit in int64")
+        if array.size and array.max() > _INT64.max:
+            raise _out_of_int64(name, int(array.max()))
         return array.astype(np.int64)
     if array.dtype == np.float16:
         return array.astype(np.float32)
@@ -199,20 +256,34 @@ class _Writer:
         """Writes one record: a dict of feature name to value, or a serialized payload
         (checked to parse).
 
-        Values: ``bytes``/``str`` or lists of them (bytes features); numpy arrays, numbers
-        or lists of numbers. int64 and int32 arrays, float32 and float64 arrays keep their
-        kind as far as the format has it; other integer dtypes become int64. Arrays are
-        flattened. In a TFRecord, Python floats become float32 as ``tf.train.FloatList``
-        makes them; a float64 array is written only when float32 holds it exactly (or with
-        ``lossy=True``).
+        Feature names are ``str``. Values: ``bytes``/``str`` or lists of them (bytes
+        features); numbers, lists of numbers or 1-D numpy arrays. int64 and int32 arrays,
+        float32 and float64 arrays keep their kind as far as the format has it; other
+        integer dtypes become int64. In a TFRecord, Python floats become float32 as
+        ``tf.train.FloatList`` makes them; a float64 array is written only when float32
+        holds it exactly (or with ``lossy=True``).
+
+        Refused, rather than written as something else: a name that is not a ``str``
+        (``TypeError``); a bool (``TypeError``: no format has bools, pass ``int(x)``); an
+        array of more than one dimension (:class:`UsageError`: a feature is a flat list, so
+        pass ``x.ravel()`` and keep the shape in a feature of its own, ``NAME/shape``, as
+        ``images="raw"`` does); an integer beyond int64 (:class:`UsageError`).
         """
         if isinstance(record, (bytes, bytearray, memoryview)):
             self._native.write(bytes(record))
             return
+        if not isinstance(record, Mapping):
+            raise TypeError(
+                "a record is a dict of feature name to values (or a serialized record, bytes), "
+                f"not {type(record).__name__}"
+            )
         float32 = self._format in ("tf", "array_record")
-        self._native.write(
-            {str(name): _normalize(str(name), value, float32) for name, value in record.items()}
-        )
+        normalized = {}
+        for name, value in record.items():
+            if not isinstance(name, str):
+                raise TypeError(f"feature names are str, not {type(name).__name__} {_shown(name)}")
+            normalized[name] = _normalize(name, value, float32)
+        self._native.write(normalized)
 
     @property
     def records_written(self) -> int:
