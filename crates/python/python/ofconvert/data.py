@@ -21,7 +21,7 @@ import os
 import sys
 import warnings
 import weakref
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._convert import network
@@ -217,6 +217,9 @@ def _loader_worker() -> Tuple[int, int]:
 
 _SHUFFLES = {False: "none", True: "global", "block": "block"}
 _STATE_VERSION = 2
+# The keys of a state of version 1, which had no "version": its position counted one rank's
+# records.
+_STATE_VERSION_1 = {"epoch", "position", "seed", "shuffle", "records"}
 
 # Streams with a resumed epoch not yet handed out for good. A copy handed to a loader's
 # worker (forked, or pickled for `spawn`) learns how many copies were handed out before it:
@@ -430,16 +433,30 @@ class RecordStream:
             "fingerprint": self.dataset._native.fingerprint(),
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes at ``state`` (from :meth:`state_dict` of any rank, on any number of ranks
         and workers): the next pass yields the rest of that epoch, each record once over
         every rank. A state of another order (seed, shuffle, block) or of another dataset is
-        refused."""
-        if state.get("version") != _STATE_VERSION:
+        refused, and so is a dict that is no state, naming the keys it lacks or has
+        besides."""
+        if not isinstance(state, Mapping):
+            raise TypeError(f"a state is the dict state_dict() returns, not {type(state).__name__}")
+        mine = self.state_dict()
+        older = "version" in state and state["version"] != _STATE_VERSION
+        if older or set(state) == _STATE_VERSION_1:
             raise UsageError(
                 "the state is not one this version of ofconvert writes (no version 2): its "
                 "position counts one rank's records, which cannot be resumed on another layout; "
                 "start the epoch over with set_epoch(epoch)"
+            )
+        missing = sorted(set(mine) - set(state))
+        unknown = sorted(set(state) - set(mine), key=str)
+        if missing or unknown:
+            said = [f"it lacks {', '.join(map(repr, missing))}"] if missing else []
+            said += [f"it has {', '.join(map(repr, unknown))}, which a state has not"] if unknown else []
+            raise UsageError(
+                f"not a state of a RecordStream: {'; '.join(said)}; a state is the dict "
+                f"state_dict() returns, such as this stream's: {mine!r}"
             )
         if state.get("fingerprint") != self.dataset._native.fingerprint() or state.get("records") != len(self.dataset):
             raise UsageError(
@@ -447,7 +464,6 @@ class RecordStream:
                 f"{state.get('fingerprint')}; this one has {len(self.dataset)} records, fingerprint "
                 f"{self.dataset._native.fingerprint()}): its files changed, were added or removed"
             )
-        mine = self.state_dict()
         for name in ("seed", "shuffle", "block_size"):
             if state.get(name) != mine[name]:
                 raise UsageError(f"the state is of a stream with {name}={state.get(name)!r}, this one has {mine[name]!r}")
