@@ -1,263 +1,22 @@
-//! `tf2of`, `of2tf` and `commit`: keyword arguments parsed into the engine's configuration
-//! (which checks them, in Python's words), the conversion on a thread of its own with the
-//! GIL released, and Ctrl-C turned into a clean stop.
+//! `tf2of`, `of2tf` and `commit`: the conversion the keyword arguments configure
+//! ([`crate::keywords`]) on a thread of its own with the GIL released, Ctrl-C turned into a
+//! clean stop, and the summary or the exception its failure raises.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
-use ofconvert_engine::config::{
-    choice, parse_size, Cast, ConvertConfig, MappingRules, Offset, Ran, Rename,
-};
-use ofconvert_engine::{Direction, FrontEnd, Interrupt, NetworkBounds, ShardSummary, Summary};
+use ofconvert_engine::config::{ConvertConfig, Ran};
+use ofconvert_engine::{Direction, FrontEnd, Interrupt, ShardSummary, Summary};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::{self, usage, Class, Place};
+use crate::keywords::{Network, Settings};
 
 /// How often a running conversion looks for a pending signal (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
-
-/// A byte size as Python gives it: an int, or a string such as `"256M"`.
-#[derive(Debug, FromPyObject)]
-pub enum Size {
-    /// A number of bytes.
-    Bytes(u64),
-    /// A size with a suffix.
-    Text(String),
-}
-
-/// Every keyword argument of `tf2of` and `of2tf`, as the Python wrappers normalize them
-/// (dicts to lists of pairs); those of the other direction keep their defaults.
-#[derive(Debug, FromPyObject)]
-#[pyo3(from_item_all)]
-pub struct Settings {
-    parts: Option<u64>,
-    records_per_part: Option<u64>,
-    max_part_bytes: Option<Size>,
-    part_prefix: String,
-    part_digits: usize,
-    preset: Option<String>,
-    rename: Vec<(String, String)>,
-    cast: Vec<(String, String)>,
-    offset: Vec<(String, i64)>,
-    keep: Vec<String>,
-    drop: Vec<String>,
-    rename_if_present: Vec<(String, String)>,
-    cast_if_present: Vec<(String, String)>,
-    offset_if_present: Vec<(String, i64)>,
-    keep_if_present: Vec<String>,
-    drop_if_present: Vec<String>,
-    sequence: String,
-    raw_feature: Option<String>,
-    empty: String,
-    images: String,
-    jpeg_quality: u8,
-    compression: String,
-    to: String,
-    array_record_options: Option<String>,
-    lossy: bool,
-    on_corrupt: String,
-    overwrite: bool,
-    resume: bool,
-    break_lock: bool,
-    shard: Option<(i64, i64)>,
-    jobs: Option<usize>,
-    sync: bool,
-    verify: bool,
-    side_files: bool,
-    dry_run: bool,
-    network: Network,
-}
-
-/// The most transfers in flight a job may keep, as the command line's `--in-flight` allows.
-const MAX_IN_FLIGHT: usize = 256;
-
-/// The network bounds every function that may reach an object store takes.
-#[derive(Debug, FromPyObject)]
-#[pyo3(from_item_all)]
-pub struct Network {
-    retries: usize,
-    retry_timeout: f64,
-    request_timeout: f64,
-    anonymous: bool,
-    in_flight: usize,
-}
-
-impl Network {
-    /// Sets the bounds of the stores opened from now on, whether they send requests
-    /// unsigned (public buckets), and how many transfers each job keeps going.
-    pub fn apply(&self) -> Result<(), String> {
-        for (name, secs) in [
-            ("retry_timeout", self.retry_timeout),
-            ("request_timeout", self.request_timeout),
-        ] {
-            if !(secs > 0.0 && secs.is_finite() && secs < 1e9) {
-                return Err(format!(
-                    "{name}={secs}: expected a positive number of seconds"
-                ));
-            }
-        }
-        if !(1..=MAX_IN_FLIGHT).contains(&self.in_flight) {
-            return Err(format!(
-                "in_flight={}: expected 1 to {MAX_IN_FLIGHT} transfers",
-                self.in_flight
-            ));
-        }
-        // Nothing is set before every value is known good: a refused call changes nothing.
-        ofconvert_engine::set_network_bounds(NetworkBounds {
-            retries: self.retries,
-            retry_timeout: Duration::from_secs_f64(self.retry_timeout),
-            request_timeout: Duration::from_secs_f64(self.request_timeout),
-        });
-        ofconvert_engine::set_anonymous(self.anonymous);
-        ofconvert_engine::set_transfers_in_flight(self.in_flight);
-        Ok(())
-    }
-
-    /// [`Network::apply`], a refused value raised as a `UsageError`.
-    pub fn set(&self, py: Python<'_>) -> PyResult<()> {
-        self.apply().map_err(|message| errors::usage(py, &message))
-    }
-}
-
-/// A worker's share as Python gives it, `(k, n)`: worker `k` of `n`, counted from 0.
-fn shard(value: (i64, i64)) -> Result<ofconvert_engine::Shard, String> {
-    let (index, count) = value;
-    if count < 1 {
-        return Err(format!(
-            "shard=({index}, {count}): there must be at least one worker"
-        ));
-    }
-    if index < 0 || index >= count {
-        return Err(format!(
-            "shard=({index}, {count}): workers are numbered from 0 to {}",
-            count - 1
-        ));
-    }
-    Ok(ofconvert_engine::Shard {
-        index: index as usize,
-        count: count as usize,
-    })
-}
-
-fn renames(pairs: &[(String, String)]) -> Result<Vec<Rename>, String> {
-    pairs
-        .iter()
-        .map(|(old, new)| Rename::new(old, new))
-        .collect()
-}
-
-fn casts(pairs: &[(String, String)]) -> Result<Vec<Cast>, String> {
-    pairs.iter().map(|(name, to)| Cast::new(name, to)).collect()
-}
-
-fn offsets(pairs: &[(String, i64)]) -> Result<Vec<Offset>, String> {
-    pairs
-        .iter()
-        .map(|(name, delta)| Offset::new(name, *delta))
-        .collect()
-}
-
-/// The mapping keywords of `diff`, those of `tf2of` and `of2tf` normalized alike, for the
-/// records of its side A.
-#[derive(Debug, FromPyObject)]
-#[pyo3(from_item_all)]
-pub struct Rules {
-    preset: Option<String>,
-    rename: Vec<(String, String)>,
-    cast: Vec<(String, String)>,
-    offset: Vec<(String, i64)>,
-    keep: Vec<String>,
-    drop: Vec<String>,
-    rename_if_present: Vec<(String, String)>,
-    cast_if_present: Vec<(String, String)>,
-    offset_if_present: Vec<(String, i64)>,
-    keep_if_present: Vec<String>,
-    drop_if_present: Vec<String>,
-    lossy: bool,
-}
-
-impl Rules {
-    /// The rules, each value parsed as the conversions parse it.
-    pub fn parse(self) -> Result<MappingRules, String> {
-        Ok(MappingRules {
-            preset: self
-                .preset
-                .map(|name| choice(FrontEnd::Python, &name))
-                .transpose()?,
-            rename: renames(&self.rename)?,
-            cast: casts(&self.cast)?,
-            offset: offsets(&self.offset)?,
-            keep: self.keep,
-            drop: self.drop,
-            rename_if_present: renames(&self.rename_if_present)?,
-            cast_if_present: casts(&self.cast_if_present)?,
-            offset_if_present: offsets(&self.offset_if_present)?,
-            keep_if_present: self.keep_if_present,
-            drop_if_present: self.drop_if_present,
-            lossy: self.lossy,
-        })
-    }
-}
-
-/// The configuration the keyword arguments ask for.
-fn configure(
-    direction: Direction,
-    inputs: Vec<PathBuf>,
-    output: PathBuf,
-    settings: Settings,
-) -> Result<ConvertConfig, String> {
-    let python = FrontEnd::Python;
-    let mut config = ConvertConfig::new(direction, python, inputs, output);
-    config.parts = settings.parts;
-    config.records_per_part = settings.records_per_part;
-    config.max_part_bytes = match settings.max_part_bytes {
-        None => None,
-        Some(Size::Bytes(bytes)) => Some(bytes),
-        Some(Size::Text(text)) => {
-            Some(parse_size(&text).map_err(|err| format!("max_part_bytes={text:?}: {err}"))?)
-        }
-    };
-    config.part_prefix = settings.part_prefix;
-    config.part_digits = settings.part_digits;
-    config.preset = settings
-        .preset
-        .map(|name| choice(python, &name))
-        .transpose()?;
-    config.rename = renames(&settings.rename)?;
-    config.cast = casts(&settings.cast)?;
-    config.offset = offsets(&settings.offset)?;
-    config.keep = settings.keep;
-    config.drop = settings.drop;
-    config.rename_if_present = renames(&settings.rename_if_present)?;
-    config.cast_if_present = casts(&settings.cast_if_present)?;
-    config.offset_if_present = offsets(&settings.offset_if_present)?;
-    config.keep_if_present = settings.keep_if_present;
-    config.drop_if_present = settings.drop_if_present;
-    config.sequence = choice(python, &settings.sequence)?;
-    config.raw_feature = settings.raw_feature;
-    config.empty = choice(python, &settings.empty)?;
-    config.images = choice(python, &settings.images)?;
-    config.jpeg_quality = settings.jpeg_quality;
-    config.compression = choice(python, &settings.compression)?;
-    config.to = choice(python, &settings.to)?;
-    config.array_record_options = settings.array_record_options;
-    config.lossy = settings.lossy;
-    config.on_corrupt = choice(python, &settings.on_corrupt)?;
-    config.overwrite = settings.overwrite;
-    config.resume = settings.resume;
-    config.break_lock = settings.break_lock;
-    config.shard = settings.shard.map(shard).transpose()?;
-    config.jobs = settings.jobs;
-    config.sync = settings.sync;
-    config.side_files = settings.side_files;
-    config.dry_run = settings.dry_run;
-    config.verify = settings.verify;
-    settings.network.apply()?;
-    Ok(config)
-}
 
 /// Runs `work` on a thread of its own while this thread, without the GIL, looks for
 /// signals. On one (Ctrl-C), `interrupt` is set, and once `work` has ended (the engine
@@ -306,15 +65,16 @@ pub fn convert(
     direction: &str,
     inputs: Vec<PathBuf>,
     output: PathBuf,
-    settings: Settings,
+    settings: &Bound<'_, PyDict>,
 ) -> PyResult<String> {
     let direction = match direction {
         "tf2of" => Direction::TfToOf,
         "of2tf" => Direction::OfToTf,
         other => return Err(usage(py, &format!("unknown direction {other:?}"))),
     };
-    let config =
-        configure(direction, inputs, output, settings).map_err(|message| usage(py, &message))?;
+    let config = Settings::from_keywords(settings)?
+        .configure(direction, inputs, output)
+        .map_err(|message| usage(py, &message))?;
     let options = config
         .options()
         .map_err(|err| errors::engine_error(py, &err))?;

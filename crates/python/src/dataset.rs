@@ -13,9 +13,9 @@ use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors::{self, Failure};
+use crate::keywords::Network;
 use crate::values::Names;
 
 /// What reading keeps from one call to the next.

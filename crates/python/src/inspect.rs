@@ -8,9 +8,10 @@ use ofconvert_engine::config::choice;
 use ofconvert_engine::reports::{self, Found};
 use ofconvert_engine::{Checksums, Format, FrontEnd};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
-use crate::convert::{Network, Rules};
 use crate::errors::{self, usage, Class, Place};
+use crate::keywords::{Network, Rules};
 
 /// What an inspection returns: its report as JSON text, and its warnings.
 type Report = (String, Vec<String>);
@@ -170,9 +171,10 @@ pub fn diff(
     format_b: Option<&str>,
     unordered: bool,
     jobs: usize,
-    mapping: Rules,
+    mapping: &Bound<'_, PyDict>,
     network: Network,
 ) -> PyResult<String> {
+    let mapping = Rules::from_keywords(mapping)?;
     network.set(py)?;
     let mapping = mapping.parse().map_err(|message| usage(py, &message))?;
     let format = |name: Option<&str>| -> PyResult<Option<Format>> {

@@ -11,6 +11,7 @@ mod dataset;
 mod decode;
 mod errors;
 mod inspect;
+mod keywords;
 mod read;
 mod values;
 mod write;

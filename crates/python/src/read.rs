@@ -9,10 +9,10 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::Network;
 use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
 use crate::errors;
 use crate::errors::payload_error;
+use crate::keywords::Network;
 use crate::values::Names;
 
 struct State {

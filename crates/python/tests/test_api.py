@@ -200,6 +200,33 @@ def test_errors_name_keyword_arguments(tmp_path):
     assert not (tmp_path / "z").exists()
 
 
+@pytest.mark.parametrize(
+    "function,keywords,error,message",
+    [
+        ("tf2of", {"parts": "3"}, TypeError, "parts: expected an int of at least 1 or None, got str '3'"),
+        ("tf2of", {"parts": -1}, ofconvert.UsageError, "parts: expected an int of at least 1 or None, got int -1"),
+        ("tf2of", {"jobs": 2.0}, TypeError, "jobs: expected an int of at least 1 or None, got float 2.0"),
+        ("tf2of", {"jpeg_quality": 300}, ofconvert.UsageError, "jpeg_quality: expected an int from 1 to 100, got int 300"),
+        ("tf2of", {"overwrite": "yes"}, TypeError, "overwrite: expected True or False, got str 'yes'"),
+        ("tf2of", {"part_prefix": 5}, TypeError, "part_prefix: expected a str, got int 5"),
+        ("tf2of", {"raw_feature": b"x"}, TypeError, "raw_feature: expected a feature name (str) or None, got bytes b'x'"),
+        ("of2tf", {"to": None}, TypeError, "to: expected a str, got NoneType None"),
+        ("of2tf", {"lossy": 1}, TypeError, "lossy: expected True or False, got int 1"),
+        ("tf2of", {"offset": {"id": "1"}}, TypeError, "offset: expected an int for 'id', got str '1'"),
+        ("tf2of", {"offset": {"id": 2**70}}, ofconvert.UsageError, f"offset: {2**70} for 'id' is out of int64's range"),
+        ("tf2of", {"retry_timeout": "soon"}, TypeError, "retry_timeout: expected a number of seconds, got str 'soon'"),
+        ("diff", {"preset": 3}, TypeError, "preset: expected a str or None, got int 3"),
+        ("diff", {"lossy": "no"}, TypeError, "lossy: expected True or False, got str 'no'"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_refused_naming_its_keyword(tmp_path, function, keywords, error, message):
+    src = TESTDATA / "datasets" / "tutorial"
+    with pytest.raises(error) as raised:
+        FUNCTIONS[function](src, tmp_path / "out", **keywords)
+    assert str(raised.value) == message
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.skipif(not Path("/proc/sys/kernel/hostname").exists(), reason="Linux host names")
 def test_a_running_run_s_lock_is_named_first_and_not_broken(tmp_path):
     import fcntl

@@ -22,6 +22,23 @@ def _pairs(what: str, mapping: Optional[Mapping[str, Any]]) -> list:
     return [(str(name), value) for name, value in mapping.items()]
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
+def _delta(what: str, name: str, delta: Any) -> int:
+    """An offset's int, checked here to name its keyword and feature: a float or a string
+    would be truncated or parsed by ``int()``."""
+    try:
+        whole = operator.index(delta)
+    except TypeError:
+        raise TypeError(
+            f"{what}: expected an int for {name!r}, got {type(delta).__name__} {delta!r}"
+        ) from None
+    if whole not in _INT64:
+        raise UsageError(f"{what}: {whole} for {name!r} is out of int64's range")
+    return whole
+
+
 def _names(what: str, names: Optional[Iterable[str]]) -> list:
     if names is None:
         return []
@@ -65,9 +82,17 @@ def network(
             raise UsageError(f"{name}={value!r}: expected a whole number") from None
         if counts[name] < 0:
             raise UsageError(f"{name}={value!r}: expected a whole number of at least 0")
+    seconds = {}
+    for name, value in (("retry_timeout", retry_timeout), ("request_timeout", request_timeout)):
+        try:
+            seconds[name] = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name}: expected a number of seconds, got {type(value).__name__} {value!r}"
+            ) from None
     return dict(
-        retries=counts["retries"], retry_timeout=float(retry_timeout),
-        request_timeout=float(request_timeout), anonymous=bool(anonymous),
+        retries=counts["retries"], retry_timeout=seconds["retry_timeout"],
+        request_timeout=seconds["request_timeout"], anonymous=bool(anonymous),
         in_flight=counts["in_flight"],
     )
 
@@ -84,7 +109,8 @@ def rules(settings: Dict[str, Any]) -> Dict[str, Any]:
             (name, str(kind)) for name, kind in _pairs("cast" + rule, settings["cast" + rule])
         ]
         settings["offset" + rule] = [
-            (name, int(delta)) for name, delta in _pairs("offset" + rule, settings["offset" + rule])
+            (name, _delta("offset" + rule, name, delta))
+            for name, delta in _pairs("offset" + rule, settings["offset" + rule])
         ]
         settings["keep" + rule] = _names("keep" + rule, settings["keep" + rule])
         settings["drop" + rule] = _names("drop" + rule, settings["drop" + rule])

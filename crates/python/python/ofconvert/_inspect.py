@@ -197,7 +197,7 @@ def diff(
         preset=preset, rename=rename, cast=cast, offset=offset, keep=keep, drop=drop,
         rename_if_present=rename_if_present, cast_if_present=cast_if_present,
         offset_if_present=offset_if_present, keep_if_present=keep_if_present,
-        drop_if_present=drop_if_present, lossy=bool(lossy),
+        drop_if_present=drop_if_present, lossy=lossy,
     ))
     out = _native.diff(
         os.fspath(a), os.fspath(b), format_a, format_b, bool(unordered), _jobs(jobs), mapping,
