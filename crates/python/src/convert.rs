@@ -8,7 +8,8 @@ use std::thread;
 use std::time::Duration;
 
 use ofconvert_engine::config::{ConvertConfig, Ran};
-use ofconvert_engine::{Direction, FrontEnd, Interrupt, ShardSummary, Summary};
+use ofconvert_engine::{DatasetStatus, Direction, FrontEnd, Interrupt, ShardSummary, Summary};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -84,7 +85,7 @@ pub fn convert(
             .and_then(|plan| config.convert(plan, &options, &|_event| {}))
     });
     if let Some(signal) = signal {
-        return Err(signal);
+        return Err(interrupted(py, signal, outcome.as_ref().ok()));
     }
     match outcome.map_err(|err| errors::engine_error(py, &err))? {
         Ran::Whole(summary) => finished(py, &summary, Some(&config)),
@@ -120,9 +121,7 @@ fn finished(py: Python<'_>, summary: &Summary, config: Option<&ConvertConfig>) -
     let value = summary.to_json();
     if summary.interrupted {
         // Stopped by a signal that Python did not see (SIGTERM through another handler).
-        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
-            "the conversion was interrupted: finish it with resume=True",
-        ));
+        return Err(PyKeyboardInterrupt::new_err(whole_interrupted(summary)));
     }
     if let Some((message, place)) = failure(summary, config) {
         return Err(raise_with_summary(py, &message, place, &value));
@@ -135,11 +134,7 @@ fn finished_share(py: Python<'_>, summary: &ShardSummary) -> PyResult<String> {
     let value = serde_json::to_value(summary)
         .map_err(|err| pyo3::exceptions::PyRuntimeError::new_err(err.to_string()))?;
     if summary.interrupted {
-        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(format!(
-            "worker {} of {} was interrupted: run it again to finish its share (the parts it \
-             finished are kept)",
-            summary.worker, summary.workers
-        )));
+        return Err(PyKeyboardInterrupt::new_err(share_interrupted(summary)));
     }
     if let Some(first) = summary.failed.first() {
         let message = format!(
@@ -152,6 +147,48 @@ fn finished_share(py: Python<'_>, summary: &ShardSummary) -> PyResult<String> {
         return Err(raise_with_summary(py, &message, None, &value));
     }
     Ok(value.to_string())
+}
+
+/// The exception a signal raised during a conversion becomes: Ctrl-C's `KeyboardInterrupt`
+/// says, as the command line does, what was kept and how to finish; what another handler
+/// raised is left as it is.
+fn interrupted(py: Python<'_>, signal: PyErr, ran: Option<&Ran>) -> PyErr {
+    if !signal.is_instance_of::<PyKeyboardInterrupt>(py) {
+        return signal;
+    }
+    PyKeyboardInterrupt::new_err(match ran {
+        Some(Ran::Whole(summary)) => whole_interrupted(summary),
+        Some(Ran::Share(summary)) => share_interrupted(summary),
+        // Stopped before a summary was made (while planning).
+        _ => "the conversion was interrupted: run it again with resume=True (in place of \
+              overwrite=True, if given) to finish: it keeps the finished datasets"
+            .to_owned(),
+    })
+}
+
+/// What an interrupted run finished, and how to finish it.
+fn whole_interrupted(summary: &Summary) -> String {
+    let done = summary
+        .datasets
+        .iter()
+        .filter(|d| matches!(d.status, DatasetStatus::Converted | DatasetStatus::Kept))
+        .count();
+    format!(
+        "the conversion was interrupted: {done} of {} datasets finished and published in {}, \
+         the temporary files of the others removed; run it again with resume=True (in place \
+         of overwrite=True, if given) to finish: it keeps the finished datasets",
+        summary.datasets.len(),
+        summary.output,
+    )
+}
+
+/// What an interrupted worker of a sharded run does next.
+fn share_interrupted(summary: &ShardSummary) -> String {
+    format!(
+        "worker {} of {} was interrupted: run it again to finish its share (the parts it \
+         finished are kept)",
+        summary.worker, summary.workers
+    )
 }
 
 fn raise_with_summary(

@@ -256,11 +256,15 @@ def test_keyboard_interrupt_stops_a_long_conversion_cleanly(tmp_path):
     watcher = threading.Thread(target=interrupt_once_a_dataset_is_published, args=(out, stop))
     watcher.start()
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as raised:
             ofconvert.tf2of(src, out, jobs=1)
     finally:
         stop.set()
         watcher.join()
+    # It says what to do next, as the command line does.
+    message = str(raised.value)
+    assert "interrupted" in message and "resume=True" in message, message
+    assert "keeps the finished datasets" in message, message
     # Nothing half-written: no temporary files; every dataset there is complete.
     temporary = [p for p in out.rglob(".ofconvert-*") if p.name != ".ofconvert-lock"]
     assert temporary == []
