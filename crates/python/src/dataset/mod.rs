@@ -1,13 +1,17 @@
-//! The native side of `ofconvert.data`: `Records`, the record files of some paths opened for
-//! random access (record `i` as a dict, many as a batch), and `Stream`, one worker's share of
-//! an epoch read through it unit by unit.
+//! The native side of `ofconvert.data`: `Records` (here), the record files of some paths
+//! opened for random access (record `i` as a dict, many as a batch), and [`Stream`]
+//! (`stream`), one worker's share of an epoch read through a `Records` unit by unit. They use
+//! the decoders ([`crate::decode`], [`crate::values`]), the exceptions ([`crate::errors`]) and
+//! the network keywords ([`crate::keywords`]); none of those names them.
+
+mod stream;
+
+pub use stream::Stream;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use ofconvert_data::{
-    Files, IndexOptions, IndexedFile, Order, Prefetch, Scratch, Share, Shuffle, SpanCache,
-};
+use ofconvert_data::{Files, IndexOptions, IndexedFile, Order, Scratch, Shuffle, SpanCache};
 use ofconvert_engine::{each_at_once, Checksums, Format, REQUESTS_AT_ONCE};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -484,121 +488,5 @@ impl Records {
             .map(|&i| self.check(i))
             .collect::<PyResult<Vec<_>>>()?;
         self.batch_of(py, &checked)
-    }
-}
-
-/// One worker's share of an epoch of a `Records`, unit by unit: a batch (a dict of columns)
-/// or a record (a dict).
-#[pyclass(module = "ofconvert._native")]
-pub struct Stream {
-    records: Py<Records>,
-    share: Share,
-    batched: bool,
-    /// The next of the worker's units.
-    next: u64,
-    /// Records this worker yielded.
-    yielded: u64,
-    /// For files in a store: the worker's next units, read ahead by threads.
-    prefetch: Option<Prefetch>,
-    /// Records a chunk holds where files in a store are read by whole spans (the records'
-    /// own order, a block shuffle); `None` where each record is asked for (a global one).
-    chunk: Option<u64>,
-    indices: Vec<u64>,
-}
-
-#[pymethods]
-impl Stream {
-    #[new]
-    #[pyo3(signature = (records, shuffle, block, seed, epoch, start, rank, world, worker, workers, unit, batched, drop_last))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        records: Py<Records>,
-        shuffle: &str,
-        block: Option<u64>,
-        seed: u64,
-        epoch: u64,
-        start: u64,
-        rank: u64,
-        world: u64,
-        worker: u64,
-        workers: u64,
-        unit: u64,
-        batched: bool,
-        drop_last: bool,
-    ) -> PyResult<Stream> {
-        let order = records.get().order(shuffle, block, seed, epoch)?;
-        let chunk = records.get().chunk(shuffle, block);
-        let share = Share {
-            order,
-            start,
-            rank,
-            world,
-            worker,
-            workers,
-            unit,
-            drop_last,
-        };
-        Ok(Stream {
-            records,
-            next: share.worker,
-            yielded: 0,
-            prefetch: None,
-            chunk,
-            share,
-            batched,
-            indices: Vec::new(),
-        })
-    }
-
-    /// Where the epoch stands once every rank has consumed `records` records of its share.
-    fn consumed_after(&self, records: u64) -> u64 {
-        self.share.consumed_after(records)
-    }
-
-    /// Units the rank yields from where it starts, all workers together.
-    #[getter]
-    fn units(&self) -> u64 {
-        self.share.units()
-    }
-
-    /// Records this worker yielded so far.
-    #[getter]
-    fn yielded(&self) -> u64 {
-        self.yielded
-    }
-
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if self.next >= self.share.units() {
-            return Ok(None);
-        }
-        self.share.unit_records(self.next, &mut self.indices);
-        let records = self.records.get();
-        if records.record_files().any_remote() {
-            let (share, next, chunk) = (self.share, self.next, self.chunk);
-            let prefetch = self.prefetch.get_or_insert_with(|| {
-                let files = Arc::clone(records.record_files());
-                match chunk {
-                    Some(chunk) => Prefetch::spans(files, share, next, chunk),
-                    None => Prefetch::start(files, share, next),
-                }
-            });
-            // Waits for the units read ahead without the GIL.
-            let fetched = py
-                .detach(|| prefetch.next_unit())
-                .map_err(|err| errors::engine_error(py, &err))?;
-            self.next += self.share.workers;
-            self.yielded += self.indices.len() as u64;
-            return records.decode_fetched(py, &fetched, self.batched).map(Some);
-        }
-        self.next += self.share.workers;
-        self.yielded += self.indices.len() as u64;
-        if self.batched {
-            return Ok(Some(records.batch_of(py, &self.indices)?.into_any()));
-        }
-        Ok(Some(records.dicts(py, &self.indices, false)?.get_item(0)?))
     }
 }

@@ -1,0 +1,126 @@
+//! `Stream`: one worker's share of an epoch of a [`Records`], unit by unit (a batch, or a
+//! record), read through it; files in a store are read ahead by threads.
+
+use std::sync::Arc;
+
+use ofconvert_data::{Prefetch, Share};
+use pyo3::prelude::*;
+
+use super::Records;
+use crate::errors;
+
+/// One worker's share of an epoch of a `Records`, unit by unit: a batch (a dict of columns)
+/// or a record (a dict).
+#[pyclass(module = "ofconvert._native")]
+pub struct Stream {
+    records: Py<Records>,
+    share: Share,
+    batched: bool,
+    /// The next of the worker's units.
+    next: u64,
+    /// Records this worker yielded.
+    yielded: u64,
+    /// For files in a store: the worker's next units, read ahead by threads.
+    prefetch: Option<Prefetch>,
+    /// Records a chunk holds where files in a store are read by whole spans (the records'
+    /// own order, a block shuffle); `None` where each record is asked for (a global one).
+    chunk: Option<u64>,
+    indices: Vec<u64>,
+}
+
+#[pymethods]
+impl Stream {
+    #[new]
+    #[pyo3(signature = (records, shuffle, block, seed, epoch, start, rank, world, worker, workers, unit, batched, drop_last))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        records: Py<Records>,
+        shuffle: &str,
+        block: Option<u64>,
+        seed: u64,
+        epoch: u64,
+        start: u64,
+        rank: u64,
+        world: u64,
+        worker: u64,
+        workers: u64,
+        unit: u64,
+        batched: bool,
+        drop_last: bool,
+    ) -> PyResult<Stream> {
+        let order = records.get().order(shuffle, block, seed, epoch)?;
+        let chunk = records.get().chunk(shuffle, block);
+        let share = Share {
+            order,
+            start,
+            rank,
+            world,
+            worker,
+            workers,
+            unit,
+            drop_last,
+        };
+        Ok(Stream {
+            records,
+            next: share.worker,
+            yielded: 0,
+            prefetch: None,
+            chunk,
+            share,
+            batched,
+            indices: Vec::new(),
+        })
+    }
+
+    /// Where the epoch stands once every rank has consumed `records` records of its share.
+    fn consumed_after(&self, records: u64) -> u64 {
+        self.share.consumed_after(records)
+    }
+
+    /// Units the rank yields from where it starts, all workers together.
+    #[getter]
+    fn units(&self) -> u64 {
+        self.share.units()
+    }
+
+    /// Records this worker yielded so far.
+    #[getter]
+    fn yielded(&self) -> u64 {
+        self.yielded
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.next >= self.share.units() {
+            return Ok(None);
+        }
+        self.share.unit_records(self.next, &mut self.indices);
+        let records = self.records.get();
+        if records.record_files().any_remote() {
+            let (share, next, chunk) = (self.share, self.next, self.chunk);
+            let prefetch = self.prefetch.get_or_insert_with(|| {
+                let files = Arc::clone(records.record_files());
+                match chunk {
+                    Some(chunk) => Prefetch::spans(files, share, next, chunk),
+                    None => Prefetch::start(files, share, next),
+                }
+            });
+            // Waits for the units read ahead without the GIL.
+            let fetched = py
+                .detach(|| prefetch.next_unit())
+                .map_err(|err| errors::engine_error(py, &err))?;
+            self.next += self.share.workers;
+            self.yielded += self.indices.len() as u64;
+            return records.decode_fetched(py, &fetched, self.batched).map(Some);
+        }
+        self.next += self.share.workers;
+        self.yielded += self.indices.len() as u64;
+        if self.batched {
+            return Ok(Some(records.batch_of(py, &self.indices)?.into_any()));
+        }
+        Ok(Some(records.dicts(py, &self.indices, false)?.get_item(0)?))
+    }
+}
