@@ -86,3 +86,19 @@ def test_readme_training_examples_run(framework, tmp_path):
     )
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout.splitlines()[-1] == "(256, 1)"
+
+
+def test_training_docs_install_the_torch_and_numpy_the_loader_tests_run():
+    """docs/training.md's install line for an older torch is the pairing CI's loader tests
+    run (tests/interop/oneflow_venv.sh): the same torch, with the numpy below 2 it needs."""
+    venv = (ROOT / "tests" / "interop" / "oneflow_venv.sh").read_text()
+    torch = re.search(r"torch==([\d.]+)", venv).group(1)
+    numpy = re.search(r"'(numpy<[\d.]+)'", venv).group(1)
+    docs = (ROOT / "docs" / "training.md").read_text()
+    installs = [
+        line
+        for block in re.findall(r"```sh\n(.*?)```", docs, flags=re.S)
+        for line in block.splitlines()
+        if line.startswith("pip install ./crates/python")
+    ]
+    assert any(f'"torch=={torch}"' in line and f'"{numpy}"' in line for line in installs), installs
