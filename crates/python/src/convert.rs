@@ -173,10 +173,18 @@ fn whole_interrupted(summary: &Summary) -> String {
         .iter()
         .filter(|d| matches!(d.status, DatasetStatus::Converted | DatasetStatus::Kept))
         .count();
+    let parts: usize = summary
+        .datasets
+        .iter()
+        .filter(|d| d.status == DatasetStatus::Interrupted)
+        .filter_map(|d| d.finished)
+        .map(|finished| finished.parts)
+        .sum();
     format!(
         "the conversion was interrupted: {done} of {} datasets finished and published in {}, \
-         the temporary files of the others removed; run it again with resume=True (in place \
-         of overwrite=True, if given) to finish: it keeps the finished datasets",
+         and {parts} finished parts of the others kept; run it again with resume=True (in \
+         place of overwrite=True, if given) to finish: it keeps the finished datasets and \
+         parts",
         summary.datasets.len(),
         summary.output,
     )
