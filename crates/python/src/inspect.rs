@@ -138,15 +138,21 @@ pub fn index(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     output_dir: Option<PathBuf>,
+    format: Option<&str>,
+    jobs: usize,
     network: Network,
 ) -> PyResult<Report> {
     network.set(py)?;
-    let found = py.detach(|| reports::find_tfrecords(&paths, None));
+    let format: Option<Format> = format
+        .map(|name| choice(FrontEnd::Python, name))
+        .transpose()
+        .map_err(|message| usage(py, &message))?;
+    let found = py.detach(|| reports::find_tfrecords(&paths, format));
     if let Some(err) = found.errors.first() {
         return Err(errors::engine_error(py, err));
     }
     let (report, failures) =
-        py.detach(|| reports::index(&found, output_dir.as_deref(), 0, &|_event| {}));
+        py.detach(|| reports::index(&found, output_dir.as_deref(), jobs, &|_event| {}));
     if let Some(message) = failures.first() {
         return Err(errors::raise(
             py,

@@ -132,6 +132,8 @@ def index(
     paths: Paths,
     *,
     output_dir: Optional[PathLike] = None,
+    format: Optional[str] = None,
+    jobs: Optional[int] = None,
     retries: int = 10,
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
@@ -141,11 +143,13 @@ def index(
     """Writes ``.idx`` files (``OFFSET LENGTH`` per record, for DALI and the ``tfrecord``
     package) of uncompressed TFRecord files, beside each or under ``output_dir`` at its
     relative path, as ``ofconvert index --json`` does: ``{"files": [{"path", "index",
-    "records"}, ...], "total": N}``.
+    "records"}, ...], "total": N}``. ``format="tf"`` forces the format (an OFRecord file has
+    no index to write); ``jobs`` files are indexed at a time (default: one per core).
     """
     out = None if output_dir is None else os.fspath(output_dir)
     return _loaded(_native.index(
-        _paths(paths), out, network(retries, retry_timeout, request_timeout, anonymous, in_flight)
+        _paths(paths), out, format, _jobs(jobs),
+        network(retries, retry_timeout, request_timeout, anonymous, in_flight),
     ))
 
 
