@@ -1,5 +1,6 @@
 //! Record files: telling a file's format from its first bytes ([`detect`]), reading its
-//! records with every checksum checked and damage reported or skipped ([`reader`]; an
+//! records with every checksum checked and damage reported or skipped ([`reader`], in the
+//! words of [`damage`]; an
 //! ArrayRecord file by its footer too, [`array`]), and
 //! writing parts and shards under temporary names in aligned buffers ([`output`]), on a
 //! thread of their own when records are large and a core is idle, and copying whole files
@@ -10,11 +11,13 @@
 
 pub(crate) mod array;
 pub(crate) mod copy;
+mod damage;
 pub(crate) mod detect;
 pub(crate) mod output;
 mod reader;
 mod skipped;
 
+pub(crate) use damage::{is_damage, resumed};
 pub use reader::*;
 pub use skipped::SkippedRecords;
 

@@ -5,7 +5,7 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use ofconvert_arrayrecord::{self as arrayrecord, ErrorKind as ArrayErrorKind};
+use ofconvert_arrayrecord as arrayrecord;
 use ofconvert_ofrecord::{self as ofrecord, ErrorKind as OfErrorKind};
 use ofconvert_tfrecord::{self as tfrecord, Compression, ErrorKind as TfErrorKind, ReaderOptions};
 
@@ -14,6 +14,7 @@ use crate::naming::names::Format;
 use crate::options::{Checksums, OnCorrupt};
 use crate::progress::{Event, ProgressFn};
 use crate::records::array::PastDamage;
+use crate::records::damage::{is_damage, is_framing_damage, records, resumed};
 use crate::records::detect;
 use crate::records::SkippedRecords;
 use crate::storage::{Opened, Storage};
@@ -548,68 +549,8 @@ fn tf_framed<'a>(
     Ok((Framed::Tf(reader), compression))
 }
 
-/// What reading did after damage to the framing, in words: a `resync` came back with the
-/// damaged record, passed over a stretch of bytes, or found nothing good after it.
-pub(crate) fn resumed(resync: Option<&tfrecord::Resync>) -> String {
-    match resync {
-        Some(resync) if resync.recovered => {
-            "record recovered: its data checksum vouches for the length that reaches the next \
-             record"
-                .to_owned()
-        }
-        Some(resync) => format!(
-            "bytes {}..{} skipped: {} bytes, reading resumed at offset {}",
-            resync.damaged.start,
-            resync.damaged.end,
-            resync.len(),
-            resync.damaged.end
-        ),
-        None => "the rest of the file is lost".to_owned(),
-    }
-}
-
-/// `n` records, in words.
-fn records(n: u64) -> String {
-    match n {
-        0 => "no record".to_owned(),
-        1 => "1 record".to_owned(),
-        n => format!("{n} records"),
-    }
-}
-
 /// Whether `payload` could be a record of an OFRecord file: it parses as an OFRecord, and is
 /// not empty (OneFlow aborts on an empty one).
 fn is_ofrecord(payload: &[u8]) -> bool {
     !payload.is_empty() && ofconvert_bridge::visit_ofrecord(payload, |_, _, _| {}).is_ok()
-}
-
-/// Whether an error is damage in the file (which salvaging may step over) rather than a
-/// failure to read it.
-/// Whether `err` is damage to a TFRecord's or an OFRecord's framing (not an I/O error).
-fn is_framing_damage(err: &Error) -> bool {
-    matches!(
-        err.kind(),
-        ErrorKind::TfRecord(kind) if !matches!(kind, TfErrorKind::Io(_))
-    ) || matches!(
-        err.kind(),
-        ErrorKind::OfRecord(kind) if !matches!(kind, OfErrorKind::Io(_))
-    )
-}
-
-pub(crate) fn is_damage(err: &Error) -> bool {
-    match err.kind() {
-        ErrorKind::TfRecord(TfErrorKind::Io(io)) | ErrorKind::OfRecord(OfErrorKind::Io(io)) => {
-            // A damaged or cut-short compressed stream surfaces as these.
-            matches!(
-                io.kind(),
-                io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
-            )
-        }
-        ErrorKind::ArrayRecord(ArrayErrorKind::Io(io)) => matches!(
-            io.kind(),
-            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
-        ),
-        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) | ErrorKind::ArrayRecord(_) => true,
-        _ => false,
-    }
 }

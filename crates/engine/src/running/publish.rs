@@ -1,6 +1,8 @@
-//! A dataset's output directory before and after its records are converted: what resuming
-//! keeps, what an earlier run left that must go, and publication — parts renamed to their
-//! final names in order, the manifest last.
+//! A dataset's output directory and its files' names, and publication: parts renamed to
+//! their final names in order, the files that come with them copied beside them, the
+//! manifest last (what was there before and what replaces it: [`existing`]).
+//!
+//! [`existing`]: crate::running::existing
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,14 +17,12 @@ use crate::manifest::{
 use crate::naming::layout::{self, DatasetFiles};
 use crate::options::{Direction, ExistingOutput, Options, Settings, TfFile};
 use crate::planning::plan::{DatasetPlan, Restore};
-use crate::progress::DatasetStatus;
 use crate::recode::ImageConversion;
 use crate::records::copy::{bytes_file, copy_file, empty_file, Copied, Destination};
-use crate::records::output::{clear_dataset, TempPart};
+use crate::records::output::TempPart;
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
-use crate::running::resume;
-use crate::running::summary::{slash_path, DatasetSummary};
+use crate::running::summary::slash_path;
 use crate::running::tfds_info::{recoded_images, rewritten_features};
 use crate::schema::SchemaBuilder;
 use crate::storage::Storage;
@@ -42,98 +42,8 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
-    /// Gets the output directory ready: what an earlier run left there that this one uses
-    /// (a dataset complete with the same inputs and settings, or, resuming, the finished work
-    /// items of an unfinished run) and what it removes (the temporary files of runs that
-    /// ended). A dataset already there stays, whole, until [`publish`](Target::publish)
-    /// replaces it with a complete new one.
-    pub(crate) fn prepare(&self) -> Result<Prepared, Error> {
-        let dir = &self.dataset.output_dir;
-        let mut kept = resume::Kept {
-            outputs: BTreeMap::new(),
-            files: Vec::new(),
-        };
-        if self.options.existing == ExistingOutput::Resume {
-            if let Ok(Some(manifest)) = self.read_manifest() {
-                if &manifest.settings == self.settings
-                    && same_inputs(&manifest, self.dataset)
-                    && same_side_files(&manifest, self.dataset)
-                    && manifest.parts_complete_in(self.storage, dir)
-                {
-                    crate::records::output::remove_temps(self.storage, dir)
-                        .map_err(|err| Error::io(dir, err))?;
-                    return Ok(Prepared::Complete(Box::new(DatasetSummary::done(
-                        self.dataset,
-                        DatasetStatus::Kept,
-                        manifest,
-                    ))));
-                }
-            }
-            kept = resume::kept(self.storage, dir, &self.temp_tag(), &self.run_key());
-        }
-        self.storage
-            .create_dir_all(dir)
-            .map_err(|err| Error::io(dir, err))?;
-        match self.options.existing {
-            // Nothing runs yet: every temporary file in the directory is a leftover.
-            ExistingOutput::Overwrite => crate::records::output::remove_temps(self.storage, dir)
-                .map_err(|err| Error::io(dir, err))?,
-            ExistingOutput::Resume => {
-                remove_own_temps(self.storage, dir, &self.temp_tag(), &kept.files)
-                    .map_err(|err| Error::io(dir, err))?;
-            }
-            ExistingOutput::Refuse | ExistingOutput::Shared => {}
-        }
-        Ok(Prepared::Convert(kept.outputs))
-    }
-
-    /// What tells this conversion of the dataset from others, for `--resume`.
-    pub(crate) fn run_key(&self) -> String {
-        resume::run_key(self.settings, self.dataset)
-    }
-
-    /// Whether a published dataset is in the directory (its manifest is there): one a failed
-    /// run leaves as it was.
-    pub(crate) fn holds_published(&self) -> bool {
-        matches!(self.read_manifest(), Ok(Some(_)))
-    }
-
-    /// Removes this dataset's temporary files from its directory (those of the other
-    /// datasets sharing it stay), and nothing else: a run that failed or was stopped leaves
-    /// the dataset published there before as it was.
-    pub(crate) fn remove_temps(&self) -> std::io::Result<()> {
-        remove_own_temps(
-            self.storage,
-            &self.dataset.output_dir,
-            &self.temp_tag(),
-            &[],
-        )
-    }
-
-    /// Removes the dataset's manifest, parts and temporary files from its directory (the
-    /// temporary files of the other datasets sharing it, the splits of a TFDS dataset, stay);
-    /// for a TFDS split, the folder's metadata too, which no longer describes the files there.
-    pub(crate) fn clear_own(&self) -> std::io::Result<()> {
-        let dir = &self.dataset.output_dir;
-        self.with_files(|files| {
-            clear_dataset(
-                self.storage,
-                dir,
-                &self.manifest_name(),
-                files,
-                &self.temp_tag(),
-            )
-        })?;
-        for name in self.tfds_metadata() {
-            if self.storage.size(&dir.join(name))?.is_some() {
-                self.storage.remove(&dir.join(name))?;
-            }
-        }
-        Ok(())
-    }
-
     /// Calls `f` with what tells the dataset's files from the others in its directory.
-    fn with_files<R>(&self, f: impl FnOnce(DatasetFiles<'_>) -> R) -> R {
+    pub(super) fn with_files<R>(&self, f: impl FnOnce(DatasetFiles<'_>) -> R) -> R {
         let stem = self.stem();
         match (self.settings.direction, self.restore()) {
             (Direction::TfToOf, _) => f(DatasetFiles::Parts {
@@ -150,7 +60,7 @@ impl Target<'_> {
 
     /// The TFDS metadata files beside a TFDS split given back in TFDS's layout, which no
     /// longer describe the folder once its files change.
-    fn tfds_metadata(&self) -> &'static [&'static str] {
+    pub(super) fn tfds_metadata(&self) -> &'static [&'static str] {
         match self.tfds() {
             Some(_) => &[crate::tfds::DATASET_INFO, crate::tfds::FEATURES],
             None => &[],
@@ -424,39 +334,6 @@ impl Target<'_> {
         Ok(manifest)
     }
 
-    /// Removes the dataset published in the directory before, if any, but for the files
-    /// named `keep`, which the new one puts in place of theirs: its manifest first, then its
-    /// parts and files (those its manifest lists, and those named as this dataset's are),
-    /// and a TFDS split's metadata, which no longer describes the files.
-    fn retire_old(&self, keep: &[&str]) -> std::io::Result<()> {
-        let dir = &self.dataset.output_dir;
-        let old = self.read_manifest().ok().flatten();
-        let manifest_name = self.manifest_name();
-        if old.is_some() {
-            self.storage.remove(&dir.join(&manifest_name))?;
-        }
-        let listed: Vec<String> = old
-            .iter()
-            .flat_map(|manifest| {
-                let parts = manifest.parts.iter().map(|part| part.name.clone());
-                parts.chain(manifest.side_files.iter().map(|side| side.name.clone()))
-            })
-            .collect();
-        let tfds_metadata = self.tfds_metadata();
-        for name in self.storage.file_names(dir)? {
-            let old_file = listed.contains(&name)
-                || tfds_metadata.contains(&name.as_str())
-                || (!layout::is_temporary(&name)
-                    && self.with_files(|files| {
-                        layout::is_dataset_file(&name, &manifest_name, files, "")
-                    }));
-            if old_file && !keep.contains(&name.as_str()) {
-                self.storage.remove(&dir.join(&name))?;
-            }
-        }
-        Ok(())
-    }
-
     /// The dataset's files in order, each as its manifest lists it, with the part that
     /// holds it (`per_chunk`: the parts of each work item, in order). Given back as it was,
     /// a file that held no records has no part: it is written empty.
@@ -605,34 +482,6 @@ pub(crate) fn mapped_class_names(
         .collect()
 }
 
-/// How a dataset's output directory was found: holding the dataset complete (`--resume`),
-/// or to be converted, keeping the finished work items of an unfinished run, by number,
-/// with how many work items that run had.
-pub(crate) enum Prepared {
-    Complete(Box<DatasetSummary>),
-    Convert(BTreeMap<usize, (usize, ChunkOutput)>),
-}
-
-/// Removes the temporary files in `dir` of the dataset tagged `tag` (every temporary file
-/// for an empty tag: the dataset does not share its directory) but those named in `keep`;
-/// never the lock.
-fn remove_own_temps(
-    storage: &dyn Storage,
-    dir: &Path,
-    tag: &str,
-    keep: &[String],
-) -> std::io::Result<()> {
-    for name in storage.file_names(dir)? {
-        let own = layout::is_temporary(&name)
-            && name != layout::LOCK_NAME
-            && name[layout::TEMP_PREFIX.len()..].starts_with(tag);
-        if own && !keep.contains(&name) {
-            storage.remove(&dir.join(&name))?;
-        }
-    }
-    Ok(())
-}
-
 /// Removes what copying wrote.
 fn undo_all(storage: &dyn Storage, copies: &[Copied]) {
     for copy in copies {
@@ -641,7 +490,7 @@ fn undo_all(storage: &dyn Storage, copies: &[Copied]) {
 }
 
 /// The last component of a path relative to a root.
-fn file_name(relative: &Path) -> String {
+pub(super) fn file_name(relative: &Path) -> String {
     relative
         .file_name()
         .unwrap_or(relative.as_os_str())
@@ -666,33 +515,4 @@ fn manifest_inputs(dataset: &DatasetPlan, compressions: &[Option<String>]) -> Ve
                 .unwrap_or_else(|| Compression::None.name().to_owned()),
         })
         .collect()
-}
-
-/// Whether a manifest lists the files that come with `dataset` as they are now: same names,
-/// same sizes (none when side files are not carried).
-fn same_side_files(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
-    if !manifest.settings.side_files {
-        return manifest.side_files.is_empty();
-    }
-    manifest.side_files.len() == dataset.side_files.len()
-        && manifest
-            .side_files
-            .iter()
-            .zip(&dataset.side_files)
-            .all(|(listed, side)| {
-                let input_bytes = listed.input_bytes.unwrap_or(listed.bytes);
-                listed.name == file_name(&side.relative) && input_bytes == side.size
-            })
-}
-
-/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes.
-fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
-    manifest.inputs.len() == dataset.inputs.len()
-        && manifest
-            .inputs
-            .iter()
-            .zip(&dataset.inputs)
-            .all(|(listed, input)| {
-                listed.path == slash_path(&input.relative) && listed.bytes == input.size
-            })
 }
