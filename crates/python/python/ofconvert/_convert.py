@@ -204,7 +204,11 @@ def tf2of(
     uploading).
 
     The GIL is released while converting. Ctrl-C (KeyboardInterrupt) stops the conversion:
-    temporary files are removed, finished datasets stay, and ``resume=True`` finishes later.
+    finished datasets stay, and so do the finished parts of the others (with the journal
+    that names them); ``resume=True`` finishes later, converting only what was not finished.
+    With ``overwrite`` (or ``resume`` redoing a dataset), a dataset already there stays whole
+    until its new version is complete: a conversion that fails or is stopped leaves it as it
+    was.
     With ``shard``, the summary is the worker's (``ofconvert tf2of --shard K/N --json``).
 
     Raises:
