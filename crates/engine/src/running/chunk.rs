@@ -60,7 +60,8 @@ pub(crate) struct ChunkOutput {
     pub(crate) images: ImageConversion,
     /// Values the mapping rounded to the nearest float, as `--lossy` allows.
     pub(crate) rounded: u64,
-    /// Whether a note beside its parts lets a resumed run keep them ([`resume`]).
+    /// Whether its line in the dataset's journal lets a resumed run keep its parts
+    /// ([`resume`]).
     ///
     /// [`resume`]: crate::running::resume
     pub(crate) noted: bool,

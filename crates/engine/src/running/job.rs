@@ -531,7 +531,7 @@ pub(crate) fn fail_job(
 }
 
 /// Removes the temporary files of a dataset the run was interrupted in, but for the
-/// finished work items a note lets `--resume` keep: nothing of it was published.
+/// finished work items its journal names for `--resume`: nothing of it was published.
 pub(crate) fn abandon_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
     let (noted, unnoted): (Vec<ChunkOutput>, Vec<ChunkOutput>) =
         outputs.into_iter().partition(|output| output.noted);
