@@ -428,25 +428,25 @@ impl<'a> RecordReader<'a> {
         loop {
             // Stepping over damage must not run into the records from `end` on: another work
             // item reads (and counts) those.
-            let before = self.position();
-            if end.is_some_and(|end| before.index >= end) {
+            if end.is_some_and(|end| self.position().index >= end) {
                 return Ok(None);
             }
-            // Damage in the first bytes of an uncompressed TFRecord or OFRecord file may mean
-            // it is no such file at all: a text file named `.tfrecord`. Nothing to skip then,
-            // and nothing to hint.
-            let at_start = before.offset == 0 && self.compression == Compression::None;
-            let detail = match self.read_in_place(buf) {
+            // What was wrong, and where: the damaged record's offset and index.
+            let (detail, at) = match self.read_in_place(buf) {
                 Ok(None) if damaged_from_start => return Err(self.no_record_in_it()),
                 // Not within a bounded work item: the pass that cut the file into work items
                 // stepped over records without parsing them, and its record boundaries must
                 // stay those of the work items that read them.
-                Ok(Some(at)) if policy == OnCorrupt::Skip && end.is_none() => match self
-                    .reject_misframed(buf)
-                {
-                    Some(err) => crate::error::error_chain(&Error::mapping(&self.path, at, err)),
-                    None => return Ok(Some(at)),
-                },
+                Ok(Some(at)) if policy == OnCorrupt::Skip && end.is_none() => {
+                    match self.reject_misframed(buf) {
+                        Some(err) => {
+                            let detail =
+                                crate::error::error_chain(&Error::mapping(&self.path, at, err));
+                            (detail, at)
+                        }
+                        None => return Ok(Some(at)),
+                    }
+                }
                 Ok(found) => return Ok(found),
                 Err(err) if policy == OnCorrupt::Skip && is_damage(&err) => {
                     let detail = crate::error::error_chain(&err);
@@ -454,9 +454,9 @@ impl<'a> RecordReader<'a> {
                         skipped.note_corrupt(detail);
                         continue;
                     }
-                    detail
+                    (detail, self.place_of(&err))
                 }
-                Err(err) if at_start && is_framing_damage(&err) => {
+                Err(err) if self.starts_file(self.place_of(&err)) && is_framing_damage(&err) => {
                     if self.resync(buf)?.is_some() && self.read_in_place(buf)?.is_none() {
                         return Err(self.no_record_in_it());
                     }
@@ -476,14 +476,14 @@ impl<'a> RecordReader<'a> {
                 // Past an ArrayRecord's damage, the footer says how many records the
                 // skipped chunk held: none, when the damage was in padding.
                 Some(past) if self.is_array_record() => {
-                    let lost = past.index.saturating_sub(before.index);
+                    let lost = past.index.saturating_sub(at.index);
                     skipped.note_lost(
                         format!("{detail} ({}; {} lost)", resumed(Some(past)), records(lost)),
                         lost,
                     );
                 }
                 Some(_) => {
-                    damaged_from_start = at_start;
+                    damaged_from_start = self.starts_file(at);
                     skipped.note_corrupt(format!("{detail} ({})", resumed(resync.as_ref())));
                 }
                 None => {
@@ -492,6 +492,23 @@ impl<'a> RecordReader<'a> {
                 }
             }
         }
+    }
+
+    /// Where `err` says the damage is: the record it names (the reader's position when it
+    /// names none).
+    fn place_of(&self, err: &Error) -> RecordAt {
+        let here = self.position();
+        RecordAt {
+            offset: err.offset().unwrap_or(here.offset),
+            index: err.record().unwrap_or(here.index),
+        }
+    }
+
+    /// Whether damage `at` is at the first byte of an uncompressed TFRecord or OFRecord file,
+    /// which may then be no such file at all (a text file named `.tfrecord`): nothing to skip,
+    /// nothing to hint.
+    fn starts_file(&self, at: RecordAt) -> bool {
+        at.offset == 0 && self.compression == Compression::None && !self.is_array_record()
     }
 
     /// That no record is framed anywhere in the file: it is not of the format it is read as.
