@@ -347,8 +347,22 @@ pub(crate) fn clear_dataset(
 
 /// Removes the temporary files a killed run left in `dir`.
 pub(crate) fn remove_temps(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
+    remove_temps_but(storage, dir, "", &[])
+}
+
+/// Removes the temporary files in `dir` whose names carry `tag` after the temporary prefix
+/// (every one for an empty `tag`), but those named in `keep`; never the lock.
+pub(crate) fn remove_temps_but(
+    storage: &dyn Storage,
+    dir: &Path,
+    tag: &str,
+    keep: &[String],
+) -> io::Result<()> {
     for name in storage.file_names(dir)? {
-        if layout::is_temporary(&name) && name != layout::LOCK_NAME {
+        let own = layout::is_temporary(&name)
+            && name != layout::LOCK_NAME
+            && name[layout::TEMP_PREFIX.len()..].starts_with(tag);
+        if own && !keep.contains(&name) {
             storage.remove(&dir.join(name))?;
         }
     }

@@ -114,8 +114,8 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
             };
             match prepared {
                 Ok(Prepared::Complete(kept)) => DatasetRun::Settled(*kept),
-                Ok(Prepared::Convert(kept)) => DatasetRun::Converting(Job {
-                    state: Mutex::new(JobState::keeping(target.run_key(), kept)),
+                Ok(Prepared::Convert { key, kept }) => DatasetRun::Converting(Job {
+                    state: Mutex::new(JobState::keeping(key, kept)),
                     target,
                     failed: AtomicBool::new(false),
                 }),

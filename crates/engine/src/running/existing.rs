@@ -4,7 +4,6 @@
 //! published there before, which stays whole until the new one is and is then replaced.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use crate::error::Error;
 use crate::manifest::Manifest;
@@ -12,12 +11,11 @@ use crate::naming::layout;
 use crate::options::ExistingOutput;
 use crate::planning::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
-use crate::records::output::clear_dataset;
+use crate::records::output::{clear_dataset, remove_temps, remove_temps_but};
 use crate::running::chunk::ChunkOutput;
 use crate::running::publish::{file_name, Target};
 use crate::running::resume;
 use crate::running::summary::{slash_path, DatasetSummary};
-use crate::storage::Storage;
 
 impl Target<'_> {
     /// Gets the output directory ready: what an earlier run left there that this one uses
@@ -27,10 +25,6 @@ impl Target<'_> {
     /// replaces it with a complete new one.
     pub(crate) fn prepare(&self) -> Result<Prepared, Error> {
         let dir = &self.dataset.output_dir;
-        let mut kept = resume::Kept {
-            outputs: BTreeMap::new(),
-            files: Vec::new(),
-        };
         if self.options.existing == ExistingOutput::Resume {
             if let Ok(Some(manifest)) = self.read_manifest() {
                 if &manifest.settings == self.settings
@@ -38,8 +32,7 @@ impl Target<'_> {
                     && same_side_files(&manifest, self.dataset)
                     && manifest.parts_complete_in(self.storage, dir)
                 {
-                    crate::records::output::remove_temps(self.storage, dir)
-                        .map_err(|err| Error::io(dir, err))?;
+                    remove_temps(self.storage, dir).map_err(|err| Error::io(dir, err))?;
                     return Ok(Prepared::Complete(Box::new(DatasetSummary::done(
                         self.dataset,
                         DatasetStatus::Kept,
@@ -47,27 +40,30 @@ impl Target<'_> {
                     ))));
                 }
             }
-            kept = resume::kept(self.storage, dir, &self.temp_tag(), &self.run_key());
         }
+        let key = resume::run_key(self.settings, self.dataset);
+        let kept = match self.options.existing {
+            ExistingOutput::Resume => resume::kept(self.storage, dir, &self.temp_tag(), &key),
+            _ => resume::Kept::default(),
+        };
         self.storage
             .create_dir_all(dir)
             .map_err(|err| Error::io(dir, err))?;
         match self.options.existing {
             // Nothing runs yet: every temporary file in the directory is a leftover.
-            ExistingOutput::Overwrite => crate::records::output::remove_temps(self.storage, dir)
-                .map_err(|err| Error::io(dir, err))?,
+            ExistingOutput::Overwrite => {
+                remove_temps(self.storage, dir).map_err(|err| Error::io(dir, err))?
+            }
             ExistingOutput::Resume => {
-                remove_own_temps(self.storage, dir, &self.temp_tag(), &kept.files)
+                remove_temps_but(self.storage, dir, &self.temp_tag(), &kept.files)
                     .map_err(|err| Error::io(dir, err))?;
             }
             ExistingOutput::Refuse | ExistingOutput::Shared => {}
         }
-        Ok(Prepared::Convert(kept.outputs))
-    }
-
-    /// What tells this conversion of the dataset from others, for `--resume`.
-    pub(crate) fn run_key(&self) -> String {
-        resume::run_key(self.settings, self.dataset)
+        Ok(Prepared::Convert {
+            key,
+            kept: kept.outputs,
+        })
     }
 
     /// Whether a published dataset is in the directory (its manifest is there): one a failed
@@ -80,7 +76,7 @@ impl Target<'_> {
     /// datasets sharing it stay), and nothing else: a run that failed or was stopped leaves
     /// the dataset published there before as it was.
     pub(crate) fn remove_temps(&self) -> std::io::Result<()> {
-        remove_own_temps(
+        remove_temps_but(
             self.storage,
             &self.dataset.output_dir,
             &self.temp_tag(),
@@ -129,47 +125,32 @@ impl Target<'_> {
             })
             .collect();
         let tfds_metadata = self.tfds_metadata();
-        for name in self.storage.file_names(dir)? {
-            let old_file = listed.contains(&name)
-                || tfds_metadata.contains(&name.as_str())
-                || (!layout::is_temporary(&name)
-                    && self.with_files(|files| {
-                        layout::is_dataset_file(&name, &manifest_name, files, "")
-                    }));
-            if old_file && !keep.contains(&name.as_str()) {
-                self.storage.remove(&dir.join(&name))?;
+        let names = self.storage.file_names(dir)?;
+        self.with_files(|files| {
+            for name in names {
+                let old_file = listed.contains(&name)
+                    || tfds_metadata.contains(&name.as_str())
+                    || (!layout::is_temporary(&name)
+                        && layout::is_dataset_file(&name, &manifest_name, files, ""));
+                if old_file && !keep.contains(&name.as_str()) {
+                    self.storage.remove(&dir.join(&name))?;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
 /// How a dataset's output directory was found: holding the dataset complete (`--resume`),
-/// or to be converted, keeping the finished work items of an unfinished run, by number,
-/// with how many work items that run had.
+/// or to be converted as `key` tells the conversion ([`resume::run_key`]), keeping the
+/// finished work items of an unfinished run of it, by number, with how many work items that
+/// run had.
 pub(crate) enum Prepared {
     Complete(Box<DatasetSummary>),
-    Convert(BTreeMap<usize, (usize, ChunkOutput)>),
-}
-
-/// Removes the temporary files in `dir` of the dataset tagged `tag` (every temporary file
-/// for an empty tag: the dataset does not share its directory) but those named in `keep`;
-/// never the lock.
-fn remove_own_temps(
-    storage: &dyn Storage,
-    dir: &Path,
-    tag: &str,
-    keep: &[String],
-) -> std::io::Result<()> {
-    for name in storage.file_names(dir)? {
-        let own = layout::is_temporary(&name)
-            && name != layout::LOCK_NAME
-            && name[layout::TEMP_PREFIX.len()..].starts_with(tag);
-        if own && !keep.contains(&name) {
-            storage.remove(&dir.join(&name))?;
-        }
-    }
-    Ok(())
+    Convert {
+        key: String,
+        kept: BTreeMap<usize, (usize, ChunkOutput)>,
+    },
 }
 
 /// Whether a manifest lists the files that come with `dataset` as they are now: same names,

@@ -148,6 +148,7 @@ impl Journal {
 /// directory: by number, how many work items that run cut the dataset into and what the
 /// item produced; and the names of the files they hold (journals and parts), which a resumed
 /// run keeps.
+#[derive(Default)]
 pub(crate) struct Kept {
     pub(crate) outputs: BTreeMap<usize, (usize, ChunkOutput)>,
     pub(crate) files: Vec<String>,
@@ -156,10 +157,7 @@ pub(crate) struct Kept {
 /// Reads the journals in `dir` of the dataset tagged `tag` and keeps the work items of the
 /// conversion `key` whose parts are all there, whole.
 pub(crate) fn kept(storage: &dyn Storage, dir: &Path, tag: &str, key: &str) -> Kept {
-    let mut kept = Kept {
-        outputs: BTreeMap::new(),
-        files: Vec::new(),
-    };
+    let mut kept = Kept::default();
     let Ok(names) = storage.file_names(dir) else {
         return kept;
     };
