@@ -7,7 +7,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::resume::{assert_same_output, big_input, finished_looking, signal_when};
+use crate::resume::{assert_same_output, big_input, finished_looking, kill_when, signal_when};
 use crate::util::*;
 
 /// Every file under `dir`, hidden ones too, with its bytes.
@@ -80,16 +80,19 @@ fn an_overwrite_stopped_or_killed_leaves_the_dataset_that_was_there_whole() {
         tf2of(&input, &output).ok();
         let before = snapshot(&output);
 
-        let child = tf2of(&input, &output).arg("--overwrite").spawn_piped();
+        let mut child = tf2of(&input, &output).arg("--overwrite").spawn_piped();
         // Stopped while the second file of the first dataset is being written: its first is
         // finished, under its temporary name.
         let first = output.join("a");
-        let (code, stderr) = signal_when_or_killed(child, signal, || {
-            files_starting(&first, ".ofconvert-part-").len() >= 2
-        });
-        if signal == libc::SIGINT {
-            assert_eq!(code, Some(130), "{stderr}");
-        }
+        let ready = || files_starting(&first, ".ofconvert-part-").len() >= 2;
+        let stderr = if signal == libc::SIGINT {
+            let (code, stderr) = signal_when(child, signal, ready);
+            assert_eq!(code, 130, "{stderr}");
+            stderr
+        } else {
+            kill_when(&mut child, ready);
+            String::new()
+        };
         let finished: BTreeMap<String, Vec<u8>> = snapshot(&output)
             .into_iter()
             .filter(|(file, _)| !file.rsplit('/').next().unwrap().starts_with('.'))
@@ -97,29 +100,6 @@ fn an_overwrite_stopped_or_killed_leaves_the_dataset_that_was_there_whole() {
         assert_eq!(finished, before, "signal {signal}: {stderr}");
         ofconvert().arg("verify").arg(&output).ok();
     }
-}
-
-/// [`signal_when`], and for a signal that cannot be caught, the run killed by it (no exit
-/// code).
-fn signal_when_or_killed(
-    child: std::process::Child,
-    signal: i32,
-    ready: impl Fn() -> bool,
-) -> (Option<i32>, String) {
-    if signal != libc::SIGKILL {
-        let (code, stderr) = signal_when(child, signal, ready);
-        return (Some(code), stderr);
-    }
-    let mut child = child;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !ready() {
-        assert!(child.try_wait().unwrap().is_none(), "ended too soon");
-        assert!(std::time::Instant::now() < deadline, "never ready");
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    child.kill().unwrap();
-    let output = child.wait_with_output().unwrap();
-    (None, String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
 #[test]

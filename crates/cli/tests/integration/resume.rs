@@ -43,7 +43,7 @@ fn start(input: &Path, output: &Path) -> Child {
 }
 
 /// Waits until `ready` holds, then kills the conversion; panics if it ended first.
-fn kill_when(child: &mut Child, ready: impl Fn() -> bool) {
+pub(crate) fn kill_when(child: &mut Child, ready: impl Fn() -> bool) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the conversion ended ({status}) before it could be interrupted");
