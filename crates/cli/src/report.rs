@@ -4,7 +4,9 @@
 use std::io::{self, Write};
 
 use indicatif::HumanBytes;
-use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, FrontEnd, Preview, Summary};
+use ofconvert_engine::{
+    DatasetStatus, DatasetSummary, Direction, Finished, FrontEnd, Preview, Summary,
+};
 
 use crate::exit_codes::ExitCode;
 
@@ -170,27 +172,18 @@ fn finished_of_interrupted(summary: &Summary) -> Option<String> {
     if !summary.interrupted {
         return None;
     }
-    let left: Vec<_> = summary
+    let left = summary
         .datasets
         .iter()
         .filter(|d| d.status == DatasetStatus::Interrupted)
-        .collect();
-    let parts: usize = left
-        .iter()
-        .filter_map(|d| d.finished)
-        .map(|f| f.parts)
-        .sum();
-    let records: u64 = left
-        .iter()
-        .filter_map(|d| d.finished)
-        .map(|f| f.records)
-        .sum();
+        .count();
+    let Finished { parts, records } = summary.kept_for_resume();
     Some(format!(
         "{parts} part{} ({records} record{}) of the {} dataset{} not finished kept for --resume",
         plural(parts),
         plural_u64(records),
-        left.len(),
-        plural(left.len()),
+        left,
+        plural(left),
     ))
 }
 

@@ -173,13 +173,7 @@ fn whole_interrupted(summary: &Summary) -> String {
         .iter()
         .filter(|d| matches!(d.status, DatasetStatus::Converted | DatasetStatus::Kept))
         .count();
-    let parts: usize = summary
-        .datasets
-        .iter()
-        .filter(|d| d.status == DatasetStatus::Interrupted)
-        .filter_map(|d| d.finished)
-        .map(|finished| finished.parts)
-        .sum();
+    let parts = summary.kept_for_resume().parts;
     format!(
         "the conversion was interrupted: {done} of {} datasets finished and published in {}, \
          and {parts} finished parts of the others kept; run it again with resume=True (in \

@@ -50,6 +50,19 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// What the run finished of the datasets it was interrupted in, all together: the parts
+    /// and records kept for `--resume`.
+    pub fn kept_for_resume(&self) -> Finished {
+        self.datasets
+            .iter()
+            .filter(|dataset| dataset.status == DatasetStatus::Interrupted)
+            .filter_map(|dataset| dataset.finished)
+            .fold(Finished::default(), |all, finished| Finished {
+                parts: all.parts + finished.parts,
+                records: all.records + finished.records,
+            })
+    }
+
     /// Every warning of the run, `DATASET: what`: what would abort OneFlow (a feature
     /// missing from some records, a kind that varies), shards missing from a family.
     pub fn warnings(&self) -> Vec<String> {
