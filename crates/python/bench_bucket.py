@@ -358,7 +358,7 @@ def task_resume(spec: Dict[str, Any]) -> Dict[str, Any]:
         return RecordStream(spec["urls"], shuffle=spec["shuffle"], batch_size=BATCH, drop_last=False, cache_dir=cache)
 
     first = stream()
-    state = first.state_dict(position=len(first.dataset) // 2 // BATCH * BATCH)
+    state = first.state_dict(position=len(first.dataset) // 2 // BATCH * BATCH, workers=1)
     resumed = stream()
     with Timed(spec["control"]) as timed:
         resumed.load_state_dict(state)

@@ -68,4 +68,4 @@ pub use stream::fetch::{Files, Scratch, Span};
 pub use stream::fingerprint::fingerprint;
 pub use stream::order::{Order, Permutation, Shuffle};
 pub use stream::prefetch::{cache_needed, Prefetch};
-pub use stream::share::Share;
+pub use stream::share::{Layout, Pass, Share};

@@ -240,13 +240,23 @@ def test_a_stream_resumes_with_exactly_the_rest_of_the_epoch(uneven, batch_size)
     resumed.load_state_dict(pickle.loads(pickle.dumps(state)))
     assert len(resumed) == (len(whole) - len(taken) if batch_size is None else -(-(len(whole) - len(taken)) // 8))
     assert taken + ids(resumed) == whole
-    # Behind two loader workers, taking an item from each in turn gives the rank's order.
-    workers = [RecordStream(uneven, worker=(w, 2), **options) for w in range(2)]
-    for worker in workers:
-        worker.set_epoch(2)
-    halves = [list(worker) for worker in workers]
-    in_turn = [item for pair in zip(*halves) for item in pair] + halves[0][len(halves[1]):]
-    assert ids(in_turn) == whole
+    # Behind two loader workers, each reads a run of the rank's items: taken one from each in
+    # turn, they are the rank's records, each once. The state of 3 items taken so by each
+    # rank (two of its first worker's, one of its second's) resumes with the rest.
+    layout = {k: v for k, v in options.items() if k not in ("rank", "world_size")}
+    behind = in_turn(uneven, 1, 2, 2, epoch=2, **layout)
+    assert sorted(behind) == sorted(whole) and behind != whole
+    first = sum((in_turn(uneven, rank, 2, 2, take=3, epoch=2, **layout) for rank in range(2)), [])
+    unit = batch_size or 1
+    saved = RecordStream(uneven, **options).state_dict(position=3 * unit, workers=2)
+    saved["epoch"] = 2
+    assert saved["position"] == 2 * 3 * unit == len(first)
+    rest = []
+    for rank in range(2):
+        resumed = RecordStream(uneven, **dict(options, rank=rank))
+        resumed.load_state_dict(saved)
+        rest += ids(resumed)
+    assert sorted(first + rest) == list(range(sum(SIZES)))
     with pytest.raises(ofconvert.UsageError, match="seed"):
         RecordStream(uneven, **dict(options, seed=4)).load_state_dict(state)
 
@@ -335,23 +345,22 @@ def test_a_state_saved_on_two_ranks_resumes_on_four_or_one_with_the_rest_once(un
     taken = [in_turn(uneven, rank, 2, 2, take=3, epoch=1, **options) for rank in range(2)]
     stream = RecordStream(uneven, rank=1, world_size=2, **options)
     stream.set_epoch(1)
-    state = stream.state_dict(position=3 * 4)
+    state = stream.state_dict(position=3 * 4, workers=2)
     assert state["position"] == 24 and state["epoch"] == 1
     before = taken[0] + taken[1]
     for world, workers in ((4, 2), (1, 1), (3, 2)):
         rest = [in_turn(uneven, rank, world, workers, state=state, epoch=1, **options) for rank in range(world)]
         assert sorted(before + sum(rest, [])) == list(range(sum(SIZES))), (world, workers)
-    # One rank reads the rest in the epoch's order: the order is the same for any layout.
-    whole = RecordStream(uneven, **options)
-    whole.set_epoch(1)
-    one = RecordStream(uneven, **options)
-    one.load_state_dict(state)
-    assert ids(whole)[24:] == ids(one)
+    # The same seed and layout give the same order.
+    once, again = RecordStream(uneven, **options), RecordStream(uneven, **options)
+    once.load_state_dict(state)
+    again.load_state_dict(state)
+    assert ids(once) == ids(again)
 
 
 def test_a_state_of_another_dataset_or_order_is_refused(uneven, tmp_path):
     stream = RecordStream(uneven, shuffle="block", block_size=16, batch_size=4)
-    state = stream.state_dict(position=8)
+    state = stream.state_dict(position=8, workers=1)
     for other, match in (
         (dict(shuffle=True), "shuffle"),
         (dict(shuffle="block", block_size=32), "block_size"),
@@ -401,7 +410,7 @@ def _loader_pass(stream, workers):
 def test_a_resumed_epoch_behind_loader_workers_skips_only_once(uneven):
     options = dict(batch_size=4, drop_last=False, rank=0, world_size=1)
     stream = RecordStream(uneven, **options)
-    stream.load_state_dict(RecordStream(uneven, **options).state_dict(position=20))
+    stream.load_state_dict(RecordStream(uneven, **options).state_dict(position=20, workers=1))
     # The resumed pass: the rest of the epoch; the next pass of the same epoch, whole.
     assert _loader_pass(stream, 2) == list(range(20, sum(SIZES)))
     assert _loader_pass(stream, 2) == list(range(sum(SIZES)))
@@ -439,7 +448,7 @@ def test_a_block_shuffle_keeps_every_promise_of_the_stream(uneven, where, reques
         assert max(orders[0][start:start + 16]) - min(orders[0][start:start + 16]) > 1
     # Resumed mid-epoch on another layout: the rest once.
     taken = [in_turn(root, rank, 2, 2, take=2, epoch=1, batch_size=4, drop_last=False, **options) for rank in range(2)]
-    state = RecordStream(root, rank=0, world_size=2, batch_size=4, **options).state_dict(position=8)
+    state = RecordStream(root, rank=0, world_size=2, batch_size=4, **options).state_dict(position=8, workers=2)
     state["epoch"] = 1
     rest = in_turn(root, 0, 1, 2, state=state, epoch=1, batch_size=4, drop_last=False, **options)
     assert sorted(taken[0] + taken[1] + rest) == list(range(total))
@@ -713,7 +722,7 @@ def test_a_block_shuffle_resumed_inside_a_window_fetches_its_first_batch_before_
     # halfway through the first window, whose every chunk the next batch draws from.
     options = dict(shuffle="block", block_size=2000, seed=4, batch_size=64, drop_last=False)
     local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), **options)
-    state = local.state_dict(position=1000)
+    state = local.state_dict(position=1000, workers=1)
     local.load_state_dict(state)
     want = ids(local)
     stream = RecordStream(url, cache_dir=cache, **options)

@@ -20,7 +20,7 @@ def test_a_dict_that_is_no_state_is_refused_naming_its_keys_and_showing_a_state(
     with pytest.raises(ofconvert.UsageError) as raised:
         stream.load_state_dict({"a": 1})
     message = str(raised.value)
-    assert "it lacks 'block_size', 'epoch', 'fingerprint', 'position', 'records', 'seed', " \
+    assert "it lacks 'block_size', 'epoch', 'fingerprint', 'passes', 'position', 'records', 'seed', " \
         "'shuffle', 'version'" in message
     assert "it has 'a', which a state has not" in message
     assert f"this stream's: {stream.state_dict()!r}" in message

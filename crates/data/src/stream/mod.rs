@@ -1,9 +1,10 @@
 //! Training streams: the order an epoch reads a dataset's records in and who reads which.
 //! [`order`] owns an epoch's order (the records' own, a global permutation, or a block
 //! shuffle of chunks of neighbouring records spread over windows), computed position by
-//! position from the seed, the epoch and the dataset alone; [`share`] cuts the positions
-//! left in an epoch into units dealt to ranks and, within a rank, to loader workers, so
-//! that a state of a few integers resumes on any number of either; [`fingerprint`] names a
+//! position from the seed, the epoch and the dataset alone, its windows counted from the
+//! start of each process's lane; [`share`] deals the positions a pass reads into one lane of
+//! neighbouring positions for each rank and loader worker, so that processes need different
+//! bytes, and stops a pass as a few integers that resume it on any number of either; [`fingerprint`] names a
 //! dataset's files as a resumed state must find them; [`fetch`] reads the records of a
 //! batch (local files mapped, ranges of a store merged and fetched side by side) and whole
 //! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or

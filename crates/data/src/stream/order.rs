@@ -2,7 +2,11 @@
 //! a global permutation of every record, or a block shuffle (chunks of neighbouring records
 //! permuted, each window of chunks' records permuted among themselves), each computed
 //! position by position (memory does not grow with the dataset) from the seed, the epoch and
-//! the dataset's size alone: never from the number of ranks or workers.
+//! the dataset's size alone. A block shuffle's windows are counted from the start of each
+//! lane (the positions one process reads, see `share`), so that a process's records are its
+//! lane's alone; read as one lane, an epoch's order depends on nothing else.
+
+use std::ops::Range;
 
 /// A pseudorandom permutation of `0..len`, a different one for each key: a balanced Feistel
 /// network over the smallest even number of bits that holds `len`, walked until it lands
@@ -210,150 +214,133 @@ impl Order {
         self.len == 0
     }
 
-    /// The record at position `at` (below [`len`](Order::len)) of the epoch.
+    /// The record at position `at` (below [`len`](Order::len)) of the epoch read as one
+    /// lane (one process reading all of it).
     pub fn record(&self, at: u64) -> u64 {
-        self.record_with(at, &mut Slots::default())
+        let mut out = Vec::new();
+        self.records(at..at + 1, &mut out);
+        out[0]
     }
 
-    /// The records at `positions` (below [`len`](Order::len)), in order, into `out` (cleared
-    /// first): as [`record`](Order::record) gives them one by one, the chunks' order of a
-    /// block shuffle computed once for each chunk the positions read, not once a position.
-    pub fn records(&self, positions: std::ops::Range<u64>, out: &mut Vec<u64>) {
+    /// The records at `positions` (below [`len`](Order::len)) of the epoch read as one lane,
+    /// in order, into `out` (cleared first): as [`record`](Order::record) gives them one by one.
+    pub fn records(&self, positions: Range<u64>, out: &mut Vec<u64>) {
+        self.spread(0..self.len, positions, out);
+        self.place(out);
+    }
+
+    /// Positions a window of a block shuffle holds; `None` for the other orders.
+    pub fn window_len(&self) -> Option<u64> {
+        match self.kind {
+            Kind::Block { chunk, window, .. } => Some(chunk * window),
+            _ => None,
+        }
+    }
+
+    /// The positions of `lane` that its positions `positions` read, into `out` (cleared
+    /// first): a block shuffle spreads each window of the lane (counted from the lane's start,
+    /// the last one cut at its end) over itself; the other orders read the positions as they
+    /// are. A lane's positions read the lane's positions and no other, so that a process
+    /// given a lane needs its bytes alone.
+    pub fn spread(&self, lane: Range<u64>, positions: Range<u64>, out: &mut Vec<u64>) {
         out.clear();
-        let mut slots = Slots::default();
+        let Kind::Block { key, .. } = self.kind else {
+            out.extend(positions);
+            return;
+        };
+        let per_window = self.window_len().unwrap_or(1).max(1);
+        // Windows of lanes other than the first are drawn apart from theirs (`mix(0)` is 0:
+        // an epoch read as one lane spreads as it always has).
+        let lane_key = key ^ mix(lane.start);
+        debug_assert!(positions.start >= lane.start && positions.end <= lane.end);
         let mut at = positions.start;
-        // `LANES` positions at a time where they lie in one window (or one permutation).
-        while at + LANES as u64 <= positions.end {
-            let lanes: [u64; LANES] = std::array::from_fn(|lane| at + lane as u64);
-            match &self.kind {
-                Kind::InOrder => out.extend(lanes),
-                Kind::Global(permutation) => out.extend(permutation.apply_lanes(lanes)),
-                Kind::Block { .. } => {
-                    let (number, first, permutation) = self.window(at);
-                    if self.window(at + LANES as u64 - 1).0 == number {
-                        let spreads = permutation.apply_lanes(lanes.map(|at| at - first));
-                        out.extend(spreads.map(|spread| self.place(number, spread, &mut slots)));
-                    } else {
-                        out.extend(lanes.map(|at| self.record_with(at, &mut slots)));
-                    }
+        while at < positions.end {
+            let number = (at - lane.start) / per_window;
+            let first = lane.start + number * per_window;
+            let end = (first + per_window).min(lane.end);
+            let permutation = Permutation::keyed(end - first, mix(lane_key ^ number));
+            let stop = end.min(positions.end);
+            // `LANES` positions at a time, worked on side by side.
+            while at + LANES as u64 <= stop {
+                let lanes: [u64; LANES] = std::array::from_fn(|lane| at - first + lane as u64);
+                out.extend(permutation.apply_lanes(lanes).map(|spread| first + spread));
+                at += LANES as u64;
+            }
+            out.extend((at..stop).map(|at| first + permutation.apply(at - first)));
+            at = stop;
+        }
+    }
+
+    /// The position of `lane` that its position `at` reads: [`spread`](Order::spread) of one.
+    pub fn spread_at(&self, lane: Range<u64>, at: u64) -> u64 {
+        let Kind::Block { key, .. } = self.kind else {
+            return at;
+        };
+        let per_window = self.window_len().unwrap_or(1).max(1);
+        let number = (at - lane.start) / per_window;
+        let first = lane.start + number * per_window;
+        let end = (first + per_window).min(lane.end);
+        let permutation = Permutation::keyed(end - first, mix(key ^ mix(lane.start) ^ number));
+        first + permutation.apply(at - first)
+    }
+
+    /// The record each of `positions` (of the epoch's order before a block shuffle's windows
+    /// spread them) reads, in place: the position itself in the records' own order, its
+    /// place in the permutation of a global shuffle, its place in its chunk's place in the
+    /// chunks' order of a block shuffle (the short last chunk, if any, stays last).
+    pub fn place(&self, positions: &mut [u64]) {
+        match &self.kind {
+            Kind::InOrder => {}
+            Kind::Global(permutation) => {
+                let mut groups = positions.chunks_exact_mut(LANES);
+                for group in &mut groups {
+                    let lanes: [u64; LANES] = std::array::from_fn(|lane| group[lane]);
+                    group.copy_from_slice(&permutation.apply_lanes(lanes));
+                }
+                for at in groups.into_remainder() {
+                    *at = permutation.apply(*at);
                 }
             }
-            at += LANES as u64;
-        }
-        out.extend((at..positions.end).map(|at| self.record_with(at, &mut slots)));
-    }
-
-    fn record_with(&self, at: u64, slots: &mut Slots) -> u64 {
-        match &self.kind {
-            Kind::InOrder => at,
-            Kind::Global(permutation) => permutation.apply(at),
-            Kind::Block { .. } => {
-                let (number, first, permutation) = self.window(at);
-                self.place(number, permutation.apply(at - first), slots)
+            Kind::Block { chunk, chunks, .. } => {
+                let mut slots = Slots::default();
+                for at in positions {
+                    *at = self.chunk_of(*at / chunk, &mut slots, chunks) * chunk + *at % chunk;
+                }
             }
         }
     }
 
-    /// A block shuffle's window that position `at` is in: its number, its first position, and
-    /// the permutation that spreads its records over it.
-    fn window(&self, at: u64) -> (u64, u64, Permutation) {
-        let Kind::Block {
-            chunk, window, key, ..
-        } = &self.kind
-        else {
-            unreachable!("only a block shuffle has windows")
-        };
-        let per_window = chunk * window;
-        let number = at / per_window;
-        let first = number * per_window;
-        let size = per_window.min(self.len - first);
-        (number, first, Permutation::keyed(size, mix(key ^ number)))
-    }
-
-    /// The record that place `spread` of window `number` of a block shuffle reads.
-    fn place(&self, number: u64, spread: u64, slots: &mut Slots) -> u64 {
-        let Kind::Block {
-            chunk,
-            window,
-            chunks,
-            ..
-        } = &self.kind
-        else {
-            unreachable!("only a block shuffle has windows")
-        };
-        let slot = number * window + spread / chunk;
+    /// The chunk that slot `slot` of a block shuffle's chunks' order holds.
+    fn chunk_of(&self, slot: u64, slots: &mut Slots, chunks: &Permutation) -> u64 {
         // The whole chunks are those the chunks' order permutes.
-        let whole = chunks.len;
-        let chunk_number = if slot < whole {
+        if slot < chunks.len {
             slots.get(slot, |slot| chunks.apply(slot))
         } else {
-            whole
-        };
-        chunk_number * chunk + spread % chunk
+            chunks.len
+        }
     }
 
-    /// The chunks of `chunk` records (sorted, each once) that the positions `positions`
-    /// read. A block shuffle's whole windows, read in chunks of its own size, are their
-    /// chunks' places in the chunks' order (a few dozen, not a window of records); the
-    /// records' own order is a run of chunks; any other case goes position by position.
-    pub fn chunks_read(&self, positions: std::ops::Range<u64>, chunk: u64) -> Vec<u64> {
-        let chunk = chunk.max(1);
-        let (start, end) = (positions.start, positions.end.min(self.len));
-        if start >= end {
-            return Vec::new();
-        }
+    /// The records the positions `positions` (before windows spread them) read, as runs of
+    /// neighbouring records (in no particular order): the positions themselves in the
+    /// records' own order, the chunks they fall in (or the parts of chunks) in a block
+    /// shuffle; `None` for a global shuffle, whose records lie anywhere.
+    pub fn runs(&self, positions: Range<u64>, out: &mut Vec<Range<u64>>) -> Option<()> {
         match &self.kind {
-            Kind::InOrder => return (start / chunk..(end - 1) / chunk + 1).collect(),
-            Kind::Block {
-                chunk: own,
-                window,
-                chunks,
-                ..
-            } if *own == chunk => {
-                let per_window = chunk * window;
-                if start % per_window == 0 && (end % per_window == 0 || end == self.len) {
-                    let whole = chunks.len;
-                    let slots = start / chunk..end.div_ceil(chunk);
-                    let mut numbers: Vec<u64> = slots
-                        .map(|slot| {
-                            if slot < whole {
-                                chunks.apply(slot)
-                            } else {
-                                whole
-                            }
-                        })
-                        .collect();
-                    numbers.sort_unstable();
-                    return numbers;
+            Kind::InOrder => out.push(positions),
+            Kind::Global(_) => return None,
+            Kind::Block { chunk, chunks, .. } => {
+                let mut slots = Slots::default();
+                let mut at = positions.start;
+                while at < positions.end {
+                    let slot = at / chunk;
+                    let end = ((slot + 1) * chunk).min(positions.end);
+                    let first = self.chunk_of(slot, &mut slots, chunks) * chunk;
+                    out.push(first + at % chunk..first + at % chunk + (end - at));
+                    at = end;
                 }
             }
-            _ => {}
         }
-        let mut numbers = Vec::new();
-        self.records(start..end, &mut numbers);
-        numbers.iter_mut().for_each(|record| *record /= chunk);
-        numbers.sort_unstable();
-        numbers.dedup();
-        numbers
-    }
-
-    /// Whether a unit of a group reads from all over the group (a block shuffle's window
-    /// spreads every chunk over it), so that its first unit needs nearly all of the group's
-    /// chunks.
-    pub fn spreads_groups(&self) -> bool {
-        matches!(self.kind, Kind::Block { .. })
-    }
-
-    /// The first position past the group that `at` is in: the positions that read the same
-    /// bytes as `at` end there (a window of a block shuffle, a chunk of `chunk` records in
-    /// the records' own order, `at + 1` in a global permutation).
-    pub fn group_end(&self, at: u64, chunk: u64) -> u64 {
-        let end = match &self.kind {
-            Kind::InOrder => (at / chunk.max(1) + 1) * chunk.max(1),
-            Kind::Global(_) => at + 1,
-            Kind::Block { chunk, window, .. } => (at / (chunk * window) + 1) * chunk * window,
-        };
-        end.min(self.len)
+        Some(())
     }
 }
 
@@ -412,11 +399,6 @@ mod tests {
                 chunks.sort_unstable();
                 chunks.dedup();
                 assert!(chunks.len() as u64 <= window, "window {number}: {chunks:?}");
-                let start = number as u64 * chunk * window;
-                assert_eq!(
-                    order.group_end(start, chunk),
-                    (start + chunk * window).min(len)
-                );
             }
         }
         let order = |epoch| {
@@ -456,24 +438,35 @@ mod tests {
     }
 
     #[test]
-    fn the_chunks_a_range_reads_are_those_of_its_records() {
+    fn the_runs_of_positions_are_the_records_they_read_once_spread_over_a_lane() {
         for (len, shuffle) in orders_of_every_kind() {
             let order = Order::new(len, shuffle, 4, 1);
-            let each = all(&order);
-            // Whole windows (the last one short), parts of them, across them; chunks of the
-            // order's own size and of another.
-            for (start, end) in [(0, 50), (50, 100), (950, len), (0, len), (3, 40), (40, 77)] {
-                let (start, end) = (start.min(len), end.min(len));
-                for chunk in [4, 10, 7] {
-                    let mut expected: Vec<u64> = each[start as usize..end as usize]
-                        .iter()
-                        .map(|record| record / chunk)
-                        .collect();
-                    expected.sort_unstable();
-                    expected.dedup();
-                    let got = order.chunks_read(start..end, chunk);
-                    assert_eq!(got, expected, "{shuffle:?} {start}..{end} by {chunk}");
+            // Lanes of the whole epoch and of parts of it, windows whole and cut short.
+            for lane in [
+                0..len,
+                0..len / 3,
+                len / 3..len,
+                7.min(len)..(len / 2).max(7.min(len)),
+            ] {
+                let mut spread = Vec::new();
+                order.spread(lane.clone(), lane.clone(), &mut spread);
+                let mut sorted = spread.clone();
+                sorted.sort_unstable();
+                assert_eq!(
+                    sorted,
+                    lane.clone().collect::<Vec<_>>(),
+                    "{shuffle:?} {lane:?}"
+                );
+                order.place(&mut spread);
+                spread.sort_unstable();
+                let mut runs = Vec::new();
+                if order.runs(lane.clone(), &mut runs).is_none() {
+                    assert_eq!(shuffle, Shuffle::Global);
+                    continue;
                 }
+                let mut from_runs: Vec<u64> = runs.into_iter().flatten().collect();
+                from_runs.sort_unstable();
+                assert_eq!(from_runs, spread, "{shuffle:?} {lane:?}");
             }
         }
     }

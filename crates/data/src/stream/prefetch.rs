@@ -8,6 +8,7 @@
 //! group's worth ([`chunks_ahead`]), [`SPANS_IN_FLIGHT`] at once.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::ops::Range;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
@@ -28,8 +29,7 @@ pub struct Prefetch {
 }
 
 impl Prefetch {
-    /// Starts fetching the worker's units from unit `first` of the rank on, every
-    /// `share.workers`th.
+    /// Starts fetching the worker's units from its unit `first` on.
     ///
     /// The first unit is fetched alone, the other lanes starting once it is in: sharing the
     /// network with three others, it would come about four times later (a resumed stream's
@@ -41,6 +41,7 @@ impl Prefetch {
                 let (sender, receiver) = sync_channel(1);
                 let files = Arc::clone(&files);
                 let gate = Arc::clone(&gate);
+                let share = share.clone();
                 std::thread::Builder::new()
                     .name("ofconvert-prefetch".into())
                     .spawn(move || {
@@ -51,7 +52,7 @@ impl Prefetch {
                         }
                         let mut indices = Vec::new();
                         let mut next = Scratch::default();
-                        let mut unit = first + lane * share.workers;
+                        let mut unit = first + lane;
                         while unit < share.units() {
                             share.unit_records(unit, &mut indices);
                             let mut scratch = std::mem::take(&mut next);
@@ -66,7 +67,7 @@ impl Prefetch {
                             if sender.send(fetched).is_err() || failed {
                                 return;
                             }
-                            unit += LANES * share.workers;
+                            unit += LANES;
                         }
                     })
                     .expect("a thread to read ahead");
@@ -76,11 +77,11 @@ impl Prefetch {
         Prefetch { lanes, taken: 0 }
     }
 
-    /// Fetches the worker's units from unit `first` of the rank on by whole spans: chunks of
-    /// `chunk` records (of the dataset), fetched ahead of the unit cut from them (within a
-    /// group's worth of chunks, `chunks_ahead`) and held while the group that needs them
-    /// (the window of a block shuffle, or 8 chunks in the records' own order) is read. A
-    /// stream resumed inside a window fetches its first unit record by record first.
+    /// Fetches the worker's units from its unit `first` on by whole spans: the records of
+    /// each chunk of `chunk` records (of the dataset) that the worker's lane reads, fetched
+    /// ahead of the unit cut from them (within a group's worth of chunks, `chunks_ahead`) and
+    /// held while the group that needs them (the window of a block shuffle, or 8 chunks in the
+    /// records' own order) is read.
     pub fn spans(files: Arc<Files>, share: Share, first: u64, chunk: u64) -> Prefetch {
         let (sender, receiver) = sync_channel(UNITS_AHEAD);
         std::thread::Builder::new()
@@ -88,16 +89,17 @@ impl Prefetch {
             .spawn(move || {
                 let chunk = chunk.max(1);
                 let budget = chunks_ahead(&files, &share.order, chunk) as usize;
-                let mut ahead = Ahead::new(Arc::clone(&files), chunk, budget);
-                let mut plan = Plan::new(share, first, chunk);
+                let mut ahead = Ahead::new(Arc::clone(&files), budget);
+                let mut plan = Plan::new(share.clone(), first, chunk, files.caches_spans());
                 let mut steps = VecDeque::new();
                 let mut held: HashMap<u64, Span> = HashMap::new();
                 let mut indices = Vec::new();
-                if resumes_inside_window(&share) && !files.caches_spans() {
-                    // The first unit reads from nearly every chunk of a window whose records
-                    // before it were read before the stop: it is fetched record by record,
-                    // alone, as a global shuffle's, and the window's chunks after it. Its
-                    // batch comes at once instead of after the whole window (a unit's bytes
+                if share.is_resumed() && share.order.window_len().is_some() && !files.caches_spans()
+                {
+                    // A resumed pass's first unit reads from nearly every chunk of a window,
+                    // part of whose records were read before the stop: it is fetched record by
+                    // record, alone, as a global shuffle's, and the window's chunks after it.
+                    // Its batch comes at once instead of after the whole window (a unit's bytes
                     // fetched twice, once a resumed stream). Through a cache, its records'
                     // chunks would be fetched whole: the window's, all the same.
                     let Some(mut step) = plan.next() else { return };
@@ -108,14 +110,18 @@ impl Prefetch {
                     if sender.send(fetched).is_err() || failed {
                         return;
                     }
-                    step.wanted.iter().for_each(|&number| ahead.plan(number));
+                    for &number in &step.wanted {
+                        ahead.plan(number, plan.records_of(number));
+                    }
                     step.sent = true;
                     steps.push_back(step);
                 }
                 loop {
                     while ahead.pending() < budget && steps.len() < STEPS_AHEAD {
                         let Some(step) = plan.next() else { break };
-                        step.wanted.iter().for_each(|&number| ahead.plan(number));
+                        for &number in &step.wanted {
+                            ahead.plan(number, plan.records_of(number));
+                        }
                         steps.push_back(step);
                     }
                     let Some(step) = steps.pop_front() else {
@@ -214,7 +220,11 @@ fn group_and_largest(files: &Files, order: &Order, chunk: u64) -> (u64, u64) {
         .map(|number| files.span_bytes(number * chunk..((number + 1) * chunk).min(total)))
         .max()
         .unwrap_or(0);
-    let group = order.group_end(0, chunk * CHUNKS_IN_ORDER).div_ceil(chunk);
+    let group = order
+        .window_len()
+        .unwrap_or(chunk * CHUNKS_IN_ORDER)
+        .min(total)
+        .div_ceil(chunk);
     (group, largest)
 }
 
@@ -238,16 +248,6 @@ pub fn cache_needed(files: &Files, order: &Order, chunk: u64) -> u64 {
     (group + chunks_ahead(files, order, chunk)).min(chunks) * largest
 }
 
-/// Whether `share` starts inside a window of a block shuffle (a stream resumed there), whose
-/// first unit needs nearly every chunk of the window.
-fn resumes_inside_window(share: &Share) -> bool {
-    let (order, start) = (&share.order, share.start);
-    order.spreads_groups()
-        && start > 0
-        && start < order.len()
-        && order.group_end(start - 1, 1) > start
-}
-
 /// A unit of a worker's, planned: the chunks it is the first to need, and, when it starts a
 /// group, the chunks of the group (what is held before it and is not among them is done with);
 /// `sent` once its records went to the reader fetched by themselves.
@@ -266,19 +266,48 @@ struct Plan {
     unit: u64,
     group_end: u64,
     held: HashSet<u64>,
+    /// The records of each chunk that the lane reads (the whole chunk's but at the lane's
+    /// ends): what is fetched of it, where chunks are not fetched whole.
+    records: HashMap<u64, Range<u64>>,
     indices: Vec<u64>,
+    runs: Vec<Range<u64>>,
 }
 
 impl Plan {
-    fn new(share: Share, first: u64, chunk: u64) -> Plan {
+    /// The plan of `share`'s units from its `first` on, by chunks of `chunk` records,
+    /// fetched whole (`whole`: a cache keeps them, for any other lane of this or another
+    /// layout to read) or only the records of each the lane reads (without a cache: the
+    /// lanes of a job then fetch the dataset once between them).
+    fn new(share: Share, first: u64, chunk: u64, whole: bool) -> Plan {
+        let chunk = chunk.max(1);
+        let mut runs = Vec::new();
+        let mut records: HashMap<u64, Range<u64>> = HashMap::new();
+        if !whole && share.runs(share.lane(), &mut runs).is_some() {
+            for_each_chunk(&runs, chunk, |number, part| {
+                records
+                    .entry(number)
+                    .and_modify(|held| *held = held.start.min(part.start)..held.end.max(part.end))
+                    .or_insert(part);
+            });
+        }
         Plan {
             share,
-            chunk: chunk.max(1),
+            chunk,
             unit: first,
             group_end: 0,
             held: HashSet::new(),
+            records,
             indices: Vec::new(),
+            runs,
         }
+    }
+
+    /// The records of chunk `number` to fetch.
+    fn records_of(&self, number: u64) -> Range<u64> {
+        self.records
+            .get(&number)
+            .cloned()
+            .unwrap_or(number * self.chunk..(number + 1) * self.chunk)
     }
 
     fn next(&mut self) -> Option<Step> {
@@ -287,19 +316,30 @@ impl Plan {
             return None;
         }
         let unit = self.unit;
-        self.unit += share.workers;
+        self.unit += 1;
         let positions = share.positions(unit);
+        let spreads = share.order.window_len().is_some();
         let mut group = None;
         if positions.start >= self.group_end {
             // A new group: what the last one held is done with, but for the chunks of this one
-            // a unit across the boundary brought in.
+            // a unit across the boundary brought in. A block shuffle's unit reads from all over
+            // its window, whose start an earlier unit may have read: the whole window counts.
+            let lane = share.lane();
+            let window = share.order.window_len().unwrap_or(1).max(1);
+            let from = if spreads {
+                lane.start + (positions.start - lane.start) / window * window
+            } else {
+                positions.start
+            };
             self.group_end = share
-                .order
                 .group_end(positions.start, chunk * CHUNKS_IN_ORDER)
                 .max(positions.end);
-            let numbers = share
-                .order
-                .chunks_read(positions.start..self.group_end, chunk);
+            let mut numbers = Vec::new();
+            if share.runs(from..self.group_end, &mut self.runs).is_some() {
+                for_each_chunk(&self.runs, chunk, |number, _| numbers.push(number));
+            }
+            numbers.sort_unstable();
+            numbers.dedup();
             self.held
                 .retain(|number| numbers.binary_search(number).is_ok());
             group = Some(numbers);
@@ -308,8 +348,8 @@ impl Plan {
             // A block shuffle's window: its first unit reads from nearly every chunk of it;
             // the window's chunks are wanted at once, and the units after it in the window
             // want none that is not held.
-            Some(numbers) if share.order.spreads_groups() => numbers.clone(),
-            _ if share.order.spreads_groups() && positions.end <= self.group_end => Vec::new(),
+            Some(numbers) if spreads => numbers.clone(),
+            _ if spreads && positions.end <= self.group_end => Vec::new(),
             _ => {
                 share.unit_records(unit, &mut self.indices);
                 let mut numbers: Vec<u64> =
@@ -329,10 +369,24 @@ impl Plan {
     }
 }
 
+/// Each chunk of `chunk` records that `runs` of records cross, with the part of the run in it.
+fn for_each_chunk(runs: &[Range<u64>], chunk: u64, mut each: impl FnMut(u64, Range<u64>)) {
+    for run in runs {
+        let mut at = run.start;
+        while at < run.end {
+            let number = at / chunk;
+            let end = ((number + 1) * chunk).min(run.end);
+            each(number, at..end);
+            at = end;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::stream::order::Shuffle;
+    use crate::stream::share::{Layout, Pass};
     use crate::stream::testing::numbered;
     use ofconvert_engine::Checksums;
 
@@ -357,35 +411,35 @@ mod tests {
         assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
     }
 
-    fn share(order: Order, start: u64, worker: u64, workers: u64) -> Share {
-        Share {
-            order,
-            start,
-            rank: 0,
+    fn layout(workers: u64) -> Layout {
+        Layout {
             world: 1,
-            worker,
             workers,
             unit: 3,
             drop_last: false,
         }
     }
 
-    /// Reads every unit of every worker of `order` from position `from` on through the
+    fn share(order: Order, before: &[Pass], worker: u64, workers: u64) -> Share {
+        Share::new(order, before, layout(workers), 0, worker)
+    }
+
+    /// Reads every unit of every worker of `order` after the passes `before` through the
     /// prefetch `start` makes, checking each unit's records are its own, in its order, and
     /// that nothing follows the last; the records read, all workers together.
     fn every_unit(
         files: &Files,
         order: Order,
-        from: u64,
+        before: &[Pass],
         workers: u64,
-        start: impl Fn(Share, u64) -> Prefetch,
+        start: impl Fn(Share) -> Prefetch,
     ) -> Vec<u64> {
         let mut seen = Vec::new();
         for worker in 0..workers {
-            let share = share(order, from, worker, workers);
-            let mut prefetch = start(share, worker);
+            let share = share(order, before, worker, workers);
+            let mut prefetch = start(share.clone());
             let mut indices = Vec::new();
-            for unit in share.worker_units() {
+            for unit in 0..share.units() {
                 share.unit_records(unit, &mut indices);
                 let scratch = prefetch.next_unit().unwrap();
                 let mut got = Vec::new();
@@ -412,7 +466,7 @@ mod tests {
         // Chunks of 2 records, groups of 16: the first unit (records 0..3) needs chunks 0
         // and 1, not the whole group.
         let order = Order::new(40, Shuffle::None, 0, 0);
-        let mut plan = Plan::new(share(order, 0, 0, 1), 0, 2);
+        let mut plan = Plan::new(share(order, &[], 0, 1), 0, 2, false);
         let first = plan.next().unwrap();
         assert_eq!(first.wanted, vec![0, 1]);
         assert_eq!(
@@ -427,6 +481,21 @@ mod tests {
     }
 
     #[test]
+    fn a_lane_fetches_only_the_records_of_its_chunks_it_reads() {
+        // Two workers of 7 units of 3 records over 41 records: the first's lane ends inside
+        // chunk 10 (records 20 and 21 of 20..22), where the second's begins.
+        let order = Order::new(41, Shuffle::None, 0, 0);
+        let (first, second) = (share(order, &[], 0, 2), share(order, &[], 1, 2));
+        assert_eq!((first.lane(), second.lane()), (0..21, 21..41));
+        let plan = Plan::new(first.clone(), 0, 2, false);
+        assert_eq!(plan.records_of(10), 20..21);
+        assert_eq!(plan.records_of(3), 6..8);
+        assert_eq!(Plan::new(second, 0, 2, false).records_of(10), 21..22);
+        // Through a cache, whole chunks, which any lane can read from it.
+        assert_eq!(Plan::new(first, 0, 2, true).records_of(10), 20..22);
+    }
+
+    #[test]
     fn spans_give_each_worker_its_units_records_in_every_order() {
         let dir = tempfile::tempdir().unwrap();
         let files = numbered(dir.path(), 40);
@@ -437,11 +506,13 @@ mod tests {
         for kind in [Shuffle::None, block] {
             for epoch in 0..2 {
                 let order = Order::new(40, kind, 7, epoch);
-                let mut seen = every_unit(&files, order, 0, 2, |share, worker| {
-                    Prefetch::spans(Arc::clone(&files), share, worker, 2)
-                });
-                seen.sort_unstable();
-                assert_eq!(seen, (0..40).collect::<Vec<_>>());
+                for workers in [1, 2, 3] {
+                    let mut seen = every_unit(&files, order, &[], workers, |share| {
+                        Prefetch::spans(Arc::clone(&files), share, 0, 2)
+                    });
+                    seen.sort_unstable();
+                    assert_eq!(seen, (0..40).collect::<Vec<_>>());
+                }
             }
         }
     }
@@ -450,30 +521,42 @@ mod tests {
     fn a_block_shuffle_resumed_inside_a_window_or_at_its_edge_reads_the_rest_once() {
         let dir = tempfile::tempdir().unwrap();
         let files = numbered(dir.path(), 40);
-        // Windows of 8 records: 5 and 13 are inside one, 8 at an edge, 39 in the last.
+        // Windows of 8 records; a pass of two workers stopped after 1, 2, 3 and 7 steps.
         let block = Shuffle::Block {
             chunk: 2,
             window: 4,
         };
         let order = Order::new(40, block, 7, 1);
-        for from in [5, 8, 13, 39] {
-            assert_eq!(
-                resumes_inside_window(&share(order, from, 0, 1)),
-                from % 8 != 0
-            );
+        for steps in [1, 2, 3, 7] {
+            let stopped = Pass {
+                layout: layout(2),
+                steps,
+            };
+            let mut read: Vec<u64> = (0..2)
+                .flat_map(|worker| {
+                    let share = share(order, &[], worker, 2);
+                    let taken = (steps + 1 - worker) / 2;
+                    (0..taken.min(share.units())).flat_map(move |unit| {
+                        let mut got = Vec::new();
+                        share.unit_records(unit, &mut got);
+                        got
+                    })
+                })
+                .collect();
             for workers in [1, 2] {
-                let mut seen = every_unit(&files, order, from, workers, |share, worker| {
-                    Prefetch::spans(Arc::clone(&files), share, worker, 2)
+                let mut seen = every_unit(&files, order, &[stopped], workers, |share| {
+                    Prefetch::spans(Arc::clone(&files), share, 0, 2)
                 });
+                seen.append(&mut read.clone());
                 seen.sort_unstable();
-                let mut rest: Vec<u64> = (from..40).map(|at| order.record(at)).collect();
-                rest.sort_unstable();
-                assert_eq!(seen, rest, "from {from}, {workers} workers");
+                assert_eq!(
+                    seen,
+                    (0..40).collect::<Vec<_>>(),
+                    "{steps} steps, {workers} workers"
+                );
             }
+            read.clear();
         }
-        assert!(!resumes_inside_window(&share(order, 0, 0, 1)));
-        let in_order = Order::new(40, Shuffle::None, 7, 1);
-        assert!(!resumes_inside_window(&share(in_order, 5, 0, 1)));
     }
 
     #[test]
@@ -485,8 +568,8 @@ mod tests {
             for len in [0, 3, 7, 40] {
                 let order = Order::new(len, Shuffle::Global, 3, 0);
                 for workers in [1, 2] {
-                    let mut seen = every_unit(&files, order, 0, workers, |share, worker| {
-                        Prefetch::start(Arc::clone(&files), share, worker)
+                    let mut seen = every_unit(&files, order, &[], workers, |share| {
+                        Prefetch::start(Arc::clone(&files), share, 0)
                     });
                     seen.sort_unstable();
                     assert_eq!(seen, (0..len).collect::<Vec<_>>());

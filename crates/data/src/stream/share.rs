@@ -1,204 +1,345 @@
-//! Who reads which positions of an epoch. The positions left (from where the epoch stands on,
-//! a count of records of its order every rank together has consumed) are cut into units (a
-//! batch, or a record); unit `u` goes to rank `u % world`, and a rank's units to its loader's
-//! workers in turn. Ranks that step together have then consumed a prefix of the epoch's
-//! order, whatever their number: a state saved by any rank of any layout is that prefix's
-//! length, and resumes on any other layout with the rest read exactly once.
+//! Who reads which positions of an epoch. The positions a pass deals are cut into one
+//! *lane* of neighbouring positions for each process, `(rank, worker)`: each rank a run of
+//! them (the same number of whole units with `drop_last`, else counts one record apart at
+//! most), each run cut into the rank's units (a batch, or a record), and each of the rank's
+//! loader workers a run of those units. A process reads its lane's records alone (a block
+//! shuffle's windows are counted from the lane's start), so that processes need different
+//! bytes: a job fetches the dataset about once, not once a process.
+//!
+//! A loader takes one unit from each worker in turn, so when every rank has consumed `steps`
+//! units, worker `w`'s lane has given its first `ceil((steps - w) / workers)`. A stopped pass
+//! is a few integers ([`Pass`]: its layout and its steps); what it left, each lane's rest in
+//! turn and then what `drop_last` set aside, is what the next pass deals, on any layout. A
+//! state is the passes of the epoch so far, each a few integers.
+
+use std::ops::Range;
+use std::sync::Arc;
 
 use crate::stream::order::Order;
 
-/// What one worker of one rank reads of an epoch.
-#[derive(Clone, Copy, Debug)]
-pub struct Share {
-    /// The epoch's order.
-    pub order: Order,
-    /// Positions of the order consumed before this share's start (by every rank together).
-    pub start: u64,
-    /// This rank, of `world`.
-    pub rank: u64,
+/// How a pass deals its positions: to `world` ranks of `workers` loader workers each, in
+/// units of `unit` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
     /// Ranks reading the epoch.
     pub world: u64,
-    /// This loader worker of the rank, of `workers`.
-    pub worker: u64,
-    /// Loader workers of the rank.
+    /// Loader workers of a rank.
     pub workers: u64,
     /// Records a unit holds (a batch, or 1).
     pub unit: u64,
-    /// Whether every rank yields the same number of whole units, the rest of the epoch
-    /// dropped; else every position comes once, the last unit maybe shorter.
+    /// Whether every rank yields the same number of whole units, the rest of the pass left
+    /// for another epoch; else every position comes once, a rank's last unit maybe shorter.
     pub drop_last: bool,
 }
 
-impl Share {
-    /// Whole rounds left (a unit for each rank), and the positions left after them.
-    fn rounds(&self) -> (u64, u64) {
-        let left = self.order.len().saturating_sub(self.start);
-        let round = self.unit.max(1) * self.world.max(1);
-        (left / round, if self.drop_last { 0 } else { left % round })
+/// A pass that stopped: its layout, and the units each rank consumed of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    /// The layout that read it.
+    pub layout: Layout,
+    /// Units each rank consumed, its workers' in turn.
+    pub steps: u64,
+}
+
+impl Layout {
+    fn world(&self) -> u64 {
+        self.world.max(1)
     }
 
-    /// The positions of the last, short round this rank reads: its remainder split as
-    /// evenly as it goes, so that ranks' counts differ by one record at most.
-    fn tail(&self) -> std::ops::Range<u64> {
-        let (rounds, rest) = self.rounds();
-        let first = self.start + rounds * self.unit.max(1) * self.world.max(1);
-        let at = |rank: u64| first + rest * rank / self.world.max(1);
-        at(self.rank)..at(self.rank + 1)
+    fn workers(&self) -> u64 {
+        self.workers.max(1)
     }
 
-    /// How many units the rank yields, all its workers together.
-    pub fn units(&self) -> u64 {
-        self.rounds().0 + u64::from(!self.tail().is_empty())
+    fn unit(&self) -> u64 {
+        self.unit.max(1)
     }
 
-    /// The positions of the rank's `unit`th unit, in the epoch's order.
-    pub fn positions(&self, unit: u64) -> std::ops::Range<u64> {
-        if unit >= self.rounds().0 {
-            return self.tail();
+    /// The positions of `len` rank `rank` reads, and how many units they make.
+    fn rank(&self, len: u64, rank: u64) -> (Range<u64>, u64) {
+        let (world, unit) = (self.world(), self.unit());
+        let region = if self.drop_last {
+            let whole = len / (world * unit) * unit;
+            rank * whole..(rank + 1) * whole
+        } else {
+            // The first `len % world` ranks a record more: rank 0 holds the most units, so
+            // that its state is exact after any step (see `stopped_after`).
+            let (each, more) = (len / world, len % world);
+            let at = |rank: u64| rank * each + rank.min(more);
+            at(rank)..at(rank + 1)
+        };
+        let units = (region.end - region.start).div_ceil(unit);
+        (region, units)
+    }
+
+    /// Units worker `worker` of a rank of `units` units reads.
+    fn worker_units(&self, units: u64, worker: u64) -> u64 {
+        units.saturating_sub(worker).div_ceil(self.workers())
+    }
+
+    /// The lane of `(rank, worker)` over `len` positions, and the units it holds.
+    fn lane(&self, len: u64, rank: u64, worker: u64) -> (Range<u64>, u64) {
+        let (region, units) = self.rank(len, rank);
+        let before: u64 = (0..worker).map(|w| self.worker_units(units, w)).sum();
+        let mine = self.worker_units(units, worker);
+        let at = |unit: u64| (region.start + unit * self.unit()).min(region.end);
+        (at(before)..at(before + mine), mine)
+    }
+
+    /// Units a rank consumed of `units` once the ranks stepped `steps` times.
+    fn taken(&self, units: u64, worker: u64, steps: u64) -> u64 {
+        let steps = steps.min(units);
+        self.worker_units(steps, worker)
+    }
+
+    /// The most units a rank of this layout holds over `len` positions.
+    fn most_units(&self, len: u64) -> u64 {
+        (0..self.world())
+            .map(|rank| self.rank(len, rank).1)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A lane's rest after a pass stopped, as the next pass finds it.
+#[derive(Clone, Debug)]
+struct Rest {
+    /// Where it starts among the positions the next pass deals.
+    from: u64,
+    /// Its first position, and its end, in the stopped pass's positions.
+    positions: Range<u64>,
+    /// The lane it is the rest of, whose windows spread it; `None` for what `drop_last`
+    /// set aside, read as it lies.
+    lane: Option<Range<u64>>,
+}
+
+/// A stopped pass, with what it left.
+#[derive(Clone, Debug)]
+struct Level {
+    rests: Vec<Rest>,
+}
+
+impl Level {
+    fn new(pass: &Pass, len: u64) -> Level {
+        let layout = pass.layout;
+        let mut rests = Vec::new();
+        let mut from = 0;
+        let mut dealt = 0;
+        for rank in 0..layout.world() {
+            let (_, units) = layout.rank(len, rank);
+            for worker in 0..layout.workers() {
+                let (lane, _) = layout.lane(len, rank, worker);
+                dealt = dealt.max(lane.end);
+                let taken = layout.taken(units, worker, pass.steps) * layout.unit();
+                let start = (lane.start + taken).min(lane.end);
+                if start < lane.end {
+                    rests.push(Rest {
+                        from,
+                        positions: start..lane.end,
+                        lane: Some(lane.clone()),
+                    });
+                    from += lane.end - start;
+                }
+            }
         }
-        let global = unit * self.world + self.rank;
-        let first = self.start + global * self.unit;
-        first..first + self.unit
+        if dealt < len {
+            rests.push(Rest {
+                from,
+                positions: dealt..len,
+                lane: None,
+            });
+        }
+        Level { rests }
     }
 
-    /// The records of the rank's `unit`th unit. A rank's units are dealt to its workers in
-    /// turn, unit `k` to worker `k % workers`, so that a loader that takes one unit from each
-    /// worker in turn yields them in the rank's order.
+    fn len(&self) -> u64 {
+        self.rests.last().map_or(0, |rest| {
+            rest.from + (rest.positions.end - rest.positions.start)
+        })
+    }
+
+    /// The stopped pass's position that position `at` of what it left is.
+    fn resolve(&self, order: &Order, at: u64) -> u64 {
+        let rest = &self.rests[self.rests.partition_point(|rest| rest.from <= at) - 1];
+        let position = rest.positions.start + (at - rest.from);
+        match &rest.lane {
+            Some(lane) => order.spread_at(lane.clone(), position),
+            None => position,
+        }
+    }
+
+    /// The stopped pass's positions that `positions` of what it left read, as ranges: a
+    /// window that a lane's rest starts inside stands whole for the part of it left.
+    fn ranges(&self, order: &Order, positions: Range<u64>, out: &mut Vec<Range<u64>>) {
+        let first = self
+            .rests
+            .partition_point(|rest| rest.from <= positions.start)
+            .saturating_sub(1);
+        for rest in &self.rests[first..] {
+            if rest.from >= positions.end {
+                break;
+            }
+            let start = rest.positions.start + positions.start.saturating_sub(rest.from);
+            let end = rest.positions.start + (positions.end - rest.from);
+            let (start, end) = (start, end.min(rest.positions.end));
+            if start >= end {
+                continue;
+            }
+            match (&rest.lane, order.window_len()) {
+                (Some(lane), Some(window)) => {
+                    let from = lane.start + (start - lane.start) / window * window;
+                    let to = (lane.start + (end - 1 - lane.start) / window * window + window)
+                        .min(lane.end);
+                    out.push(from..to);
+                }
+                _ => out.push(start..end),
+            }
+        }
+    }
+}
+
+/// What one worker of one rank reads of a pass over an epoch.
+#[derive(Clone, Debug)]
+pub struct Share {
+    /// The epoch's order.
+    pub order: Order,
+    /// How this pass deals its positions.
+    pub layout: Layout,
+    /// This rank, of `layout.world`.
+    pub rank: u64,
+    /// This loader worker of the rank, of `layout.workers`.
+    pub worker: u64,
+    /// The passes that stopped before this one, the first first.
+    levels: Arc<[Level]>,
+    /// Positions this pass deals: what the passes before it left.
+    len: u64,
+    /// This worker's lane.
+    lane: Range<u64>,
+    /// Units it holds.
+    units: u64,
+}
+
+impl Share {
+    /// The share of `(rank, worker)` of a pass of `layout` over `order`, after the passes
+    /// `before` (of this epoch, the first first) stopped.
+    pub fn new(order: Order, before: &[Pass], layout: Layout, rank: u64, worker: u64) -> Share {
+        let mut len = order.len();
+        let mut levels = Vec::with_capacity(before.len());
+        for pass in before {
+            let level = Level::new(pass, len);
+            len = level.len();
+            levels.push(level);
+        }
+        let (lane, units) = layout.lane(len, rank, worker);
+        Share {
+            order,
+            layout,
+            rank,
+            worker,
+            levels: levels.into(),
+            len,
+            lane,
+            units,
+        }
+    }
+
+    /// Positions this pass deals, all ranks together.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether passes of this epoch stopped before this one.
+    pub fn is_resumed(&self) -> bool {
+        !self.levels.is_empty()
+    }
+
+    /// Whether this pass deals nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Units the rank yields in this pass, all its workers together.
+    pub fn rank_units(&self) -> u64 {
+        self.layout.rank(self.len, self.rank).1
+    }
+
+    /// Units this worker yields.
+    pub fn units(&self) -> u64 {
+        self.units
+    }
+
+    /// This worker's lane, in the positions of this pass.
+    pub fn lane(&self) -> Range<u64> {
+        self.lane.clone()
+    }
+
+    /// The positions of this worker's `unit`th unit, in the positions of this pass.
+    pub fn positions(&self, unit: u64) -> Range<u64> {
+        let at = |unit: u64| (self.lane.start + unit * self.layout.unit()).min(self.lane.end);
+        at(unit)..at(unit + 1)
+    }
+
+    /// The records of this worker's `unit`th unit, in the order it yields them, into `out`
+    /// (cleared first).
     pub fn unit_records(&self, unit: u64, out: &mut Vec<u64>) {
-        self.order.records(self.positions(unit), out);
+        self.order.spread(self.lane(), self.positions(unit), out);
+        for level in self.levels.iter().rev() {
+            out.iter_mut()
+                .for_each(|at| *at = level.resolve(&self.order, *at));
+        }
+        self.order.place(out);
     }
 
-    /// The units of this worker, in order.
-    pub fn worker_units(&self) -> impl Iterator<Item = u64> {
-        (self.worker..self.units()).step_by(self.workers.max(1) as usize)
+    /// The records the positions `positions` of this pass read (a whole window of its lane
+    /// in a block shuffle, any positions in the records' own order), as runs of neighbouring
+    /// records, into `out` (cleared first), more where a resumed pass's window was begun
+    /// before; `None` in a global shuffle, whose records lie anywhere.
+    pub fn runs(&self, positions: Range<u64>, out: &mut Vec<Range<u64>>) -> Option<()> {
+        out.clear();
+        let mut ranges = vec![positions];
+        let mut below = Vec::new();
+        for level in self.levels.iter().rev() {
+            below.clear();
+            for range in &ranges {
+                level.ranges(&self.order, range.clone(), &mut below);
+            }
+            std::mem::swap(&mut ranges, &mut below);
+        }
+        for range in ranges {
+            self.order.runs(range, out)?;
+        }
+        Some(())
     }
 
-    /// Where the epoch stands once every rank has consumed `records` records of its share
-    /// (whole units, ranks in step): the count of positions consumed from the epoch's start.
-    pub fn consumed_after(&self, records: u64) -> u64 {
-        (self.start + records * self.world).min(self.order.len())
+    /// The end of the group of this worker's lane that position `at` is in: a block
+    /// shuffle's window (counted from the lane's start), else `in_order` positions.
+    pub fn group_end(&self, at: u64, in_order: u64) -> u64 {
+        let group = self.order.window_len().unwrap_or(in_order).max(1);
+        (self.lane.start + ((at - self.lane.start) / group + 1) * group).min(self.lane.end)
+    }
+
+    /// This pass stopped once each rank consumed `records` records of it (whole units, ranks
+    /// in step). A rank that consumed its whole share ends the pass: ranks in step end
+    /// together, those holding a unit more taking it in the last step. Rank 0 holds the most
+    /// units, so its state is exact after any step; a rank holding one fewer cannot tell
+    /// its last step from the pass's, and takes it for the pass's.
+    pub fn stopped_after(&self, records: u64) -> Pass {
+        let (region, _) = self.layout.rank(self.len, self.rank);
+        let steps = if records >= region.end - region.start {
+            self.layout.most_units(self.len)
+        } else {
+            records.div_ceil(self.layout.unit())
+        };
+        Pass {
+            layout: self.layout,
+            steps,
+        }
+    }
+
+    /// Positions of this pass that `pass` (this pass, stopped) consumed, all ranks together.
+    pub fn consumed(&self, pass: &Pass) -> u64 {
+        self.len - Level::new(pass, self.len).len()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stream::order::Shuffle;
-
-    fn read(
-        order: Order,
-        start: u64,
-        world: u64,
-        workers: u64,
-        unit: u64,
-        drop_last: bool,
-    ) -> Vec<Vec<u64>> {
-        (0..world)
-            .map(|rank| {
-                let mut records = Vec::new();
-                for worker in 0..workers {
-                    let share = Share {
-                        order,
-                        start,
-                        rank,
-                        world,
-                        worker,
-                        workers,
-                        unit,
-                        drop_last,
-                    };
-                    let mut got = Vec::new();
-                    for unit in share.worker_units() {
-                        share.unit_records(unit, &mut got);
-                        records.extend_from_slice(&got);
-                    }
-                }
-                records
-            })
-            .collect()
-    }
-
-    #[test]
-    fn ranks_and_workers_share_every_record_once() {
-        for shuffle in [
-            Shuffle::None,
-            Shuffle::Global,
-            Shuffle::Block {
-                chunk: 4,
-                window: 3,
-            },
-        ] {
-            for (total, world, workers, unit, drop_last) in [
-                (103, 2, 2, 1, false),
-                (103, 3, 2, 8, true),
-                (5, 4, 3, 2, false),
-                (0, 2, 2, 4, false),
-            ] {
-                let order = Order::new(total, shuffle, 9, 0);
-                let ranks = read(order, 0, world, workers, unit, drop_last);
-                let counts: Vec<usize> = ranks.iter().map(Vec::len).collect();
-                let mut all: Vec<u64> = ranks.concat();
-                all.sort_unstable();
-                let before = all.len();
-                all.dedup();
-                assert_eq!(all.len(), before, "a record read twice");
-                if drop_last {
-                    assert!(counts.iter().all(|&c| c == counts[0]), "{counts:?}");
-                    assert_eq!(all.len() as u64, total / (unit * world) * unit * world);
-                } else {
-                    assert_eq!(all.len() as u64, total);
-                    let (min, max) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
-                    assert!(max - min <= 1, "{counts:?}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_state_saved_on_two_ranks_resumes_on_four_or_one_with_the_rest_once() {
-        let order = Order::new(
-            1000,
-            Shuffle::Block {
-                chunk: 16,
-                window: 4,
-            },
-            3,
-            2,
-        );
-        let two = Share {
-            order,
-            start: 0,
-            rank: 0,
-            world: 2,
-            worker: 0,
-            workers: 1,
-            unit: 8,
-            drop_last: false,
-        };
-        // Two ranks have each consumed 5 batches of 8: the first 80 positions.
-        let state = two.consumed_after(40);
-        let mut read_before: Vec<u64> = (0..2)
-            .flat_map(|rank| {
-                let share = Share { rank, ..two };
-                (0..5)
-                    .flat_map(move |unit| share.positions(unit))
-                    .map(|at| order.record(at))
-            })
-            .collect();
-        for (world, workers, unit) in [(4, 2, 4), (1, 3, 16), (3, 1, 1)] {
-            let rest = read(order, state, world, workers, unit, false).concat();
-            let mut all: Vec<u64> = rest
-                .into_iter()
-                .chain(read_before.iter().copied())
-                .collect();
-            all.sort_unstable();
-            assert_eq!(
-                all,
-                (0..1000).collect::<Vec<_>>(),
-                "{world} {workers} {unit}"
-            );
-        }
-        read_before.sort_unstable();
-        assert_eq!(read_before.len(), 80);
-    }
-}
+mod tests;

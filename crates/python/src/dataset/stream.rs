@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use ofconvert_data::{Prefetch, Share};
+use ofconvert_data::{Layout, Pass, Prefetch, Share};
 use pyo3::prelude::*;
 
 use super::Records;
@@ -16,7 +16,7 @@ pub struct Stream {
     records: Py<Records>,
     share: Share,
     batched: bool,
-    /// The next of the worker's units.
+    /// The next of the worker's units, counted in its lane.
     next: u64,
     /// Records this worker yielded.
     yielded: u64,
@@ -28,10 +28,13 @@ pub struct Stream {
     indices: Vec<u64>,
 }
 
+/// A stopped pass as Python holds it in a state: `(world, workers, unit, drop_last, steps)`.
+type PassTuple = (u64, u64, u64, bool, u64);
+
 #[pymethods]
 impl Stream {
     #[new]
-    #[pyo3(signature = (records, shuffle, block, seed, epoch, start, rank, world, worker, workers, unit, batched, drop_last))]
+    #[pyo3(signature = (records, shuffle, block, seed, epoch, before, rank, world, worker, workers, unit, batched, drop_last))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         records: Py<Records>,
@@ -39,7 +42,7 @@ impl Stream {
         block: Option<u64>,
         seed: u64,
         epoch: u64,
-        start: u64,
+        before: Vec<PassTuple>,
         rank: u64,
         world: u64,
         worker: u64,
@@ -50,19 +53,28 @@ impl Stream {
     ) -> PyResult<Stream> {
         let order = records.get().order(shuffle, block, seed, epoch)?;
         let chunk = records.get().chunk(shuffle, block);
-        let share = Share {
-            order,
-            start,
-            rank,
+        let before: Vec<Pass> = before
+            .into_iter()
+            .map(|(world, workers, unit, drop_last, steps)| Pass {
+                layout: Layout {
+                    world,
+                    workers,
+                    unit,
+                    drop_last,
+                },
+                steps,
+            })
+            .collect();
+        let layout = Layout {
             world,
-            worker,
             workers,
             unit,
             drop_last,
         };
+        let share = Share::new(order, &before, layout, rank, worker);
         Ok(Stream {
             records,
-            next: share.worker,
+            next: 0,
             yielded: 0,
             prefetch: None,
             chunk,
@@ -72,15 +84,34 @@ impl Stream {
         })
     }
 
-    /// Where the epoch stands once every rank has consumed `records` records of its share.
-    fn consumed_after(&self, records: u64) -> u64 {
-        self.share.consumed_after(records)
+    /// This pass, stopped once each rank consumed `records` records of it (ranks in step),
+    /// as a state holds it, and the positions of the epoch it consumed, all ranks together.
+    fn stopped_after(&self, records: u64) -> (PassTuple, u64) {
+        let pass = self.share.stopped_after(records);
+        let layout = pass.layout;
+        (
+            (
+                layout.world,
+                layout.workers,
+                layout.unit,
+                layout.drop_last,
+                pass.steps,
+            ),
+            self.share.consumed(&pass),
+        )
     }
 
-    /// Units the rank yields from where it starts, all workers together.
+    /// Units the rank yields in this pass, all workers together.
     #[getter]
     fn units(&self) -> u64 {
-        self.share.units()
+        self.share.rank_units()
+    }
+
+    /// Positions of the epoch this pass deals, all ranks together: what the passes before it
+    /// left.
+    #[getter]
+    fn left(&self) -> u64 {
+        self.share.len()
     }
 
     /// Records this worker yielded so far.
@@ -100,7 +131,7 @@ impl Stream {
         self.share.unit_records(self.next, &mut self.indices);
         let records = self.records.get();
         if records.record_files().any_remote() {
-            let (share, next, chunk) = (self.share, self.next, self.chunk);
+            let (share, next, chunk) = (self.share.clone(), self.next, self.chunk);
             let prefetch = self.prefetch.get_or_insert_with(|| {
                 let files = Arc::clone(records.record_files());
                 match chunk {
@@ -112,11 +143,11 @@ impl Stream {
             let fetched = py
                 .detach(|| prefetch.next_unit())
                 .map_err(|err| errors::engine_error(py, &err))?;
-            self.next += self.share.workers;
+            self.next += 1;
             self.yielded += self.indices.len() as u64;
             return records.decode_fetched(py, &fetched, self.batched).map(Some);
         }
-        self.next += self.share.workers;
+        self.next += 1;
         self.yielded += self.indices.len() as u64;
         if self.batched {
             return Ok(Some(records.batch_of(py, &self.indices)?.into_any()));
