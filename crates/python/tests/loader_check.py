@@ -46,6 +46,18 @@ def main(framework: str, data: str) -> None:
                 assert len(loader) == len(stream), (len(loader), len(stream))
                 per_rank.append([i for batch in loader for i in ids(batch)])
             result[f"stream-{context}-drop_last={drop_last}"] = per_rank
+        # A state of 8 records resumed behind the loader's two workers, after an unrelated
+        # process forked in between, and the pass after it.
+        stream = classes.RecordStream(data, batch_size=4, drop_last=False)
+        stream.load_state_dict(classes.RecordStream(data, batch_size=4, drop_last=False).state_dict(position=8, workers=1))
+        other = multiprocessing.get_context("fork").Process(target=len, args=([],))
+        other.start()
+        other.join(timeout=60)
+        options = dict(batch_size=None, num_workers=2, multiprocessing_context=multiprocessing.get_context(context))
+        if collate is not None:
+            options["collate_fn"] = collate
+        loader = loading.DataLoader(stream, **options)
+        result[f"resumed-{context}"] = [[i for batch in loader for i in ids(batch)] for _ in range(2)]
         dataset = classes.RecordDataset(data, features=["id"])
         loader = loading.DataLoader(
             dataset, batch_size=8, shuffle=True, num_workers=2,

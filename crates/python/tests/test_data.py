@@ -386,15 +386,20 @@ def test_a_state_of_another_dataset_or_order_is_refused(uneven, tmp_path):
     assert len(again) == (sum(SIZES) - 8) // 4
 
 
+_LOADER_PASSES = itertools.count(1000)
+
+
 def _loader_pass(stream, workers):
-    """One pass of `stream` behind `workers` forked loader workers: the ids each read."""
+    """One pass of `stream` behind `workers` forked loader workers: the ids each read. The
+    workers of a pass share the seed a loader draws for it."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
+    seed = next(_LOADER_PASSES)
 
     def work(worker):
-        ofconvert.data._loader_info = lambda: (worker, workers)
+        ofconvert.data._loader_info = lambda: (worker, workers, seed)
         queue.put(ids(stream))
 
     processes = [context.Process(target=work, args=(w,)) for w in range(workers)]
@@ -414,6 +419,25 @@ def test_a_resumed_epoch_behind_loader_workers_skips_only_once(uneven):
     # The resumed pass: the rest of the epoch; the next pass of the same epoch, whole.
     assert _loader_pass(stream, 2) == list(range(20, sum(SIZES)))
     assert _loader_pass(stream, 2) == list(range(sum(SIZES)))
+    assert _loader_pass(stream, 2) == list(range(sum(SIZES)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers")
+def test_processes_forked_between_a_resume_and_its_pass_do_not_count_as_its_workers(uneven):
+    import multiprocessing
+
+    options = dict(batch_size=4, drop_last=False, rank=0, world_size=1)
+    stream = RecordStream(uneven, **options)
+    stream.load_state_dict(RecordStream(uneven, **options).state_dict(position=20, workers=1))
+    # Another loader's workers, a pool, a subprocess: forks and copies of the stream in between.
+    for _ in range(3):
+        process = multiprocessing.get_context("fork").Process(target=len, args=([],))
+        process.start()
+        process.join(timeout=60)
+    pickle.dumps(stream)
+    assert _loader_pass(stream, 2) == list(range(20, sum(SIZES)))
+    # set_epoch of the same epoch once the resumed pass began: the epoch from its start.
+    stream.set_epoch(stream.epoch)
     assert _loader_pass(stream, 2) == list(range(sum(SIZES)))
 
 

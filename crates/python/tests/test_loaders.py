@@ -62,6 +62,9 @@ def test_a_frameworks_loader_reads_every_record_once(framework, data):
         # A shuffled epoch, not file order.
         assert every[0] != sorted(every[0])
         assert sorted(result[f"dataset-{context}"]) == list(range(total)), context
+        # The resumed pass reads the rest of the epoch, the pass after it all of it.
+        resumed, after = result[f"resumed-{context}"]
+        assert sorted(resumed) == list(range(8, total)) and sorted(after) == list(range(total)), context
     equal = result["stream-fork-drop_last=True"]
     assert len(equal[0]) == len(equal[1]) == total // 2 // 4 * 4
     assert len(set(equal[0]) | set(equal[1])) == 2 * len(equal[0])

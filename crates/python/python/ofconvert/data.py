@@ -19,6 +19,7 @@ refused with ``decompress=False``.
 
 import os
 import sys
+import tempfile
 import warnings
 import weakref
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -199,14 +200,15 @@ def _distributed() -> Tuple[int, int]:
     return 0, 1
 
 
-def _loader_info() -> Optional[Tuple[int, int]]:
-    """This data-loader worker and their count, from the framework whose loader started the
-    process; None outside one."""
+def _loader_info() -> Optional[Tuple[int, int, int]]:
+    """This data-loader worker, their count and the pass they serve (the seed the loader drew
+    for the pass, which all its workers share: their own seed less their number), from the
+    framework whose loader started the process; None outside one."""
     for name in ("torch.utils.data", "oneflow.utils.data"):
         module = sys.modules.get(name)
         info = module.get_worker_info() if module is not None else None
         if info is not None:
-            return int(info.id), int(info.num_workers)
+            return int(info.id), int(info.num_workers), int(info.seed) - int(info.id)
     return None
 
 
@@ -230,7 +232,46 @@ def _stopped_pass(entry: Any) -> Tuple[int, int, int, bool, int]:
 
 def _loader_worker() -> Tuple[int, int]:
     """This data-loader worker and their count; 0 of 1 outside a loader."""
-    return _loader_info() or (0, 1)
+    info = _loader_info()
+    return (info[0], info[1]) if info is not None else (0, 1)
+
+
+def _claim_path(token: str) -> str:
+    return os.path.join(tempfile.gettempdir(), f"ofconvert-resumed-{token}")
+
+
+def _claim(token: str, loader_pass: int) -> bool:
+    """Whether the loader pass `loader_pass` is the one that resumes the state loaded as
+    `token`: the first pass one of whose workers asks. The answer is a file in the temporary
+    directory, put in place whole (linked) by the first to ask: the workers of a pass, forked
+    or spawned, and of the passes after it all read the same one."""
+    path, mine = _claim_path(token), str(loader_pass)
+    try:
+        with open(path) as claimed:
+            return claimed.read() == mine
+    except FileNotFoundError:
+        pass
+    handle, written = tempfile.mkstemp(prefix=".ofconvert-resumed-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(handle, "w") as claim:
+            claim.write(mine)
+        try:
+            os.link(written, path)
+            return True
+        except FileExistsError:
+            with open(path) as claimed:
+                return claimed.read() == mine
+    finally:
+        os.unlink(written)
+
+
+def _unclaim(token: str, owner: int) -> None:
+    """Removes the claim of `token`, in the process that loaded the state only."""
+    if os.getpid() == owner:
+        try:
+            os.unlink(_claim_path(token))
+        except FileNotFoundError:
+            pass
 
 
 _SHUFFLES = {False: "none", True: "global", "block": "block"}
@@ -240,26 +281,6 @@ _STATE_VERSION = 3
 _STATE_VERSION_1 = {"epoch", "position", "seed", "shuffle", "records"}
 # A stopped pass in a state: the layout that read it and the units each rank consumed.
 _PASS_KEYS = ("world_size", "workers", "unit", "drop_last", "steps")
-
-# Streams with a resumed epoch not yet handed out for good. A copy handed to a loader's
-# worker (forked, or pickled for `spawn`) learns how many copies were handed out before it:
-# a worker whose number is past its loader's worker count belongs to a later pass, which
-# starts the epoch over instead of skipping the resumed part again.
-_resumed: "weakref.WeakSet[RecordStream]" = weakref.WeakSet()
-
-
-def _before_fork() -> None:
-    for stream in list(_resumed):
-        stream._handout = stream._handed
-
-
-def _after_fork_in_parent() -> None:
-    for stream in list(_resumed):
-        stream._handed += 1
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
 
 
 class RecordStream:
@@ -358,10 +379,9 @@ class RecordStream:
         # of `_PASS_KEYS`), and the records of this rank's share read since this pass started.
         self._before: List[Tuple[int, int, int, bool, int]] = []
         self._position = 0
-        # Copies handed to loader workers since the epoch was resumed, and the number of
-        # this copy among them (see `_resumed`).
-        self._handed = 0
-        self._handout = 0
+        # The state loaded, while its passes are to be resumed: the name of its claim (see
+        # `_claim`), and the process that loaded it.
+        self._resumed: Optional[Tuple[str, int]] = None
 
     def __getstate__(self) -> Dict[str, Any]:
         # Pickled in the training process for workers started with `spawn`, which have no
@@ -369,9 +389,6 @@ class RecordStream:
         state = self.__dict__.copy()
         if self.world_size is None:
             state["rank"], state["world_size"] = _distributed()
-        state["_handout"] = self._handed
-        if self._before:
-            self._handed += 1
         return state
 
     def set_epoch(self, epoch: int) -> None:
@@ -379,15 +396,18 @@ class RecordStream:
         loaded at, before that epoch's pass, it keeps the resumed position."""
         if int(epoch) < 0:
             raise UsageError(f"epoch must be at least 0, not {epoch}")
-        if int(epoch) != self._epoch or self._handed:
+        claimed = self._resumed is not None and os.path.exists(_claim_path(self._resumed[0]))
+        if int(epoch) != self._epoch or claimed:
             self._begin()
         self._epoch = int(epoch)
 
     def _begin(self) -> None:
         """The epoch from its start."""
         self._before = []
-        self._position = self._handed = 0
-        _resumed.discard(self)
+        self._position = 0
+        if self._resumed is not None:
+            _unclaim(*self._resumed)
+            self._resumed = None
 
     @property
     def epoch(self) -> int:
@@ -420,8 +440,8 @@ class RecordStream:
 
     def __iter__(self) -> Iterator[Any]:
         info = _loader_info() if self.worker is None else None
-        if self._before and info is not None and self._handout >= info[1]:
-            # A copy handed out after the resumed pass's workers: a later pass of the epoch.
+        if self._resumed is not None and info is not None and not _claim(self._resumed[0], info[2]):
+            # A worker of a loader's pass after the one that resumed: the epoch again.
             self._begin()
         # A pass iterated here and broken off stopped where it stood.
         self._before = self._passes(None, None)
@@ -540,7 +560,10 @@ class RecordStream:
             self._before = []
             raise UsageError(f"the state's passes {state['passes']!r} do not add up to its position {position}")
         if passes:
-            _resumed.add(self)
+            # The first loader pass to start claims the resumed passes (a fork or a copy in
+            # between does not count); the state's claim goes with this stream.
+            self._resumed = (os.urandom(8).hex(), os.getpid())
+            weakref.finalize(self, _unclaim, *self._resumed)
 
     def __repr__(self) -> str:
         return (
