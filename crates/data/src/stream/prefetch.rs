@@ -531,6 +531,7 @@ mod tests {
             let stopped = Pass {
                 layout: layout(2),
                 steps,
+                lanes: None,
             };
             let mut read: Vec<u64> = (0..2)
                 .flat_map(|worker| {
@@ -544,9 +545,13 @@ mod tests {
                 })
                 .collect();
             for workers in [1, 2] {
-                let mut seen = every_unit(&files, order, &[stopped], workers, |share| {
-                    Prefetch::spans(Arc::clone(&files), share, 0, 2)
-                });
+                let mut seen = every_unit(
+                    &files,
+                    order,
+                    std::slice::from_ref(&stopped),
+                    workers,
+                    |share| Prefetch::spans(Arc::clone(&files), share, 0, 2),
+                );
                 seen.append(&mut read.clone());
                 seen.sort_unstable();
                 assert_eq!(

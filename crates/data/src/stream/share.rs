@@ -33,12 +33,16 @@ pub struct Layout {
 }
 
 /// A pass that stopped: its layout, and the units each rank consumed of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pass {
     /// The layout that read it.
     pub layout: Layout,
     /// Units each rank consumed, its workers' in turn.
     pub steps: u64,
+    /// Units each lane gave, `(rank, worker)` in turn (rank-major), where the lanes were not
+    /// taken in turn (a mixture's, whose workers each read their sources in an order of
+    /// their own); `None`: as `steps` says.
+    pub lanes: Option<Vec<u64>>,
 }
 
 impl Layout {
@@ -129,7 +133,17 @@ impl Level {
             for worker in 0..layout.workers() {
                 let (lane, _) = layout.lane(len, rank, worker);
                 dealt = dealt.max(lane.end);
-                let taken = layout.taken(units, worker, pass.steps) * layout.unit();
+                let taken = match &pass.lanes {
+                    Some(lanes) => {
+                        let at = (rank * layout.workers() + worker) as usize;
+                        lanes
+                            .get(at)
+                            .copied()
+                            .unwrap_or(0)
+                            .min(layout.worker_units(units, worker))
+                    }
+                    None => layout.taken(units, worker, pass.steps),
+                } * layout.unit();
                 let start = (lane.start + taken).min(lane.end);
                 if start < lane.end {
                     rests.push(Rest {
@@ -222,7 +236,20 @@ impl Share {
     /// The share of `(rank, worker)` of a pass of `layout` over `order`, after the passes
     /// `before` (of this epoch, the first first) stopped.
     pub fn new(order: Order, before: &[Pass], layout: Layout, rank: u64, worker: u64) -> Share {
-        let mut len = order.len();
+        Share::of_first(order, order.len(), before, layout, rank, worker)
+    }
+
+    /// [`Share::new`] of an epoch of the first `len` places of `order` alone (a source of a
+    /// mixture whose share of an epoch is less than its length).
+    pub fn of_first(
+        order: Order,
+        len: u64,
+        before: &[Pass],
+        layout: Layout,
+        rank: u64,
+        worker: u64,
+    ) -> Share {
+        let mut len = len.min(order.len());
         let mut levels = Vec::with_capacity(before.len());
         for pass in before {
             let level = Level::new(pass, len);
@@ -332,6 +359,7 @@ impl Share {
         Pass {
             layout: self.layout,
             steps,
+            lanes: None,
         }
     }
 

@@ -33,7 +33,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 Paths = Union[PathLike, Sequence[PathLike]]
 Record = Dict[str, Any]
 
-__all__ = ["RecordDataset", "RecordStream"]
+__all__ = ["MixedStream", "RecordDataset", "RecordStream"]
 
 
 def _features(features: Optional[Sequence[str]]) -> Optional[List[str]]:
@@ -571,3 +571,7 @@ class RecordStream:
             f"batch_size={self.batch_size}, epoch={self._epoch}, "
             f"position={len(self.dataset) - self._stream(worker=(0, 1), before=self._passes(None, None)).left})"
         )
+
+
+# Below the names it uses from this module.
+from ._mixture import MixedStream  # noqa: E402

@@ -19,7 +19,7 @@ import oneflow.utils.data
 
 from . import data
 
-__all__ = ["RecordDataset", "RecordStream", "collate"]
+__all__ = ["MixedStream", "RecordDataset", "RecordStream", "collate"]
 
 
 class RecordDataset(data.RecordDataset, oneflow.utils.data.Dataset):
@@ -28,6 +28,10 @@ class RecordDataset(data.RecordDataset, oneflow.utils.data.Dataset):
 
 class RecordStream(data.RecordStream, oneflow.utils.data.IterableDataset):
     __doc__ = data.RecordStream.__doc__
+
+
+class MixedStream(data.MixedStream, oneflow.utils.data.IterableDataset):
+    __doc__ = data.MixedStream.__doc__
 
 
 def collate(item: Any) -> Any:

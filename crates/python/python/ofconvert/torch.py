@@ -16,7 +16,7 @@ import torch.utils.data
 
 from . import data
 
-__all__ = ["RecordDataset", "RecordStream"]
+__all__ = ["MixedStream", "RecordDataset", "RecordStream"]
 
 
 class RecordDataset(data.RecordDataset, torch.utils.data.Dataset):
@@ -25,3 +25,7 @@ class RecordDataset(data.RecordDataset, torch.utils.data.Dataset):
 
 class RecordStream(data.RecordStream, torch.utils.data.IterableDataset):
     __doc__ = data.RecordStream.__doc__
+
+
+class MixedStream(data.MixedStream, torch.utils.data.IterableDataset):
+    __doc__ = data.MixedStream.__doc__

@@ -31,10 +31,17 @@ pub struct Stream {
 /// A stopped pass as Python holds it in a state: `(world, workers, unit, drop_last, steps)`.
 type PassTuple = (u64, u64, u64, bool, u64);
 
+/// How far a stopped pass got: the units each rank took, or those each lane gave.
+#[derive(FromPyObject)]
+enum Taken {
+    Steps(u64),
+    Lanes(Vec<u64>),
+}
+
 #[pymethods]
 impl Stream {
     #[new]
-    #[pyo3(signature = (records, shuffle, block, seed, epoch, before, rank, world, worker, workers, unit, batched, drop_last))]
+    #[pyo3(signature = (records, shuffle, block, seed, epoch, before, rank, world, worker, workers, unit, batched, drop_last, first=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         records: Py<Records>,
@@ -42,7 +49,7 @@ impl Stream {
         block: Option<u64>,
         seed: u64,
         epoch: u64,
-        before: Vec<PassTuple>,
+        before: Vec<(u64, u64, u64, bool, Taken)>,
         rank: u64,
         world: u64,
         worker: u64,
@@ -50,19 +57,27 @@ impl Stream {
         unit: u64,
         batched: bool,
         drop_last: bool,
+        first: Option<u64>,
     ) -> PyResult<Stream> {
         let order = records.get().order(shuffle, block, seed, epoch)?;
         let chunk = records.get().chunk(shuffle, block);
         let before: Vec<Pass> = before
             .into_iter()
-            .map(|(world, workers, unit, drop_last, steps)| Pass {
+            .map(|(world, workers, unit, drop_last, taken)| Pass {
                 layout: Layout {
                     world,
                     workers,
                     unit,
                     drop_last,
                 },
-                steps,
+                steps: match taken {
+                    Taken::Steps(steps) => steps,
+                    Taken::Lanes(_) => 0,
+                },
+                lanes: match taken {
+                    Taken::Steps(_) => None,
+                    Taken::Lanes(lanes) => Some(lanes),
+                },
             })
             .collect();
         let layout = Layout {
@@ -71,7 +86,9 @@ impl Stream {
             unit,
             drop_last,
         };
-        let share = Share::new(order, &before, layout, rank, worker);
+        // A mixture's source reads the first `first` places of its order an epoch.
+        let len = first.unwrap_or(order.len());
+        let share = Share::of_first(order, len, &before, layout, rank, worker);
         Ok(Stream {
             records,
             next: 0,
@@ -105,6 +122,12 @@ impl Stream {
     #[getter]
     fn units(&self) -> u64 {
         self.share.rank_units()
+    }
+
+    /// Units this worker yields in this pass.
+    #[getter]
+    fn lane_units(&self) -> u64 {
+        self.share.units()
     }
 
     /// Positions of the epoch this pass deals, all ranks together: what the passes before it

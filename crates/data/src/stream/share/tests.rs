@@ -137,6 +137,7 @@ fn a_pass_stopped_on_one_layout_resumes_on_others_with_the_rest_once() {
         let first = Pass {
             layout: layout(2, 3, 8, false),
             steps: 7,
+            lanes: None,
         };
         for then in [
             layout(2, 3, 8, false),
@@ -144,15 +145,16 @@ fn a_pass_stopped_on_one_layout_resumes_on_others_with_the_rest_once() {
             layout(1, 1, 16, false),
             layout(3, 1, 1, false),
         ] {
-            let mut all = passes(order, &[first], then);
+            let mut all = passes(order, std::slice::from_ref(&first), then);
             all.sort_unstable();
             assert_eq!(all, (0..1000).collect::<Vec<_>>(), "{order:?} {then:?}");
             // And stopped again there, then resumed on a third layout.
             let second = Pass {
                 layout: then,
                 steps: 3,
+                lanes: None,
             };
-            let mut all = passes(order, &[first, second], layout(3, 2, 5, false));
+            let mut all = passes(order, &[first.clone(), second], layout(3, 2, 5, false));
             all.sort_unstable();
             assert_eq!(
                 all,
@@ -203,4 +205,71 @@ fn a_pass_with_drop_last_leaves_its_remainder_to_the_next_and_ends_when_less_is_
     assert_eq!(share.consumed(&done), 96);
     let after = Share::new(order, &[done], layout, 0, 0);
     assert_eq!((after.len(), after.rank_units()), (7, 0));
+}
+
+#[test]
+fn lanes_taken_each_at_its_own_pace_leave_the_rest_of_each() {
+    for order in orders(500) {
+        let layout = layout(2, 2, 4, false);
+        let lanes = [3, 0, 5, 40];
+        let mut taken = Vec::new();
+        for (at, &units) in lanes.iter().enumerate() {
+            let share = Share::new(order, &[], layout, at as u64 / 2, at as u64 % 2);
+            let mut got = Vec::new();
+            for unit in 0..units.min(share.units()) {
+                share.unit_records(unit, &mut got);
+                taken.extend_from_slice(&got);
+            }
+        }
+        let stopped = Pass {
+            layout,
+            steps: 0,
+            lanes: Some(lanes.to_vec()),
+        };
+        let after = Share::new(order, std::slice::from_ref(&stopped), layout, 0, 0);
+        assert_eq!(after.len() as usize, 500 - taken.len());
+        let mut all = passes(order, &[], layout);
+        all.sort_unstable();
+        let three = self::layout(3, 1, 7, false);
+        let mut rest = read(order, &[stopped], three, None).concat();
+        rest.extend(taken);
+        rest.sort_unstable();
+        assert_eq!(rest, all, "{order:?}");
+    }
+}
+
+#[test]
+fn an_epoch_of_the_first_places_of_an_order_reads_them_once() {
+    for order in orders(500) {
+        let layout = layout(2, 3, 5, false);
+        let mut got: Vec<u64> = Vec::new();
+        let mut unit = Vec::new();
+        for rank in 0..2 {
+            for worker in 0..3 {
+                let share = Share::of_first(order, 123, &[], layout, rank, worker);
+                assert_eq!(share.len(), 123);
+                for at in 0..share.units() {
+                    share.unit_records(at, &mut unit);
+                    got.extend_from_slice(&unit);
+                }
+            }
+        }
+        got.sort_unstable();
+        let mut first = Vec::new();
+        order.records(0..123, &mut first);
+        let mut places: Vec<u64> = Vec::new();
+        let mut runs = Vec::new();
+        if order.runs(0..123, &mut runs).is_some() {
+            // The records of the first places, spread in windows of lanes of their own.
+            places = runs.into_iter().flatten().collect();
+        } else {
+            places.extend((0..123).map(|at| {
+                let mut one = vec![at];
+                order.place(&mut one);
+                one[0]
+            }));
+        }
+        places.sort_unstable();
+        assert_eq!(got, places, "{order:?}");
+    }
 }

@@ -1,0 +1,354 @@
+"""A mixture of datasets: each epoch draws a weighted share of records from each source, every
+source read through its own store and options, dealt to ranks and loader workers as a
+:class:`RecordStream` deals one dataset (see :class:`MixedStream`)."""
+
+import math
+import os
+import random
+import weakref
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._errors import UsageError
+from .data import (
+    _SHUFFLES,
+    RecordDataset,
+    _claim,
+    _claim_path,
+    _distributed,
+    _loader_info,
+    _unclaim,
+)
+
+_MIXTURE_VERSION = 1
+# A stopped pass of a mixture in a state: its layout and the batches each rank took.
+_PASS_KEYS = ("world_size", "workers", "unit", "drop_last", "steps")
+# Keeps the sources' orders apart under one seed (the golden ratio's 64 bits).
+_SOURCE_STRIDE = 0x9E3779B97F4A7C15
+# Epochs of a source's order an epoch of the mixture may repeat it at most.
+_REPEATS = 1 << 16
+
+
+def _shares(size: int, weights: Sequence[float]) -> List[int]:
+    """`size` records cut by `weights` into whole numbers that add up to it: each its floor,
+    the records left to the largest remainders (the first source first on a tie)."""
+    total = sum(weights)
+    exact = [size * weight / total for weight in weights]
+    shares = [math.floor(value) for value in exact]
+    order = sorted(range(len(weights)), key=lambda at: (-(exact[at] - shares[at]), at))
+    for at in order[: size - sum(shares)]:
+        shares[at] += 1
+    return shares
+
+
+class _Part:
+    """One reading of a source within an epoch of the mixture: its `first` places of the
+    source's order of epoch `epoch` (a source drawn more than its length is read again, in
+    another order, as a part of its own)."""
+
+    def __init__(self, source: int, epoch: int, first: int) -> None:
+        self.source, self.epoch, self.first = source, epoch, first
+
+
+class MixedStream:
+    """Several datasets read as one stream, each a weighted share of every epoch.
+
+    ``sources`` are :class:`RecordDataset` objects (each opened with its own options: a
+    bucket of its own, credentials, a cache) or paths, opened with the defaults.
+    ``weights`` (positive, one a source; default: each source's records) cut each epoch of
+    ``size`` records (default: all the sources' records) into the sources' shares, in whole
+    records that add up to ``size``. A source whose share is below its length gives the first
+    places of its order that epoch (another part of it each epoch when shuffled); a source
+    whose share is above it is read whole as many times as fits, each time in an order of its
+    own (all of them the same when not shuffled), then the first places of one more. Within
+    a source's share each record comes once (twice only where the source is repeated).
+
+    Each batch (or record, without ``batch_size``) comes from one source, the sources' batches
+    interleaved at random in proportion (in turn when not shuffled). Ranks and loader workers
+    each read a lane of each source's share as :class:`RecordStream` deals one dataset, so a
+    job fetches each source's share about once; ``shuffle``, ``block_size``, ``seed``,
+    ``rank``, ``world_size``, ``worker``, ``batch_size`` and ``drop_last`` are
+    :class:`RecordStream`'s. With ``drop_last=True`` every rank yields as many whole batches;
+    with ``drop_last=False`` every record of every share comes, ranks' counts differ by a
+    batch a source at most.
+
+    :meth:`state_dict` / :meth:`load_state_dict` resume the whole mixture, on any number of
+    ranks and workers: iterated here the stream counts its batches itself; behind a loader
+    give ``position=batches_done * batch_size`` and ``workers=num_workers``.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[Union[RecordDataset, Any]],
+        weights: Optional[Sequence[float]] = None,
+        *,
+        size: Optional[int] = None,
+        shuffle: Union[bool, str] = False,
+        seed: int = 0,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        worker: Optional[Tuple[int, int]] = None,
+        batch_size: Optional[int] = None,
+        drop_last: bool = True,
+        block_size: Optional[int] = None,
+    ) -> None:
+        if isinstance(sources, (str, bytes, os.PathLike)) or not len(sources):
+            raise UsageError("sources is a list of datasets (RecordDataset or paths), at least one")
+        self.sources = [s if isinstance(s, RecordDataset) else RecordDataset(s) for s in sources]
+        lengths = [len(source) for source in self.sources]
+        if weights is None:
+            weights = [float(length) for length in lengths]
+        weights = [float(weight) for weight in weights]
+        if len(weights) != len(self.sources):
+            raise UsageError(f"weights holds {len(weights)} numbers for {len(self.sources)} sources: give one a source")
+        if any(not weight > 0 or math.isinf(weight) for weight in weights):
+            raise UsageError(f"weights must be positive numbers, not {weights}")
+        if size is None:
+            size = sum(lengths)
+        if isinstance(size, bool) or int(size) < 0:
+            raise UsageError(f"size must be a number of records, at least 0, not {size!r}")
+        if any(length == 0 for length in lengths):
+            empty = [str(at) for at, length in enumerate(lengths) if length == 0]
+            raise UsageError(f"source {', '.join(empty)} holds no record: a share of it cannot be drawn")
+        if (rank is None) != (world_size is None):
+            raise UsageError("give rank and world_size together, or neither")
+        if world_size is not None and not 0 <= int(rank) < int(world_size):  # type: ignore[arg-type]
+            raise UsageError(f"rank={rank}, world_size={world_size}: expected 0 <= rank < world_size")
+        if worker is not None and not 0 <= int(worker[0]) < int(worker[1]):
+            raise UsageError(f"worker={worker}: expected (id, count) with 0 <= id < count")
+        if batch_size is not None and int(batch_size) < 1:
+            raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+        if not 0 <= int(seed) < 2**64:
+            raise UsageError(f"seed must be in 0..2**64, not {seed}")
+        if not any(shuffle is key or shuffle == key and type(shuffle) is type(key) for key in _SHUFFLES):
+            raise UsageError(f'shuffle must be False, True or "block", not {shuffle!r}')
+        self._mode = _SHUFFLES[shuffle]
+        if block_size is not None and (self._mode != "block" or int(block_size) < 1):
+            raise UsageError('block_size is the window of shuffle="block", at least 1; give both, or neither')
+        self.weights = weights
+        self.size = int(size)
+        self.shares = _shares(self.size, weights)
+        self.shuffle = shuffle
+        self.block_size = None if block_size is None else int(block_size)
+        self.seed = int(seed)
+        self.rank = None if rank is None else int(rank)
+        self.world_size = None if world_size is None else int(world_size)
+        self.worker = None if worker is None else (int(worker[0]), int(worker[1]))
+        self.batch_size = None if batch_size is None else int(batch_size)
+        self.drop_last = bool(drop_last)
+        self._epoch = 0
+        # The passes of this epoch that stopped before this one, and the items this process
+        # yielded since this pass started.
+        self._before: List[Tuple[int, int, int, bool, int]] = []
+        self._yielded = 0
+        self._resumed: Optional[Tuple[str, int]] = None
+
+    # The epoch's parts and how each lane reads them.
+
+    def _parts(self) -> List[_Part]:
+        parts = []
+        for source, (share, length) in enumerate(zip(self.shares, (len(s) for s in self.sources))):
+            for repeat in range(math.ceil(share / length)):
+                parts.append(_Part(source, self._epoch * _REPEATS + repeat, min(length, share - repeat * length)))
+        return parts
+
+    def _stream(self, part: _Part, lanes: int, lane: int, before: List[Any]) -> "_native.Stream":
+        seed = (self.seed + (part.source + 1) * _SOURCE_STRIDE) % 2**64
+        unit = self.batch_size or 1
+        return _native.Stream(
+            self.sources[part.source]._native, self._mode, self.block_size, seed, part.epoch,
+            before, lane, lanes, 0, 1, unit, self.batch_size is not None, self.drop_last, part.first,
+        )
+
+    def _schedule(self, counts: List[int], lane: int, passes_before: int) -> List[int]:
+        """The parts a lane's items come from, in turn: at random in proportion to what each
+        has left when shuffled, else in proportion, smoothly (the part furthest behind its
+        share next)."""
+        schedule = []
+        left = list(counts)
+        total = sum(counts)
+        if self._mode != "none":
+            draw = random.Random(f"{self.seed}/{self._epoch}/{passes_before}/{lane}")
+            for _ in range(total):
+                at = draw.choices(range(len(left)), weights=left)[0]
+                left[at] -= 1
+                schedule.append(at)
+            return schedule
+        taken = [0] * len(counts)
+        for _ in range(total):
+            at = min((p for p in range(len(counts)) if taken[p] < counts[p]), key=lambda p: ((taken[p] + 0.5) / counts[p], p))
+            taken[at] += 1
+            schedule.append(at)
+        return schedule
+
+    def _placement(self) -> Tuple[int, int, int, int]:
+        rank, world = (self.rank, self.world_size) if self.world_size is not None else _distributed()
+        if self.worker is not None:
+            worker, workers = self.worker
+        else:
+            info = _loader_info()
+            worker, workers = (info[0], info[1]) if info is not None else (0, 1)
+        return int(rank), int(world), worker, workers  # type: ignore[arg-type]
+
+    def _befores(self, passes: List[Tuple[int, int, int, bool, int]]) -> List[List[Any]]:
+        """Each part's stopped passes (each lane's units taken) after the mixture's `passes`."""
+        parts = self._parts()
+        befores: List[List[Any]] = [[] for _ in parts]
+        for number, (world, workers, unit, drop_last, steps) in enumerate(passes):
+            lanes = world * workers
+            taken = [[0] * lanes for _ in parts]
+            for lane in range(lanes):
+                counts = [self._stream(part, lanes, lane, befores[at]).lane_units for at, part in enumerate(parts)]
+                schedule = self._schedule(counts, lane, number)
+                worker = lane % workers
+                items = min(max(0, -(-(steps - worker) // workers)), len(schedule))
+                for at in schedule[:items]:
+                    taken[at][lane] += 1
+            for at in range(len(parts)):
+                befores[at].append((lanes, 1, unit, drop_last, taken[at]))
+        return befores
+
+    # Iterating.
+
+    def __iter__(self) -> Iterator[Any]:
+        info = _loader_info() if self.worker is None else None
+        if self._resumed is not None and info is not None and not _claim(self._resumed[0], info[2]):
+            self._begin()
+        self._before = self._passes(None, None)
+        self._yielded = 0
+        if len(self) == 0:
+            self._begin()
+        rank, world, worker, workers = self._placement()
+        lane, lanes = rank * workers + worker, world * workers
+        parts = self._parts()
+        befores = self._befores(self._before)
+        streams = [iter(self._stream(part, lanes, lane, befores[at])) for at, part in enumerate(parts)]
+        counts = [self._stream(part, lanes, lane, befores[at]).lane_units for at, part in enumerate(parts)]
+        for at in self._schedule(counts, lane, len(self._before)):
+            item = next(streams[at])
+            self._yielded += 1
+            yield item
+
+    def __len__(self) -> int:
+        """Items (batches, or records) this rank yields in the epoch from where it stands, all
+        its workers together."""
+        rank, world, _, workers = self._placement()
+        lanes = world * workers
+        parts = self._parts()
+        befores = self._befores(self._passes(None, None))
+        return sum(
+            self._stream(part, lanes, rank * workers + worker, befores[at]).lane_units
+            for worker in range(workers)
+            for at, part in enumerate(parts)
+        )
+
+    # Epochs and states.
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draws epoch ``epoch`` from its start (kept where a state of it was loaded, until the
+        resumed pass began)."""
+        if int(epoch) < 0:
+            raise UsageError(f"epoch must be at least 0, not {epoch}")
+        claimed = self._resumed is not None and os.path.exists(_claim_path(self._resumed[0]))
+        if int(epoch) != self._epoch or claimed:
+            self._begin()
+        self._epoch = int(epoch)
+
+    def _begin(self) -> None:
+        self._before = []
+        self._yielded = 0
+        if self._resumed is not None:
+            _unclaim(*self._resumed)
+            self._resumed = None
+
+    def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Tuple[int, int, int, bool, int]]:
+        unit = self.batch_size or 1
+        if position is None:
+            steps, workers = self._yielded, self._placement()[3]
+        else:
+            if int(position) < 0:
+                raise UsageError(f"position must be at least 0, not {position}")
+            steps = -(-int(position) // unit)
+        if steps == 0:
+            return list(self._before)
+        _, world, _, _ = self._placement()
+        return self._before + [(world, max(int(workers or 1), 1), unit, self.drop_last, steps)]
+
+    def _identity(self) -> Dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "shuffle": self._mode,
+            "block_size": self.block_size,
+            "weights": list(self.weights),
+            "size": self.size,
+            "sources": [[len(s), s._native.fingerprint()] for s in self.sources],
+        }
+
+    def state_dict(self, position: Optional[int] = None, workers: Optional[int] = None) -> Dict[str, Any]:
+        """Where the epoch stands: ``{"version", "mixture", "epoch", "position", "passes",
+        "seed", "shuffle", "block_size", "weights", "size", "sources"}``, ``passes`` being the
+        mixture's passes that stopped (``world_size``, ``workers``, ``unit``, ``drop_last``,
+        ``steps``: the batches each rank took) and ``position`` the records consumed in all.
+        Behind a loader give ``position`` (records this rank consumed since the pass started,
+        ``batches_done * batch_size``) and ``workers`` (the loader's ``num_workers``)."""
+        if position is not None and workers is None:
+            if self.worker is None:
+                raise UsageError(
+                    "state_dict(position=...) needs workers=: the data loader's num_workers "
+                    "(0 or 1 for a loader without workers)"
+                )
+            workers = self.worker[1]
+        passes = self._passes(position, workers)
+        befores = self._befores(passes)
+        parts = self._parts()
+        left = sum(self._stream(part, 1, 0, befores[at]).left for at, part in enumerate(parts))
+        return {
+            "version": _MIXTURE_VERSION,
+            "mixture": True,
+            "epoch": self._epoch,
+            "position": self.size - left,
+            "passes": [dict(zip(_PASS_KEYS, stopped)) for stopped in passes],
+            **self._identity(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Resumes at ``state`` (from :meth:`state_dict`, on any number of ranks and workers):
+        the next pass yields the rest of that epoch's shares. A state of another mixture
+        (sources, weights, size, order) is refused."""
+        if not isinstance(state, Mapping):
+            raise TypeError(f"a state is the dict state_dict() returns, not {type(state).__name__}")
+        if state.get("version") != _MIXTURE_VERSION or not state.get("mixture"):
+            raise UsageError(f"not a state of a MixedStream: {dict(state)!r}")
+        mine = self._identity()
+        for name, value in mine.items():
+            if state.get(name) != value:
+                raise UsageError(f"the state is of a mixture with {name}={state.get(name)!r}, this one has {value!r}")
+        passes = []
+        for entry in state.get("passes", []):
+            if not isinstance(entry, Mapping) or set(entry) != set(_PASS_KEYS):
+                raise UsageError(f"a pass of a state is a dict of {', '.join(_PASS_KEYS)}, not {entry!r}")
+            passes.append(tuple(entry[key] for key in _PASS_KEYS))
+        self._epoch = int(state["epoch"])
+        self._begin()
+        self._before = passes  # type: ignore[assignment]
+        if passes:
+            # The first loader pass to start claims the resumed passes (as RecordStream's).
+            self._resumed = (os.urandom(8).hex(), os.getpid())
+            weakref.finalize(self, _unclaim, *self._resumed)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Workers started with `spawn` have no process group: the rank travels with it.
+        state = self.__dict__.copy()
+        if self.world_size is None:
+            state["rank"], state["world_size"] = _distributed()
+        return state
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({len(self.sources)} sources, shares={self.shares}, "
+            f"shuffle={self.shuffle!r}, batch_size={self.batch_size}, epoch={self._epoch})"
+        )
