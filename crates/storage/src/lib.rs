@@ -37,7 +37,7 @@
 //!
 //! // Two ranges of the file in one call: a store asks for them side by side.
 //! let mut bytes = Vec::new();
-//! storage.read_ranges(&files[0].path, &[2..4, 7..9], &mut bytes)?;
+//! storage.read_ranges(&files[0].path, None, &[2..4, 7..9], &mut bytes)?;
 //! assert_eq!(bytes, b"2378");
 //! # Ok(())
 //! # }
@@ -122,6 +122,18 @@ pub struct Opened {
     pub size: Option<u64>,
 }
 
+/// A byte range of a file that [`Storage::read_each`] reads.
+#[derive(Clone, Debug)]
+pub struct RangeRead<'a> {
+    /// The file.
+    pub path: &'a Path,
+    /// The version of the file the bytes must be of, as [`Storage::stat`] gave it (see
+    /// [`Storage::read_ranges`]); `None` for whatever is there.
+    pub version: Option<&'a str>,
+    /// The bytes.
+    pub range: Range<u64>,
+}
+
 /// How a finished output file is made durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Durability {
@@ -155,7 +167,20 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Reads the byte ranges `ranges` of `path`, each whole, appending them to `out` one
     /// after the other. An object store asks for them in few requests at once (near ones
     /// merged), which a batch of records scattered over a file wants.
-    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>], out: &mut Vec<u8>) -> io::Result<()> {
+    ///
+    /// `version`, when given, is the version of the file (as [`stat`](Storage::stat) gave
+    /// it) that the bytes must be of: an object store asks for that ETag (`If-Match`), and a
+    /// file replaced since fails the read with a [`Replaced`](transfer::Replaced) error
+    /// ([`is_replaced`](transfer::is_replaced)), no byte of the new version given. A
+    /// storage with no conditional reads (the local disk) reads what is there.
+    fn read_ranges(
+        &self,
+        path: &Path,
+        version: Option<&str>,
+        ranges: &[Range<u64>],
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let _ = version;
         for range in ranges {
             let len = range.end.saturating_sub(range.start);
             let mut reader = self.open(path, range.start)?.reader.take(len);
@@ -173,14 +198,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
         Ok(())
     }
 
-    /// Reads each of `requests` (a path and a byte range of it) whole into the buffer of
-    /// `out` at the same place, cleared first; the results in the requests' order. An object
-    /// store sends them side by side from the calling thread, at most `at_once` in flight,
-    /// which a batch of records far apart in many files wants; the default reads them one
-    /// after another.
+    /// Reads each of `requests` (a byte range of a file, of a version as
+    /// [`read_ranges`](Storage::read_ranges) takes it) whole into the buffer of `out` at the
+    /// same place, cleared first; the results in the requests' order. An object store sends
+    /// them side by side from the calling thread, at most `at_once` in flight, which a batch
+    /// of records far apart in many files wants; the default reads them one after another.
     fn read_each(
         &self,
-        requests: &[(&Path, Range<u64>)],
+        requests: &[RangeRead<'_>],
         at_once: usize,
         out: &mut [Vec<u8>],
     ) -> Vec<io::Result<()>> {
@@ -188,9 +213,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
         requests
             .iter()
             .zip(out)
-            .map(|((path, range), buffer)| {
+            .map(|(request, buffer)| {
                 buffer.clear();
-                self.read_ranges(path, std::slice::from_ref(range), buffer)
+                self.read_ranges(
+                    request.path,
+                    request.version,
+                    std::slice::from_ref(&request.range),
+                    buffer,
+                )
             })
             .collect()
     }

@@ -283,7 +283,7 @@ impl Drop for RangeReader {
 /// cover the request, its body included (the client reads a range's answer whole), so a
 /// range is asked for once here; a range that comes back short, or from another version of
 /// the object (a store that ignores `If-Match`), fails the read.
-async fn fetch_range(source: &Source, range: Range<u64>) -> io::Result<Bytes> {
+pub(crate) async fn fetch_range(source: &Source, range: Range<u64>) -> io::Result<Bytes> {
     let want = range.end - range.start;
     let options = GetOptions {
         range: Some(GetRange::Bounded(range.clone())),
@@ -323,11 +323,39 @@ fn read_error(source: &Source, err: object_store::Error) -> io::Error {
 fn replaced(source: &Source) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!(
-            "{}: the object was replaced while it was read (its ETag changed): read it again",
-            source.url
-        ),
+        Replaced {
+            url: source.url.clone(),
+        },
     )
+}
+
+/// The error (inside an `io::Error`) of a read that asked for one version of an object (its
+/// ETag, with `If-Match`) when the object was another: it was replaced since that version
+/// was found. A caller that knows when that was says it in its own words
+/// ([`is_replaced`] tells it).
+#[derive(Debug)]
+pub struct Replaced {
+    /// The object's URL.
+    pub url: String,
+}
+
+impl std::fmt::Display for Replaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: the object was replaced while it was read (its ETag changed): read it again",
+            self.url
+        )
+    }
+}
+
+impl std::error::Error for Replaced {}
+
+/// Whether `err` is a read of an object refused because the object was replaced since the
+/// version asked for ([`Replaced`]).
+pub fn is_replaced(err: &io::Error) -> bool {
+    err.get_ref()
+        .is_some_and(|inner| inner.downcast_ref::<Replaced>().is_some())
 }
 
 fn cut_short(source: &Source, received: u64, want: u64) -> io::Error {

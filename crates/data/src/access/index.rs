@@ -132,7 +132,9 @@ pub fn open_listed(
     };
     let cache = cache_dir(options.cache_dir.as_deref());
     let (kind, first_bytes) = match format {
-        Format::Tf if !framed => sniff(&*storage, &at, size).map_err(io_error)?,
+        Format::Tf if !framed => {
+            sniff(&*storage, &at, size, version.as_deref()).map_err(io_error)?
+        }
         _ => (Kind::Framed, Vec::new()),
     };
     let mut file = IndexedFile {
@@ -148,7 +150,9 @@ pub fn open_listed(
         version: version.clone(),
     };
     if let Kind::ArrayRecord = kind {
-        let source = StoredFile::new(storage, at, size).holding(0, first_bytes);
+        let source = StoredFile::new(storage, at, size)
+            .of_version(version.clone().filter(|_| remote))
+            .holding(0, first_bytes);
         file.index = by_footer(source).map_err(|err| Error::arrayrecord(path, err))?;
         file.array_record = true;
         return Ok(file);
@@ -238,12 +242,18 @@ enum Kind {
 /// opening it by its footer reads, is in them.
 const SNIFFED: u64 = 4 << 10;
 
-/// What the TensorFlow record file `path` is, from its first bytes; and those bytes.
-fn sniff(storage: &dyn Storage, path: &Path, size: u64) -> io::Result<(Kind, Vec<u8>)> {
+/// What the TensorFlow record file `path` (of version `version`) is, from its first bytes;
+/// and those bytes.
+fn sniff(
+    storage: &dyn Storage,
+    path: &Path,
+    size: u64,
+    version: Option<&str>,
+) -> io::Result<(Kind, Vec<u8>)> {
     let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut prefix = Vec::new();
     let first = 0..size.min(SNIFFED);
-    storage.read_ranges(path, std::slice::from_ref(&first), &mut prefix)?;
+    storage.read_ranges(path, version, std::slice::from_ref(&first), &mut prefix)?;
     let kind = if prefix.starts_with(signature) {
         Kind::ArrayRecord
     } else {

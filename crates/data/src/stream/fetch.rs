@@ -18,7 +18,8 @@ use ofconvert_engine::Checksums;
 use ofconvert_engine::Error;
 use ofconvert_engine::RecordAt;
 use ofconvert_storage::object::{is_url, read_each_anywhere, storage_for};
-use ofconvert_storage::Storage;
+use ofconvert_storage::transfer::is_replaced;
+use ofconvert_storage::{RangeRead, Storage};
 
 /// Where a run's bytes are: in the mapped file itself, or in a buffer.
 const MAPPED: usize = usize::MAX;
@@ -408,15 +409,20 @@ impl Files {
         while scratch.buffers.len() < merged.len() {
             scratch.buffers.push(Vec::new());
         }
-        let requests: Vec<(&Path, Range<u64>)> = merged
+        // Each of the version the dataset opened.
+        let requests: Vec<RangeRead<'_>> = merged
             .iter()
-            .map(|(file, range, _)| (self.files[*file].data.as_path(), range.clone()))
+            .map(|(file, range, _)| RangeRead {
+                path: self.files[*file].data.as_path(),
+                version: self.files[*file].version.as_deref(),
+                range: range.clone(),
+            })
             .collect();
         let buffers = &mut scratch.buffers[..merged.len()];
         // Sent side by side from this thread, as the store's own requests: not a thread each.
         let read = read_each_anywhere(&requests, RANGES_IN_FLIGHT, buffers);
-        for ((path, _), result) in requests.iter().zip(read) {
-            result.map_err(|err| Error::io(path, err))?;
+        for (request, result) in requests.iter().zip(read) {
+            result.map_err(|err| read_error(request.path, err))?;
         }
         for ((_, span, number), slot) in by_place.iter().zip(slot_of) {
             scratch.runs[*number].buffer = slot;
@@ -487,8 +493,11 @@ fn hold(held: &mut Vec<Arc<Held>>, piece: &Arc<Held>) -> usize {
     }
 }
 
+/// Reads `ranges` of `data`, a file of the dataset in a store, of its version `version` (the
+/// one the dataset opened), into `buffer`.
 pub(crate) fn fetch_remote(
     data: &Path,
+    version: Option<&str>,
     ranges: &[Range<u64>],
     buffer: &mut Vec<u8>,
 ) -> Result<(), Error> {
@@ -497,8 +506,24 @@ pub(crate) fn fetch_remote(
     let (storage, at) = storage_for(data).map_err(|err| Error::io(data, err))?;
     let storage: &dyn Storage = &*storage;
     storage
-        .read_ranges(&at, ranges, buffer)
-        .map_err(|err| Error::io(data, err))
+        .read_ranges(&at, version, ranges, buffer)
+        .map_err(|err| read_error(data, err))
+}
+
+/// The error of a read of `data`, a file of the dataset: an object that its store says is
+/// no longer the version the dataset opened is said to have changed, and what to do. Its
+/// new bytes are not records at the places the dataset's index of it says.
+fn read_error(data: &Path, err: std::io::Error) -> Error {
+    if !is_replaced(&err) {
+        return Error::io(data, err);
+    }
+    let changed = std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "the object changed since the dataset was opened (its ETag is not the one it was \
+         indexed at), and its new bytes are not read against the former index: open the \
+         dataset again to read it as it is now",
+    );
+    Error::io(data, changed)
 }
 
 /// Maps the local file `path` for reading.

@@ -88,11 +88,13 @@ impl Files {
             }
             None => None,
         };
-        let data = &self.files[file].data;
+        let (data, version) = (&self.files[file].data, self.files[file].version.as_deref());
         // The store tries a request as many times as its network settings say (`--retries`,
-        // `retries=`), a body cut short included: a failure here is its last word.
+        // `retries=`), a body cut short included: a failure here is its last word. Asked of
+        // the version the dataset opened, the one the cache keeps it as: an object replaced
+        // since fails here, never kept.
         let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
-        fetch_remote(data, std::slice::from_ref(bytes), &mut buffer)?;
+        fetch_remote(data, version, std::slice::from_ref(bytes), &mut buffer)?;
         if buffer.len() as u64 != bytes.end - bytes.start {
             let short = std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,

@@ -23,6 +23,8 @@ pub struct StoredFile {
     storage: Arc<dyn Storage>,
     path: PathBuf,
     size: u64,
+    /// The version of the file its bytes must be of, when known (`Storage::read_ranges`).
+    version: Option<String>,
     /// The bytes of the last read, and where they start.
     ahead: Mutex<(u64, Vec<u8>)>,
 }
@@ -34,8 +36,15 @@ impl StoredFile {
             storage,
             path,
             size,
+            version: None,
             ahead: Mutex::new((0, Vec::new())),
         }
+    }
+
+    /// The same file, read only as it was at `version` (as `Storage::stat` gave it): a file
+    /// replaced since fails its reads rather than give bytes of another file.
+    pub fn of_version(self, version: Option<String>) -> StoredFile {
+        StoredFile { version, ..self }
     }
 
     /// The same file, holding `bytes` read from its offset `start`: reads within them ask
@@ -77,9 +86,12 @@ impl ReadAt for StoredFile {
         let range = offset..end.max(offset.saturating_add(READ_AHEAD).min(self.size));
         bytes.clear();
         *start = offset;
-        let read = self
-            .storage
-            .read_ranges(&self.path, std::slice::from_ref(&range), bytes);
+        let read = self.storage.read_ranges(
+            &self.path,
+            self.version.as_deref(),
+            std::slice::from_ref(&range),
+            bytes,
+        );
         match read {
             Ok(()) if bytes.len() >= buf.len() => {
                 buf.copy_from_slice(&bytes[..buf.len()]);
@@ -102,10 +114,10 @@ pub(crate) fn open_by_footer(
     u64,
 )> {
     let (storage, path) = storage_for(path)?;
-    let size = storage
-        .size(&path)?
+    let (size, version) = storage
+        .stat(&path)?
         .ok_or_else(|| io::Error::other("not a file"))?;
-    let opened = IndexedReader::open(StoredFile::new(storage, path, size));
+    let opened = IndexedReader::open(StoredFile::new(storage, path, size).of_version(version));
     Ok((opened, size))
 }
 

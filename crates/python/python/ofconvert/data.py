@@ -66,7 +66,10 @@ class RecordDataset:
     Paths are files, directories or URLs, as the command line takes them (``s3://``,
     ``gs://``, ``az://``, ``http(s)://``...); records in a bucket are read with ranged
     requests side by side, a batch's records of one object in one request only where the gap
-    between them is small (the bytes fetched stay within twice the records'). TFRecord checksums,
+    between them is small (the bytes fetched stay within twice the records'), each of the
+    version (ETag) the dataset opened: an object replaced since fails its reads with a
+    :class:`FileError` that says so (open the dataset again to read the new one), never
+    reading its new bytes against the former index. TFRecord checksums,
     and the hashes of ArrayRecord chunks' data, are checked as each record is read
     (``verify=False`` skips them; an ArrayRecord chunk's header is checked all the same).
 

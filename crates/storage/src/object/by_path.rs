@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::storage_for;
 use crate::holder::LockHolder;
-use crate::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, Storage};
+use crate::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, RangeRead, Storage};
 
 /// Each path served by its own storage, as [`storage_for`] finds it.
 #[derive(Debug)]
@@ -30,14 +30,20 @@ impl Storage for ByPath {
         storage.read(&path)
     }
 
-    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>], out: &mut Vec<u8>) -> io::Result<()> {
+    fn read_ranges(
+        &self,
+        path: &Path,
+        version: Option<&str>,
+        ranges: &[Range<u64>],
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
         let (storage, path) = storage_for(path)?;
-        storage.read_ranges(&path, ranges, out)
+        storage.read_ranges(&path, version, ranges, out)
     }
 
     fn read_each(
         &self,
-        requests: &[(&Path, Range<u64>)],
+        requests: &[RangeRead<'_>],
         at_once: usize,
         out: &mut [Vec<u8>],
     ) -> Vec<io::Result<()>> {
@@ -131,7 +137,7 @@ impl Storage for ByPath {
 /// another (a batch of records in two buckets waits for the first bucket's before it asks the
 /// second).
 pub fn read_each_anywhere(
-    requests: &[(&Path, Range<u64>)],
+    requests: &[RangeRead<'_>],
     at_once: usize,
     out: &mut [Vec<u8>],
 ) -> Vec<io::Result<()>> {
@@ -145,7 +151,7 @@ pub fn read_each_anywhere(
     let mut groups: Vec<Group> = Vec::new();
     // The paths already seen: their group, and the path as their storage names it.
     let mut seen: Vec<(&Path, usize, PathBuf)> = Vec::new();
-    for (at, (path, _)) in requests.iter().enumerate() {
+    for (at, RangeRead { path, .. }) in requests.iter().enumerate() {
         let (group, inner) = match seen.iter().find(|(known, ..)| known == path) {
             Some((_, group, inner)) => (*group, inner.clone()),
             None => match storage_for(path) {
@@ -174,11 +180,14 @@ pub fn read_each_anywhere(
         groups[group].paths.push(inner);
     }
     for group in groups {
-        let asked: Vec<(&Path, Range<u64>)> = group
+        let asked: Vec<RangeRead<'_>> = group
             .places
             .iter()
             .zip(&group.paths)
-            .map(|(&at, path)| (path.as_path(), requests[at].1.clone()))
+            .map(|(&at, path)| RangeRead {
+                path,
+                ..requests[at].clone()
+            })
             .collect();
         let mut buffers: Vec<Vec<u8>> = group
             .places

@@ -18,7 +18,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
-use object_store::{GetOptions, ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{
+    coalesce_ranges, GetOptions, ObjectStore, ObjectStoreExt, PutPayload,
+    OBJECT_STORE_COALESCE_DEFAULT,
+};
 use tokio::runtime::Runtime;
 
 use crate::client::NO_WEBDAV;
@@ -26,11 +29,12 @@ use crate::holder::LockHolder;
 use crate::kind::{StoreInfo, StoreKind};
 use crate::store_error::store_error;
 use crate::stores::{self, StoreSettings};
-use crate::transfer::{RangeReader, Source, Upload};
+use crate::transfer::{fetch_range, RangeReader, Source, Upload};
 use crate::webdav;
 use crate::LOCK_NAME;
 use crate::{
-    Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, Storage,
+    Durability, Listed, Listing, LocalFs, LockError, Opened, OutputFile, OutputLock, RangeRead,
+    Storage,
 };
 
 mod by_path;
@@ -38,6 +42,8 @@ mod create;
 mod lock;
 #[cfg(test)]
 mod settings_tests;
+#[cfg(test)]
+mod version_tests;
 
 pub use by_path::{read_each_anywhere, ByPath};
 use create::Created;
@@ -207,17 +213,22 @@ impl ObjectStorage {
     fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
-}
 
-/// A range that an object answered shorter than asked for.
-fn past_the_end(range: &Range<u64>) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        format!(
-            "bytes {}..{} are past the end of the object",
-            range.start, range.end
-        ),
-    )
+    /// `key` as ranged reads read it: every range asked for of the version whose ETag is
+    /// `e_tag`, when there is one, as [`transfer`](crate::transfer) reads an object.
+    fn source(&self, key: ObjectPath, e_tag: Option<String>) -> Source {
+        Source {
+            store: Arc::clone(&self.store),
+            info: Arc::clone(&self.info),
+            url: self.url_of(&key).display().to_string(),
+            key,
+            // A weak ETag never matches `If-Match`; answers are still checked against it.
+            if_match: e_tag.clone().filter(|tag| !tag.starts_with("W/")),
+            e_tag,
+            ranges: Arc::clone(&self.ranges),
+            retries: self.settings.bounds.retries,
+        }
+    }
 }
 
 fn is_hidden_key(relative: &str) -> bool {
@@ -227,6 +238,13 @@ fn is_hidden_key(relative: &str) -> bool {
 /// An object's version as [`Storage::stat`] and [`Storage::version`] give it, from its ETag.
 fn version_of(e_tag: Option<String>) -> Option<String> {
     e_tag.map(|tag| format!("etag:{tag}"))
+}
+
+/// The ETag of an object's version as [`version_of`] words it.
+fn e_tag_of(version: Option<&str>) -> Option<String> {
+    version
+        .and_then(|version| version.strip_prefix("etag:"))
+        .map(str::to_owned)
 }
 
 impl Storage for ObjectStorage {
@@ -321,18 +339,7 @@ impl Storage for ObjectStorage {
         let size = meta.size;
         Ok(Opened {
             reader: Box::new(RangeReader::start(
-                Source {
-                    store: Arc::clone(&self.store),
-                    info: Arc::clone(&self.info),
-                    url: self.url_of(&key).display().to_string(),
-                    key,
-                    // A weak ETag never matches `If-Match`; answers are still checked
-                    // against it.
-                    if_match: meta.e_tag.clone().filter(|tag| !tag.starts_with("W/")),
-                    e_tag: meta.e_tag,
-                    ranges: Arc::clone(&self.ranges),
-                    retries: self.settings.bounds.retries,
-                },
+                self.source(key, meta.e_tag),
                 &self.runtime,
                 offset,
                 size,
@@ -354,37 +361,35 @@ impl Storage for ObjectStorage {
         }
     }
 
-    fn read_ranges(&self, path: &Path, ranges: &[Range<u64>], out: &mut Vec<u8>) -> io::Result<()> {
-        let key = self.key(path)?;
-        let fetched = self
-            .block_on(self.store.get_ranges(&key, ranges))
-            .map_err(|err| self.error(err))?;
-        for (range, bytes) in ranges.iter().zip(&fetched) {
-            if (bytes.len() as u64) < range.end - range.start {
-                return Err(past_the_end(range));
-            }
-            out.extend_from_slice(bytes);
+    fn read_ranges(
+        &self,
+        path: &Path,
+        version: Option<&str>,
+        ranges: &[Range<u64>],
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let source = self.source(self.key(path)?, e_tag_of(version));
+        // Near ranges merged into one request, as the store's own `get_ranges` merges them.
+        let fetched = self.block_on(coalesce_ranges(
+            ranges,
+            |range| fetch_range(&source, range),
+            OBJECT_STORE_COALESCE_DEFAULT,
+        ))?;
+        for bytes in fetched {
+            out.extend_from_slice(&bytes);
         }
         Ok(())
     }
 
     fn read_each(
         &self,
-        requests: &[(&Path, Range<u64>)],
+        requests: &[RangeRead<'_>],
         at_once: usize,
         out: &mut [Vec<u8>],
     ) -> Vec<io::Result<()>> {
-        let fetches = requests.iter().map(|(path, range)| async move {
-            let key = self.key(path)?;
-            let bytes = self
-                .store
-                .get_range(&key, range.clone())
-                .await
-                .map_err(|err| self.error(err))?;
-            if (bytes.len() as u64) < range.end - range.start {
-                return Err(past_the_end(range));
-            }
-            Ok(bytes)
+        let fetches = requests.iter().map(|request| async move {
+            let source = self.source(self.key(request.path)?, e_tag_of(request.version));
+            fetch_range(&source, request.range.clone()).await
         });
         let fetched: Vec<io::Result<Bytes>> = self.block_on(
             futures::stream::iter(fetches)
