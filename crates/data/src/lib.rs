@@ -64,6 +64,7 @@ pub use access::index::{open_indexed, open_listed, IndexOptions, IndexedFile};
 pub use access::record_index::RecordIndex;
 pub use stream::ahead::SPANS_IN_FLIGHT;
 pub use stream::cache::{parse_limit, SpanCache};
+pub use stream::features::check_features;
 pub use stream::fetch::{Files, Scratch, Span};
 pub use stream::fingerprint::fingerprint;
 pub use stream::order::{Order, Permutation, Shuffle};

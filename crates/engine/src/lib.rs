@@ -26,6 +26,7 @@
 //! records/                 format sniffing, record reader, part and shard writers, copies
 //! options, recode          what the caller asked for; images re-encoded on the way
 //! error                    errors with the file, offset and record they concern
+//! feature_names            a record's feature names; the closest to one none of them is
 //! naming/                  names ofconvert writes and recognises (no I/O)
 //! schema/, images/, scan,  leaves: feature statistics, image headers, wire walks,
 //! progress, front_end      progress events; whose words messages use        (bottom)
@@ -109,6 +110,7 @@
 
 pub mod config;
 mod error;
+mod feature_names;
 mod front_end;
 mod images;
 mod inspect;
@@ -132,6 +134,7 @@ pub use ofconvert_storage as storage;
 use ofconvert_storage::holder;
 
 pub use error::{error_chain, Error, ErrorKind};
+pub use feature_names::{no_such_feature, record_feature_names};
 pub use front_end::{FrontEnd, OptionValue};
 pub use holder::{Liveness, LockHolder};
 pub use images::{ImageFacts, ImageFormat, ImageHeader, JpegColor, Range};

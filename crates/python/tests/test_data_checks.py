@@ -1,13 +1,14 @@
 """What ofconvert.data refuses rather than reading on in silence: an object of a bucket
 replaced since the dataset was opened (its new bytes never read against the former index,
-nor cached under the former version's name)."""
+nor cached under the former version's name), and a feature name no record has (a typo, with
+the closest name suggested, as the command line does)."""
 
 import itertools
 
 import pytest
 
 import ofconvert
-from ofconvert import FileError
+from ofconvert import FileError, UsageError
 from ofconvert.data import RecordDataset, RecordStream
 
 _BUCKETS = itertools.count()
@@ -69,3 +70,40 @@ def test_an_object_replaced_since_the_dataset_was_opened_fails_its_reads_and_is_
     # Opened again, the dataset reads the new records.
     again = RecordDataset(url, **options)
     assert again[150]["pad"] == [b"q" * 100]
+
+
+@pytest.fixture
+def two_schemas(tmp_path):
+    """Two files: the first's 1,200 records have `id` and `pad`, the second's 10 have
+    `weight` too."""
+    root = tmp_path / "two"
+    root.mkdir()
+    with ofconvert.TFRecordWriter(root / "a.tfrecord") as writer:
+        for i in range(1200):
+            writer.write({"id": i, "pad": b"x"})
+    with ofconvert.TFRecordWriter(root / "b.tfrecord") as writer:
+        for i in range(1200, 1210):
+            writer.write({"id": i, "pad": b"x", "weight": 0.5})
+    return root
+
+
+@pytest.mark.parametrize("make", [RecordDataset, RecordStream])
+def test_a_misspelt_feature_is_refused_with_the_closest_name(two_schemas, make):
+    with pytest.raises(UsageError) as raised:
+        make(two_schemas, features=["id", "wieght"])
+    message = str(raised.value)
+    assert 'no feature "wieght"' in message, message
+    assert 'did you mean "weight"?' in message, message
+    assert "id, pad, weight" in message, message
+    # A name like none of them is refused too, without a suggestion.
+    with pytest.raises(UsageError, match='no feature "nosuchthing"') as raised:
+        make(two_schemas, features="nosuchthing")
+    assert "did you mean" not in str(raised.value)
+
+
+def test_features_that_records_have_are_taken_even_when_only_later_files_have_them(two_schemas):
+    ds = RecordDataset(two_schemas, features=["id", "weight"])
+    assert int(ds[0]["id"][0]) == 0
+    assert float(ds[1209]["weight"][0]) == 0.5
+    stream = RecordStream(two_schemas, features=["weight"], batch_size=1210)
+    assert len(next(iter(stream))["weight"]) == 1210

@@ -4,8 +4,9 @@
 //! position from the seed, the epoch and the dataset alone, its windows counted from the
 //! start of each process's lane; [`share`] deals the positions a pass reads into one lane of
 //! neighbouring positions for each rank and loader worker, so that processes need different
-//! bytes, and stops a pass as a few integers that resume it on any number of either; [`fingerprint`] names a
-//! dataset's files as a resumed state must find them; [`fetch`] reads the records of a
+//! bytes, and stops a pass as a few integers that resume it on any number of either;
+//! [`fingerprint`] names a dataset's files as a resumed state must find them; [`features`]
+//! checks the names of features to decode against those of a few records; [`fetch`] reads the records of a
 //! batch (local files mapped, ranges of a store merged and fetched side by side) and whole
 //! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or
 //! by spans, which [`ahead`] fetches before they are cut from; [`cache`] keeps the spans read from a store on local disk, within a limit,
@@ -18,6 +19,7 @@
 
 pub(crate) mod ahead;
 pub(crate) mod cache;
+pub(crate) mod features;
 pub(crate) mod fetch;
 pub(crate) mod fingerprint;
 pub(crate) mod held;

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::error::{Error, ErrorKind};
+use crate::feature_names::{closest, listed, no_such_feature, record_feature_names};
 use crate::naming::names::Format;
 use crate::options::Checksums;
 use crate::options::Direction;
@@ -109,14 +110,7 @@ fn sample(
             };
             read += 1;
             let mut names = BTreeSet::new();
-            let mut add = |name: &[u8], _: Option<ofconvert_bridge::FeatureKind>, _: usize| {
-                names.insert(String::from_utf8_lossy(name).into_owned());
-            };
-            let parsed = match format {
-                Format::Tf => ofconvert_bridge::visit_example(&buf, &mut add).is_ok(),
-                Format::Of => ofconvert_bridge::visit_ofrecord(&buf, &mut add).is_ok(),
-            };
-            if !parsed {
+            if !record_feature_names(&buf, format, &mut names) {
                 continue;
             }
             sample.names.extend(names.iter().cloned());
@@ -131,47 +125,6 @@ fn sample(
     sample.read = read;
     sample.whole = read < limit;
     sample
-}
-
-/// The Levenshtein distance between two names, in characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
-/// The name of `names` closest to `wanted`, when it is close enough to be a likely typo
-/// (a third of its characters differ, or two).
-fn closest<'a>(wanted: &str, names: &'a BTreeSet<String>) -> Option<&'a str> {
-    let (name, far) = names
-        .iter()
-        .map(|name| (name, distance(wanted, name)))
-        .min_by_key(|(_, far)| *far)?;
-    (far <= (wanted.chars().count() / 3).max(2)).then_some(name.as_str())
-}
-
-/// `a, b, c` (at most 20, then how many more).
-fn listed(names: &BTreeSet<String>) -> String {
-    const SHOWN: usize = 20;
-    let mut text = names
-        .iter()
-        .take(SHOWN)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > SHOWN {
-        text.push_str(&format!(" and {} more", names.len() - SHOWN));
-    }
-    text
 }
 
 /// What is wrong with `rules` on `sample`, if anything.
@@ -203,17 +156,12 @@ fn judge(rules: &[NamedRule], sample: &Sample, dataset: &DatasetPlan) -> Option<
                 rule.features.len(),
                 rule.features[..rule.features.len().min(2)].join(", ")
             ),
-            _ => format!(
-                "{} matches nothing: no feature {:?} in {read}",
-                rule.rule, missing[0]
-            ),
+            _ => {
+                let missing = no_such_feature(missing[0], &read, &sample.names);
+                return Some(format!("{} matches nothing: {missing}", rule.rule));
+            }
         };
         message.push_str(&format!("; the dataset has: {}", listed(&sample.names)));
-        if rule.needs != Needs::Any {
-            if let Some(near) = closest(missing[0], &sample.names) {
-                message.push_str(&format!("; did you mean {near:?}?"));
-            }
-        }
         return Some(message);
     }
     let kept: BTreeSet<&String> = rules
@@ -311,22 +259,6 @@ fn nowhere(rules: &[NamedRule], seen: &BTreeSet<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn distances() {
-        assert_eq!(distance("image/clas/label", "image/class/label"), 1);
-        assert_eq!(distance("", "abc"), 3);
-        assert_eq!(distance("same", "same"), 0);
-        let names: BTreeSet<String> = ["label", "image/class/label", "image/encoded"]
-            .into_iter()
-            .map(String::from)
-            .collect();
-        assert_eq!(
-            closest("image/clas/label", &names),
-            Some("image/class/label")
-        );
-        assert_eq!(closest("nosuch", &names), None);
-    }
 
     #[test]
     fn a_rule_for_features_where_present_is_warned_about_only_when_none_has_it() {

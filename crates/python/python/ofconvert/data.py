@@ -58,7 +58,12 @@ def _cache_limit(limit: Union[int, str, None]) -> Optional[str]:
 class RecordDataset:
     """The records of TFRecord and OFRecord files by index: ``len(ds)`` and ``ds[i]``, the
     same dict :func:`ofconvert.read` gives for record ``i`` (files in ``read()``'s order:
-    directories walked in name order). ``features=[...]`` decodes only those features.
+    directories walked in name order). ``features=[...]`` decodes only those features; a
+    name that none of the records checked when the dataset is opened has (its first 1,000
+    records, at most 4 MB of them, and the first record of each file) is refused with a
+    :class:`UsageError` naming it, the features those records have and the closest of them,
+    as the command line refuses a rule's misspelt feature. A feature that only records past
+    those have is refused too: leave ``features`` out to read every feature.
 
     ``ds[i:j]`` and ``ds.__getitems__(indices)`` (which PyTorch's loader calls for a batch)
     give lists of dicts; :meth:`batch` gives one dict of columns, as a stream's batches.

@@ -303,6 +303,9 @@ impl Records {
         };
         let spans = limit
             .map(|limit| SpanCache::new(&ofconvert_data::cache_dir(cache_dir.as_deref()), limit));
+        // A copy in a loader's worker is handed what its dataset found: the features
+        // were checked when that one was opened.
+        let handed = files.is_some();
         let found: Vec<crate::inspect::ToOpen> = match files {
             Some(files) => files
                 .into_iter()
@@ -347,18 +350,22 @@ impl Records {
         for file in opened {
             files.push(file.map_err(|err| errors::engine_error(py, &err))?);
         }
+        let files = Files::new(files);
+        if let Some(wanted) = features.as_deref().filter(|_| !handed) {
+            // Before the cache is given: the first record of each file is read alone, not
+            // in the whole chunk a read through the cache fetches.
+            py.detach(|| ofconvert_data::check_features(&files, wanted, checksums))
+                .map_err(|err| errors::engine_error(py, &err))?;
+        }
         let selection = Selection::new(features);
         Ok(Records {
             files: Arc::new(match spans {
-                Some(cache) => {
-                    // Batches are read out of the chunks a stream in order reads.
-                    let files = Files::new(files);
-                    match Shuffle::block(files.len(), files.bytes(), None) {
-                        Shuffle::Block { chunk, .. } => files.with_cache(cache, chunk),
-                        _ => files,
-                    }
-                }
-                None => Files::new(files),
+                // Batches are read out of the chunks a stream in order reads.
+                Some(cache) => match Shuffle::block(files.len(), files.bytes(), None) {
+                    Shuffle::Block { chunk, .. } => files.with_cache(cache, chunk),
+                    _ => files,
+                },
+                None => files,
             }),
             checksums,
             states: Mutex::new(Vec::new()),
