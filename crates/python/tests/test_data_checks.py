@@ -1,9 +1,11 @@
-"""What ofconvert.data refuses rather than reading on in silence: an object of a bucket
-replaced since the dataset was opened (its new bytes never read against the former index,
-nor cached under the former version's name), and a feature name no record has (a typo, with
-the closest name suggested, as the command line does)."""
+"""What ofconvert.data refuses, or warns of, rather than reading on in silence: an object of a
+bucket replaced since the dataset was opened (its new bytes never read against the former
+index, nor cached under the former version's name), a feature name no record has (a typo,
+with the closest name suggested, as the command line does), and a global shuffle of a
+bucket with no cache (a request a record)."""
 
 import itertools
+import warnings
 
 import pytest
 
@@ -53,7 +55,9 @@ def test_an_object_replaced_since_the_dataset_was_opened_fails_its_reads_and_is_
     options = dict(cache_dir=cache, cache_limit="10MB" if cached else None)
     if read.startswith("stream"):
         shuffle = read.endswith("shuffled")
-        opened = RecordStream(url, shuffle=shuffle, batch_size=32, drop_last=False, **options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a global shuffle without a cache says it is slow
+            opened = RecordStream(url, shuffle=shuffle, batch_size=32, drop_last=False, **options)
         reading = lambda: list(opened)  # noqa: E731
     else:
         opened = RecordDataset(url, **options)
@@ -107,3 +111,36 @@ def test_features_that_records_have_are_taken_even_when_only_later_files_have_th
     assert float(ds[1209]["weight"][0]) == 0.5
     stream = RecordStream(two_schemas, features=["weight"], batch_size=1210)
     assert len(next(iter(stream))["weight"]) == 1210
+
+
+def _slow_shuffle_warnings(caught):
+    return [w for w in caught if issubclass(w.category, UserWarning) and "a request a record" in str(w.message)]
+
+
+def test_a_global_shuffle_of_a_bucket_without_a_cache_says_once_how_to_be_faster(replaced_later, tmp_path):
+    url, _, cache = replaced_later
+    local = tmp_path / "local.tfrecord"
+    _records(local, b"l")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stream = RecordStream(url, shuffle=True, batch_size=64, cache_dir=cache)
+        for _ in stream:
+            pass
+        for _ in stream:
+            pass
+    said = _slow_shuffle_warnings(caught)
+    assert len(said) == 1, [str(w.message) for w in caught]
+    message = str(said[0].message)
+    assert 'shuffle="block"' in message and "cache_limit=" in message, message
+    # Not for local files, a cache that holds the dataset, nor the other orders.
+    for quiet in (
+        dict(paths=local, shuffle=True),
+        dict(paths=url, shuffle=True, cache_limit="10MB"),
+        dict(paths=url, shuffle="block"),
+        dict(paths=url, shuffle=False),
+    ):
+        paths = quiet.pop("paths")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            list(RecordStream(paths, batch_size=64, cache_dir=cache, **quiet))
+        assert not _slow_shuffle_warnings(caught), quiet

@@ -417,6 +417,13 @@ impl Records {
             .collect()
     }
 
+    /// Bytes of every record when some file is read from a store, `None` when every one is
+    /// on a local disk: what a cache must hold for a global shuffle to read records out of
+    /// the spans it keeps, rather than a request a record.
+    fn store_bytes(&self) -> Option<u64> {
+        self.files.any_remote().then(|| self.files.bytes())
+    }
+
     /// The dataset's fingerprint: what a resumed stream checks.
     fn fingerprint(&self) -> u64 {
         ofconvert_data::fingerprint(&self.files.files)
