@@ -76,6 +76,7 @@ slower link busy. The table's footer says which network the rows went through.
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -99,6 +100,11 @@ PY1E = 'shuffle=True, "py1e"'
 ACCESS_KEY = "ofconvert-bench"
 SECRET_KEY = "ofconvert-bench-secret"
 COUNTS = "/.bench-counts"  # the proxy's own path (no bucket name starts with a dot)
+
+
+def say(text: str) -> None:
+    """Progress, on the standard error (the table goes to the standard output)."""
+    print(text, file=sys.stderr, flush=True)
 
 
 # The counting proxy (in the parent process, on a thread of its own)
@@ -499,6 +505,29 @@ def start_s3(server: str, root: Path) -> Tuple[subprocess.Popen, str]:
     return process, endpoint
 
 
+@contextlib.contextmanager
+def bucket(s3_server: str, work: Path, latency_ms: float, rate_mbs: float) -> Iterator[Tuple[str, CountingProxy]]:
+    """The S3 server serving the empty folder WORK/s3, and the counting proxy in front of it
+    (`latency_ms`, `rate_mbs`: the network it stands for); stopped on the way out."""
+    root = work / "s3"
+    root.mkdir()
+    server, endpoint = start_s3(s3_server, root)
+    proxy: Optional[CountingProxy] = None
+    try:
+        proxy = CountingProxy(endpoint, latency_ms / 1e3, rate_mbs * 1e6)
+        yield endpoint, proxy
+    finally:
+        if proxy is not None:
+            proxy.close()
+        if server.stdin:
+            server.stdin.close()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def rclone_env(remote: str, endpoint: str, config: Path) -> Dict[str, str]:
     """An rclone remote named `remote` for the server at `endpoint`, from the environment."""
     prefix = f"RCLONE_CONFIG_{remote.upper()}_"
@@ -522,6 +551,47 @@ def upload(binary: str, env: Dict[str, str], source: Path, names: List[str], tar
     listing = work / "upload-list"
     listing.write_text("".join(name + "\n" for name in names))
     rclone(binary, env, "copy", "--files-from-raw", str(listing), str(source), target)
+
+
+def reader_env(url: str) -> Dict[str, str]:
+    """The environment of a reader's process: the bucket at `url` (the proxy), its keys."""
+    return {
+        "AWS_ENDPOINT_URL": url, "S3_ENDPOINT_URL": url, "AWS_ALLOW_HTTP": "true",
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
+        "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error",
+    }
+
+
+def upload_corpus(binary: str, direct: Dict[str, str], name: str, folder: Path, work: Path,
+                  mosaic_python: Optional[str], env: Dict[str, str]) -> Dict[str, Any]:
+    """Uploads the TFRecord files of `folder` to s3://NAME/tfrecord/ and, with a
+    `mosaic_python` that has MosaicML Streaming, the MDS shards of the same records to
+    s3://NAME/mds/. What was uploaded: files, size, records, urls, and mds_size or, where
+    Mosaic is missing, mosaic (why its rows are empty)."""
+    files = files_of(folder)
+    info: Dict[str, Any] = {
+        "files": files, "size": sum(os.path.getsize(f) for f in files), "records": count_records(files),
+        "urls": [f"s3://{name}/tfrecord/{Path(f).name}" for f in files],
+    }
+    say(f"{name}: uploading {len(files)} TFRecord files ({info['size'] / 1e6:,.1f} MB, {info['records']:,} records)")
+    upload(binary, direct, folder, [Path(f).name for f in files], f"direct:{name}/tfrecord/", work)
+    if mosaic_python is None:
+        info["mosaic"] = "not run"
+        return info
+    mds = work / "mds" / name
+    written = in_child(mosaic_python, {"task": "mds_write", "files": files, "out": str(mds)}, env)
+    if "missing" in written:
+        info["mosaic"] = f"not installed ({written['missing']})"
+        return info
+    if written["records"] != info["records"]:
+        raise SystemExit(f"MDSWriter wrote {written['records']} records of {info['records']}")
+    info["mds_size"] = tree_size(mds)
+    say(f"{name}: uploading the MDS shards ({info['mds_size'] / 1e6:,.1f} MB)")
+    names = [str(p.relative_to(mds)) for p in sorted(mds.rglob("*")) if p.is_file()]
+    upload(binary, direct, mds, names, f"direct:{name}/mds/", work)
+    shutil.rmtree(mds)
+    return info
 
 
 def tree_size(folder: Path) -> int:
@@ -582,65 +652,20 @@ def main(argv: Optional[List[str]] = None) -> int:
             parser.error(f"no {args.dir / name / 'tfrecord'}: give the folder ofconvert-bench-gen wrote")
 
     work = Path(tempfile.mkdtemp(prefix="bench-bucket-", dir=args.tmp))
-    server: Optional[subprocess.Popen] = None
-    proxy: Optional[CountingProxy] = None
     try:
-        root = work / "s3"
-        root.mkdir()
-        server, endpoint = start_s3(args.s3_server, root)
-        proxy = CountingProxy(endpoint, args.latency / 1e3, args.rate * 1e6)
-        return run(args, work, endpoint, proxy)
+        with bucket(args.s3_server, work, args.latency, args.rate) as (endpoint, proxy):
+            return run(args, work, endpoint, proxy)
     finally:
-        if proxy is not None:
-            proxy.close()
-        if server is not None:
-            if server.stdin:
-                server.stdin.close()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 
 def run(args: argparse.Namespace, work: Path, endpoint: str, proxy: CountingProxy) -> int:
-    def say(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
-
     config = work / "rclone.conf"  # never written: the remotes come from the environment
     direct = rclone_env("direct", endpoint, config)
     counted = rclone_env("counted", proxy.url, config)
-    reader_env = {
-        "AWS_ENDPOINT_URL": proxy.url, "S3_ENDPOINT_URL": proxy.url, "AWS_ALLOW_HTTP": "true",
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
-        "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error",
-    }
-
-    corpora: Dict[str, Dict[str, Any]] = {}
-    for name in args.corpus.split(","):
-        folder = args.dir / name / "tfrecord"
-        files = files_of(folder)
-        info: Dict[str, Any] = {
-            "files": files, "size": sum(os.path.getsize(f) for f in files), "records": count_records(files),
-            "urls": [f"s3://{name}/tfrecord/{Path(f).name}" for f in files],
-        }
-        say(f"{name}: uploading {len(files)} TFRecord files ({info['size'] / 1e6:,.1f} MB, {info['records']:,} records)")
-        upload(args.rclone, direct, folder, [Path(f).name for f in files], f"direct:{name}/tfrecord/", work)
-        mds = work / "mds" / name
-        written = in_child(args.mosaic_python, {"task": "mds_write", "files": files, "out": str(mds)}, reader_env)
-        if "missing" in written:
-            info["mosaic"] = f"not installed ({written['missing']})"
-        else:
-            if written["records"] != info["records"]:
-                raise SystemExit(f"MDSWriter wrote {written['records']} records of {info['records']}")
-            info["mds_size"] = tree_size(mds)
-            say(f"{name}: uploading the MDS shards ({info['mds_size'] / 1e6:,.1f} MB)")
-            names = [str(p.relative_to(mds)) for p in sorted(mds.rglob("*")) if p.is_file()]
-            upload(args.rclone, direct, mds, names, f"direct:{name}/mds/", work)
-            shutil.rmtree(mds)
-        corpora[name] = info
+    env = reader_env(proxy.url)
+    corpora = {name: upload_corpus(args.rclone, direct, name, args.dir / name / "tfrecord", work, args.mosaic_python, env)
+               for name in args.corpus.split(",")}
 
     load_before = os.getloadavg()[0]
     say(f"load average before: {load_before:.2f} on {os.cpu_count()} cores")
@@ -656,7 +681,7 @@ def run(args: argparse.Namespace, work: Path, endpoint: str, proxy: CountingProx
                 shutil.rmtree(scratch, ignore_errors=True)
                 scratch.mkdir()
                 spec = {**task, "control": proxy.url, "cache_dir": str(scratch / "cache"), "local": str(scratch / "local")}
-                result = in_child(python, spec, reader_env)
+                result = in_child(python, spec, env)
                 if "missing" in result:
                     return {"missing": result["missing"]}  # type: ignore[dict-item]
                 for key, value in result.items():
