@@ -289,7 +289,7 @@ def run_layout(commands: List[Tuple[List[str], Dict[str, str]]], layout: Layout,
     with open(log, "w") as errors:
         try:
             for number, (command, env) in enumerate(commands):
-                # A session of its own: the rank and its workers are ended together on a failure.
+                # A session of its own, which its workers join: on a failure, all are ended together.
                 process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                                            text=True, env={**os.environ, **env}, start_new_session=True)
                 processes.append(process)
@@ -316,9 +316,14 @@ def run_layout(commands: List[Tuple[List[str], Dict[str, str]]], layout: Layout,
             tail = log.read_text(errors="replace").strip().splitlines()[-12:]
             results.append({"error": str(failure), "log": tail})
         finally:
+            # After a failure, a rank's workers may outlive it: its session is ended whole.
+            failed = any("error" in result for result in results)
             for process in processes:
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
+                if process.poll() is None or failed:
+                    try:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                     process.wait()
     return results
 
