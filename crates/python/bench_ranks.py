@@ -48,7 +48,9 @@ reads a record twice or misses one says so in the table and on the standard erro
 script exits 1 if an ofconvert row did (or failed).
 
 `--quick` is a run that only shows that this works: 4,000 records, 1x1 and 2x2, no Mosaic.
-`--readers mosaic` runs Mosaic's rows alone, which a change to ofconvert leaves as they were.
+`--readers mosaic` runs Mosaic's rows alone, which a change to ofconvert leaves as they were;
+`--orders` picks orders (`shuffle=True` without a cache, a record a request, takes most of a
+full run's time).
 Times on a machine that does other work are not measurements. Requests and bytes do not
 depend on the machine's load where one process reads (1x1) and in warm epochs; where several
 processes race for the same objects (a cold epoch's index passes, spans that one process
@@ -87,6 +89,7 @@ SMALL_RECORDS = 400_000  # ofconvert-bench-gen's small corpus at scale 1
 QUICK_RECORDS = 4_000
 ORDERS = [("in order", False), ('shuffle="block"', "block"), ("shuffle=True", True)]
 MOSAIC_ORDERS = [("in order", False), ("shuffle=True", True)]
+ORDER_NAMES = {"in-order": False, "block": "block", "true": True}  # --orders
 CACHES = ["none", "cache_limit"]
 EPOCHS = ["cold", "warm"]
 SAID = "bench-ranks: "  # starts every line a child says to its parent (libraries print too)
@@ -429,6 +432,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--mosaic-python", help="a Python with mosaicml-streaming (default: no Mosaic rows)")
     parser.add_argument("--readers", default="ofconvert,mosaic",
                         help="whose rows: ofconvert, mosaic or both (default; Mosaic's need --mosaic-python)")
+    parser.add_argument("--orders", default="in-order,block,true",
+                        help="orders read: in-order, block, true (default all; Mosaic's: in-order and true)")
     parser.add_argument("--quick", action="store_true",
                         help=f"{QUICK_RECORDS:,} records, 1x1 and 2x2, no Mosaic: shows that it works")
     parser.add_argument("--runs", type=int, default=1,
@@ -466,6 +471,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             parser.error("--records: at least 8 (the corpus has 8 objects)")
     elif not (args.dir / "small" / "tfrecord").is_dir():
         parser.error(f"no {args.dir / 'small' / 'tfrecord'}: give the folder ofconvert-bench-gen wrote")
+    if set(args.orders.split(",")) - set(ORDER_NAMES):
+        parser.error(f"--orders: some of {', '.join(ORDER_NAMES)}")
+    args.orders = [ORDER_NAMES[name] for name in args.orders.split(",")]
     readers = set(args.readers.split(","))
     if not readers or readers - {"ofconvert", "mosaic"}:
         parser.error("--readers: ofconvert, mosaic, or ofconvert,mosaic")
@@ -525,7 +533,7 @@ def run(args: argparse.Namespace, work: Path, endpoint: str, proxy: bucket.Count
     if "ofconvert" in args.readers:
         reference = reference_digests(info["files"], serialized=False)
         limit = 2 * info["size"] + (64 << 20)
-        for order, shuffle in ORDERS:
+        for order, shuffle in [o for o in ORDERS if o[1] in args.orders]:
             for cache in CACHES:
                 for layout in layouts:
                     rows += epochs("RecordStream", order, cache, layout, reference, functools.partial(
@@ -533,7 +541,7 @@ def run(args: argparse.Namespace, work: Path, endpoint: str, proxy: bucket.Count
                         info["urls"], env=env))
     if "mds_size" in info:
         reference = reference_digests(info["files"], serialized=True)
-        for order, shuffle in MOSAIC_ORDERS:
+        for order, shuffle in [o for o in MOSAIC_ORDERS if o[1] in args.orders]:
             for layout in layouts:
                 subprocess.run([args.mosaic_python, os.path.abspath(__file__), "--mosaic-clean"],
                                env={**os.environ, **env}, stdout=subprocess.DEVNULL, check=False)
