@@ -137,8 +137,13 @@ impl<'a> RecordReader<'a> {
     }
 
     /// [`open_at`](RecordReader::open_at) of a file already opened at `start` (or at its
-    /// beginning), as a run opens the next object ahead of its worker.
-    pub(crate) fn from_opened(
+    /// beginning), as a run opens the next object ahead of its worker, or as a reader that
+    /// keeps the bytes it streams wraps what the storage opened.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_at`](RecordReader::open_at)'s, but for opening the file.
+    pub fn from_opened(
         opened: Opened,
         path: &Path,
         format: Format,
