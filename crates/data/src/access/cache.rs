@@ -31,8 +31,15 @@ pub fn cache_dir(given: Option<&Path>) -> PathBuf {
     }
 }
 
+/// Bytes of a file's own name a name in the cache keeps at most: with the hash before it,
+/// a range and a suffix after it, and a temporary name's marks around it, a name stays well
+/// within the 255 bytes a file system allows (an object's key may be 1,024).
+const OWN_NAME_BYTES: usize = 100;
+
 /// The name in the cache of what is made from `source` (a canonical path or a URL) of
-/// `size` bytes at `version`: a hash of the three, then the file's own name and `suffix`.
+/// `size` bytes at `version`: a hash of the three, then the file's own name (its first
+/// [`OWN_NAME_BYTES`] at most: the hash, of the whole source, tells names cut alike apart)
+/// and `suffix`.
 pub(crate) fn cache_name(source: &str, size: u64, version: Option<&str>, suffix: &str) -> String {
     // FNV-1a: stable across processes and versions, which a name kept on disk needs.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -43,7 +50,11 @@ pub(crate) fn cache_name(source: &str, size: u64, version: Option<&str>, suffix:
         }
     }
     let name = source.rsplit('/').next().unwrap_or(source);
-    format!("{hash:016x}-{name}{suffix}")
+    let mut cut = name.len().min(OWN_NAME_BYTES);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{hash:016x}-{}{suffix}", &name[..cut])
 }
 
 /// Writes `bytes` to the local `path` whole or not at all (a hidden temporary file renamed
@@ -103,6 +114,27 @@ mod tests {
         ] {
             assert_ne!(name, other);
         }
+    }
+
+    #[test]
+    fn a_long_name_is_cut_and_the_hash_keeps_names_apart() {
+        let long = format!("s3://b/{}é.tfrecord", "k".repeat(OWN_NAME_BYTES - 1));
+        let name = cache_name(&long, 10, None, ".0-10.span");
+        assert!(name.len() <= 16 + 1 + OWN_NAME_BYTES + 10, "{}", name.len());
+        assert!(name.ends_with("kk.0-10.span"), "{name}");
+        let other = cache_name(&long.replace(".tfrecord", ".other"), 10, None, ".0-10.span");
+        assert_ne!(name, other);
+        // What the cache makes of it can be written.
+        let dir = tempfile::tempdir().unwrap();
+        write_whole(&dir.path().join(&name), b"kept").unwrap();
+        let longest = format!("s3://b/{}", "k".repeat(1024));
+        let name = cache_name(
+            &longest,
+            10,
+            None,
+            ".18446744073709551615-18446744073709551615.span",
+        );
+        write_whole(&dir.path().join(format!(".tmp-{name}")), b"kept").unwrap();
     }
 
     #[test]
