@@ -7,8 +7,9 @@
 //! # Layers
 //!
 //! ```text
-//! stream/   an epoch's order, ranks' and workers' shares, spans fetched ahead, the cache
-//! access/   random access: each file's record index, decompressed copies, framing checked
+//! stream/   an epoch's order, ranks' and workers' shares, spans fetched ahead
+//! access/   random access: each file's record index, decompressed copies, the cache of
+//!           spans and its locks, framing checked
 //! ```
 //!
 //! `stream` uses `access`; both use the engine (`ofconvert-engine`: its record reader, errors,
@@ -62,8 +63,8 @@ pub use access::cache::{cache_dir, CACHE_DIR_VARIABLE};
 pub use access::framed::payload as record_payload;
 pub use access::index::{open_indexed, open_listed, IndexOptions, IndexedFile};
 pub use access::record_index::RecordIndex;
+pub use access::spans::{parse_limit, SpanCache};
 pub use stream::ahead::SPANS_IN_FLIGHT;
-pub use stream::cache::{parse_limit, SpanCache};
 pub use stream::features::check_features;
 pub use stream::fetch::{Files, Scratch, Span};
 pub use stream::fingerprint::fingerprint;

@@ -517,6 +517,12 @@ class _Counting:
         self.faults = 0
         self.fail_every = fail_every
         self.seen = []  # every request: its method, target and Range header
+        self.bodies = []  # every GET answered: its target, Range header and body bytes
+        # While cleared, GETs of byte ranges wait (30 s at most) before they are forwarded: a
+        # reader is held in the middle of what it fetches (listings go on).
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.arrived = 0  # GETs come in, held or not
         # GETs wait until this many are in flight together (or 10 s pass, once) before they
         # are forwarded: requests sent side by side are then seen together, whatever the timing.
         self.gather = 0
@@ -574,6 +580,7 @@ class _Counting:
                     with counter.lock:
                         counter.bytes += len(data)
                         counter.requests += 1
+                        counter.bodies.append((self.path, self.headers.get("Range"), len(data)))
                 self.send_response(answer.status)
                 for name, value in answer.getheaders():
                     if name.lower() not in ("transfer-encoding", "connection", "content-length"):
@@ -586,6 +593,10 @@ class _Counting:
                 connection.close()
 
             def held_get(self):
+                with counter.lock:
+                    counter.arrived += 1
+                if self.headers.get("Range"):
+                    counter.flowing.wait(timeout=30)
                 with counter.gathered:
                     counter.in_flight += 1
                     counter.most_in_flight = max(counter.most_in_flight, counter.in_flight)
@@ -619,6 +630,8 @@ class _Counting:
             self.bytes = self.requests = self.most_in_flight = 0
             self.gave_up = False
             self.seen = []
+            self.bodies = []
+            self.arrived = 0
 
 
 _BUCKETS = itertools.count()

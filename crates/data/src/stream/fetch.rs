@@ -10,10 +10,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::access::framed::Payloads;
+use crate::access::held::Held;
 use crate::access::index::IndexedFile;
+use crate::access::spans::SpanCache;
 use crate::memory::prefetch;
-use crate::stream::cache::SpanCache;
-use crate::stream::held::Held;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Error;
 use ofconvert_engine::RecordAt;
@@ -37,8 +37,6 @@ const MAPS_KEPT: usize = 32;
 const PIECES_MAPPED: usize = 64;
 /// Ranges of one batch fetched from a store side by side (a connection each).
 const RANGES_IN_FLIGHT: usize = 64;
-/// Locks that keep threads from fetching the same piece into the cache at once.
-const FETCH_LOCKS: usize = 64;
 /// The largest gap between two records of a batch in one object read in one request.
 const MERGE_GAP: u64 = 256 << 10;
 
@@ -55,9 +53,6 @@ pub struct Files {
     cache: Option<SpanCache>,
     /// Records of the chunks whose pieces a batch is read out of through the cache.
     cache_chunk: u64,
-    /// Locks a piece's fetching into the cache takes (one of them, by the piece's place), so
-    /// that threads of this process wanting it at once fetch it once.
-    pub(crate) fetching: Vec<std::sync::Mutex<()>>,
 }
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
@@ -133,7 +128,6 @@ impl Files {
             remote,
             cache: None,
             cache_chunk: 0,
-            fetching: Vec::new(),
         }
     }
 
@@ -143,9 +137,6 @@ impl Files {
         Files {
             cache: Some(cache),
             cache_chunk: chunk.max(1),
-            fetching: (0..FETCH_LOCKS)
-                .map(|_| std::sync::Mutex::new(()))
-                .collect(),
             ..self
         }
     }

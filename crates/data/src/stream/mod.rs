@@ -9,20 +9,18 @@
 //! checks the names of features to decode against those of a few records; [`fetch`] reads the records of a
 //! batch (local files mapped, ranges of a store merged and fetched side by side) and whole
 //! spans of neighbouring records; [`prefetch`] reads a worker's units ahead, by records or
-//! by spans, which [`ahead`] fetches before they are cut from; [`cache`] keeps the spans read from a store on local disk, within a limit,
-//! for the next epoch and the other workers of the machine; [`pieces`] reads the pieces of
-//! chunks through it, whole for a span, in part for a batch's records, which a batch holds
-//! as [`held`] bytes.
+//! by spans, which [`ahead`] fetches before they are cut from; [`pieces`] reads the pieces of
+//! chunks through the cache of spans (`access::spans`, on local disk within a limit, for the
+//! next epoch and the other workers of the machine), whole for a span, in part for a batch's
+//! records.
 //!
-//! Uses `access` (record indexes, framing), the storage crate (the stores) and the engine's
-//! record reader, options and names.
+//! Uses `access` (record indexes, framing, the cache of spans), the storage crate (the
+//! stores) and the engine's record reader, options and names.
 
 pub(crate) mod ahead;
-pub(crate) mod cache;
 pub(crate) mod features;
 pub(crate) mod fetch;
 pub(crate) mod fingerprint;
-pub(crate) mod held;
 pub(crate) mod order;
 pub(crate) mod pieces;
 pub(crate) mod prefetch;

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::stream::cache::Object;
+use crate::access::held::Held;
+use crate::access::spans::{Object, SpanCache};
 use crate::stream::fetch::{fetch_remote, Files, Kept, Span};
-use crate::stream::held::Held;
 use ofconvert_engine::Error;
 
 /// Runs of a batch read side by side.
@@ -52,7 +52,7 @@ impl Files {
 
     /// The cache and file `file` as its entries name it, if the file is in a store and there
     /// is a cache.
-    fn object(&self, file: usize) -> Option<(&crate::stream::cache::SpanCache, Object<'_>)> {
+    fn object(&self, file: usize) -> Option<(&SpanCache, Object<'_>)> {
         let indexed = &self.files[file];
         let cache = self.cache().filter(|_| self.remote[file])?;
         Some((
@@ -66,70 +66,37 @@ impl Files {
     }
 
     /// The bytes `bytes` of file `file` (the records of a piece), whole: from the cache when
-    /// it holds them, else fetched (the store asks again, whole, when a request fails or its
-    /// body comes short, as often as its retries allow) and kept in it.
-    pub(crate) fn read_piece(&self, file: usize, bytes: &Range<u64>) -> Result<Vec<u8>, Error> {
-        let cached = self.object(file);
-        if let Some(kept) = cached.and_then(|(cache, object)| cache.get(object, bytes)) {
-            return Ok(kept);
-        }
-        // Another thread fetching the piece: it is in the cache once it has.
-        let _fetching = match cached {
-            Some((cache, object)) => {
-                let stripe =
-                    (bytes.start as usize ^ file.wrapping_mul(0x9e37)) % self.fetching.len();
-                let guard = self.fetching[stripe]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
-                if let Some(kept) = cache.get(object, bytes) {
-                    return Ok(kept);
-                }
-                Some(guard)
-            }
-            None => None,
-        };
-        let (data, version) = (&self.files[file].data, self.files[file].version.as_deref());
-        // The store tries a request as many times as its network settings say (`--retries`,
-        // `retries=`), a body cut short included: a failure here is its last word. Asked of
-        // the version the dataset opened, the one the cache keeps it as: an object replaced
-        // since fails here, never kept.
-        let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
-        fetch_remote(data, version, std::slice::from_ref(bytes), &mut buffer)?;
-        if buffer.len() as u64 != bytes.end - bytes.start {
-            let short = std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!(
-                    "bytes {}..{} came as {} bytes",
-                    bytes.start,
-                    bytes.end,
-                    buffer.len()
-                ),
-            );
-            return Err(Error::io(data, short));
-        }
-        if let Some((cache, object)) = cached {
-            // A cache that cannot be written to only costs the next reader a fetch.
-            let _ = cache.put(object, bytes, &buffer);
-        }
-        Ok(buffer)
-    }
-
-    /// The bytes `bytes` of file `file`, whole, as [`read_piece`](Files::read_piece) gives
-    /// them, but mapped when the cache holds them: the records are handed out where they lie
-    /// in its entry, never read into memory.
+    /// it holds them (mapped, not read into memory), else fetched (the store asks again,
+    /// whole, when a request fails or its body comes short, as often as its retries allow)
+    /// and kept in it, once between the threads and processes of the machine that want them
+    /// at once (see [`SpanCache::hold_or_fetch`]).
     pub(crate) fn hold_piece(&self, file: usize, bytes: &Range<u64>) -> Result<Held, Error> {
-        let kept = self
-            .object(file)
-            .and_then(|(cache, object)| cache.open(object, bytes));
-        if let Some(entry) = kept {
-            // SAFETY: only read. An entry is written whole under a temporary name and renamed
-            // into place, never changed after; one evicted meanwhile stays whole for this
-            // mapping. (An empty one cannot be mapped: it is read instead.)
-            if let Ok(map) = unsafe { memmap2::Mmap::map(&entry) } {
-                return Ok(Held::Mapped(map));
+        let fetch = || {
+            let (data, version) = (&self.files[file].data, self.files[file].version.as_deref());
+            // The store tries a request as many times as its network settings say
+            // (`--retries`, `retries=`), a body cut short included: a failure here is its
+            // last word. Asked of the version the dataset opened, the one the cache keeps it
+            // as: an object replaced since fails here, never kept.
+            let mut buffer = Vec::with_capacity((bytes.end - bytes.start) as usize);
+            fetch_remote(data, version, std::slice::from_ref(bytes), &mut buffer)?;
+            if buffer.len() as u64 != bytes.end - bytes.start {
+                let short = std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "bytes {}..{} came as {} bytes",
+                        bytes.start,
+                        bytes.end,
+                        buffer.len()
+                    ),
+                );
+                return Err(Error::io(data, short));
             }
+            Ok(buffer)
+        };
+        match self.object(file) {
+            Some((cache, object)) => cache.hold_or_fetch(object, bytes, fetch),
+            None => fetch().map(Held::Fetched),
         }
-        self.read_piece(file, bytes).map(Held::Fetched)
     }
 
     /// The pieces of file `file` that its records `records` lie in (chunks of `chunk`
@@ -179,19 +146,13 @@ impl Files {
         for (piece, sub) in pieces {
             let held = match maps.entry((file, piece.start)) {
                 Entry::Occupied(entry) => entry.into_mut(),
-                Entry::Vacant(slot) => {
-                    let entry = cache.open(object, &piece);
-                    // SAFETY: only read. An entry is written whole under a temporary name
-                    // and renamed into place, never changed after; one evicted meanwhile
-                    // stays whole for this mapping.
-                    match entry.and_then(|entry| unsafe { memmap2::Mmap::map(&entry) }.ok()) {
-                        Some(map) => slot.insert(Arc::new(Held::Mapped(map))),
-                        None => {
-                            out.truncate(at);
-                            return Kept::Missing;
-                        }
+                Entry::Vacant(slot) => match cache.hold(object, &piece) {
+                    Some(held) => slot.insert(Arc::new(held)),
+                    None => {
+                        out.truncate(at);
+                        return Kept::Missing;
                     }
-                }
+                },
             };
             let Some(bytes) = held.get(sub.start as usize..sub.end as usize) else {
                 out.truncate(at);
@@ -215,16 +176,8 @@ impl Files {
     ) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();
         for (piece, sub) in self.pieces(file, records, chunk) {
-            let kept = self
-                .object(file)
-                .and_then(|(cache, object)| cache.get_range(object, &piece, &sub));
-            match kept {
-                Some(bytes) => out.extend_from_slice(&bytes),
-                None => {
-                    let whole = self.read_piece(file, &piece)?;
-                    out.extend_from_slice(&whole[sub.start as usize..sub.end as usize]);
-                }
-            }
+            let whole = self.hold_piece(file, &piece)?;
+            out.extend_from_slice(&whole[sub.start as usize..sub.end as usize]);
         }
         Ok(out)
     }

@@ -111,6 +111,7 @@ impl Records {
         let state = &mut *guard;
         py.detach(|| self.files.fetch(indices, &mut state.scratch))
             .map_err(|err| errors::engine_error(py, &err))?;
+        self.tell_cache_failure(py)?;
         self.dicts_from(py, &state.scratch, &mut state.names, raw)
     }
 
@@ -143,6 +144,22 @@ impl Records {
         Ok(out)
     }
 
+    /// Warns, once, that the cache of spans could not keep what was read (reading goes on,
+    /// from the store).
+    fn tell_cache_failure(&self, py: Python<'_>) -> PyResult<()> {
+        let told = self
+            .files
+            .cache()
+            .and_then(|cache| cache.failure_to_report());
+        match told {
+            Some(message) => {
+                let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+                PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The records [`Files::fetch`] read into `scratch` (a stream's prefetching), as one
     /// batch or as the dict of its one record.
     pub fn decode_fetched<'py>(
@@ -151,6 +168,7 @@ impl Records {
         scratch: &Scratch,
         batched: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        self.tell_cache_failure(py)?;
         let mut guard = self.state()?;
         let state = &mut *guard;
         if !batched {
@@ -263,6 +281,7 @@ impl Records {
             }
             columns.make_bytes(py);
         }
+        self.tell_cache_failure(py)?;
         columns.take(py, &mut state.names)
     }
 }
