@@ -40,17 +40,20 @@ fn find(
 /// dataset handing its files to its copy does).
 pub(crate) type ToOpen = (PathBuf, Format, Option<(u64, String)>, bool);
 
-/// The record files of `paths` (files, directories, URLs), as [`ToOpen`]s.
-pub(crate) fn listed(py: Python<'_>, paths: &[PathBuf]) -> PyResult<Vec<ToOpen>> {
+/// The record files of `paths` (files, directories, URLs), as [`ToOpen`]s, and the bytes
+/// they hold as listed.
+pub(crate) fn listed(py: Python<'_>, paths: &[PathBuf]) -> PyResult<(Vec<ToOpen>, u64)> {
     let expanded = py.detach(|| ofconvert_engine::expand_paths(paths, None));
     if let Some(err) = expanded.errors.first() {
         return Err(errors::engine_error(py, err));
     }
+    let bytes = expanded.sizes.iter().sum();
     let stats = expanded.sizes.into_iter().zip(expanded.versions);
     let files = expanded.files.into_iter().zip(stats);
-    Ok(files
+    let found = files
         .map(|((path, format), (size, version))| (path, format, version.map(|v| (size, v)), false))
-        .collect())
+        .collect();
+    Ok((found, bytes))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {

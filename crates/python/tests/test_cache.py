@@ -1,9 +1,11 @@
 """cache_limit=: the spans a stream reads from a bucket kept on local disk within a limit,
-keyed by the object as it was (URL, size, ETag), shared by processes through files and a
-lock, checked through the counting proxy of test_data.py."""
+keyed by the object as it was (URL, size, ETag), filled by the index pass over each object
+when the dataset fits, shared by processes through files and a lock per entry, checked
+through the counting proxy of test_data.py."""
 
 import multiprocessing
 import os
+import time
 
 import pytest
 
@@ -49,11 +51,12 @@ def batches(stream):
 def test_a_second_epoch_through_the_cache_fetches_nothing_and_reads_the_same(counted, shuffle):
     proxy, url, size, cache = counted
     options = dict(block_size=2000) if shuffle == "block" else {}
+    proxy.reset()
     stream = RecordStream(url, shuffle=shuffle, seed=3, batch_size=64, drop_last=False, cache_dir=cache, cache_limit=2 * size, **options)
     local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=shuffle, seed=3, batch_size=64, drop_last=False, **options)
-    proxy.reset()
     first = batches(stream)
-    assert proxy.bytes >= size
+    # The index pass read each object once and kept it: the epoch read it there.
+    assert size <= proxy.bytes <= 1.05 * size
     assert sum(spans(cache).values()) <= 2 * size
     proxy.reset()
     stream.set_epoch(1)
@@ -80,13 +83,23 @@ def test_the_cache_stays_within_a_limit_smaller_than_the_dataset(counted):
 def test_a_global_shuffle_and_ds_i_read_through_a_cache_that_holds_the_dataset(counted):
     proxy, url, size, cache = counted
     options = dict(batch_size=64, drop_last=False, cache_dir=cache, cache_limit=size)
+    proxy.reset()
     stream = RecordStream(url, shuffle=True, seed=2, **options)
     local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=True, seed=2, batch_size=64, drop_last=False)
-    proxy.reset()
     assert batches(stream) == batches(local)
-    # Each piece once (threads wanting one at once wait for it), not a request a record.
+    # Each object once, by the index pass that kept it, not a request a record.
     assert size <= proxy.bytes <= 1.05 * size, (proxy.bytes, size)
-    # 125 batches of records from anywhere: far fewer requests (a piece's, as in order).
+    assert proxy.requests < 50, proxy.requests
+    # Without the index pass's bytes (a cache emptied), each piece once (threads wanting one
+    # at once wait for it): 125 batches of records from anywhere, far fewer requests.
+    import shutil
+
+    shutil.rmtree(cache / "spans")
+    proxy.reset()
+    stream.set_epoch(2)
+    local.set_epoch(2)
+    assert batches(stream) == batches(local)
+    assert size <= proxy.bytes <= 1.05 * size, (proxy.bytes, size)
     assert proxy.requests < 50, proxy.requests
     ds = RecordDataset(url, cache_dir=cache, cache_limit=size)
     proxy.reset()
@@ -205,3 +218,109 @@ def test_an_entry_a_crash_or_a_disk_damaged_is_never_read(counted, damage):
     kept = spans(cache)
     assert sum(kept.values()) == size
     assert not any(n.startswith(".tmp-") for n in kept)
+
+
+def _rank_worker(url, cache, limit, shuffle, rank, worker, endpoint, start, results):
+    """One process of a job of 4 ranks of 2 loader workers: opens the dataset and reads its
+    share of an epoch, all of them starting together."""
+    try:
+        os.environ["AWS_ENDPOINT_URL"] = endpoint
+        start.wait(timeout=120)
+        options = dict(block_size=2000) if shuffle == "block" else {}
+        stream = RecordStream(url, shuffle=shuffle, seed=5, rank=rank, world_size=4, worker=(worker, 2), batch_size=64, drop_last=False, cache_dir=cache, cache_limit=limit, **options)
+        results.put(("read", ids(stream)))
+    except BaseException as err:  # the test says what failed, not only that a process did
+        results.put(("failed", repr(err)))
+
+
+def _processes(target, arguments, timeout=240):
+    """Runs `target(*args, start, results)` in a spawned process for each of `arguments`, all
+    released together; what each put in `results`, each within `timeout` seconds."""
+    context = multiprocessing.get_context("spawn")
+    start, results = context.Barrier(len(arguments)), context.Queue()
+    processes = [context.Process(target=target, args=(*args, start, results)) for args in arguments]
+    for process in processes:
+        process.start()
+    try:
+        got = [results.get(timeout=timeout) for _ in processes]
+    finally:
+        for process in processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+    assert all(kind == "read" for kind, _ in got), got
+    return [value for _, value in got]
+
+
+@pytest.mark.parametrize("shuffle", [False, "block"])
+def test_processes_sharing_a_cold_cache_fetch_the_dataset_about_once_index_pass_included(counted, shuffle):
+    proxy, url, size, cache = counted
+    proxy.reset()
+    jobs = [(url, str(cache), size, shuffle, rank, worker, proxy.url) for rank in range(4) for worker in range(2)]
+    shares = _processes(_rank_worker, jobs)
+    assert sorted(set(i for share in shares for i in share)) == list(range(8000))
+    data = sum(n for target, _, n in proxy.bodies if target.endswith(".tfrecord"))
+    # Each object's bytes once, by the index pass that kept them (the epoch read them from
+    # the cache), and its first 4 KiB, read by its first opener to tell its kind.
+    assert data <= size + 4 * 4096, (data, size)
+    # Everything: with the listings of the prefix (one a process, about 1.2 kB each) and the
+    # answers to asking for an index beside each object (none there), within 5%.
+    assert proxy.bytes <= 1.05 * size, (proxy.bytes, size)
+
+
+def _open_and_read(url, cache, endpoint, results):
+    """Opens the dataset and reads an epoch in order; puts the ids read in `results`."""
+    try:
+        os.environ["AWS_ENDPOINT_URL"] = endpoint
+        stream = RecordStream(url, batch_size=64, drop_last=False, cache_dir=cache, cache_limit="10MB")
+        results.put(("read", sorted(ids(stream))))
+    except BaseException as err:  # the test says what failed, not only that a process did
+        results.put(("failed", repr(err)))
+
+
+def held_locks(cache):
+    """The names of the cache's entry locks that some process holds now."""
+    import fcntl
+
+    held = []
+    for path in sorted((cache / ".locks").glob("*.lock")):
+        with open(path, "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            except BlockingIOError:
+                held.append(path.name)
+    return held
+
+
+def test_a_process_killed_holding_an_entry_lock_does_not_block_the_next(counted):
+    proxy, url, size, cache = counted
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    # Reads of the objects wait: the first process holds their locks while it reads them.
+    proxy.flowing.clear()
+    holder = context.Process(target=_open_and_read, args=(url, str(cache), proxy.url, results))
+    holder.start()
+    try:
+        for _ in range(300):  # 30 s at most
+            if held_locks(cache):
+                break
+            time.sleep(0.1)
+        assert held_locks(cache), "the first process holds the locks of what it reads"
+        holder.kill()
+        holder.join(timeout=30)
+    finally:
+        proxy.flowing.set()
+    assert holder.exitcode == -9
+    # The kernel let go of its locks: the next process reads the dataset, the files the
+    # killed one left behind notwithstanding.
+    assert not held_locks(cache)
+    following = context.Process(target=_open_and_read, args=(url, str(cache), proxy.url, results))
+    following.start()
+    try:
+        kind, got = results.get(timeout=120)
+    finally:
+        following.join(timeout=30)
+        if following.is_alive():
+            following.kill()
+    assert kind == "read" and got == list(range(8000)), (kind, got)

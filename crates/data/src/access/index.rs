@@ -6,6 +6,13 @@
 //! copied into the cache once as an uncompressed TFRecord, and the copy indexed. An
 //! ArrayRecord file's own footer is its index: an entry a chunk of records, read whole and
 //! decoded when one of its records is.
+//!
+//! What is made of a whole read of an object in a store (its index, or its decompressed
+//! copy) is made once between the processes of a machine that share the cache directory:
+//! the first takes its lock ([`EntryLock`]) and makes it, the others wait for the lock and
+//! find it made. With a cache of spans, the pass keeps the bytes it streams there, which the
+//! epoch's reads of the object's spans are then served from: a cold start reads the object
+//! from its store once.
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
@@ -16,7 +23,9 @@ use ofconvert_arrayrecord::IndexedReader;
 use ofconvert_tfrecord::{frame, Compression};
 
 use crate::access::cache::{self, cache_dir, cache_name};
+use crate::access::locks::EntryLock;
 use crate::access::record_index::RecordIndex;
+use crate::access::spans::{Object, SpanCache};
 use ofconvert_engine::layout::INDEX_SUFFIX;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Format;
@@ -24,7 +33,7 @@ use ofconvert_engine::RecordReader;
 use ofconvert_engine::StoredFile;
 use ofconvert_engine::{Error, ErrorKind};
 use ofconvert_storage::object::{is_url, storage_for};
-use ofconvert_storage::Storage;
+use ofconvert_storage::{Opened, Storage};
 
 /// How [`open_indexed`] finds or makes an index.
 #[derive(Clone, Debug)]
@@ -38,6 +47,10 @@ pub struct IndexOptions {
     /// Whether a compressed TFRecord is copied into the cache (else it is an error that says
     /// what to do).
     pub decompress: bool,
+    /// Where the streaming pass over a file in a store keeps the bytes it reads, for reads
+    /// of its spans to find them there (a cache as large as the dataset: a cold start reads
+    /// it once); `None` to keep nothing.
+    pub spans: Option<SpanCache>,
 }
 
 impl Default for IndexOptions {
@@ -46,6 +59,7 @@ impl Default for IndexOptions {
             cache_dir: None,
             checksums: Checksums::Verify,
             decompress: true,
+            spans: None,
         }
     }
 }
@@ -131,12 +145,16 @@ pub fn open_listed(
             .into_owned()
     };
     let cache = cache_dir(options.cache_dir.as_deref());
-    let (kind, first_bytes) = match format {
-        Format::Tf if !framed => {
-            sniff(&*storage, &at, size, version.as_deref()).map_err(io_error)?
-        }
-        _ => (Kind::Framed, Vec::new()),
+    // The object as the cache of spans names its bytes: its first bytes are read from there
+    // when it holds them, and an index pass over it keeps what it reads there.
+    let object = Object {
+        url: &source,
+        size,
+        version: version.as_deref(),
     };
+    let spans = options.spans.as_ref().filter(|_| remote);
+    let index_name = cache_name(&source, size, version.as_deref(), INDEX_SUFFIX);
+    let cached = cache.join(&index_name);
     let mut file = IndexedFile {
         path: path.to_path_buf(),
         data: at.clone(),
@@ -148,6 +166,38 @@ pub fn open_listed(
         made: false,
         size,
         version: version.clone(),
+    };
+    // An object in a store whose index was made before, and whose first bytes (that tell
+    // its kind) the cache holds or whose kind came with it: no lock, no request.
+    let known = match format {
+        Format::Tf if !framed => spans.and_then(|spans| sniff_kept(spans, object)),
+        _ => Some((Kind::Framed, Vec::new())),
+    };
+    if remote && matches!(known, Some((Kind::Framed, _))) {
+        if let Some(index) = fs::read(&cached)
+            .ok()
+            .and_then(|text| RecordIndex::parse(&text, size))
+        {
+            file.index = index;
+            file.stored = Some(cached);
+            return Ok(file);
+        }
+    }
+    // What is made of a whole read of a file (an object's index, a compressed file's copy) is
+    // made once between the processes of the machine: the first takes the lock of its index,
+    // reads the file and makes it, while the others wait for the lock, then find what it
+    // made. (Without the lock, a cache that cannot be written to, each makes its own.) With a
+    // cache of spans, the lock of an object in a store comes first, so that the first bytes
+    // the others read to tell its kind come from the cache, kept by the first one's pass;
+    // else it is taken only where something is to be made, and nothing else is written.
+    let made_once = || EntryLock::take(&cache, &index_name).ok();
+    let mut making = spans.and_then(|_| made_once());
+    let (kind, first_bytes) = match known {
+        Some(known) => known,
+        None => match spans.and_then(|spans| sniff_kept(spans, object)) {
+            Some(kept) => kept,
+            None => sniff(&*storage, &at, size, version.as_deref()).map_err(io_error)?,
+        },
     };
     if let Kind::ArrayRecord = kind {
         let source = StoredFile::new(storage, at, size)
@@ -168,6 +218,7 @@ pub fn open_listed(
             )))
             .in_file(path));
         }
+        let _copying = making.is_none().then(made_once).flatten();
         file.decompressed = Some(copied);
         file.data = cache.join(cache_name(&source, size, version.as_deref(), ""));
         let stored = file.data.with_file_name(format!(
@@ -191,7 +242,6 @@ pub fn open_listed(
     }
 
     let beside = PathBuf::from(format!("{}{INDEX_SUFFIX}", at.display()));
-    let cached = cache.join(cache_name(&source, size, version.as_deref(), INDEX_SUFFIX));
     // An index beside a local file is looked for first. In a store, the cache's comes first:
     // it is of this very version of the object (its ETag) and costs no request.
     let candidates = if remote {
@@ -212,7 +262,20 @@ pub fn open_listed(
         file.stored = Some(stored);
         return Ok(file);
     }
-    file.index = build(&*storage, &at, format, options.checksums)?;
+    if remote && making.is_none() {
+        making = made_once();
+        // Made meanwhile by the process the lock was waited for.
+        if let Some(index) = fs::read(&cached)
+            .ok()
+            .and_then(|text| RecordIndex::parse(&text, size))
+        {
+            file.index = index;
+            file.stored = Some(cached);
+            return Ok(file);
+        }
+    }
+    let keep = spans.map(|spans| (spans, object));
+    file.index = build(&*storage, &at, format, options.checksums, keep)?;
     file.made = true;
     let text = file.index.to_text();
     // Beside a local file when its directory can be written; else in the cache; else
@@ -225,6 +288,7 @@ pub fn open_listed(
     file.stored = places
         .into_iter()
         .find(|place| cache::write_whole(place, &text).is_ok());
+    drop(making);
     Ok(file)
 }
 
@@ -250,19 +314,28 @@ fn sniff(
     size: u64,
     version: Option<&str>,
 ) -> io::Result<(Kind, Vec<u8>)> {
-    let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut prefix = Vec::new();
     let first = 0..size.min(SNIFFED);
     storage.read_ranges(path, version, std::slice::from_ref(&first), &mut prefix)?;
-    let kind = if prefix.starts_with(signature) {
-        Kind::ArrayRecord
-    } else {
-        match Compression::sniff(&prefix[..prefix.len().min(16)]) {
-            Compression::None => Kind::Framed,
-            compression => Kind::Compressed(compression),
-        }
-    };
-    Ok((kind, prefix))
+    Ok((kind_of(&prefix), prefix))
+}
+
+/// What the object `object` is and its first bytes, if the cache of spans holds them (an
+/// index pass kept them).
+fn sniff_kept(spans: &SpanCache, object: Object<'_>) -> Option<(Kind, Vec<u8>)> {
+    let prefix = spans.get(object, &(0..object.size.min(SNIFFED)))?;
+    Some((kind_of(&prefix), prefix))
+}
+
+/// What a file whose first bytes are `prefix` is.
+fn kind_of(prefix: &[u8]) -> Kind {
+    if prefix.starts_with(&ofconvert_arrayrecord::SIGNATURE) {
+        return Kind::ArrayRecord;
+    }
+    match Compression::sniff(&prefix[..prefix.len().min(16)]) {
+        Compression::None => Kind::Framed,
+        compression => Kind::Compressed(compression),
+    }
 }
 
 /// The chunks of the ArrayRecord file `source`, as its footer lists them: its first chunk
@@ -284,14 +357,26 @@ fn by_footer(source: StoredFile) -> Result<RecordIndex, ofconvert_arrayrecord::E
     ))
 }
 
-/// Indexes `at` in one pass over its records, stepping over their data.
+/// Indexes `at` in one pass over its records, stepping over their data; with `keep`, the
+/// bytes read are kept in that cache of spans as the object's, for the epoch to read there.
 fn build(
     storage: &dyn Storage,
     at: &Path,
     format: Format,
     checksums: Checksums,
+    keep: Option<(&SpanCache, Object<'_>)>,
 ) -> Result<RecordIndex, Error> {
-    let mut reader = RecordReader::open_at(storage, at, format, checksums, None, None)?;
+    let mut reader = match keep {
+        Some((spans, object)) => {
+            let opened = storage.open(at, 0).map_err(|err| Error::io(at, err))?;
+            let kept = Opened {
+                reader: Box::new(spans.keeping(object, opened.reader)),
+                size: opened.size,
+            };
+            RecordReader::from_opened(kept, at, format, checksums, None, None)?
+        }
+        None => RecordReader::open_at(storage, at, format, checksums, None, None)?,
+    };
     let mut starts = Vec::new();
     while let Some(record) = reader.skip()? {
         starts.push(record.offset);
@@ -459,6 +544,32 @@ mod tests {
         };
         let err = open_indexed(&path, Format::Tf, &refused).unwrap_err();
         assert!(err.to_string().contains("GZIP TFRecord"), "{err}");
+    }
+
+    #[test]
+    fn processes_opening_a_compressed_file_at_once_copy_it_once_between_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.tfrecord.gz");
+        let records: Vec<Vec<u8>> = (0..20_000u32).map(|i| i.to_le_bytes().repeat(8)).collect();
+        let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        tfrecord(&path, &records, Compression::Gzip);
+        let cache = dir.path().join("cache");
+        let start = std::sync::Barrier::new(4);
+        // Threads stand for processes: each takes the lock through a file of its own.
+        let made: Vec<bool> = std::thread::scope(|scope| {
+            let opening: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
+                        assert_eq!(opened.index.len(), 20_000);
+                        opened.made
+                    })
+                })
+                .collect();
+            opening.into_iter().map(|one| one.join().unwrap()).collect()
+        });
+        assert_eq!(made.iter().filter(|&&made| made).count(), 1, "{made:?}");
     }
 
     #[test]

@@ -82,8 +82,11 @@ class RecordDataset:
     :class:`RecordStream` reads from a bucket in the cache directory, within that many bytes
     (least recently used out first), keyed by each object's URL, size and ETag: the next
     epoch, and the other processes of the machine, read them from there; ``ds[i]`` and a
-    global shuffle read each record out of its chunk's piece kept there. Default: nothing
-    kept.
+    global shuffle read each record out of its chunk's piece kept there. When the dataset
+    fits in it, the pass that builds an object's index keeps what it reads there too, so a
+    cold start reads each object once. Processes sharing the cache directory fetch each span,
+    and build each index, once between them (a lock per entry, which a killed process does
+    not leave behind). Default: nothing kept.
 
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
     started with ``spawn`` each open it anew.

@@ -325,30 +325,45 @@ impl Records {
         // A copy in a loader's worker is handed what its dataset found: the features
         // were checked when that one was opened.
         let handed = files.is_some();
-        let found: Vec<crate::inspect::ToOpen> = match files {
-            Some(files) => files
-                .into_iter()
-                .map(|(path, format, listed, framed)| {
-                    let of = format == "ofrecord";
-                    (
-                        path,
-                        if of { Format::Of } else { Format::Tf },
-                        listed,
-                        framed,
-                    )
-                })
-                .collect(),
-            None => crate::inspect::listed(py, &paths)?,
+        // The files, and the bytes they hold as listed where the listing says (a copy in a
+        // loader's worker is handed its files, whose indexes were made).
+        let (found, listed_bytes): (Vec<crate::inspect::ToOpen>, Option<u64>) = match files {
+            Some(files) => (
+                files
+                    .into_iter()
+                    .map(|(path, format, listed, framed)| {
+                        let of = format == "ofrecord";
+                        (
+                            path,
+                            if of { Format::Of } else { Format::Tf },
+                            listed,
+                            framed,
+                        )
+                    })
+                    .collect(),
+                None,
+            ),
+            None => {
+                let (found, bytes) = crate::inspect::listed(py, &paths)?;
+                (found, Some(bytes))
+            }
         };
         let checksums = if verify {
             Checksums::Verify
         } else {
             Checksums::Ignore
         };
+        // The index pass over each object in a store keeps what it reads in the cache of
+        // spans when the whole dataset fits (as listed): the epoch then reads it there, and a
+        // cold start reads each object once. A dataset larger than the cache would only evict
+        // what the pass kept before the epoch came to it.
         let options = IndexOptions {
             cache_dir,
             checksums,
             decompress,
+            spans: spans
+                .clone()
+                .filter(|cache| listed_bytes.is_some_and(|bytes| bytes <= cache.limit())),
         };
         // A file in a store is opened in a request or two that wait a round trip: many side
         // by side; a local one may be indexed in a pass over it: a core each.

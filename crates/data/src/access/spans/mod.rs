@@ -6,9 +6,9 @@
 //! system's own blocks, is not counted).
 //!
 //! An entry holds a piece of a span that a reader fetched, or a segment of an object (all of
-//! it, or [`SEGMENT_BYTES`] of it) that an index pass kept as it streamed the object: a read
-//! is served by its own entry, else by the segments it lies in, so that a cold start reads a
-//! dataset from its store once, index pass included.
+//! it, or [`SEGMENT_BYTES`] of it) that an index pass kept as it streamed the object
+//! ([`Keeping`](keeping::Keeping)): a read is served by its own entry, else by the segments
+//! it lies in, so that a cold start reads a dataset from its store once, index pass included.
 //!
 //! Processes on one machine share it through files and locks only. The first to miss an
 //! entry takes the entry's lock ([`EntryLock`]), fetches and keeps it, while the others wait
@@ -25,6 +25,7 @@
 //! reader stays whole for it; reading marks the entry used by its modification time.
 
 mod entry;
+mod keeping;
 mod limit;
 mod room;
 #[cfg(test)]
@@ -224,6 +225,12 @@ impl SpanCache {
             }
         }
         true
+    }
+
+    /// Whether the entry of `range` of `object` is there, at its length (not read).
+    fn holds(&self, object: Object<'_>, range: &Range<u64>) -> bool {
+        fs::metadata(self.dir.join(entry_name(object, range)))
+            .is_ok_and(|meta| meta.len() == entry::file_len(range.end - range.start))
     }
 
     /// Removes the entry at `path`, found cut short or damaged, if it is still the file

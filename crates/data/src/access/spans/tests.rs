@@ -309,3 +309,55 @@ fn when_the_first_keeps_nothing_the_next_fetches_itself_and_a_failure_is_told_on
     assert!(told.contains("could not keep"), "{told}");
     assert_eq!(unwritable.failure_to_report(), None);
 }
+
+#[test]
+fn what_an_index_pass_reads_is_kept_in_segments_that_reads_are_served_from() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = SpanCache::new(dir.path(), 1000);
+    let bytes: Vec<u8> = (0..40).collect();
+    let object = Object { size: 40, ..A };
+    let mut through = cache.keeping(object, &bytes[..]);
+    let mut read = Vec::new();
+    let mut buf = [0; 7];
+    loop {
+        let n = through.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        read.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(read, bytes);
+    // Segments of 16 bytes in these tests.
+    let mut names = files(&cache);
+    names.sort_by_key(|name| name.len());
+    assert_eq!(names.len(), 3, "{names:?}");
+    // Within one segment, mapped where it lies; across two, copied out of both; all of it.
+    let fresh = SpanCache::new(dir.path(), 1000);
+    for range in [3..9, 16..32, 10..20, 0..40, 39..40] {
+        let held = fresh.hold(object, &range).unwrap();
+        assert_eq!(&*held, &bytes[range.start as usize..range.end as usize]);
+    }
+    assert!(matches!(
+        fresh.hold(object, &(3..9)),
+        Some(Held::Mapped(..))
+    ));
+    assert!(fresh.hold(object, &(30..41)).is_none());
+
+    // A pass cut short keeps the segments it read whole, nothing of the rest, and gives
+    // back the room it took for it.
+    let other = Object {
+        url: "s3://b/other.tfrecord",
+        ..object
+    };
+    let mut through = cache.keeping(other, &bytes[..20]);
+    std::io::copy(&mut through, &mut std::io::sink()).unwrap();
+    drop(through);
+    assert!(fresh.hold(other, &(0..16)).is_some());
+    assert!(fresh.hold(other, &(16..20)).is_none());
+    assert!(files(&cache)
+        .iter()
+        .all(|name| !name.starts_with(TEMP_PREFIX)));
+    let room = Room::lock(cache.dir()).unwrap();
+    assert_eq!(room.total(), Some(size(&cache)));
+}
