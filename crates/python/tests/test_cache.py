@@ -6,6 +6,7 @@ through the counting proxy of test_data.py."""
 import multiprocessing
 import os
 import time
+import warnings
 
 import pytest
 
@@ -218,6 +219,21 @@ def test_an_entry_a_crash_or_a_disk_damaged_is_never_read(counted, damage):
     kept = spans(cache)
     assert sum(kept.values()) == size
     assert not any(n.startswith(".tmp-") for n in kept)
+
+
+def test_a_cache_that_cannot_keep_what_is_read_says_so_once_and_reading_goes_on(counted):
+    proxy, url, size, cache = counted
+    # Where the entries would go is a file, not a directory: nothing can be kept there.
+    cache.mkdir()
+    (cache / "spans").write_bytes(b"")
+    stream = RecordStream(url, batch_size=64, drop_last=False, cache_dir=cache, cache_limit="10MB")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for epoch in range(2):
+            stream.set_epoch(epoch)
+            assert sorted(ids(stream)) == list(range(8000))
+    told = [w for w in caught if "could not keep" in str(w.message)]
+    assert len(told) == 1 and told[0].category is RuntimeWarning, [str(w.message) for w in caught]
 
 
 def _rank_worker(url, cache, limit, shuffle, rank, worker, endpoint, start, results):
