@@ -3,7 +3,6 @@ of neighbouring records of its own, so that all of them together fetch the datas
 from a bucket, and a state saved by rank 0 after any step resumes with exactly the rest."""
 
 import multiprocessing
-import os
 
 import pytest
 

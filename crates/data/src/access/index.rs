@@ -173,11 +173,14 @@ pub fn open_listed(
         Format::Tf if !framed => spans.and_then(|spans| sniff_kept(spans, object)),
         _ => Some((Kind::Framed, Vec::new())),
     };
-    if remote && matches!(known, Some((Kind::Framed, _))) {
-        if let Some(index) = fs::read(&cached)
+    // The index kept in the cache, if one is there and fits the object.
+    let kept_index = || {
+        fs::read(&cached)
             .ok()
             .and_then(|text| RecordIndex::parse(&text, size))
-        {
+    };
+    if remote && matches!(known, Some((Kind::Framed, _))) {
+        if let Some(index) = kept_index() {
             file.index = index;
             file.stored = Some(cached);
             return Ok(file);
@@ -265,10 +268,7 @@ pub fn open_listed(
     if remote && making.is_none() {
         making = made_once();
         // Made meanwhile by the process the lock was waited for.
-        if let Some(index) = fs::read(&cached)
-            .ok()
-            .and_then(|text| RecordIndex::parse(&text, size))
-        {
+        if let Some(index) = kept_index() {
             file.index = index;
             file.stored = Some(cached);
             return Ok(file);

@@ -5,20 +5,11 @@ source read through its own store and options, dealt to ranks and loader workers
 import math
 import os
 import random
-import weakref
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._errors import UsageError
-from .data import (
-    _SHUFFLES,
-    RecordDataset,
-    _claim,
-    _claim_path,
-    _distributed,
-    _loader_info,
-    _unclaim,
-)
+from .data import RecordDataset, _check_epochs, _distributed, _Epochs, _loader_info
 
 _MIXTURE_VERSION = 1
 # A stopped pass of a mixture in a state: its layout and the batches each rank took.
@@ -50,7 +41,7 @@ class _Part:
         self.source, self.epoch, self.first = source, epoch, first
 
 
-class MixedStream:
+class MixedStream(_Epochs):
     """Several datasets read as one stream, each a weighted share of every epoch.
 
     ``sources`` are :class:`RecordDataset` objects (each opened with its own options: a
@@ -110,21 +101,7 @@ class MixedStream:
         if any(length == 0 for length in lengths):
             empty = [str(at) for at, length in enumerate(lengths) if length == 0]
             raise UsageError(f"source {', '.join(empty)} holds no record: a share of it cannot be drawn")
-        if (rank is None) != (world_size is None):
-            raise UsageError("give rank and world_size together, or neither")
-        if world_size is not None and not 0 <= int(rank) < int(world_size):  # type: ignore[arg-type]
-            raise UsageError(f"rank={rank}, world_size={world_size}: expected 0 <= rank < world_size")
-        if worker is not None and not 0 <= int(worker[0]) < int(worker[1]):
-            raise UsageError(f"worker={worker}: expected (id, count) with 0 <= id < count")
-        if batch_size is not None and int(batch_size) < 1:
-            raise UsageError(f"batch_size must be at least 1, not {batch_size}")
-        if not 0 <= int(seed) < 2**64:
-            raise UsageError(f"seed must be in 0..2**64, not {seed}")
-        if not any(shuffle is key or shuffle == key and type(shuffle) is type(key) for key in _SHUFFLES):
-            raise UsageError(f'shuffle must be False, True or "block", not {shuffle!r}')
-        self._mode = _SHUFFLES[shuffle]
-        if block_size is not None and (self._mode != "block" or int(block_size) < 1):
-            raise UsageError('block_size is the window of shuffle="block", at least 1; give both, or neither')
+        self._mode = _check_epochs(shuffle, seed, rank, world_size, worker, batch_size, block_size)
         self.weights = weights
         self.size = int(size)
         self.shares = _shares(self.size, weights)
@@ -211,8 +188,7 @@ class MixedStream:
     # Iterating.
 
     def __iter__(self) -> Iterator[Any]:
-        info = _loader_info() if self.worker is None else None
-        if self._resumed is not None and info is not None and not _claim(self._resumed[0], info[2]):
+        if self._later_loader_pass(self.worker):
             self._begin()
         self._before = self._passes(None, None)
         self._yielded = 0
@@ -244,26 +220,9 @@ class MixedStream:
 
     # Epochs and states.
 
-    @property
-    def epoch(self) -> int:
-        return self._epoch
-
-    def set_epoch(self, epoch: int) -> None:
-        """Draws epoch ``epoch`` from its start (kept where a state of it was loaded, until the
-        resumed pass began)."""
-        if int(epoch) < 0:
-            raise UsageError(f"epoch must be at least 0, not {epoch}")
-        claimed = self._resumed is not None and os.path.exists(_claim_path(self._resumed[0]))
-        if int(epoch) != self._epoch or claimed:
-            self._begin()
-        self._epoch = int(epoch)
-
     def _begin(self) -> None:
-        self._before = []
+        super()._begin()
         self._yielded = 0
-        if self._resumed is not None:
-            _unclaim(*self._resumed)
-            self._resumed = None
 
     def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Tuple[int, int, int, bool, int]]:
         unit = self.batch_size or 1
@@ -333,19 +292,7 @@ class MixedStream:
                 raise UsageError(f"a pass of a state is a dict of {', '.join(_PASS_KEYS)}, not {entry!r}")
             passes.append(tuple(entry[key] for key in _PASS_KEYS))
         self._epoch = int(state["epoch"])
-        self._begin()
-        self._before = passes  # type: ignore[assignment]
-        if passes:
-            # The first loader pass to start claims the resumed passes (as RecordStream's).
-            self._resumed = (os.urandom(8).hex(), os.getpid())
-            weakref.finalize(self, _unclaim, *self._resumed)
-
-    def __getstate__(self) -> Dict[str, Any]:
-        # Workers started with `spawn` have no process group: the rank travels with it.
-        state = self.__dict__.copy()
-        if self.world_size is None:
-            state["rank"], state["world_size"] = _distributed()
-        return state
+        self._resume(passes)
 
     def __repr__(self) -> str:
         return (

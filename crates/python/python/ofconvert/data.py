@@ -311,7 +311,86 @@ _STATE_VERSION_1 = {"epoch", "position", "seed", "shuffle", "records"}
 _PASS_KEYS = ("world_size", "workers", "unit", "drop_last", "steps")
 
 
-class RecordStream:
+def _check_epochs(
+    shuffle: Any, seed: Any, rank: Any, world_size: Any, worker: Any, batch_size: Any, block_size: Any
+) -> str:
+    """Checks what orders and deals a stream's epochs (:class:`RecordStream`'s and
+    :class:`MixedStream`'s arguments of the same names); the order's name."""
+    if (rank is None) != (world_size is None):
+        raise UsageError("give rank and world_size together, or neither")
+    if world_size is not None and not 0 <= int(rank) < int(world_size):
+        raise UsageError(f"rank={rank}, world_size={world_size}: expected 0 <= rank < world_size")
+    if worker is not None and not 0 <= int(worker[0]) < int(worker[1]):
+        raise UsageError(f"worker={tuple(worker)}: expected (id, count) with 0 <= id < count")
+    if batch_size is not None and int(batch_size) < 1:
+        raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+    if not 0 <= int(seed) < 2**64:
+        raise UsageError(f"seed must be in 0..2**64, not {seed}")
+    if not any(shuffle is key or shuffle == key and type(shuffle) is type(key) for key in _SHUFFLES):
+        raise UsageError(f'shuffle must be False, True or "block", not {shuffle!r}')
+    mode = _SHUFFLES[shuffle]
+    if block_size is not None:
+        if mode != "block":
+            raise UsageError('block_size is the window of shuffle="block"; give both, or neither')
+        if int(block_size) < 1:
+            raise UsageError(f"block_size must be at least 1, not {block_size}")
+    return mode
+
+
+class _Epochs:
+    """What :class:`RecordStream` and :class:`MixedStream` share: the epoch, the passes of it
+    that stopped, and the claim of a resumed pass by the first loader pass that starts."""
+
+    _epoch: int
+    _before: List[Any]
+    _resumed: Optional[Tuple[str, int]]
+    world_size: Optional[int]
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Pickled in the training process for workers started with `spawn`, which have no
+        # process group of their own: the rank travels with the stream.
+        state = self.__dict__.copy()
+        if self.world_size is None:
+            state["rank"], state["world_size"] = _distributed()
+        return state
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draws epoch ``epoch``'s order from its start. Called with the epoch a state was
+        loaded at, before that epoch's pass, it keeps the resumed position."""
+        if int(epoch) < 0:
+            raise UsageError(f"epoch must be at least 0, not {epoch}")
+        claimed = self._resumed is not None and os.path.exists(_claim_path(self._resumed[0]))
+        if int(epoch) != self._epoch or claimed:
+            self._begin()
+        self._epoch = int(epoch)
+
+    def _begin(self) -> None:
+        """The epoch from its start."""
+        self._before = []
+        if self._resumed is not None:
+            _unclaim(*self._resumed)
+            self._resumed = None
+
+    def _resume(self, passes: List[Any]) -> None:
+        """The next pass resumes after `passes`: the first loader pass to start claims them
+        (a fork or a copy in between does not count)."""
+        self._begin()
+        self._before = passes
+        if passes:
+            self._resumed = (os.urandom(8).hex(), os.getpid())
+            weakref.finalize(self, _unclaim, *self._resumed)
+
+    def _later_loader_pass(self, worker: Optional[Tuple[int, int]]) -> bool:
+        """Whether this copy is a loader's worker of a pass after the one that resumed."""
+        info = _loader_info() if worker is None else None
+        return self._resumed is not None and info is not None and not _claim(self._resumed[0], info[2])
+
+
+class RecordStream(_Epochs):
     """An epoch of records as an iterable: each record read at most once per epoch over all
     ranks and data-loader workers, in the order ``shuffle`` says.
 
@@ -371,26 +450,8 @@ class RecordStream:
         block_size: Optional[int] = None,
         **options: Any,
     ) -> None:
-        if (rank is None) != (world_size is None):
-            raise UsageError("give rank and world_size together, or neither")
-        if world_size is not None and not 0 <= int(rank) < int(world_size):  # type: ignore[arg-type]
-            raise UsageError(f"rank={rank}, world_size={world_size}: expected 0 <= rank < world_size")
-        if worker is not None:
-            worker = (int(worker[0]), int(worker[1]))
-            if not 0 <= worker[0] < worker[1]:
-                raise UsageError(f"worker={worker}: expected (id, count) with 0 <= id < count")
-        if batch_size is not None and int(batch_size) < 1:
-            raise UsageError(f"batch_size must be at least 1, not {batch_size}")
-        if not 0 <= int(seed) < 2**64:
-            raise UsageError(f"seed must be in 0..2**64, not {seed}")
-        if not any(shuffle is key or shuffle == key and type(shuffle) is type(key) for key in _SHUFFLES):
-            raise UsageError(f'shuffle must be False, True or "block", not {shuffle!r}')
-        mode = _SHUFFLES[shuffle]
-        if block_size is not None:
-            if mode != "block":
-                raise UsageError('block_size is the window of shuffle="block"; give both, or neither')
-            if int(block_size) < 1:
-                raise UsageError(f"block_size must be at least 1, not {block_size}")
+        mode = _check_epochs(shuffle, seed, rank, world_size, worker, batch_size, block_size)
+        worker = None if worker is None else (int(worker[0]), int(worker[1]))
         self.dataset = RecordDataset(paths, features, **options)
         # A cache too small for the window is refused now, not at the first batch.
         self.dataset._native.check_cache(mode, None if block_size is None else int(block_size))
@@ -413,35 +474,9 @@ class RecordStream:
         # `_claim`), and the process that loaded it.
         self._resumed: Optional[Tuple[str, int]] = None
 
-    def __getstate__(self) -> Dict[str, Any]:
-        # Pickled in the training process for workers started with `spawn`, which have no
-        # process group of their own: the rank travels with the stream.
-        state = self.__dict__.copy()
-        if self.world_size is None:
-            state["rank"], state["world_size"] = _distributed()
-        return state
-
-    def set_epoch(self, epoch: int) -> None:
-        """Draws epoch ``epoch``'s order from its start. Called with the epoch a state was
-        loaded at, before that epoch's pass, it keeps the resumed position."""
-        if int(epoch) < 0:
-            raise UsageError(f"epoch must be at least 0, not {epoch}")
-        claimed = self._resumed is not None and os.path.exists(_claim_path(self._resumed[0]))
-        if int(epoch) != self._epoch or claimed:
-            self._begin()
-        self._epoch = int(epoch)
-
     def _begin(self) -> None:
-        """The epoch from its start."""
-        self._before = []
+        super()._begin()
         self._position = 0
-        if self._resumed is not None:
-            _unclaim(*self._resumed)
-            self._resumed = None
-
-    @property
-    def epoch(self) -> int:
-        return self._epoch
 
     @property
     def block(self) -> Optional[Tuple[int, int]]:
@@ -469,8 +504,7 @@ class RecordStream:
         )
 
     def __iter__(self) -> Iterator[Any]:
-        info = _loader_info() if self.worker is None else None
-        if self._resumed is not None and info is not None and not _claim(self._resumed[0], info[2]):
+        if self._later_loader_pass(self.worker):
             # A worker of a loader's pass after the one that resumed: the epoch again.
             self._begin()
         # A pass iterated here and broken off stopped where it stood.
@@ -589,11 +623,7 @@ class RecordStream:
         if self._stream(worker=(0, 1)).left != len(self.dataset) - position:
             self._before = []
             raise UsageError(f"the state's passes {state['passes']!r} do not add up to its position {position}")
-        if passes:
-            # The first loader pass to start claims the resumed passes (a fork or a copy in
-            # between does not count); the state's claim goes with this stream.
-            self._resumed = (os.urandom(8).hex(), os.getpid())
-            weakref.finalize(self, _unclaim, *self._resumed)
+        self._resume(passes)
 
     def __repr__(self) -> str:
         return (
