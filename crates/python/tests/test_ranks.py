@@ -12,12 +12,12 @@ from ofconvert.data import RecordStream
 from test_data import counted, ids  # noqa: F401 (a fixture)
 
 
-def _lane(url, cache, rank, world, worker, workers, shuffle):
+def _lane(url, cache, rank, world, worker, workers, shuffle, cache_limit=None):
     """One process of the job: its ids of one epoch."""
     options = dict(block_size=2000) if shuffle == "block" else {}
     stream = RecordStream(
         url, shuffle=shuffle, seed=3, rank=rank, world_size=world, worker=(worker, workers),
-        batch_size=64, drop_last=False, cache_dir=cache, **options,
+        batch_size=64, drop_last=False, cache_dir=cache, cache_limit=cache_limit, **options,
     )
     return ids(stream)
 
@@ -38,6 +38,25 @@ def test_processes_of_a_job_fetch_the_dataset_about_once_between_them(counted, s
     # Each process 2,000 records (a window of the block shuffle): without a cache, the bytes of
     # the records and of a few requests' framing, not one dataset a process.
     assert size <= proxy.bytes <= 1.1 * size, (proxy.bytes / size, proxy.requests)
+
+
+def test_two_nodes_each_with_its_cache_fetch_the_dataset_about_once_between_them(counted, tmp_path):
+    proxy, url, size, _ = counted
+    # Each node's cache holds the indexes (a dataset opened there before); the epoch is counted.
+    nodes = [tmp_path / "node-a", tmp_path / "node-b"]
+    for cache in nodes:
+        assert len(ofconvert.data.RecordDataset(url, cache_dir=cache)) == 8000
+    proxy.reset()
+    # Ranks 0 and 1 on the first node, 2 and 3 on the second, two loader workers each.
+    layout = [
+        (url, str(nodes[rank // 2]), rank, 4, worker, 2, "block", "10MB") for rank in range(4) for worker in range(2)
+    ]
+    with multiprocessing.get_context("spawn").Pool(len(layout)) as pool:
+        lanes = pool.starmap_async(_lane, layout).get(timeout=300)
+    assert sorted(sum(lanes, [])) == list(range(8000))
+    # Each node fetches the chunks its lanes read, whole (for its cache): the chunks a lane
+    # boundary between the nodes cuts are the only ones both fetch.
+    assert size <= proxy.bytes <= 1.15 * size, (proxy.bytes / size, proxy.requests)
 
 
 def test_a_state_of_rank_0_resumes_with_exactly_the_rest_after_any_step_even_the_uneven_last(tmp_path):
