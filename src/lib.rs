@@ -61,17 +61,18 @@ mod typed;
 mod visit;
 mod wire;
 
-/// The prost messages generated from the vendored `proto/` files.
+/// The prost messages generated from the vendored `proto/` files (by prost-build, kept in
+/// `src/proto/`; `tests/generated.rs` checks them and rewrites them when asked).
 pub mod proto {
     /// `tensorflow.Example`, `tensorflow.SequenceExample` and their parts.
     #[allow(missing_docs)]
     pub mod tensorflow {
-        include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));
+        include!("proto/tensorflow.rs");
     }
     /// `oneflow.OFRecord` and its parts.
     #[allow(missing_docs)]
     pub mod oneflow {
-        include!(concat!(env!("OUT_DIR"), "/oneflow.rs"));
+        include!("proto/oneflow.rs");
     }
 }
 
