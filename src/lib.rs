@@ -62,7 +62,7 @@ mod visit;
 mod wire;
 
 /// The prost messages generated from the vendored `proto/` files (by prost-build, kept in
-/// `src/proto/`; `tests/generated.rs` checks them and rewrites them when asked).
+/// `src/proto/`; `proto/codegen/` checks them and writes them anew when asked).
 pub mod proto {
     /// `tensorflow.Example`, `tensorflow.SequenceExample` and their parts.
     #[allow(missing_docs)]
