@@ -97,38 +97,66 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    /// Takes the next record in place when it lies whole in the buffer, sound: a positive
-    /// length that ends within the stream. False, with nothing consumed, for anything else,
-    /// which the general path then reads or reports: this one is only the quick way through
-    /// the common case.
+    /// Takes the next record in place when it lies whole in the buffer, sound (see
+    /// [`sound_record`](Reader::sound_record)). False, with nothing consumed, for anything
+    /// else, which the general path then reads or reports: this one is only the quick way
+    /// through the common case.
     #[inline]
     fn take_buffered(&mut self) -> bool {
         if !self.state.is_ready() {
             return false;
         }
-        let bytes = self.input.buffer();
-        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
-            return false;
-        };
-        let length = i64::from_le_bytes(*header);
-        let Some(len) = usize::try_from(length)
-            .ok()
-            .filter(|&len| len > 0 && len <= bytes.len() - HEADER_LEN)
+        let Some(len) = sound_record(self.input.buffer(), self.position.offset, self.stream_len)
         else {
             return false;
         };
-        let framed = (HEADER_LEN + len) as u64;
-        if self
-            .stream_len
-            .is_some_and(|stream_len| self.position.offset + framed > stream_len)
-        {
-            return false;
-        }
         self.input.consume(HEADER_LEN + len);
         self.in_buffer = Some(len);
         self.advance(len as u64);
         self.last_framed = Some(HEADER_LEN + len);
         true
+    }
+
+    /// Hands each record that lies whole and sound in the reader's buffer to `each`, with
+    /// its position, in order and where it lies (no copy), until `each` returns false, `max`
+    /// records are handed, or the next record is not whole in the buffer or not sound (a
+    /// positive length that ends within the stream). Returns how many were handed; each one
+    /// is read, as by [`read_record_in_place`](Reader::read_record_in_place), and
+    /// [`last_record`](Reader::last_record) gives the last one's payload.
+    ///
+    /// It reads nothing from the stream and reports nothing: the next
+    /// [`read_record_in_place`](Reader::read_record_in_place) refills the buffer, or says
+    /// what is wrong with the record that stopped the run. The many-records-a-step form of
+    /// reading in place, for loops over small records.
+    pub fn take_run(&mut self, max: u64, mut each: impl FnMut(Position, &[u8]) -> bool) -> u64 {
+        if !self.state.is_ready() {
+            return 0;
+        }
+        let bytes = self.input.buffer();
+        let (mut used, mut taken, mut last) = (0, 0, None);
+        let mut position = self.position;
+        while taken < max {
+            let Some(len) = sound_record(&bytes[used..], position.offset, self.stream_len) else {
+                break;
+            };
+            let payload = &bytes[used + HEADER_LEN..used + HEADER_LEN + len];
+            let at = position;
+            used += HEADER_LEN + len;
+            position.offset += (HEADER_LEN + len) as u64;
+            position.index += 1;
+            taken += 1;
+            last = Some(len);
+            if !each(at, payload) {
+                break;
+            }
+        }
+        self.input.consume(used);
+        self.position = position;
+        if let Some(len) = last {
+            self.in_buffer = Some(len);
+            self.last_framed = Some(HEADER_LEN + len);
+        }
+        taken
     }
 
     fn read_record_at(&mut self, buf: &mut Vec<u8>, in_place: bool) -> Result<bool, Error> {
@@ -378,6 +406,22 @@ impl<R> std::fmt::Debug for Reader<R> {
             .field("state", &self.state)
             .finish_non_exhaustive()
     }
+}
+
+/// The payload length of the record at the start of `bytes` (at `offset` in a stream of
+/// `stream_len` bytes, when known) when it lies whole there and is sound: a positive length
+/// that ends within the stream. `None` for anything else.
+#[inline(always)]
+fn sound_record(bytes: &[u8], offset: u64, stream_len: Option<u64>) -> Option<usize> {
+    let header = bytes.first_chunk::<HEADER_LEN>()?;
+    let len = usize::try_from(i64::from_le_bytes(*header))
+        .ok()
+        .filter(|&len| len > 0 && len <= bytes.len() - HEADER_LEN)?;
+    let framed = (HEADER_LEN + len) as u64;
+    if stream_len.is_some_and(|stream_len| offset + framed > stream_len) {
+        return None;
+    }
+    Some(len)
 }
 
 /// Whether a resync resumes at `candidate`; when the damaged record before it is recovered,

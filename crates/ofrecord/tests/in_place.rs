@@ -1,6 +1,6 @@
-//! Records read or written in place are those read or written through a caller's buffer:
-//! the same payloads, positions and errors, for records that fit the buffers and records
-//! that do not, damaged or not.
+//! Records read or written in place, one at a time or by runs, are those read or written
+//! through a caller's buffer: the same payloads, positions and errors, for records that fit
+//! the buffers and records that do not, damaged or not.
 
 use ofconvert_ofrecord::{ErrorKind, Reader, Writer};
 use proptest::prelude::*;
@@ -59,6 +59,75 @@ proptest! {
         }
         let _ = in_place.skip_record();
         prop_assert_eq!(in_place.last_record(b"given"), b"given");
+    }
+
+    #[test]
+    fn reading_by_runs_gives_what_reading_one_record_at_a_time_gives(
+        sizes in sizes(),
+        damage in prop::option::of((any::<prop::sample::Index>(), 1..=255u8)),
+        maxima in prop::collection::vec(0..6u64, 1..8),
+        stops in prop::collection::vec(any::<bool>(), 1..8),
+    ) {
+        let records: Vec<Vec<u8>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
+            .collect();
+        let mut writer = Writer::new(Vec::new());
+        for record in &records {
+            writer.write_record(record).unwrap();
+        }
+        let mut stream = writer.finish().unwrap();
+        if let Some((at, flip)) = damage {
+            let at = at.index(stream.len());
+            stream[at] ^= flip;
+        }
+        // One record at a time, copied: each record's position and payload, or the error.
+        let mut copying = Reader::new(stream.as_slice());
+        let (mut expected, mut copied) = (Vec::new(), Vec::new());
+        for _ in 0..=records.len() {
+            let at = copying.position();
+            match copying.read_record(&mut copied) {
+                Ok(true) => expected.push(Ok((at, copied.clone()))),
+                Ok(false) => break,
+                Err(err) => {
+                    expected.push(Err(err.to_string()));
+                    if !copying.recover() {
+                        break;
+                    }
+                }
+            }
+        }
+        // Runs of at most `maxima[i]` records, each stopped early where `stops` says, with a
+        // record read in place between two runs.
+        let mut runs = Reader::new(stream.as_slice());
+        let (mut got, mut buf) = (Vec::new(), Vec::new());
+        let mut stop = stops.iter().cycle();
+        for step in 0..=2 * records.len() {
+            let max = maxima[step % maxima.len()];
+            let before = got.len();
+            let handed = runs.take_run(max, |at, data| {
+                got.push(Ok((at, data.to_vec())));
+                !stop.next().unwrap()
+            });
+            prop_assert!(handed <= max);
+            prop_assert_eq!(handed as usize, got.len() - before);
+            if let Some(Ok((_, last))) = got.last().filter(|_| handed > 0) {
+                prop_assert_eq!(runs.last_record(b"given"), last.as_slice());
+            }
+            let at = runs.position();
+            match runs.read_record_in_place(&mut buf) {
+                Ok(true) => got.push(Ok((at, runs.last_record(&buf).to_vec()))),
+                Ok(false) => break,
+                Err(err) => {
+                    got.push(Err(err.to_string()));
+                    if !runs.recover() {
+                        break;
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(got, expected);
     }
 
     #[test]

@@ -202,6 +202,29 @@ impl<R: Read> Reader<R> {
         data.unwrap_or_default()
     }
 
+    /// Hands each record that lies whole and sound in the reader's buffer to `each`, with
+    /// its position, in order and where it lies (no copy), until `each` returns false, `max`
+    /// records are handed, or the next record is not whole in the buffer or not sound.
+    /// Returns how many were handed; each one is read, as by
+    /// [`read_record_in_place`](Reader::read_record_in_place), and
+    /// [`last_record`](Reader::last_record) gives the last one's data.
+    ///
+    /// It reads nothing from the stream and reports nothing: the next
+    /// [`read_record_in_place`](Reader::read_record_in_place) refills the buffer, or says
+    /// what is wrong with the record that stopped the run. This is the many-records-a-step
+    /// form of reading in place, for loops over small records: the framing's checks run for
+    /// each record, but the reader's state is settled once a run.
+    pub fn take_run(&mut self, max: u64, mut each: impl FnMut(Position, &[u8]) -> bool) -> u64 {
+        if !self.framing.state.is_ready() {
+            return 0;
+        }
+        match &mut self.source {
+            Source::Plain(input) => self.framing.take_run(input, max, &mut each),
+            Source::Gzip(input) => self.framing.take_run(input, max, &mut each),
+            Source::Zlib(input) => self.framing.take_run(input, max, &mut each),
+        }
+    }
+
     /// Skips the next record without keeping its data, and returns the data length, or `None`
     /// at a clean end of the stream (and once the reader has stopped after an error).
     ///
@@ -368,45 +391,84 @@ impl Framing {
         self.consumed += amount as u64;
     }
 
-    /// Takes the next record in place when it lies whole in the buffer, sound: its length
-    /// and data match their checksums (as far as they are checked), and it ends within the
-    /// stream. False, with nothing consumed, for anything else, which the general path then
-    /// reads or reports: this one is only the quick way through the common case.
+    /// Takes the next record in place when it lies whole in the buffer, sound (see
+    /// [`sound_record`](Framing::sound_record)). False, with nothing consumed, for anything
+    /// else, which the general path then reads or reports: this one is only the quick way
+    /// through the common case.
     #[inline]
     fn take_buffered<S: Read>(&mut self, input: &mut BufInput<S>) -> bool {
-        let bytes = input.buffer();
-        let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+        let Some(data_len) = self.sound_record(input.buffer(), self.position.offset) else {
             return false;
         };
+        input.consume(HEADER_LEN + data_len + FOOTER_LEN);
+        self.in_buffer = Some(data_len);
+        self.advance(data_len as u64);
+        true
+    }
+
+    /// The data length of the record at the start of `bytes` (at `offset` in the stream)
+    /// when it lies whole there and is sound: its length and data match their checksums (as
+    /// far as they are checked), and it ends within the stream. `None` for anything else.
+    #[inline(always)]
+    fn sound_record(&self, bytes: &[u8], offset: u64) -> Option<usize> {
+        let header = bytes.first_chunk::<HEADER_LEN>()?;
         let (length, length_crc) = header.split_at(8);
         let length_bytes: [u8; 8] = length.try_into().unwrap_or_default();
-        let length = u64::from_le_bytes(length_bytes);
-        let Some(data_len) = usize::try_from(length)
+        let data_len = usize::try_from(u64::from_le_bytes(length_bytes))
             .ok()
-            .filter(|&len| len <= bytes.len().saturating_sub(HEADER_LEN + FOOTER_LEN))
-        else {
-            return false;
-        };
+            .filter(|&len| len <= bytes.len().saturating_sub(HEADER_LEN + FOOTER_LEN))?;
         let record = &bytes[..data_len + HEADER_LEN + FOOTER_LEN];
-        let end = self.position.offset + record.len() as u64;
+        let end = offset + record.len() as u64;
         if self.stream_len.is_some_and(|stream_len| end > stream_len) {
-            return false;
+            return None;
         }
         if self.options.verify_length_crc
             && u32::from_le_bytes(length_crc.try_into().unwrap_or_default())
                 != crate::crc::masked_crc32c_u64(length_bytes)
         {
-            return false;
+            return None;
         }
         let (data, footer) = record[HEADER_LEN..].split_at(data_len);
         if self.options.verify_data_crc && frame::check_footer(data, footer).is_err() {
-            return false;
+            return None;
         }
-        let framed = record.len();
-        input.consume(framed);
-        self.in_buffer = Some(data_len);
-        self.advance(length);
-        true
+        Some(data_len)
+    }
+
+    /// Hands the sound records that lie whole in the buffer to `each`, at most `max`; see
+    /// [`Reader::take_run`].
+    #[inline]
+    fn take_run<S: Read>(
+        &mut self,
+        input: &mut BufInput<S>,
+        max: u64,
+        each: &mut impl FnMut(Position, &[u8]) -> bool,
+    ) -> u64 {
+        let bytes = input.buffer();
+        let (mut used, mut taken, mut last) = (0, 0, None);
+        let mut position = self.position;
+        while taken < max {
+            let Some(data_len) = self.sound_record(&bytes[used..], position.offset) else {
+                break;
+            };
+            let data = &bytes[used + HEADER_LEN..used + HEADER_LEN + data_len];
+            let at = position;
+            let framed = HEADER_LEN + data_len + FOOTER_LEN;
+            used += framed;
+            position.offset += framed as u64;
+            position.index += 1;
+            taken += 1;
+            last = Some(data_len);
+            if !each(at, data) {
+                break;
+            }
+        }
+        input.consume(used);
+        self.position = position;
+        if last.is_some() {
+            self.in_buffer = last;
+        }
+        taken
     }
 
     /// Reads the next record: into `buf`, or, `in_place` and when it lies whole in the

@@ -308,6 +308,31 @@ impl<'a> RecordReader<'a> {
         Ok(found.then_some(at))
     }
 
+    /// Hands the records that lie whole and sound in the reader's buffer to `each`, with
+    /// their positions, in place and in order, before index `end` (`None`: to the end of the
+    /// file), until `each` returns false; returns how many it handed. It reads nothing and
+    /// reports nothing: [`read_salvaging`](RecordReader::read_salvaging) reads the next
+    /// record, refilling the buffer, or meets the damage that stopped the run. None are
+    /// handed where only `read_salvaging` can tell a record is sound: an ArrayRecord file,
+    /// and an OFRecord salvaged outside a bounded work item (each record is parsed first,
+    /// a wrong length being its only sign of damage).
+    pub(crate) fn take_run(
+        &mut self,
+        end: Option<u64>,
+        policy: OnCorrupt,
+        mut each: impl FnMut(RecordAt, &[u8]) -> bool,
+    ) -> u64 {
+        let max = end.map_or(u64::MAX, |end| end.saturating_sub(self.position().index));
+        let base = self.base;
+        match &mut self.framed {
+            Framed::Tf(reader) => reader.take_run(max, |at, data| each(at.after(base), data)),
+            Framed::Of(reader) if policy != OnCorrupt::Skip || end.is_some() => {
+                reader.take_run(max, |at, data| each(at.after(base), data))
+            }
+            _ => 0,
+        }
+    }
+
     /// The data of the record last read, `buf` being the buffer that read was given: in the
     /// reader's buffer after a [`read_in_place`](RecordReader::read_in_place) that left it
     /// there, else `buf`.

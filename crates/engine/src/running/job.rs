@@ -292,62 +292,63 @@ pub(crate) fn convert_chunk(
                 Err(err) => return Err(err.into()),
             }
         }
-        while let Some(at) = reader.read_salvaging(
-            &mut worker.record,
-            options.on_corrupt,
-            &mut output.skipped,
-            segment.end,
-        )? {
-            // One relaxed load a record: a stop is seen within a record, whatever its size.
-            if options.interrupt.is_set() {
-                return Err(Stop::Interrupted);
-            }
-            unreported += 1;
-            if unreported == REPORT_EVERY {
-                (context.progress)(Event::Progress {
-                    bytes: 0,
-                    records: unreported,
-                });
-                unreported = 0;
-                if job.failed.load(Ordering::Relaxed) {
-                    return Err(Stop::Cancelled);
-                }
-            }
-            let record = reader.record(&worker.record);
-            let format = context.input_format;
-            // The first record of a part is converted on its own, so that no part is made
-            // for records that all fail; the next ones go straight into the part's buffer.
+        let format = context.input_format;
+        loop {
+            // Into an open part, the records that lie whole in the reader's buffer go many a
+            // step: the reader settles its state once a run, not once a record.
             if let Some(part) = writer.as_mut().filter(|_| worker.keeps_images) {
-                let room = options
-                    .sizing
-                    .max_part_bytes
-                    .map(|max| max.saturating_sub(part.bytes()));
+                let mut halt = None;
                 let (transcoder, converted) = (&mut worker.transcoder, &mut worker.converted);
-                let outcome = part.write_with(|buf| {
-                    let start = buf.len();
-                    if let Err(err) = transcode(transcoder, format, record, buf) {
-                        return Err(NotWritten::Failed(err));
+                reader.take_run(segment.end, options.on_corrupt, |at, record| {
+                    if let Err(stop) = count_record(context, job, &mut unreported) {
+                        halt = Some(Err(stop));
+                        return false;
                     }
-                    output.rounded += transcoder.rounded();
-                    output.schema.add_transcoded(transcoder, buf);
-                    if room.is_some_and(|room| frame_len(format, buf.len() - start) > room) {
-                        converted.clear();
-                        converted.extend_from_slice(&buf[start..]);
-                        return Err(NotWritten::Spilled);
+                    match into_part(part, transcoder, converted, output, options, format, record) {
+                        Ok(Ok(())) => true,
+                        outcome => {
+                            halt = Some(Ok((at, outcome)));
+                            false
+                        }
                     }
-                    Ok(())
-                })?;
-                match outcome {
-                    Ok(()) => continue,
-                    Err(NotWritten::Failed(err)) => {
-                        skip_or_fail(options, &input.path, at, err, &mut output.skipped)?;
-                        continue;
-                    }
-                    Err(NotWritten::Spilled) => {
+                });
+                match halt {
+                    None => {}
+                    Some(Err(stop)) => return Err(stop),
+                    Some(Ok((at, outcome))) => {
+                        if written(options, &input.path, at, outcome?, &mut output.skipped)? {
+                            continue;
+                        }
                         if let Some(full) = writer.take() {
                             finish_part(context, worker, full, output)?;
                         }
+                        write_converted(context, job, chunk, worker, writer, &mut next_sub)?;
+                        continue;
                     }
+                }
+            }
+            let Some(at) = reader.read_salvaging(
+                &mut worker.record,
+                options.on_corrupt,
+                &mut output.skipped,
+                segment.end,
+            )?
+            else {
+                break;
+            };
+            count_record(context, job, &mut unreported)?;
+            let record = reader.record(&worker.record);
+            // The first record of a part is converted on its own, so that no part is made
+            // for records that all fail; the next ones go straight into the part's buffer.
+            if let Some(part) = writer.as_mut().filter(|_| worker.keeps_images) {
+                let (transcoder, converted) = (&mut worker.transcoder, &mut worker.converted);
+                let outcome =
+                    into_part(part, transcoder, converted, output, options, format, record)?;
+                if written(options, &input.path, at, outcome, &mut output.skipped)? {
+                    continue;
+                }
+                if let Some(full) = writer.take() {
+                    finish_part(context, worker, full, output)?;
                 }
             } else {
                 worker.converted.clear();
@@ -391,21 +392,7 @@ pub(crate) fn convert_chunk(
                     }
                 }
             }
-            let current = match writer {
-                Some(current) => current,
-                None => {
-                    next_sub += 1;
-                    writer.insert(PartWriter::create(
-                        context.storage,
-                        job.target.part_path(chunk.index, chunk.of, next_sub - 1),
-                        format,
-                        (options.to, options.compression, options.array_record),
-                        options.durability(),
-                        frame_len(format, worker.converted.len()),
-                    )?)
-                }
-            };
-            current.write(&worker.converted)?;
+            write_converted(context, job, chunk, worker, writer, &mut next_sub)?;
         }
     }
     if unreported > 0 {
@@ -414,6 +401,110 @@ pub(crate) fn convert_chunk(
             records: unreported,
         });
     }
+    Ok(())
+}
+
+/// Counts a record read: a progress report every [`REPORT_EVERY`] records, a stop when the
+/// run is interrupted (one relaxed load a record: a stop is seen within a record, whatever
+/// its size) or another work item of the dataset failed.
+#[inline]
+fn count_record(context: &Context<'_>, job: &Job<'_>, unreported: &mut u64) -> Result<(), Stop> {
+    if context.options.interrupt.is_set() {
+        return Err(Stop::Interrupted);
+    }
+    *unreported += 1;
+    if *unreported == REPORT_EVERY {
+        (context.progress)(Event::Progress {
+            bytes: 0,
+            records: *unreported,
+        });
+        *unreported = 0;
+        if job.failed.load(Ordering::Relaxed) {
+            return Err(Stop::Cancelled);
+        }
+    }
+    Ok(())
+}
+
+/// Converts `record` straight into the open `part`'s buffer, its features added to the
+/// schema. A record that would take the part past its size limit is left in `converted`
+/// for the next part ([`NotWritten::Spilled`]).
+#[inline]
+fn into_part(
+    part: &mut PartWriter,
+    transcoder: &mut Transcoder,
+    converted: &mut Vec<u8>,
+    output: &mut ChunkOutput,
+    options: &Options,
+    format: Format,
+    record: &[u8],
+) -> Result<Result<(), NotWritten>, Error> {
+    let room = options
+        .sizing
+        .max_part_bytes
+        .map(|max| max.saturating_sub(part.bytes()));
+    part.write_with(|buf| {
+        let start = buf.len();
+        if let Err(err) = transcode(transcoder, format, record, buf) {
+            return Err(NotWritten::Failed(err));
+        }
+        output.rounded += transcoder.rounded();
+        output.schema.add_transcoded(transcoder, buf);
+        if room.is_some_and(|room| frame_len(format, buf.len() - start) > room) {
+            converted.clear();
+            converted.extend_from_slice(&buf[start..]);
+            return Err(NotWritten::Spilled);
+        }
+        Ok(())
+    })
+}
+
+/// What became of a record [`into_part`] took: true when it is done with (written, or
+/// skipped as the options say), false when it spilled and waits in the worker's
+/// `converted` buffer for the next part.
+fn written(
+    options: &Options,
+    path: &std::path::Path,
+    at: crate::records::RecordAt,
+    outcome: Result<(), NotWritten>,
+    skipped: &mut crate::records::SkippedRecords,
+) -> Result<bool, Stop> {
+    match outcome {
+        Ok(()) => Ok(true),
+        Err(NotWritten::Failed(err)) => {
+            skip_or_fail(options, path, at, err, skipped)?;
+            Ok(true)
+        }
+        Err(NotWritten::Spilled) => Ok(false),
+    }
+}
+
+/// Writes the record waiting in the worker's `converted` buffer into the open part, or into
+/// a new one.
+fn write_converted(
+    context: &Context<'_>,
+    job: &Job<'_>,
+    chunk: &Chunk,
+    worker: &Worker,
+    writer: &mut Option<PartWriter>,
+    next_sub: &mut usize,
+) -> Result<(), Stop> {
+    let options = context.options;
+    let current = match writer {
+        Some(current) => current,
+        None => {
+            *next_sub += 1;
+            writer.insert(PartWriter::create(
+                context.storage,
+                job.target.part_path(chunk.index, chunk.of, *next_sub - 1),
+                context.input_format,
+                (options.to, options.compression, options.array_record),
+                options.durability(),
+                frame_len(context.input_format, worker.converted.len()),
+            )?)
+        }
+    };
+    current.write(&worker.converted)?;
     Ok(())
 }
 
