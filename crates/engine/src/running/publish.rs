@@ -304,8 +304,18 @@ impl Target<'_> {
                     .filter_map(|(temp, part)| Some((temp.as_ref()?, part)))
                     .filter(|(temp, part)| temp.path != dir.join(&part.name))
                     .try_for_each(|(temp, part)| {
+                        let target = dir.join(&part.name);
+                        // The old dataset's part of that name goes first: renamed over, it
+                        // would make ext4 write the new part's data out there and then
+                        // (its auto_da_alloc, for programs that replace a file without
+                        // fsync), and the directory's fsync wait for it, --no-sync or not.
+                        if self.storage.renames_cheaply() {
+                            self.storage
+                                .remove(&target)
+                                .map_err(|err| Error::io(&target, err))?;
+                        }
                         self.storage
-                            .rename(&temp.path, &dir.join(&part.name))
+                            .rename(&temp.path, &target)
                             .map_err(|err| Error::io(&temp.path, err))
                     })
             })
