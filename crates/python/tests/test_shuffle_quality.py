@@ -1,4 +1,4 @@
-"""How well the shuffles mix, by MosaicML Streaming's measure (crates/python/bench_shuffle.py):
+"""How well the shuffles mix, by MosaicML Streaming's measure (bench/python/bench_shuffle.py):
 a block shuffle mixes about as well as a global permutation, and as well as Mosaic's py1e at
 the same block size when mosaicml-streaming is there to compare with (ci.sh installs it)."""
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The script lives with the other benchmarks, at the root of the repository.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "python"))
 import bench_shuffle  # noqa: E402
 
 FILES, RECORDS, BLOCK = 32, 500, 4096

@@ -5,10 +5,10 @@
 //! the project computes goes through [`crc32c`] (and [`crc32c_append`] for a running one):
 //! inputs of 512 bytes and more go to the `crc-fast` crate, which folds many streams at once
 //! with carry-less multiplication (about 2.5 times the `crc32c` crate's throughput from
-//! 4 KiB up on the x86-64 machines measured, `crates/bench/benches/crc.rs`) and falls back to
-//! portable tables elsewhere. Shorter inputs (every record's 8-byte length, the data of small
-//! records) get a shortcut on x86-64: one CRC instruction per 8 bytes read unaligned, which
-//! beats any crate's set-up for so short an input.
+//! 4 KiB up on the x86-64 machines measured, `bench/crate/benches/framing.rs`) and falls
+//! back to portable tables elsewhere. Shorter inputs (every record's 8-byte length, the data
+//! of small records) get a shortcut on x86-64: one CRC instruction per 8 bytes read
+//! unaligned, which beats any crate's set-up for so short an input.
 
 /// The constant TensorFlow adds to a rotated CRC.
 const MASK_DELTA: u32 = 0xa282_ead8;

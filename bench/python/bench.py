@@ -3,7 +3,7 @@
 `tfrecord` package.
 
     cargo run --release -p ofconvert-bench --bin ofconvert-bench-gen -- /tmp/corpus
-    python crates/python/bench.py --dir /tmp/corpus --cpu 0 \
+    python bench/python/bench.py --dir /tmp/corpus --cpu 0 \
         --s3-server target/release/ofconvert-bench-s3
 
 Each reader runs in a process of its own, with the Python given for it (default: this

@@ -2,7 +2,7 @@
 ``shuffle="block"`` and ``shuffle=True`` and for Mosaic's default ``py1e`` at the same block
 size, on one layout of files.
 
-    python3 crates/python/bench_shuffle.py [--files 1024] [--records 1251] [--block 262144]
+    python3 bench/python/bench_shuffle.py [--files 1024] [--records 1251] [--block 262144]
 
 The measure: the Shannon entropy (bits) of the absolute differences between the numbers of
 consecutive records in the epoch's order, and the same over the numbers of the files they come

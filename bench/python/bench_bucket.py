@@ -4,7 +4,7 @@ MosaicML Streaming over the same records, on one S3 server, every request and by
 
     cargo build --release -p ofconvert-bench --bins
     target/release/ofconvert-bench-gen /tmp/corpus
-    python crates/python/bench_bucket.py --dir /tmp/corpus \
+    python bench/python/bench_bucket.py --dir /tmp/corpus \
         --s3-server target/release/ofconvert-bench-s3 --mosaic-python /tmp/mosaic-venv/bin/python
 
 This Python needs ofconvert (`maturin develop --profile release` in crates/python); `rclone`

@@ -3,7 +3,7 @@
 process of a layout started at once, the requests and bytes of all of them counted together.
 
     cargo build --release -p ofconvert-bench --bins
-    python crates/python/bench_ranks.py --s3-server target/release/ofconvert-bench-s3 \
+    python bench/python/bench_ranks.py --s3-server target/release/ofconvert-bench-s3 \
         --mosaic-python /tmp/mosaic-venv/bin/python
 
 This Python needs ofconvert and numpy, and the rest is bench_bucket.py's (beside this

@@ -1,7 +1,7 @@
 """Reading and writing ArrayRecord: ofconvert against Google's `array_record` package and
 against ofconvert's own TFRecord path, on the same records.
 
-    python crates/python/bench_arrayrecord.py --dir /tmp/ar-bench --cpu 0 \
+    python bench/python/bench_arrayrecord.py --dir /tmp/ar-bench --cpu 0 \
         --array-record-python /path/to/venv-with-array-record/bin/python
 
 Writes two corpora into --dir once (kept for later runs): `large` (2,000 records of 100 KB of
