@@ -1,8 +1,9 @@
 //! Deterministic corpora for benchmarking ofconvert, and the record generators that the
 //! criterion benches share with the corpus writer.
 //!
-//! Three corpora, each written as a TFRecord tree with TFDS shard names and as the OFRecord
-//! tree that `ofconvert tf2of` makes of it (`part-NNNNN`):
+//! Three corpora, each written as a TFRecord tree with TFDS shard names, as the OFRecord
+//! tree that `ofconvert tf2of` makes of it (`part-NNNNN`), and as the ArrayRecord shards TFDS
+//! writes with `file_format='array_record'` (a record a chunk, zstd):
 //!
 //! * [`Corpus::Large`]: ImageNet-like records in the layout of TensorFlow's inception
 //!   scripts, one 60–160 KiB `image/encoded` value plus a few int64, float and short bytes
@@ -154,14 +155,17 @@ pub enum Format {
     Tf,
     /// OFRecord framing around serialized `oneflow.OFRecord`s.
     Of,
+    /// ArrayRecord files (Riegeli chunks and a footer) of serialized `tf.train.Example`s.
+    Array,
 }
 
 impl Format {
-    /// `"tfrecord"` or `"ofrecord"`: the directory name of the tree.
+    /// `"tfrecord"`, `"ofrecord"` or `"array_record"`: the directory name of the tree.
     pub fn name(self) -> &'static str {
         match self {
             Format::Tf => "tfrecord",
             Format::Of => "ofrecord",
+            Format::Array => "array_record",
         }
     }
 }
@@ -320,6 +324,12 @@ pub fn tf_shard_name(dataset: &str, index: u64, shards: u64) -> String {
     format!("{dataset}-train.tfrecord-{index:05}-of-{shards:05}")
 }
 
+/// The TFDS name of ArrayRecord shard `index` of `shards`:
+/// `{dataset}-train.array_record-{i:05}-of-{n:05}`.
+pub fn array_record_shard_name(dataset: &str, index: u64, shards: u64) -> String {
+    format!("{dataset}-train.array_record-{index:05}-of-{shards:05}")
+}
+
 /// The OneFlow name of part `index`: `part-{i:05}`, as OneFlow's ImageNet sets name them.
 pub fn of_part_name(index: u64) -> String {
     format!("part-{index:05}")
@@ -349,15 +359,16 @@ pub struct Tree {
     pub bytes: u64,
 }
 
-/// Writes `corpus` under `root` as `root/{corpus}/tfrecord/` (TFDS shards) and
+/// Writes `corpus` under `root` as `root/{corpus}/tfrecord/` (TFDS shards),
 /// `root/{corpus}/ofrecord/` (the same records as OFRecord parts, shard *i* as
-/// `part-{i:05}`), replacing files of the same names. Returns the TFRecord tree, then the
-/// OFRecord tree.
+/// `part-{i:05}`) and `root/{corpus}/array_record/` (the same records as TFDS's ArrayRecord
+/// shards, with `array_record`'s default options), replacing files of the same names.
+/// Returns the TFRecord tree, the OFRecord tree and the ArrayRecord tree.
 ///
 /// # Errors
 ///
 /// Fails on a scale that is not positive and finite, and on any I/O error.
-pub fn write_corpus(root: &Path, corpus: Corpus, options: &Options) -> io::Result<[Tree; 2]> {
+pub fn write_corpus(root: &Path, corpus: Corpus, options: &Options) -> io::Result<[Tree; 3]> {
     if !(options.scale.is_finite() && options.scale > 0.0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -367,6 +378,7 @@ pub fn write_corpus(root: &Path, corpus: Corpus, options: &Options) -> io::Resul
     let base = root.join(corpus.name());
     let mut tf_tree = new_tree(Format::Tf, base.join(Format::Tf.name()))?;
     let mut of_tree = new_tree(Format::Of, base.join(Format::Of.name()))?;
+    let mut array_tree = new_tree(Format::Array, base.join(Format::Array.name()))?;
     let mut transcoder = transcoder()?;
     let records = corpus.records_per_shard(options.scale);
     let shards = corpus.shards();
@@ -380,6 +392,11 @@ pub fn write_corpus(root: &Path, corpus: Corpus, options: &Options) -> io::Resul
         )?);
         let mut of_writer =
             ofconvert_ofrecord::Writer::new(File::create(of_tree.dir.join(of_part_name(shard)))?);
+        let mut array_writer = ofconvert_arrayrecord::Writer::new(File::create(
+            array_tree
+                .dir
+                .join(array_record_shard_name(corpus.dataset(), shard, shards)),
+        )?);
         for _ in 0..records {
             generator.next_record(&mut record);
             transcoder
@@ -389,13 +406,18 @@ pub fn write_corpus(root: &Path, corpus: Corpus, options: &Options) -> io::Resul
             of_writer
                 .write_record(&ofrecord)
                 .map_err(io::Error::other)?;
+            array_writer
+                .write_record(&record)
+                .map_err(io::Error::other)?;
         }
         tf_tree.add_file(tf_writer.bytes_written(), records);
         of_tree.add_file(of_writer.bytes_written(), records);
         tf_writer.finish()?;
         of_writer.finish().map_err(io::Error::other)?;
+        let array_file = array_writer.finish().map_err(io::Error::other)?;
+        array_tree.add_file(array_file.metadata()?.len(), records);
     }
-    Ok([tf_tree, of_tree])
+    Ok([tf_tree, of_tree, array_tree])
 }
 
 /// Writes one TFRecord file of large-corpus records, `root/big/tfrecord/big-train.tfrecord-

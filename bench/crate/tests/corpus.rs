@@ -1,12 +1,13 @@
 //! The corpora are what the benchmark claims: the right shapes and counts, the same bytes for
-//! the same seed, OFRecord parts that are the conversion of the TFRecord shards, and sizes
-//! that match the files.
+//! the same seed, OFRecord parts that are the conversion of the TFRecord shards, ArrayRecord
+//! shards holding the same records, and sizes that match the files.
 
 use std::fs;
 use std::path::Path;
 
 use ofconvert_bench::{
-    sample_records, tf_shard_name, write_big_file, write_corpus, Corpus, Format, Generator, Options,
+    array_record_shard_name, sample_records, tf_shard_name, write_big_file, write_corpus, Corpus,
+    Format, Generator, Options,
 };
 use ofconvert_bridge::{decode_example, ExampleExt, MappingSpec, Transcoder};
 
@@ -26,6 +27,14 @@ fn read_tf(path: &Path) -> Vec<Vec<u8>> {
 fn read_of(path: &Path) -> Vec<Vec<u8>> {
     let file = fs::File::open(path).unwrap();
     ofconvert_ofrecord::Reader::new(file)
+        .records()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn read_array(path: &Path) -> Vec<Vec<u8>> {
+    let file = fs::File::open(path).unwrap();
+    ofconvert_arrayrecord::Reader::new(file)
         .records()
         .collect::<Result<_, _>>()
         .unwrap()
@@ -60,13 +69,14 @@ fn scale_one_has_the_sizes_the_issue_asks_for() {
 }
 
 #[test]
-fn every_tree_holds_the_generated_records_in_both_formats() {
+fn every_tree_holds_the_generated_records_in_each_format() {
     let root = tempfile::tempdir().unwrap();
     let mut transcoder = Transcoder::new(MappingSpec::new()).unwrap();
     for corpus in Corpus::ALL {
-        let [tf_tree, of_tree] = write_corpus(root.path(), corpus, &TINY).unwrap();
+        let [tf_tree, of_tree, array_tree] = write_corpus(root.path(), corpus, &TINY).unwrap();
         assert_eq!(tf_tree.format, Format::Tf);
         assert_eq!(of_tree.format, Format::Of);
+        assert_eq!(array_tree.format, Format::Array);
         assert_eq!(
             tf_tree.dir,
             root.path().join(corpus.name()).join("tfrecord")
@@ -75,8 +85,12 @@ fn every_tree_holds_the_generated_records_in_both_formats() {
             of_tree.dir,
             root.path().join(corpus.name()).join("ofrecord")
         );
+        assert_eq!(
+            array_tree.dir,
+            root.path().join(corpus.name()).join("array_record")
+        );
         let per_shard = corpus.records_per_shard(TINY.scale);
-        for tree in [&tf_tree, &of_tree] {
+        for tree in [&tf_tree, &of_tree, &array_tree] {
             assert_eq!(tree.files, corpus.shards());
             assert_eq!(tree.records, corpus.shards() * per_shard);
             assert_eq!(tree.bytes, dir_bytes(&tree.dir));
@@ -84,16 +98,20 @@ fn every_tree_holds_the_generated_records_in_both_formats() {
 
         let tf_names = file_names(&tf_tree.dir);
         let of_names = file_names(&of_tree.dir);
+        let array_names = file_names(&array_tree.dir);
         assert_eq!(tf_names.len() as u64, corpus.shards());
         assert_eq!(of_names.len() as u64, corpus.shards());
+        assert_eq!(array_names.len() as u64, corpus.shards());
         for shard in 0..corpus.shards() {
             let tf_name = tf_shard_name(corpus.dataset(), shard, corpus.shards());
             let of_name = format!("part-{shard:05}");
+            let array_name = array_record_shard_name(corpus.dataset(), shard, corpus.shards());
             assert!(tf_names.contains(&tf_name), "{tf_name} in {tf_names:?}");
             let examples = read_tf(&tf_tree.dir.join(&tf_name));
             let ofrecords = read_of(&of_tree.dir.join(&of_name));
             assert_eq!(examples.len() as u64, per_shard);
             assert_eq!(ofrecords.len() as u64, per_shard);
+            assert_eq!(read_array(&array_tree.dir.join(&array_name)), examples);
 
             let mut generator = Generator::new(corpus, TINY.seed, shard);
             let (mut expected, mut converted) = (Vec::new(), Vec::new());
@@ -118,9 +136,9 @@ fn the_same_seed_writes_the_same_bytes_and_another_seed_does_not() {
     );
     let reseeded = Options { seed: 8, ..TINY };
     for corpus in Corpus::ALL {
-        let [a, _] = write_corpus(first.path(), corpus, &TINY).unwrap();
-        let [b, _] = write_corpus(second.path(), corpus, &TINY).unwrap();
-        let [c, _] = write_corpus(other.path(), corpus, &reseeded).unwrap();
+        let [a, ..] = write_corpus(first.path(), corpus, &TINY).unwrap();
+        let [b, ..] = write_corpus(second.path(), corpus, &TINY).unwrap();
+        let [c, ..] = write_corpus(other.path(), corpus, &reseeded).unwrap();
         for name in file_names(&a.dir) {
             let bytes = fs::read(a.dir.join(&name)).unwrap();
             assert_eq!(bytes, fs::read(b.dir.join(&name)).unwrap(), "{name}");

@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use ofconvert_bench::{write_big_file, write_corpus, Corpus, Options, Tree};
 
-/// Write deterministic benchmark corpora: DIR/{large,small,png}/{tfrecord,ofrecord}/ and,
-/// with `--corpus big`, one big TFRecord file in DIR/big/tfrecord/.
+/// Write deterministic benchmark corpora: DIR/{large,small,png}/{tfrecord,ofrecord,array_record}/
+/// and, with `--corpus big`, one big TFRecord file in DIR/big/tfrecord/.
 #[derive(Debug, Parser)]
 #[command(name = "ofconvert-bench-gen")]
 struct Args {
