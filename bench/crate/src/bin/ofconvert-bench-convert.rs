@@ -1,6 +1,6 @@
 //! Converts every file of one directory, one after another on one thread, by the wire path
 //! or by the typed path (decode into prost messages, map, encode), with the same framing
-//! readers and writers. `bench/run.sh` times both to show, end to end, what the wire path
+//! readers and writers. `bench/run` times both to show, end to end, what the wire path
 //! buys; the CLI has no switch for the typed path.
 
 use std::fs::{self, File};

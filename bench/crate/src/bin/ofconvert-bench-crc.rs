@@ -1,4 +1,4 @@
-//! CRC-32C throughput for `bench/run.sh`: the project's one function
+//! CRC-32C throughput for `bench/run`: the project's one function
 //! (`ofconvert_tfrecord::crc::crc32c`) beside the `crc32c` crate it replaced, on buffers of
 //! 64 KiB and 1 MiB, each timed for a quarter of a second after a warm-up. Prints one line
 //! per size: `SIZE PROJECT_GBPS CRC32C_GBPS` (GB = 10^9 bytes).

@@ -1,5 +1,5 @@
 //! Writes the benchmark corpora into a directory, and `corpus.tsv` beside them saying what
-//! was written (the table `bench/run.sh` reads).
+//! was written (the table `bench/run` reads).
 
 use std::fmt::Write as _;
 use std::fs;

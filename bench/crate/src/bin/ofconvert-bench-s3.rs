@@ -1,4 +1,4 @@
-//! An S3 server for `bench/run.sh`: serves a directory through s3s-fs (the server the
+//! An S3 server for `bench/run`: serves a directory through s3s-fs (the server the
 //! integration tests run), each subdirectory a bucket and each file an object, on 127.0.0.1
 //! at an ephemeral port. Prints its endpoint (`http://127.0.0.1:PORT`) on a line of its own
 //! once it listens, then serves until it is killed or its standard input closes.
