@@ -11,9 +11,9 @@ use ofconvert_bridge::Transcoder;
 use crate::error::{Error, ErrorKind};
 use crate::naming::names::Format;
 use crate::running::chunk::{plan_chunks, Chunk};
+use crate::running::item::run_chunk;
 use crate::running::job::{
-    chunk_done, fail_job, finish_job, lock, report_done, run_chunk, Context, Job, JobState, Stop,
-    Worker,
+    chunk_done, fail_job, finish_job, lock, report_done, Context, Job, JobState, Stop, Worker,
 };
 
 use crate::front_end::FrontEnd;

@@ -12,6 +12,7 @@
 pub(crate) mod chunk;
 pub(crate) mod convert;
 pub(crate) mod existing;
+pub(crate) mod item;
 pub(crate) mod job;
 pub(crate) mod prefetch;
 pub(crate) mod preview;
