@@ -13,6 +13,26 @@ fn sizes() -> impl Strategy<Value = Vec<usize>> {
     )
 }
 
+/// Records of `sizes` (bytes that differ from record to record) and the stream that holds
+/// them, one byte flipped where `damage` says.
+fn written(sizes: &[usize], damage: Option<(prop::sample::Index, u8)>) -> (Vec<Vec<u8>>, Vec<u8>) {
+    let records: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
+        .collect();
+    let mut writer = Writer::new(Vec::new());
+    for record in &records {
+        writer.write_record(record).unwrap();
+    }
+    let mut stream = writer.finish().unwrap();
+    if let Some((at, flip)) = damage {
+        let at = at.index(stream.len());
+        stream[at] ^= flip;
+    }
+    (records, stream)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -21,20 +41,7 @@ proptest! {
         sizes in sizes(),
         damage in prop::option::of((any::<prop::sample::Index>(), 1..=255u8)),
     ) {
-        let records: Vec<Vec<u8>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
-            .collect();
-        let mut writer = Writer::new(Vec::new());
-        for record in &records {
-            writer.write_record(record).unwrap();
-        }
-        let mut stream = writer.finish().unwrap();
-        if let Some((at, flip)) = damage {
-            let at = at.index(stream.len());
-            stream[at] ^= flip;
-        }
+        let (records, stream) = written(&sizes, damage);
         let mut copying = Reader::new(stream.as_slice());
         let mut in_place = Reader::new(stream.as_slice());
         let (mut copied, mut buf) = (Vec::new(), Vec::new());
@@ -68,20 +75,7 @@ proptest! {
         maxima in prop::collection::vec(0..6u64, 1..8),
         stops in prop::collection::vec(any::<bool>(), 1..8),
     ) {
-        let records: Vec<Vec<u8>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
-            .collect();
-        let mut writer = Writer::new(Vec::new());
-        for record in &records {
-            writer.write_record(record).unwrap();
-        }
-        let mut stream = writer.finish().unwrap();
-        if let Some((at, flip)) = damage {
-            let at = at.index(stream.len());
-            stream[at] ^= flip;
-        }
+        let (records, stream) = written(&sizes, damage);
         // One record at a time, copied: each record's position and payload, or the error.
         let mut copying = Reader::new(stream.as_slice());
         let (mut expected, mut copied) = (Vec::new(), Vec::new());

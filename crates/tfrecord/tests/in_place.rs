@@ -13,6 +13,30 @@ fn sizes() -> impl Strategy<Value = Vec<usize>> {
     )
 }
 
+/// Records of `sizes` (bytes that differ from record to record) and the stream that holds
+/// them, compressed as asked, one byte flipped where `damage` says when it is not.
+fn written(
+    sizes: &[usize],
+    compression: Compression,
+    damage: Option<(prop::sample::Index, u8)>,
+) -> (Vec<Vec<u8>>, Vec<u8>) {
+    let records: Vec<Vec<u8>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
+        .collect();
+    let mut writer = Writer::with_compression(Vec::new(), compression);
+    for record in &records {
+        writer.write_record(record).unwrap();
+    }
+    let mut stream = writer.finish().unwrap();
+    if let Some((at, flip)) = damage.filter(|_| compression == Compression::None) {
+        let at = at.index(stream.len());
+        stream[at] ^= flip;
+    }
+    (records, stream)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -22,21 +46,8 @@ proptest! {
         compressed in any::<bool>(),
         damage in prop::option::of((any::<prop::sample::Index>(), 1..=255u8)),
     ) {
-        let records: Vec<Vec<u8>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
-            .collect();
         let compression = if compressed { Compression::Gzip } else { Compression::None };
-        let mut writer = Writer::with_compression(Vec::new(), compression);
-        for record in &records {
-            writer.write_record(record).unwrap();
-        }
-        let mut stream = writer.finish().unwrap();
-        if let Some((at, flip)) = damage.filter(|_| !compressed) {
-            let at = at.index(stream.len());
-            stream[at] ^= flip;
-        }
+        let (records, stream) = written(&sizes, compression, damage);
         let options = ReaderOptions { compression, ..ReaderOptions::default() };
         let mut copying = Reader::with_options(stream.as_slice(), options);
         let mut in_place = Reader::with_options(stream.as_slice(), options);
@@ -74,21 +85,8 @@ proptest! {
         maxima in prop::collection::vec(0..6u64, 1..8),
         stops in prop::collection::vec(any::<bool>(), 1..8),
     ) {
-        let records: Vec<Vec<u8>> = sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &len)| (0..len).map(|j| (i * 7 + j * 13) as u8).collect())
-            .collect();
         let compression = if compressed { Compression::Gzip } else { Compression::None };
-        let mut writer = Writer::with_compression(Vec::new(), compression);
-        for record in &records {
-            writer.write_record(record).unwrap();
-        }
-        let mut stream = writer.finish().unwrap();
-        if let Some((at, flip)) = damage.filter(|_| !compressed) {
-            let at = at.index(stream.len());
-            stream[at] ^= flip;
-        }
+        let (records, stream) = written(&sizes, compression, damage);
         let options = ReaderOptions { compression, ..ReaderOptions::default() };
         // One record at a time, copied: each record's position and data, or the error.
         let mut copying = Reader::with_options(stream.as_slice(), options);
