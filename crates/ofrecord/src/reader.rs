@@ -98,9 +98,8 @@ impl<R: Read> Reader<R> {
     }
 
     /// Takes the next record in place when it lies whole in the buffer, sound (see
-    /// [`sound_record`](Reader::sound_record)). False, with nothing consumed, for anything
-    /// else, which the general path then reads or reports: this one is only the quick way
-    /// through the common case.
+    /// [`sound_record`]). False, with nothing consumed, for anything else, which the general
+    /// path then reads or reports: this one is only the quick way through the common case.
     #[inline]
     fn take_buffered(&mut self) -> bool {
         if !self.state.is_ready() {
