@@ -9,8 +9,9 @@
 //! through (`client`: certificates, `Retry-After`), ranged reads and uploads (`transfer`),
 //! directories on HTTP servers (`webdav`), the stores' errors (`store_error`) and how hard a
 //! request is tried (`retry`), and the output's lock (`lock`, named [`LOCK_NAME`], and
-//! `holder`: what a lock says of its holder). Nothing in it knows of records, plans or runs:
-//! the engine (`ofconvert-engine`) builds on it, and it is the only crate of the workspace
+//! `holder`: what a lock says of its holder); and, for the tests that fail or kill a run at
+//! each of its steps, a storage that does so (`faults`). Nothing in it knows of records,
+//! plans or runs: the engine (`ofconvert-engine`) builds on it, and it is the only crate of the workspace
 //! that speaks to a network (object_store, reqwest, rustls and tokio are its dependencies
 //! alone).
 //!
@@ -47,6 +48,7 @@
 #![warn(unreachable_pub)]
 
 mod client;
+pub mod faults;
 pub mod holder;
 pub mod kind;
 mod local;

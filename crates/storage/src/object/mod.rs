@@ -79,7 +79,7 @@ pub fn local_path(path: &Path) -> PathBuf {
 /// and a call with other settings gets a store built with its own.
 pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
     if !is_url(path) {
-        return Ok((Arc::new(LocalFs), local_path(path)));
+        return Ok((crate::faults::wrap(Arc::new(LocalFs)), local_path(path)));
     }
     /// The stores built, and the process that built them.
     type Stores = (u32, BTreeMap<String, Arc<ObjectStorage>>);
@@ -107,7 +107,7 @@ pub fn storage_for(path: &Path) -> io::Result<(Arc<dyn Storage>, PathBuf)> {
             storage
         }
     };
-    Ok((storage, path.to_path_buf()))
+    Ok((crate::faults::wrap(storage), path.to_path_buf()))
 }
 
 /// The URL of the store that holds `url`, `s3://bucket` for `s3://bucket/a/b`.
