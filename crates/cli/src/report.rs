@@ -433,16 +433,22 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
     if summary.failed == 0 {
         return Ok(());
     }
+    let left = summary
+        .datasets
+        .iter()
+        .filter(|dataset| dataset.left.is_some())
+        .count();
+    let what_was_left = match (left, summary.failed) {
+        (0, 1) => "nothing its conversion wrote was left in the output".to_owned(),
+        (0, _) => "nothing their conversions wrote was left in the output".to_owned(),
+        (left, failed) if left == failed => "what each left is below".to_owned(),
+        _ => "what a conversion left is below, nothing of the others".to_owned(),
+    };
     writeln!(
         out,
-        "{prefix} {} dataset{} failed; nothing {} wrote was left in the output:",
+        "{prefix} {} dataset{} failed; {what_was_left}:",
         summary.failed,
         plural(summary.failed),
-        if summary.failed == 1 {
-            "its conversion"
-        } else {
-            "their conversions"
-        }
     )?;
     for dataset in &summary.datasets {
         if dataset.status == DatasetStatus::Failed {
@@ -458,6 +464,9 @@ pub fn write_failures(out: &mut impl Write, summary: &Summary, style: Style) -> 
                     "  {}: the dataset published there before is left as it was",
                     dataset.name
                 )?;
+            }
+            if let Some(left) = &dataset.left {
+                writeln!(out, "  {}: {left}", dataset.name)?;
             }
         }
     }

@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 pub use crate::naming::layout::MANIFEST_NAME;
 use crate::options::Settings;
 use crate::recode::ImageConversion;
-use crate::records::output;
 use crate::records::SkippedRecords;
 use crate::schema::Schema;
 use crate::storage::{LocalFs, Storage};
@@ -100,6 +99,11 @@ pub struct ManifestInput {
     /// `array_record` for an ArrayRecord file, which TensorFlow's TFRecord reader does not
     /// read (Google's `array_record` reader does).
     pub compression: String,
+    /// What changes when it is rewritten, even at the same size, as its listing said when it
+    /// was converted (a modification time, an ETag): `--resume` keeps the dataset only for
+    /// the very inputs it was made from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
 }
 
 /// One output part in a [`Manifest`].
@@ -373,18 +377,12 @@ impl Manifest {
         manifest
     }
 
-    /// Writes the manifest into `dir` under a temporary name and syncs it; committing the
-    /// result renames it into place, so that a manifest is either whole or absent. The file
-    /// names no place but its own directory ([`Manifest::located`] undoes that).
-    pub(crate) fn stage<'s>(
-        &self,
-        storage: &'s dyn Storage,
-        dir: &Path,
-        name: &str,
-    ) -> io::Result<output::Staged<'s>> {
+    /// The manifest as its file holds it: naming no place but its own directory
+    /// ([`Manifest::located`] undoes that).
+    pub(crate) fn to_bytes(&self) -> io::Result<Vec<u8>> {
         let mut bytes = serde_json::to_vec_pretty(&self.relative()).map_err(io::Error::other)?;
         bytes.push(b'\n');
-        output::stage(storage, dir, name, &bytes)
+        Ok(bytes)
     }
 
     /// Whether every part and side file the manifest lists is in `dir` with the size it

@@ -11,9 +11,9 @@
 //! request is tried (`retry`), and the output's lock (`lock`, named [`LOCK_NAME`], and
 //! `holder`: what a lock says of its holder); and, for the tests that fail or kill a run at
 //! each of its steps, a storage that does so (`faults`). Nothing in it knows of records,
-//! plans or runs: the engine (`ofconvert-engine`) builds on it, and it is the only crate of the workspace
-//! that speaks to a network (object_store, reqwest, rustls and tokio are its dependencies
-//! alone).
+//! plans or runs: the engine (`ofconvert-engine`) builds on it, and it is the only crate of
+//! the workspace that speaks to a network (object_store, reqwest, rustls and tokio are its
+//! dependencies alone).
 //!
 //! # Example
 //!
@@ -91,6 +91,11 @@ pub struct Listed {
     /// for it in the same words: for a single file named in a store (its HEAD); not for the
     /// files of a prefix, whose listing words ETags its own way in some stores.
     pub version: Option<String>,
+    /// What changes when the file is rewritten, even at the same size, in the listing's own
+    /// words: its modification time on a file system, its ETag (or else its modification
+    /// time) in a store's listing. Two listings of a file not rewritten between them say the
+    /// same; it is not to be compared with [`version`](Listed::version).
+    pub changed: Option<String>,
 }
 
 /// A path the listing passed over or could not read, and why.

@@ -114,6 +114,7 @@ impl Storage for LocalFs {
                     name,
                     size: meta.len(),
                     version: None,
+                    changed: modified(&meta),
                 });
             listing.single_file = true;
             return Ok(listing);
@@ -146,8 +147,8 @@ impl Storage for LocalFs {
             if !entry.file_type().is_file() {
                 continue;
             }
-            let size = match entry.metadata() {
-                Ok(meta) => meta.len(),
+            let (size, changed) = match entry.metadata() {
+                Ok(meta) => (meta.len(), modified(&meta)),
                 Err(err) => {
                     listing.unreadable.push(NotListed {
                         path: entry.path().to_path_buf(),
@@ -171,6 +172,7 @@ impl Storage for LocalFs {
                     name: entry.file_name().to_string_lossy().into_owned(),
                     size,
                     version: None,
+                    changed,
                 });
         }
         Ok(listing)
@@ -206,11 +208,9 @@ impl Storage for LocalFs {
     }
 
     fn version(&self, path: &Path) -> io::Result<Option<String>> {
-        let modified = fs::metadata(path)?.modified()?;
-        Ok(modified
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .map(|since| format!("mtime:{}", since.as_nanos())))
+        let meta = fs::metadata(path)?;
+        meta.modified()?;
+        Ok(modified(&meta))
     }
 
     fn file_names(&self, dir: &Path) -> io::Result<Vec<String>> {
@@ -337,6 +337,16 @@ impl Storage for LocalFs {
             Err(err) => Err(err),
         }
     }
+}
+
+/// A file's modification time, in nanoseconds, as [`Storage::version`] words it.
+fn modified(meta: &fs::Metadata) -> Option<String> {
+    let since = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!("mtime:{}", since.as_nanos()))
 }
 
 /// The holder of the lock file `path` that another process holds, as it wrote itself in.

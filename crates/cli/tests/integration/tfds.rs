@@ -330,7 +330,7 @@ fn resume_finishes_a_tfds_folder_a_killed_run_left() {
 }
 
 #[test]
-fn a_failed_split_leaves_its_folder_without_dataset_info() {
+fn a_failed_split_keeps_the_other_splits_of_its_folder_from_being_published() {
     let work = tempdir();
     let of = to_oneflow(work.path());
     // mnist's train split has a truncated last record.
@@ -341,15 +341,21 @@ fn a_failed_split_leaves_its_folder_without_dataset_info() {
     let run = of2tf(&of, &back, &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(summary["failed"], 1);
-    // The test split is whole, but the folder says nothing TFDS would load as complete.
-    assert_eq!(
-        tree(&back.join("mnist/3.0.1")),
-        [
-            "mnist-test.ofconvert-manifest.json",
-            "mnist-test.tfrecord-00000-of-00001"
-        ]
+    // The test split is whole, but it is published with its folder's other split and the
+    // folder's metadata, all at once, or not at all.
+    assert_eq!(summary["failed"], 2);
+    let test = summary["datasets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|dataset| dataset["source"] == "mnist/3.0.1/mnist-test")
+        .unwrap();
+    let error = test["error"].as_str().unwrap();
+    assert!(
+        error.contains("not published, nor the folder's other splits: mnist/3.0.1/mnist-train"),
+        "{error}"
     );
+    assert_eq!(tree(&back.join("mnist/3.0.1")), Vec::<String>::new());
     assert!(back.join("cifar10/3.0.2/dataset_info.json").is_file());
 }
 
@@ -389,7 +395,7 @@ fn big_tfds_tree(root: &Path) -> PathBuf {
 }
 
 #[test]
-fn killed_after_one_split_the_folder_has_no_dataset_info_and_resume_finishes_it() {
+fn killed_after_one_split_is_converted_the_folder_holds_nothing_and_resume_finishes_it() {
     let work = tempdir();
     let input = big_tfds_tree(work.path());
     let output = work.path().join("back");
@@ -397,32 +403,30 @@ fn killed_after_one_split_the_folder_has_no_dataset_info_and_resume_finishes_it(
         .args(["--jobs", "1", "of2tf"])
         .args([&input, &output])
         .spawn_quiet();
-    let test_manifest = output.join("big-test.ofconvert-manifest.json");
+    // The test split's one work item is noted in its journal once its part is finished.
+    let test_finished =
+        || output.is_dir() && !files_starting(&output, ".ofconvert-big-test.done-").is_empty();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the conversion ended ({status}) before it could be killed");
         }
-        if test_manifest.exists() {
+        if test_finished() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    // The test split is published; train is not, and nothing says the folder is whole.
+    // The test split is converted, but waits for train, its folder's other split: nothing
+    // is published.
     let finished: Vec<String> = tree(&output)
         .into_iter()
         .filter(|file| !file.starts_with('.'))
         .collect();
-    assert_eq!(
-        finished,
-        [
-            "big-test.ofconvert-manifest.json",
-            "big-test.tfrecord-00000-of-00001"
-        ]
-    );
+    assert_eq!(finished, Vec::<String>::new());
 
-    let run = of2tf(&input, &output, &["--resume"]);
+    // --resume keeps the test split's part and publishes both.
+    let run = of2tf(&input, &output, &["--resume", "-v"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let statuses: Vec<&str> = summary["datasets"]
@@ -431,7 +435,7 @@ fn killed_after_one_split_the_folder_has_no_dataset_info_and_resume_finishes_it(
         .iter()
         .map(|dataset| dataset["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["kept", "converted"]);
+    assert_eq!(statuses, ["converted", "converted"]);
 
     let clean = work.path().join("clean");
     assert_eq!(of2tf(&input, &clean, &[]).code, 0);

@@ -201,6 +201,7 @@ impl ConvertConfig {
                 name: object_parent(url).1,
                 size: *size,
                 version: None,
+                changed: None,
             })
             .collect();
         listed.sort_by(|a, b| a.name.cmp(&b.name));

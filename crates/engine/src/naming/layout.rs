@@ -52,39 +52,158 @@ pub fn tf_shard_name(
     }
 }
 
-/// The temporary name of output number `sub` of work item `chunk`, unique to this process
-/// and, through `tag` (empty, or `name-split.` for a TFDS split), to the dataset among
-/// those sharing its directory.
-pub(crate) fn temp_part_name(tag: &str, chunk: usize, sub: usize) -> String {
-    format!(
-        "{TEMP_PREFIX}{tag}part-{chunk}-{sub}.tmp-{}",
-        std::process::id()
-    )
+/// What tells this run's temporary files from those of every other run, here or on another
+/// machine sharing the file system (containers, where every run may be process 1; NFS): the
+/// process id and a number drawn at random once a process.
+pub(crate) fn run_id() -> String {
+    use std::sync::Mutex;
+    // Drawn again in a forked child, which has the same memory but another process id.
+    static DRAWN: Mutex<Option<(u32, String)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut drawn = DRAWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    match &*drawn {
+        Some((by, id)) if *by == pid => id.clone(),
+        _ => {
+            let id = format!("{pid}-{:08x}", random_u64() as u32);
+            *drawn = Some((pid, id.clone()));
+            id
+        }
+    }
 }
 
-/// The temporary name under which `name` is written before it is renamed into place: the
-/// process id and a number drawn for this name, as two processes on two machines that share
-/// a file system (containers, NFS) may have the same id and write the same file.
-pub fn staged_name(name: &str) -> String {
+/// A number no other process draws, nor this one twice.
+fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
-    // A hasher keyed at random for each process, fed a counter: a number no other process
-    // draws, nor this one twice.
+    // A hasher keyed at random for each process, fed a counter.
     static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    format!(
-        "{TEMP_PREFIX}{name}.tmp-{}-{:016x}",
-        std::process::id(),
-        hasher.finish()
-    )
+    hasher.finish()
+}
+
+/// A name drawn for one file or one replacement: the process id and a random number.
+pub(crate) fn unique_id() -> String {
+    format!("{}-{:016x}", std::process::id(), random_u64())
+}
+
+/// What the temporary files of a dataset carry after the temporary prefix: nothing for a
+/// dataset that has its directory to itself; for one that shares it with others (the splits
+/// of a TFDS dataset, the shard families given back to one folder), its `tag` and a dot.
+pub(crate) fn temp_tag(tag: Option<&str>) -> String {
+    tag.map(|tag| format!("{tag}.")).unwrap_or_default()
+}
+
+/// What every temporary file of a dataset says after its [`temp_tag`]: what it is. A tag
+/// that another starts with (`data.` and `data.v2.`) is told from it by these (`v2.part-`
+/// is none of them).
+const TEMPORARY_KINDS: [&str; 6] = [
+    "part-",
+    "copy.",
+    JOURNAL_STEM,
+    SWAP_STEM,
+    ASIDE_STEM,
+    // A staged manifest: `staged_name(manifest)`, the manifest's name starting with the tag.
+    "ofconvert-manifest.json.tmp-",
+];
+
+/// Whether `name` is a temporary file of the dataset whose [`temp_tag`] is `tag`: for an
+/// empty `tag` (a dataset alone in its directory), every temporary file but the lock; for
+/// another, its own and no other dataset's.
+pub(crate) fn is_own_temporary(name: &str, tag: &str) -> bool {
+    if !is_temporary(name) || name == LOCK_NAME {
+        return false;
+    }
+    if tag.is_empty() {
+        return true;
+    }
+    name[TEMP_PREFIX.len()..]
+        .strip_prefix(tag)
+        .is_some_and(|kind| TEMPORARY_KINDS.iter().any(|known| kind.starts_with(known)))
+}
+
+/// The temporary name of output number `sub` of work item `chunk`, unique to this run and,
+/// through `tag` ([`temp_tag`]), to the dataset among those sharing its directory.
+pub(crate) fn temp_part_name(tag: &str, chunk: usize, sub: usize) -> String {
+    format!("{TEMP_PREFIX}{tag}part-{chunk}-{sub}.tmp-{}", run_id())
+}
+
+/// The temporary name under which `name` is written before it is renamed into place, drawn
+/// for this name: the process id and a random number.
+pub fn staged_name(name: &str) -> String {
+    format!("{TEMP_PREFIX}{name}.tmp-{}", unique_id())
 }
 
 /// The temporary name of a whole file copied into a dataset's directory (a side file, an
 /// empty shard given back) before it takes its name `name`; `tag` as for
 /// [`temp_part_name`], so that datasets sharing a directory never share a temporary file.
 pub(crate) fn temp_copy_name(tag: &str, name: &str) -> String {
-    format!("{TEMP_PREFIX}{tag}copy.{name}.tmp-{}", std::process::id())
+    format!("{TEMP_PREFIX}{tag}copy.{name}.tmp-{}", run_id())
 }
+
+/// The journal of a run's finished work items of the dataset tagged `tag`, for `--resume`:
+/// one a run, so that a later run with the same process id (in a container, every run may be
+/// process 1) never writes over an earlier one's.
+pub(crate) fn journal_name(tag: &str) -> String {
+    format!(
+        "{TEMP_PREFIX}{tag}{JOURNAL_STEM}{}{JOURNAL_SUFFIX}",
+        run_id()
+    )
+}
+
+/// Whether `name` is a resume journal of the dataset tagged `tag`.
+pub(crate) fn is_journal(name: &str, tag: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.strip_prefix(tag))
+        .is_some_and(|rest| rest.starts_with(JOURNAL_STEM) && rest.ends_with(JOURNAL_SUFFIX))
+}
+
+const JOURNAL_STEM: &str = "done-";
+const JOURNAL_SUFFIX: &str = ".jsonl";
+
+/// Which phase of a replacement its journal was renamed for, in order: while the old
+/// files are set aside; once they all are, while the new ones take their names; once they
+/// all have, and the replacement is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SwapPhase {
+    Out,
+    In,
+    Done,
+}
+
+/// The journal of the replacement `id` of the dataset tagged `tag` in `phase`.
+pub(crate) fn swap_journal_name(tag: &str, id: &str, phase: SwapPhase) -> String {
+    let phase = match phase {
+        SwapPhase::Out => "out",
+        SwapPhase::In => "in",
+        SwapPhase::Done => "done",
+    };
+    format!("{TEMP_PREFIX}{tag}{SWAP_STEM}{id}.{phase}.json")
+}
+
+/// The replacement and phase of a replacement's journal of the dataset tagged `tag`.
+pub(crate) fn swap_journal_of(name: &str, tag: &str) -> Option<(String, SwapPhase)> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?.strip_prefix(tag)?;
+    let rest = rest.strip_prefix(SWAP_STEM)?;
+    [
+        (".out.json", SwapPhase::Out),
+        (".in.json", SwapPhase::In),
+        (".done.json", SwapPhase::Done),
+    ]
+    .into_iter()
+    .find_map(|(suffix, phase)| Some((rest.strip_suffix(suffix)?.to_owned(), phase)))
+}
+
+const SWAP_STEM: &str = "swap-";
+
+/// The hidden name a file of the dataset published before takes while the replacement `id`
+/// of the dataset tagged `tag` puts the new one in place.
+pub(crate) fn aside_name(tag: &str, id: &str, name: &str) -> String {
+    format!("{TEMP_PREFIX}{tag}{ASIDE_STEM}{id}.{name}")
+}
+
+const ASIDE_STEM: &str = "old-";
 
 /// The manifest's name of a dataset that shares its directory with others, each known by
 /// `tag` (a TFDS split's `name-split`, a shard family's name): `tag.ofconvert-manifest.json`.
@@ -126,8 +245,8 @@ pub(crate) enum DatasetFiles<'a> {
 }
 
 /// Whether `name`, in an output directory, belongs to the dataset written there: its
-/// manifest (named `manifest`), its `files` and temporary files — those whose names
-/// start with `temps` (all of them for an empty `temps`). Nothing else in the directory is
+/// manifest (named `manifest`), its `files` and temporary files — those of the
+/// [`temp_tag`] `temps` (all of them for an empty `temps`). Nothing else in the directory is
 /// ours to remove.
 pub(crate) fn is_dataset_file(
     name: &str,
@@ -136,7 +255,7 @@ pub(crate) fn is_dataset_file(
     temps: &str,
 ) -> bool {
     name == manifest
-        || (is_temporary(name) && name != LOCK_NAME && name[TEMP_PREFIX.len()..].starts_with(temps))
+        || is_own_temporary(name, temps)
         || match files {
             DatasetFiles::Parts { prefix } => part_number(name, prefix).is_some(),
             DatasetFiles::Shards { stem } => {
@@ -219,15 +338,54 @@ mod tests {
                 DatasetFiles::Shards {
                     stem: "mnist-train",
                 },
-                "mnist-train.",
+                &temp_tag(Some("mnist-train")),
             )
         };
         assert!(train("mnist-train.tfrecord-00001-of-00002"));
         assert!(train(manifest));
-        assert!(train(&temp_part_name("mnist-train.", 3, 0)));
-        assert!(!train(&temp_part_name("mnist-test.", 3, 0)));
+        let (own, other) = (temp_tag(Some("mnist-train")), temp_tag(Some("mnist-test")));
+        assert!(train(&temp_part_name(&own, 3, 0)));
+        assert!(!train(&temp_part_name(&other, 3, 0)));
         assert!(!train("mnist-test.tfrecord-00000-of-00001"));
         assert!(!train("mnist-test.ofconvert-manifest.json"));
         assert!(!train("dataset_info.json"));
+    }
+
+    #[test]
+    fn a_tag_another_starts_with_owns_none_of_its_temporary_files() {
+        let (data, v2) = (temp_tag(Some("data")), temp_tag(Some("data.v2")));
+        let theirs = [
+            temp_part_name(&v2, 0, 0),
+            temp_copy_name(&v2, "README"),
+            journal_name(&v2),
+            swap_journal_name(&v2, "7", SwapPhase::Out),
+            aside_name(&v2, "7", "part-00000"),
+            staged_name(&shared_manifest_name("data.v2")),
+        ];
+        for name in &theirs {
+            assert!(is_own_temporary(name, &v2), "{name}");
+            assert!(!is_own_temporary(name, &data), "{name}");
+            assert!(is_own_temporary(name, ""), "{name}");
+        }
+        assert!(is_own_temporary(&temp_part_name(&data, 0, 0), &data));
+        assert!(!is_own_temporary(LOCK_NAME, ""));
+        assert_eq!(
+            swap_journal_of(&swap_journal_name(&v2, "7-ab", SwapPhase::In), &v2),
+            Some(("7-ab".to_owned(), SwapPhase::In))
+        );
+        assert_eq!(
+            swap_journal_of(&swap_journal_name(&v2, "7", SwapPhase::In), &data),
+            None
+        );
+        assert!(is_journal(&journal_name(&v2), &v2));
+        assert!(!is_journal(&journal_name(&v2), &data));
+    }
+
+    #[test]
+    fn a_run_keeps_one_id_and_draws_a_new_name_for_each_file() {
+        assert_eq!(run_id(), run_id());
+        assert!(run_id().starts_with(&format!("{}-", std::process::id())));
+        assert_ne!(staged_name("x"), staged_name("x"));
+        assert_ne!(unique_id(), unique_id());
     }
 }

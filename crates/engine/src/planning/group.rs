@@ -116,6 +116,7 @@ fn input_file(input: &Path, found: Found, single_file: bool) -> InputFile {
         path: found.path,
         relative,
         size: found.size,
+        changed: found.changed,
     }
 }
 

@@ -9,6 +9,7 @@
 pub(crate) mod clash;
 pub(crate) mod group;
 pub(crate) mod loose;
+mod noting;
 pub(crate) mod plan;
 pub(crate) mod rules;
 pub(crate) mod tfds_origin;

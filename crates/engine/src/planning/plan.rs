@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::clash::mark_clashes;
 use super::group::{group_of, group_tf, walk, walk_of};
 use super::loose::settle;
+use super::noting::Noting;
 use crate::error::{Error, ErrorKind};
 use crate::front_end::FrontEnd;
 use crate::holder::{Liveness, LockHolder};
@@ -28,6 +29,9 @@ pub struct InputFile {
     pub relative: PathBuf,
     /// Its size in bytes.
     pub size: u64,
+    /// What changes when it is rewritten, even at the same size, as its listing says
+    /// (`Listed::changed`): a modification time, an ETag.
+    pub changed: Option<String>,
 }
 
 /// A dataset found in the input: the files that become one output directory.
@@ -182,13 +186,18 @@ pub(crate) fn plan_listed(
         Some(listing) => walk_of(listing),
         None => walk(&*input_storage, input)?,
     };
+    let noting = Noting::new(&*input_storage);
     let (mut datasets, mut skipped, unreadable) = match options.direction {
         Direction::TfToOf => {
             let side_files = options.side_files.then_some(options.part_prefix.as_str());
-            group_tf(&*input_storage, input, output, walk, side_files)
+            group_tf(&noting, input, output, walk, side_files)
         }
-        Direction::OfToTf => group_of(&*input_storage, input, output, walk, options),
+        Direction::OfToTf => group_of(&noting, input, output, walk, options),
     };
+    noting.fail_datasets(input, &mut datasets);
+    if options.direction == Direction::OfToTf {
+        fail_folder_siblings(&mut datasets, output);
+    }
     let not_records = match options.direction {
         Direction::TfToOf => "not a TFRecord file".to_owned(),
         Direction::OfToTf => format!("not a part file ({}<number>)", options.part_prefix),
@@ -205,6 +214,36 @@ pub(crate) fn plan_listed(
         input_storage,
         output_storage,
     })
+}
+
+/// The splits of a TFDS dataset go back to one folder, published together: a split that
+/// cannot be converted (its folder could not be read, so that even where it would go is
+/// not known) keeps the others of the folder it would go to from being published.
+fn fail_folder_siblings(datasets: &mut [DatasetPlan], output: &Path) {
+    let failed: Vec<(String, PathBuf)> = datasets
+        .iter()
+        .filter(|dataset| dataset.problem.is_some())
+        .filter_map(|dataset| {
+            let parent = dataset.source.parent()?;
+            let folder = match parent.as_os_str().is_empty() {
+                true => output.to_path_buf(),
+                false => output.join(parent),
+            };
+            Some((dataset.name.clone(), folder))
+        })
+        .collect();
+    for dataset in datasets.iter_mut() {
+        let sibling = failed
+            .iter()
+            .find(|(name, folder)| *folder == dataset.output_dir && *name != dataset.name);
+        if let (Some((name, _)), None, Some(_)) = (sibling, &dataset.problem, &dataset.tfds) {
+            let why = io::Error::other(format!(
+                "not converted: {name}, a split of the same folder, cannot be; the folder keeps \
+                 what it held"
+            ));
+            dataset.problem = Some(Error::io(&dataset.output_dir, why));
+        }
+    }
 }
 
 /// [`check_paths`] where one side is in an object store: the input must exist, the output

@@ -1,7 +1,7 @@
 //! Whole files copied into a dataset's directory beside its parts (the files that came
 //! with the records, the empty files of a dataset given back as it was), written so that
 //! they appear whole or not at all: under a temporary name where renames are cheap, then
-//! put in place with the parts; straight under their name in an object store, where an
+//! put in place with the parts (`swap`); straight under their name in an object store, where an
 //! upload is invisible until complete and the manifest, written last, publishes them.
 
 use std::ffi::OsStr;
@@ -42,6 +42,9 @@ pub(crate) struct Destination<'a> {
     /// a temporary file.
     pub(crate) tag: &'a str,
     pub(crate) durability: Durability,
+    /// Whether a file waits under a temporary name until it is put in place: where renames
+    /// are cheap, and wherever a dataset there before must stay whole until then.
+    pub(crate) temporary: bool,
 }
 
 /// Copies `from` (`size` bytes, as listed) out of `input` into the destination as `name`:
@@ -98,15 +101,14 @@ fn write_file(
         dir,
         tag,
         durability,
+        temporary,
     } = to;
     let target = dir.join(name);
     let existed = output
         .size(&target)
         .map_err(|err| (target.clone(), err))?
         .is_some();
-    let temp = output
-        .renames_cheaply()
-        .then(|| dir.join(layout::temp_copy_name(tag, &name.to_string_lossy())));
+    let temp = temporary.then(|| dir.join(layout::temp_copy_name(tag, &name.to_string_lossy())));
     let path = temp.clone().unwrap_or_else(|| target.clone());
     let mut copied = Copied {
         name: name.to_string_lossy().into_owned(),
@@ -143,16 +145,11 @@ fn write_file(
 }
 
 impl Copied {
-    /// Gives the file its name, replacing one there (a copy of the same file another
-    /// dataset sharing the folder brought), where it was written under a temporary one.
-    pub(crate) fn place(&mut self, output: &dyn Storage) -> Result<(), Error> {
-        if let (Some(temp), false) = (&self.temp, self.placed) {
-            output
-                .rename(temp, &self.target)
-                .map_err(|err| Error::io(temp, err))?;
-            self.placed = true;
-        }
-        Ok(())
+    /// Where it waits and the name it takes, while it waits under a temporary name.
+    pub(crate) fn waiting(&self) -> Option<(String, String)> {
+        let temp = self.temp.as_ref().filter(|_| !self.placed)?;
+        let waits = temp.file_name()?.to_string_lossy().into_owned();
+        Some((waits, self.name.clone()))
     }
 
     /// The same copy, never removed by [`undo`](Copied::undo) once in place: a file that
@@ -181,6 +178,14 @@ mod tests {
     use crate::storage::LocalFs;
     use std::fs;
 
+    /// What publishing does to a copy: its temporary file renamed to its name.
+    fn place(copied: &mut Copied) {
+        let (waits, name) = copied.waiting().unwrap();
+        let dir = copied.target.parent().unwrap().to_path_buf();
+        LocalFs.rename(&dir.join(waits), &dir.join(name)).unwrap();
+        copied.placed = true;
+    }
+
     #[test]
     fn a_copy_waits_under_a_temporary_name_and_keeps_its_crc() {
         let dir = tempfile::tempdir().unwrap();
@@ -195,6 +200,7 @@ mod tests {
             dir: &out,
             tag: "",
             durability: Durability::Unsynced,
+            temporary: true,
         };
         let mut copied = copy_file(&LocalFs, &source, size, to, "labels.txt".as_ref()).unwrap();
         assert_eq!(copied.bytes, size);
@@ -203,7 +209,7 @@ mod tests {
             ofconvert_tfrecord::crc::crc32c(text.as_bytes())
         );
         assert!(!out.join("labels.txt").exists());
-        copied.place(&LocalFs).unwrap();
+        place(&mut copied);
         assert_eq!(fs::read_to_string(out.join("labels.txt")).unwrap(), text);
         assert_eq!(fs::read_dir(&out).unwrap().count(), 1);
 
@@ -217,12 +223,12 @@ mod tests {
 
         // Undone after it was placed: removed, unless a file of its name was there before.
         let mut empty = empty_file(Destination { tag: "x.", ..to }, "empty".as_ref()).unwrap();
-        empty.place(&LocalFs).unwrap();
+        place(&mut empty);
         assert_eq!(fs::metadata(out.join("empty")).unwrap().len(), 0);
         empty.undo(&LocalFs);
         assert!(!out.join("empty").exists());
         let mut again = copy_file(&LocalFs, &source, size, to, "labels.txt".as_ref()).unwrap();
-        again.place(&LocalFs).unwrap();
+        place(&mut again);
         again.undo(&LocalFs);
         assert!(out.join("labels.txt").exists());
     }

@@ -9,7 +9,7 @@ use ofconvert_ofrecord as ofrecord;
 use ofconvert_tfrecord::{self as tfrecord, Compression};
 
 use crate::error::{Error, ErrorKind};
-use crate::naming::layout::{self, DatasetFiles};
+use crate::naming::layout;
 use crate::naming::names::Format;
 use crate::options::TfFile;
 use crate::storage::{Durability, OutputFile, Storage};
@@ -163,8 +163,9 @@ impl PartWriter {
     /// its temporary name. A part that cannot be finished is removed.
     pub(crate) fn finish(self, storage: &dyn Storage) -> Result<TempPart, Error> {
         let path = self.path.clone();
-        self.finish_keeping()
-            .inspect_err(|_| remove_all(storage, [path]))
+        self.finish_keeping().inspect_err(|_| {
+            let _ = storage.remove(&path);
+        })
     }
 
     /// [`finish`](PartWriter::finish), a part that cannot be finished left where it is,
@@ -327,51 +328,31 @@ impl Staged<'_> {
     }
 }
 
-/// Removes what an earlier run may have left of a dataset in `dir`: its manifest (named
-/// `manifest`), its `files` and temporary files (those named with `temps` after the
-/// temporary prefix; all for an empty `temps`). Other files, and subdirectories, stay.
-pub(crate) fn clear_dataset(
-    storage: &dyn Storage,
-    dir: &Path,
-    manifest: &str,
-    files: DatasetFiles<'_>,
-    temps: &str,
-) -> io::Result<()> {
-    for name in storage.file_names(dir)? {
-        if layout::is_dataset_file(&name, manifest, files, temps) {
-            storage.remove(&dir.join(name))?;
-        }
-    }
-    Ok(())
-}
-
-/// Removes the temporary files a killed run left in `dir`.
-pub(crate) fn remove_temps(storage: &dyn Storage, dir: &Path) -> io::Result<()> {
-    remove_temps_but(storage, dir, "", &[])
-}
-
-/// Removes the temporary files in `dir` whose names carry `tag` after the temporary prefix
-/// (every one for an empty `tag`), but those named in `keep`; never the lock.
-pub(crate) fn remove_temps_but(
+/// Removes the temporary files in `dir` of the dataset whose [`temp_tag`](layout::temp_tag)
+/// is `tag` (for an empty `tag`, a dataset alone in its directory: every temporary file
+/// there), but those named in `keep`; never the lock, nor another dataset's.
+pub(crate) fn remove_own_temps(
     storage: &dyn Storage,
     dir: &Path,
     tag: &str,
     keep: &[String],
 ) -> io::Result<()> {
     for name in storage.file_names(dir)? {
-        let own = layout::is_temporary(&name)
-            && name != layout::LOCK_NAME
-            && name[layout::TEMP_PREFIX.len()..].starts_with(tag);
-        if own && !keep.contains(&name) {
+        if layout::is_own_temporary(&name, tag) && !keep.contains(&name) {
             storage.remove(&dir.join(name))?;
         }
     }
     Ok(())
 }
 
-/// Removes temporary files, ignoring those already gone.
-pub(crate) fn remove_all(storage: &dyn Storage, paths: impl IntoIterator<Item = PathBuf>) {
-    for path in paths {
-        let _ = storage.remove(&path);
-    }
+/// Removes files this run wrote, ignoring those already gone; returns those that could not
+/// be removed, with why.
+pub(crate) fn remove_all(
+    storage: &dyn Storage,
+    paths: impl IntoIterator<Item = PathBuf>,
+) -> Vec<(PathBuf, io::Error)> {
+    paths
+        .into_iter()
+        .filter_map(|path| storage.remove(&path).err().map(|err| (path, err)))
+        .collect()
 }

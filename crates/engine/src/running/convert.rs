@@ -11,9 +11,10 @@ use ofconvert_bridge::Transcoder;
 use crate::error::{Error, ErrorKind};
 use crate::naming::names::Format;
 use crate::running::chunk::{plan_chunks, Chunk};
+use crate::running::folders::publish_folders;
 use crate::running::item::run_chunk;
 use crate::running::job::{
-    chunk_done, fail_job, finish_job, lock, report_done, Context, Job, JobState, Stop, Worker,
+    chunk_done, done_job, fail_job, lock, report_done, Context, Job, JobState, Stop, Worker,
 };
 
 use crate::front_end::FrontEnd;
@@ -31,9 +32,9 @@ use crate::storage::Storage;
 
 /// A dataset of the run: settled before converting (kept from an earlier run, or failed
 /// while planning), or being converted.
-enum DatasetRun<'p> {
-    Settled(DatasetSummary),
-    Converting(Job<'p>),
+pub(crate) enum DatasetRun<'p> {
+    Settled(Box<DatasetSummary>),
+    Converting(Box<Job<'p>>),
 }
 
 /// Converts every dataset of `plan` as `options` say, reporting to `progress`.
@@ -113,13 +114,14 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
                 None => target.prepare(),
             };
             match prepared {
-                Ok(Prepared::Complete(kept)) => DatasetRun::Settled(*kept),
-                Ok(Prepared::Convert { key, kept }) => DatasetRun::Converting(Job {
+                Ok(Prepared::Complete(kept)) => DatasetRun::Settled(kept),
+                Ok(Prepared::Convert { key, kept }) => DatasetRun::Converting(Box::new(Job {
                     state: Mutex::new(JobState::keeping(key, kept)),
+                    grouped: target.in_folder_group(),
                     target,
                     failed: AtomicBool::new(false),
-                }),
-                Err(err) => DatasetRun::Settled(DatasetSummary::failed(dataset, &err)),
+                })),
+                Err(err) => DatasetRun::Settled(Box::new(DatasetSummary::failed(dataset, &err))),
             }
         })
         .collect();
@@ -146,11 +148,12 @@ pub fn convert(plan: Plan, options: &Options, progress: ProgressFn<'_>) -> Resul
     });
 
     thread_pool(options)?.install(|| run_jobs(&context, &runs, &transcoder));
+    publish_folders(&context, &runs);
 
     let mut datasets: Vec<DatasetSummary> = runs
         .into_iter()
         .map(|run| match run {
-            DatasetRun::Settled(summary) => summary,
+            DatasetRun::Settled(summary) => *summary,
             DatasetRun::Converting(job) => {
                 let dataset = job.target.dataset;
                 job.state
@@ -256,7 +259,7 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
             continue;
         };
         match planned {
-            Ok(job_chunks) if job_chunks.is_empty() => finish_job(context, job, Vec::new()),
+            Ok(job_chunks) if job_chunks.is_empty() => done_job(context, job, Vec::new()),
             Ok(job_chunks) => {
                 let mut state = lock(&job.state);
                 let mut kept = std::mem::take(&mut state.kept);
@@ -278,7 +281,7 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
                 if to_do.is_empty() {
                     let outputs = state.outputs.drain(..).flatten().collect();
                     drop(state);
-                    finish_job(context, job, outputs);
+                    done_job(context, job, outputs);
                     continue;
                 }
                 drop(state);

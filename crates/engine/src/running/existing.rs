@@ -11,7 +11,8 @@ use crate::naming::layout;
 use crate::options::ExistingOutput;
 use crate::planning::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
-use crate::records::output::{clear_dataset, remove_temps, remove_temps_but};
+use crate::records::output::remove_own_temps;
+use crate::records::swap;
 use crate::running::chunk::ChunkOutput;
 use crate::running::publish::{file_name, Target};
 use crate::running::resume;
@@ -25,6 +26,19 @@ impl Target<'_> {
     /// replaces it with a complete new one.
     pub(crate) fn prepare(&self) -> Result<Prepared, Error> {
         let dir = &self.dataset.output_dir;
+        // Before anything else is looked at or removed: a replacement a killed run left
+        // half done is finished or undone, so that the directory holds one dataset.
+        if matches!(
+            self.options.existing,
+            ExistingOutput::Resume | ExistingOutput::Overwrite
+        ) {
+            let tag = self.temp_tag();
+            swap::recover(self.storage, dir, &tag).map_err(|err| Error::io(dir, err))?;
+            // The splits of a folder published together left the replacement untagged.
+            if !tag.is_empty() {
+                swap::recover(self.storage, dir, "").map_err(|err| Error::io(dir, err))?;
+            }
+        }
         if self.options.existing == ExistingOutput::Resume {
             if let Ok(Some(manifest)) = self.read_manifest() {
                 if &manifest.settings == self.settings
@@ -32,7 +46,7 @@ impl Target<'_> {
                     && same_side_files(&manifest, self.dataset)
                     && manifest.parts_complete_in(self.storage, dir)
                 {
-                    remove_temps(self.storage, dir).map_err(|err| Error::io(dir, err))?;
+                    self.remove_own_temps().map_err(|err| Error::io(dir, err))?;
                     return Ok(Prepared::Complete(Box::new(DatasetSummary::done(
                         self.dataset,
                         DatasetStatus::Kept,
@@ -49,17 +63,17 @@ impl Target<'_> {
         self.storage
             .create_dir_all(dir)
             .map_err(|err| Error::io(dir, err))?;
+        // Nothing runs yet: every temporary file of the dataset is a leftover, but the
+        // finished work items a resumed run keeps. Those of other datasets sharing the
+        // directory are theirs to keep or remove.
         match self.options.existing {
-            // Nothing runs yet: every temporary file in the directory is a leftover.
-            ExistingOutput::Overwrite => {
-                remove_temps(self.storage, dir).map_err(|err| Error::io(dir, err))?
-            }
+            ExistingOutput::Overwrite => self.remove_own_temps(),
             ExistingOutput::Resume => {
-                remove_temps_but(self.storage, dir, &self.temp_tag(), &kept.files)
-                    .map_err(|err| Error::io(dir, err))?;
+                remove_own_temps(self.storage, dir, &self.temp_tag(), &kept.files)
             }
-            ExistingOutput::Refuse | ExistingOutput::Shared => {}
+            ExistingOutput::Refuse | ExistingOutput::Shared => Ok(()),
         }
+        .map_err(|err| Error::io(dir, err))?;
         Ok(Prepared::Convert {
             key,
             kept: kept.outputs,
@@ -75,8 +89,8 @@ impl Target<'_> {
     /// Removes this dataset's temporary files from its directory (those of the other
     /// datasets sharing it stay), and nothing else: a run that failed or was stopped leaves
     /// the dataset published there before as it was.
-    pub(crate) fn remove_temps(&self) -> std::io::Result<()> {
-        remove_temps_but(
+    pub(crate) fn remove_own_temps(&self) -> std::io::Result<()> {
+        remove_own_temps(
             self.storage,
             &self.dataset.output_dir,
             &self.temp_tag(),
@@ -84,60 +98,34 @@ impl Target<'_> {
         )
     }
 
-    /// Removes the dataset's manifest, parts and temporary files from its directory (the
-    /// temporary files of the other datasets sharing it, the splits of a TFDS dataset, stay);
-    /// for a TFDS split, the folder's metadata too, which no longer describes the files there.
-    pub(crate) fn clear_own(&self) -> std::io::Result<()> {
-        let dir = &self.dataset.output_dir;
-        self.with_files(|files| {
-            clear_dataset(
-                self.storage,
-                dir,
-                &self.manifest_name(),
-                files,
-                &self.temp_tag(),
-            )
-        })?;
-        for name in self.tfds_metadata() {
-            if self.storage.size(&dir.join(name))?.is_some() {
-                self.storage.remove(&dir.join(name))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Removes the dataset published in the directory before, if any, but for the files
-    /// named `keep`, which the new one puts in place of theirs: its manifest first, then its
-    /// parts and files (those its manifest lists, and those named as this dataset's are),
-    /// and a TFDS split's metadata, which no longer describes the files.
-    pub(super) fn retire_old(&self, keep: &[&str]) -> std::io::Result<()> {
-        let dir = &self.dataset.output_dir;
-        let old = self.read_manifest().ok().flatten();
+    /// The files of `present` (the names in the dataset's directory) that are the dataset
+    /// published there before, which a new one replaces: its manifest, the parts and files
+    /// it lists, those named as this dataset's files are, and a TFDS split's metadata,
+    /// which no longer describes the files.
+    pub(super) fn old_files(&self, present: &[String]) -> std::io::Result<Vec<String>> {
+        let old = self.read_manifest()?;
         let manifest_name = self.manifest_name();
-        if old.is_some() {
-            self.storage.remove(&dir.join(&manifest_name))?;
-        }
-        let listed: Vec<String> = old
+        let listed: Vec<&str> = old
             .iter()
             .flat_map(|manifest| {
-                let parts = manifest.parts.iter().map(|part| part.name.clone());
-                parts.chain(manifest.side_files.iter().map(|side| side.name.clone()))
+                let parts = manifest.parts.iter().map(|part| part.name.as_str());
+                parts.chain(manifest.side_files.iter().map(|side| side.name.as_str()))
             })
             .collect();
         let tfds_metadata = self.tfds_metadata();
-        let names = self.storage.file_names(dir)?;
-        self.with_files(|files| {
-            for name in names {
-                let old_file = listed.contains(&name)
-                    || tfds_metadata.contains(&name.as_str())
-                    || (!layout::is_temporary(&name)
-                        && layout::is_dataset_file(&name, &manifest_name, files, ""));
-                if old_file && !keep.contains(&name.as_str()) {
-                    self.storage.remove(&dir.join(&name))?;
-                }
-            }
-            Ok(())
-        })
+        let old_files = self.with_files(|files| {
+            present
+                .iter()
+                .filter(|name| {
+                    listed.contains(&name.as_str())
+                        || tfds_metadata.contains(&name.as_str())
+                        || (!layout::is_temporary(name)
+                            && layout::is_dataset_file(name, &manifest_name, files, ""))
+                })
+                .cloned()
+                .collect()
+        });
+        Ok(old_files)
     }
 }
 
@@ -170,7 +158,8 @@ fn same_side_files(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
             })
 }
 
-/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes.
+/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes, not
+/// rewritten since (a manifest that does not say cannot vouch for them).
 fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
     manifest.inputs.len() == dataset.inputs.len()
         && manifest
@@ -178,6 +167,8 @@ fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
             .iter()
             .zip(&dataset.inputs)
             .all(|(listed, input)| {
-                listed.path == slash_path(&input.relative) && listed.bytes == input.size
+                listed.path == slash_path(&input.relative)
+                    && listed.bytes == input.size
+                    && listed.changed == input.changed
             })
 }

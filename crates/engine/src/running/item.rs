@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorKind};
 use crate::naming::names::Format;
 use crate::options::{Options, Skip};
 use crate::progress::Event;
-use crate::records::output::{self, frame_len, PartWriter};
+use crate::records::output::{frame_len, PartWriter};
 use crate::records::RecordReader;
 use crate::running::chunk::{Chunk, ChunkOutput};
 use crate::running::job::{Context, Job, Stop, Worker, REPORT_EVERY};
@@ -75,12 +75,12 @@ pub(crate) fn run_chunk(
         Ok(()) => Ok(output),
         Err(stop) => {
             if let Some(writer) = writer {
-                output::remove_all(context.storage, [writer.path().to_path_buf()]);
+                job.remove_all(context.storage, [writer.path().to_path_buf()]);
             }
             if let Err((_, failed)) = output.settle_uploads() {
-                output::remove_all(context.storage, failed);
+                job.remove_all(context.storage, failed);
             }
-            output::remove_all(
+            job.remove_all(
                 context.storage,
                 output.parts.into_iter().map(|part| part.path),
             );

@@ -25,6 +25,9 @@ pub(crate) const REPORT_EVERY: u64 = 4096;
 /// A dataset being converted by work items that may run at the same time.
 pub(crate) struct Job<'p> {
     pub(crate) target: Target<'p>,
+    /// Whether the dataset is a split of a TFDS dataset given back to a folder with others:
+    /// published with them and the folder's metadata, all at once, once they are all done.
+    pub(crate) grouped: bool,
     /// Set when one work item failed, so that the others stop early.
     pub(crate) failed: AtomicBool,
     pub(crate) state: Mutex<JobState>,
@@ -44,6 +47,12 @@ pub(crate) struct JobState {
     pub(crate) kept: std::collections::BTreeMap<usize, (usize, ChunkOutput)>,
     /// Where finished work items are noted for a resumed run.
     journal: Box<resume::Journal>,
+    /// Files this run wrote that could not be removed when their work item or dataset
+    /// failed, with why.
+    left_behind: Vec<(PathBuf, std::io::Error)>,
+    /// A grouped dataset's outputs, once its work items are all done, until its folder is
+    /// published.
+    pub(crate) parked: Option<Vec<ChunkOutput>>,
     pub(crate) summary: Option<DatasetSummary>,
 }
 
@@ -58,6 +67,20 @@ impl JobState {
             kept,
             journal: Box::new(resume::Journal::new(key)),
             ..JobState::default()
+        }
+    }
+}
+
+impl Job<'_> {
+    /// Removes files this run wrote for the dataset, noting those that cannot be.
+    pub(crate) fn remove_all(
+        &self,
+        storage: &dyn Storage,
+        paths: impl IntoIterator<Item = PathBuf>,
+    ) {
+        let failed = output::remove_all(storage, paths);
+        if !failed.is_empty() {
+            lock(&self.state).left_behind.extend(failed);
         }
     }
 }
@@ -150,14 +173,15 @@ pub(crate) fn report_done(context: &Context<'_>, summary: &DatasetSummary) {
 /// removed with the others, and fails the work item.
 pub(crate) fn settled(
     context: &Context<'_>,
+    job: &Job<'_>,
     result: Result<ChunkOutput, Stop>,
 ) -> Result<ChunkOutput, Stop> {
     let mut output = result?;
     match output.settle_uploads() {
         Ok(()) => Ok(output),
         Err((err, failed)) => {
-            output::remove_all(context.storage, failed);
-            output::remove_all(
+            job.remove_all(context.storage, failed);
+            job.remove_all(
                 context.storage,
                 output.parts.into_iter().map(|part| part.path),
             );
@@ -216,14 +240,24 @@ pub(crate) fn chunk_done(
     drop(state);
     for output in &mut outputs {
         if let Err((err, failed)) = output.settle_uploads() {
-            output::remove_all(context.storage, failed);
+            job.remove_all(context.storage, failed);
             error.get_or_insert(err);
         }
     }
     match error {
         Some(err) => fail_job(context, job, err, outputs),
         None if interrupted => abandon_job(context, job, outputs),
-        None => finish_job(context, job, outputs),
+        None => done_job(context, job, outputs),
+    }
+}
+
+/// A dataset whose work items are all done: published now, or, for a split of a TFDS
+/// folder, parked until the folder's other splits are done too
+/// ([`publish_folder`](crate::running::folders::publish_folder)).
+pub(crate) fn done_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
+    match job.grouped {
+        true => lock(&job.state).parked = Some(outputs),
+        false => finish_job(context, job, outputs),
     }
 }
 
@@ -241,25 +275,75 @@ pub(crate) fn fail_job(
     err: Error,
     outputs: Vec<ChunkOutput>,
 ) {
+    fail_leaving(context, job, err, outputs, None);
+}
+
+/// [`fail_job`], where publishing the dataset could be neither done nor undone when `left`
+/// says what is left (then nothing is removed: the next run puts it right).
+pub(crate) fn fail_leaving(
+    context: &Context<'_>,
+    job: &Job<'_>,
+    err: Error,
+    outputs: Vec<ChunkOutput>,
+    left: Option<String>,
+) {
     job.failed.store(true, Ordering::Relaxed);
-    output::remove_all(context.storage, temp_paths(&outputs));
-    // A dataset published there before is left as it was; otherwise nothing of this one is
-    // left.
-    let previous_kept = job.target.holds_published();
-    let _ = match previous_kept {
-        true => job.target.remove_temps(),
-        false => job.target.clear_own(),
+    let mut left = left;
+    let previous_kept = match left {
+        Some(_) => false,
+        None => {
+            // What this run wrote goes; a dataset there before (with or without a manifest)
+            // is left as it was.
+            job.remove_all(context.storage, temp_paths(&outputs));
+            let swept = job.target.remove_own_temps();
+            let left_behind = std::mem::take(&mut lock(&job.state).left_behind);
+            left = left_behind_words(&left_behind, swept.err());
+            // Only succeeds when nothing else is in it: a directory this run created for
+            // nothing.
+            context
+                .storage
+                .remove_dir_if_empty(&job.target.dataset.output_dir);
+            job.target.holds_published()
+        }
     };
-    // Only succeeds when nothing else is in it: a directory this run created for nothing.
-    context
-        .storage
-        .remove_dir_if_empty(&job.target.dataset.output_dir);
     let summary = DatasetSummary {
         previous_kept,
+        left,
         ..DatasetSummary::failed(job.target.dataset, &err)
     };
     report_done(context, &summary);
     lock(&job.state).summary = Some(summary);
+}
+
+/// What a failed dataset's run left because it could not remove it, in words: the files,
+/// and the temporary files of the directory when they could not be swept (`swept`).
+fn left_behind_words(
+    left_behind: &[(PathBuf, std::io::Error)],
+    swept: Option<std::io::Error>,
+) -> Option<String> {
+    let mut words = Vec::new();
+    match left_behind {
+        [] => {}
+        [(path, err)] => words.push(format!(
+            "removing what it wrote failed: {} ({err})",
+            path.display()
+        )),
+        [(path, err), rest @ ..] => words.push(format!(
+            "removing what it wrote failed: {} ({err}) and {} more",
+            path.display(),
+            rest.len()
+        )),
+    }
+    if let Some(err) = swept {
+        words.push(format!("its temporary files could not be swept ({err})"));
+    }
+    if words.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}; a run with --resume or --overwrite removes them first",
+        words.join("; ")
+    ))
 }
 
 /// Removes the temporary files of a dataset the run was interrupted in, but for the
@@ -267,7 +351,7 @@ pub(crate) fn fail_job(
 pub(crate) fn abandon_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
     let (noted, unnoted): (Vec<ChunkOutput>, Vec<ChunkOutput>) =
         outputs.into_iter().partition(|output| output.noted);
-    output::remove_all(context.storage, temp_paths(&unnoted));
+    job.remove_all(context.storage, temp_paths(&unnoted));
     context
         .storage
         .remove_dir_if_empty(&job.target.dataset.output_dir);
@@ -285,9 +369,11 @@ pub(crate) fn finish_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<Chun
             report_done(context, &summary);
             lock(&job.state).summary = Some(summary);
         }
-        Err(err) => {
-            output::remove_all(context.storage, temps);
-            fail_job(context, job, err, Vec::new());
+        Err(failed) => {
+            if failed.left.is_none() {
+                job.remove_all(context.storage, temps);
+            }
+            fail_leaving(context, job, failed.err, Vec::new(), failed.left);
         }
     }
 }

@@ -12,8 +12,10 @@
 pub(crate) mod chunk;
 pub(crate) mod convert;
 pub(crate) mod existing;
+pub(crate) mod folders;
 pub(crate) mod item;
 pub(crate) mod job;
+pub(crate) mod placing;
 pub(crate) mod prefetch;
 pub(crate) mod preview;
 pub(crate) mod publish;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use ofconvert_bridge::MappingSpec;
 use ofconvert_tfrecord::Compression;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::manifest::{
     Manifest, ManifestInput, ManifestPart, OneflowReader, SideFile, TensorflowReader,
 };
@@ -22,6 +22,7 @@ use crate::records::copy::{bytes_file, copy_file, empty_file, Copied, Destinatio
 use crate::records::output::TempPart;
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
+use crate::running::placing::{put_in_place, Ready};
 use crate::running::summary::slash_path;
 use crate::running::tfds_info::{recoded_images, rewritten_features};
 use crate::schema::SchemaBuilder;
@@ -116,9 +117,7 @@ impl Target<'_> {
 
     /// What this dataset's temporary file names carry after the temporary prefix.
     pub(crate) fn temp_tag(&self) -> String {
-        self.shared_tag()
-            .map(|tag| format!("{tag}."))
-            .unwrap_or_default()
+        layout::temp_tag(self.shared_tag().as_deref())
     }
 
     /// The name of part `index` of `count`.
@@ -147,27 +146,28 @@ impl Target<'_> {
     /// manifest, written last, is what publishes it.
     pub(crate) fn part_path(&self, index: usize, count: usize, sub: usize) -> PathBuf {
         let dir = &self.dataset.output_dir;
-        // A dataset there already stays until the new one is whole: its parts are not
-        // written over.
-        let replacing = matches!(
-            self.options.existing,
-            ExistingOutput::Overwrite | ExistingOutput::Resume
-        );
-        if self.storage.renames_cheaply()
-            || self.options.sizing.max_part_bytes.is_some()
-            || replacing
-        {
+        if self.writes_under_temporary_names() || self.options.sizing.max_part_bytes.is_some() {
             dir.join(layout::temp_part_name(&self.temp_tag(), index, sub))
         } else {
             dir.join(self.part_name(index, count))
         }
     }
 
-    /// Renames a dataset's parts to their final names, in order, copies the files that
-    /// come with it beside them, and writes its manifest. A dataset published there before
-    /// is replaced only now, once the new one is whole: its manifest goes first, so that a
-    /// run killed while the files are renamed leaves no manifest over a mix of the two.
-    pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, Error> {
+    /// Whether the dataset's files wait under temporary names until it is published: where
+    /// renames are cheap, and wherever a dataset there already must stay whole until the
+    /// new one is (its files are not written over).
+    fn writes_under_temporary_names(&self) -> bool {
+        let replacing = matches!(
+            self.options.existing,
+            ExistingOutput::Overwrite | ExistingOutput::Resume
+        );
+        self.storage.renames_cheaply() || replacing
+    }
+
+    /// Makes the dataset's manifest from the outputs of its work items and copies the
+    /// files that come with it beside its parts, each under a temporary name: what
+    /// [`put_in_place`] needs to publish it.
+    pub(crate) fn ready(&self, outputs: Vec<ChunkOutput>) -> Result<Ready, PublishFailed> {
         let dir = &self.dataset.output_dir;
         let options = self.options;
         let mut schema = SchemaBuilder::new();
@@ -202,7 +202,9 @@ impl Target<'_> {
                 .then(|| rewritten_features(self.input_storage, &side.path, &recoded))?
                 .map(|text| (side.size, text))
         });
-        let copies = self.copy_files(&files, features.as_ref().map(|(_, text)| text))?;
+        let copies = self
+            .copy_files(&files, features.as_ref().map(|(_, text)| text))
+            .map_err(PublishFailed::undone)?;
         let (parts, temps): (Vec<ManifestPart>, Vec<Option<TempPart>>) = files.into_iter().unzip();
 
         let mut manifest = Manifest::new(self.settings.clone());
@@ -278,70 +280,49 @@ impl Target<'_> {
         }
         manifest.rounded_values = options.mapping.is_lossy().then_some(rounded);
 
-        // The manifest is complete and synced before the first part takes its final name: a
-        // run killed while renaming leaves it staged beside the parts, and it appears last.
-        let staged = match manifest.stage(self.storage, dir, &self.manifest_name()) {
-            Ok(staged) => staged,
-            Err(err) => {
-                undo_all(self.storage, &copies);
-                return Err(Error::io(dir, err));
-            }
-        };
-        let mut copies = copies;
-        let keep: Vec<&str> = manifest
+        // Every new file waits under a temporary name (but the parts and copies an object
+        // store takes under their names, where no dataset is in the way), until the
+        // replacement sets the old dataset aside and puts the new one in place, its manifest
+        // last (`running::placing`).
+        let mut new: Vec<(String, String)> = temps
+            .iter()
+            .zip(&manifest.parts)
+            .filter_map(|(temp, part)| Some((temp.as_ref()?, part)))
+            .filter(|(temp, part)| temp.path != dir.join(&part.name))
+            .map(|(temp, part)| (file_name(&temp.path), part.name.clone()))
+            .collect();
+        new.extend(copies.iter().filter_map(Copied::waiting));
+        let placed: Vec<String> = manifest
             .parts
             .iter()
-            .map(|part| part.name.as_str())
-            .chain(copies.iter().map(|copy| copy.name.as_str()))
+            .map(|part| part.name.clone())
+            .chain(copies.iter().map(|copy| copy.name.clone()))
+            .filter(|name| !new.iter().any(|(_, moved)| moved == name))
             .collect();
-        let placed = self
-            .retire_old(&keep)
-            .map_err(|err| Error::io(dir, err))
-            .and_then(|()| {
-                temps
-                    .iter()
-                    .zip(&manifest.parts)
-                    .filter_map(|(temp, part)| Some((temp.as_ref()?, part)))
-                    .filter(|(temp, part)| temp.path != dir.join(&part.name))
-                    .try_for_each(|(temp, part)| {
-                        let target = dir.join(&part.name);
-                        // The old dataset's part of that name goes first: renamed over, it
-                        // would make ext4 write the new part's data out there and then
-                        // (its auto_da_alloc, for programs that replace a file without
-                        // fsync), and the directory's fsync wait for it, --no-sync or not.
-                        if self.storage.renames_cheaply() {
-                            self.storage
-                                .remove(&target)
-                                .map_err(|err| Error::io(&target, err))?;
-                        }
-                        self.storage
-                            .rename(&temp.path, &target)
-                            .map_err(|err| Error::io(&temp.path, err))
-                    })
-            })
-            .and_then(|()| {
-                copies
-                    .iter_mut()
-                    .try_for_each(|copy| copy.place(self.storage))
-            })
-            .and_then(|()| {
-                self.storage
-                    .sync_dir(dir)
-                    .map_err(|err| Error::io(dir, err))
-            });
-        if let Err(err) = placed {
-            staged.discard();
-            undo_all(self.storage, &copies);
-            return Err(err);
-        }
-        if let Err(err) = staged.commit() {
-            undo_all(self.storage, &copies);
-            return Err(Error::io(dir, err));
-        }
-        // What is left of this dataset's temporary files (the notes a resumed run read,
-        // parts of notes it could not use) is of no use once it is published.
-        let _ = self.remove_temps();
-        Ok(manifest)
+        let bytes = match manifest.to_bytes() {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                undo_all(self.storage, &copies);
+                return Err(PublishFailed::undone(Error::io(dir, err)));
+            }
+        };
+        Ok(Ready {
+            manifest_file: (self.manifest_name(), bytes),
+            manifest,
+            new,
+            placed,
+            copies,
+        })
+    }
+
+    /// Copies the files that come with a dataset beside its parts, and puts the parts and
+    /// the copies in place under their names with the manifest last, replacing the dataset
+    /// published there before only now that the new one is whole, all or nothing.
+    pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, PublishFailed> {
+        let ready = self.ready(outputs)?;
+        let dir = &self.dataset.output_dir;
+        let mut manifests = put_in_place(self.storage, dir, vec![(self, ready)], Vec::new())?;
+        Ok(manifests.remove(0))
     }
 
     /// The dataset's files in order, each as its manifest lists it, with the part that
@@ -420,6 +401,7 @@ impl Target<'_> {
             dir: &self.dataset.output_dir,
             tag: &tag,
             durability: self.options.durability(),
+            temporary: self.writes_under_temporary_names(),
         };
         let mut copies = Vec::new();
         let empties = files
@@ -492,6 +474,39 @@ pub(crate) fn mapped_class_names(
         .collect()
 }
 
+/// Why a dataset could not be published, and what that left.
+pub(crate) struct PublishFailed {
+    pub(crate) err: Error,
+    /// When the replacement could be neither done nor undone: what is left in the dataset's
+    /// directory, in words. `None`: nothing was changed there.
+    pub(crate) left: Option<String>,
+}
+
+impl PublishFailed {
+    /// A failure before anything was changed in the directory.
+    pub(crate) fn undone(err: Error) -> PublishFailed {
+        PublishFailed { err, left: None }
+    }
+
+    /// The failure as one error, saying what it left.
+    pub(crate) fn into_error(self) -> Error {
+        match self.left {
+            None => self.err,
+            Some(left) => {
+                let path = self.err.path().map(Path::to_path_buf);
+                let err = Error::new(ErrorKind::Io(std::io::Error::other(format!(
+                    "{}; {left}",
+                    crate::error::error_chain(&self.err)
+                ))));
+                match path {
+                    Some(path) => err.in_file(&path),
+                    None => err,
+                }
+            }
+        }
+    }
+}
+
 /// Removes what copying wrote.
 fn undo_all(storage: &dyn Storage, copies: &[Copied]) {
     for copy in copies {
@@ -518,6 +533,7 @@ fn manifest_inputs(dataset: &DatasetPlan, compressions: &[Option<String>]) -> Ve
         .map(|(index, input)| ManifestInput {
             path: slash_path(&input.relative),
             bytes: input.size,
+            changed: input.changed.clone(),
             compression: compressions
                 .get(index)
                 .cloned()

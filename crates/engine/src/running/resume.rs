@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::naming::layout::TEMP_PREFIX;
+use crate::naming::layout;
 use crate::options::Settings;
 use crate::planning::plan::DatasetPlan;
 use crate::recode::ImageConversion;
@@ -26,12 +26,6 @@ use crate::running::chunk::ChunkOutput;
 use crate::running::summary::slash_path;
 use crate::schema::SchemaBuilder;
 use crate::storage::{Durability, OutputFile, Storage};
-
-/// What a journal's name starts with after the temporary prefix and the dataset's tag.
-const JOURNAL_STEM: &str = "done-";
-
-/// What a journal's name ends with.
-const JOURNAL_SUFFIX: &str = ".jsonl";
 
 /// The line of a finished work item.
 #[derive(Serialize, Deserialize)]
@@ -51,12 +45,16 @@ struct Note {
 }
 
 /// What tells one conversion of a dataset from another: a digest (64-bit FNV-1a) of its
-/// settings and of its inputs' paths and sizes.
+/// settings and of its inputs' paths, sizes and versions (what changes when a file is
+/// rewritten at the same size: its modification time, its ETag).
 pub(crate) fn run_key(settings: &Settings, dataset: &DatasetPlan) -> String {
-    let inputs: Vec<(String, u64)> = dataset
+    let inputs: Vec<(String, u64, Option<&str>)> = dataset
         .inputs
         .iter()
-        .map(|input| (slash_path(&input.relative), input.size))
+        .map(|input| {
+            let changed = input.changed.as_deref();
+            (slash_path(&input.relative), input.size, changed)
+        })
         .collect();
     let described = serde_json::to_vec(&(settings, inputs)).unwrap_or_default();
     let digest = described
@@ -125,11 +123,7 @@ impl Journal {
         };
         line.push(b'\n');
         if self.file.is_none() {
-            let name = format!(
-                "{TEMP_PREFIX}{tag}{JOURNAL_STEM}{}{JOURNAL_SUFFIX}",
-                std::process::id()
-            );
-            match storage.create(&dir.join(name), Durability::Unsynced) {
+            match storage.create(&dir.join(layout::journal_name(tag)), Durability::Unsynced) {
                 Ok(file) => self.file = Some(file),
                 Err(_) => self.broken = true,
             }
@@ -161,9 +155,8 @@ pub(crate) fn kept(storage: &dyn Storage, dir: &Path, tag: &str, key: &str) -> K
     let Ok(names) = storage.file_names(dir) else {
         return kept;
     };
-    let prefix = format!("{TEMP_PREFIX}{tag}{JOURNAL_STEM}");
     for name in names {
-        if !(name.starts_with(&prefix) && name.ends_with(JOURNAL_SUFFIX)) {
+        if !layout::is_journal(&name, tag) {
             continue;
         }
         let Ok(Some(bytes)) = storage.read(&dir.join(&name)) else {

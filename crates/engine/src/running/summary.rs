@@ -182,6 +182,11 @@ pub struct DatasetSummary {
     /// there still, as it was.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub previous_kept: bool,
+    /// Of a dataset that failed while it replaced the one published in its directory
+    /// before, and could not undo that either: what is left there, in words, and what puts
+    /// it right. `None`: nothing of the failed run is left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
 }
 
 /// What an interrupted run finished of a dataset, kept for `--resume`.
@@ -294,6 +299,7 @@ impl DatasetSummary {
             tfds: dataset.tfds.is_some(),
             finished: None,
             previous_kept: false,
+            left: None,
         }
     }
 }

@@ -16,9 +16,11 @@ use crate::storage::Storage;
 use crate::tfds::{rewrite_features, rewrite_info, Recoded, DATASET_INFO, FEATURES};
 
 /// Writes `dataset_info.json` and `features.json` into each folder that the splits of a
-/// TFDS dataset went back to, once every split bound for it is converted (or kept): last,
-/// each file staged and renamed into place, so that a folder with a `dataset_info.json`
-/// holds every file it lists. A folder whose metadata cannot be written fails its splits.
+/// TFDS dataset went back to where they are not what its splits say: a folder whose splits
+/// were all kept from a run that ended before its metadata (a folder's splits converted are
+/// put in place with its metadata, all at once: `running::placing`). Each file is staged and
+/// renamed into place, features first, so that a folder with a `dataset_info.json` holds
+/// every file it lists. A folder whose metadata cannot be written fails its splits.
 /// Returns the files written. Only of2tf writes them: OneFlow has no use for them.
 pub(crate) fn write_metadata(
     direction: Direction,
@@ -53,29 +55,15 @@ pub(crate) fn write_metadata(
             .iter()
             .filter_map(|&index| datasets[index].manifest.as_ref())
             .collect();
-        let Some(first) = manifests.first().and_then(|m| m.tfds.clone()) else {
-            continue;
-        };
-        let splits: Vec<(String, Vec<u64>, Option<u64>)> = manifests
-            .iter()
-            .filter_map(|manifest| {
-                let origin = manifest.tfds.as_ref()?;
-                let lengths = manifest.parts.iter().map(|part| part.records).collect();
-                Some((origin.split.clone(), lengths, example_bytes(manifest)))
-            })
-            .collect();
         let dir = PathBuf::from(&folder);
-        let file_format = manifests[0].settings.to.name();
-        let result = rewrite_info(&first.dataset_info, &splits, file_format)
+        let result = folder_metadata(&manifests)
             .map_err(std::io::Error::other)
-            .and_then(|info| {
-                let mut files = vec![(DATASET_INFO, info)];
-                files.extend(first.features.clone().map(|text| (FEATURES, text)));
+            .and_then(|files| {
                 let mut staged = Vec::new();
                 for (name, text) in &files {
                     let path = dir.join(name);
                     let found = storage.read(&path)?;
-                    if found.as_deref() == Some(text.as_bytes()) {
+                    if found.as_deref() == Some(text.as_slice()) {
                         continue;
                     }
                     // Where a file is put only if absent, the old one must go first (a
@@ -83,10 +71,10 @@ pub(crate) fn write_metadata(
                     if found.is_some() && !storage.renames_cheaply() {
                         storage.remove(&path)?;
                     }
-                    staged.push(output::stage(storage, &dir, name, text.as_bytes())?);
+                    staged.push(output::stage(storage, &dir, name, text)?);
                 }
                 // features.json first: dataset_info.json, last, says the folder is whole.
-                for staged in staged.into_iter().rev() {
+                for staged in staged {
                     staged.commit()?;
                 }
                 Ok(files
@@ -109,6 +97,32 @@ pub(crate) fn write_metadata(
         }
     }
     written
+}
+
+/// The TFDS metadata of a folder whose splits have `manifests`, in the order they are put
+/// in place: `features.json` (when the splits' origin has one), then `dataset_info.json`,
+/// which says the folder is whole. Nothing for splits without a TFDS origin.
+pub(crate) fn folder_metadata(manifests: &[&Manifest]) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let Some(first) = manifests.first().and_then(|m| m.tfds.clone()) else {
+        return Ok(Vec::new());
+    };
+    let splits: Vec<(String, Vec<u64>, Option<u64>)> = manifests
+        .iter()
+        .filter_map(|manifest| {
+            let origin = manifest.tfds.as_ref()?;
+            let lengths = manifest.parts.iter().map(|part| part.records).collect();
+            Some((origin.split.clone(), lengths, example_bytes(manifest)))
+        })
+        .collect();
+    let file_format = manifests[0].settings.to.name();
+    let info = rewrite_info(&first.dataset_info, &splits, file_format)?;
+    let mut files: Vec<(String, Vec<u8>)> = first
+        .features
+        .map(|text| (FEATURES.to_owned(), text.into_bytes()))
+        .into_iter()
+        .collect();
+    files.push((DATASET_INFO.to_owned(), info.into_bytes()));
+    Ok(files)
 }
 
 /// What TFDS counts as a split's `numBytes`: the bytes of its serialized examples, the

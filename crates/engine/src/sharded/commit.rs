@@ -11,15 +11,19 @@ use ofconvert_tfrecord::Compression;
 
 use crate::error::{Error, ErrorKind};
 use crate::front_end::FrontEnd;
+use crate::manifest::Manifest;
 use crate::naming::layout::CONTROL_DIR;
 use crate::options::Options;
 use crate::planning::plan::{DatasetPlan, InputFile};
 use crate::progress::DatasetStatus;
-use crate::records::output::{self, remove_temps};
+use crate::records::output;
+use crate::records::swap;
 use crate::running::chunk::ChunkOutput;
 use crate::running::convert::{take_lock, LockFailed};
-use crate::running::publish::Target;
+use crate::running::placing::put_in_place;
+use crate::running::publish::{PublishFailed, Target};
 use crate::running::summary::{DatasetSummary, Summary};
+use crate::running::tfds_info::folder_metadata;
 use crate::sharded::receipt::Receipt;
 use crate::sharded::shard::{read_receipt, receipt_path, worker_dir};
 use crate::sharded::stored::{StoredDataset, StoredPlan};
@@ -63,6 +67,11 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
     let storage = &*storage;
     let output = output.as_path();
     let Some(stored) = StoredPlan::read(storage, output)? else {
+        // A commit killed as it ended left its lock file, which nobody holds: taken and
+        // let go, it goes.
+        if storage.renames_cheaply() {
+            let _ = storage.lock(output);
+        }
         return Err(Error::new(ErrorKind::NotSharded { front_end }).in_file(output));
     };
     let _lock = match take_lock(storage, output, break_lock, front_end) {
@@ -70,9 +79,17 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
         Err(LockFailed::Refused(err)) => return Err(err),
         Err(LockFailed::Io(err)) => return Err(Error::io(output, err)),
     };
+    // What is in the control directory: a worker's lock directory, once it ran here.
+    let control = storage
+        .entries(&output.join(CONTROL_DIR))
+        .map_err(|err| Error::io(output, err))?;
     for worker in 0..stored.workers {
         let dir = worker_dir(output, worker);
-        if storage.renames_cheaply() && dir.is_dir() {
+        let lockable = storage.renames_cheaply()
+            && dir
+                .file_name()
+                .is_some_and(|name| control.iter().any(|entry| name == entry.as_str()));
+        if lockable {
             match storage.lock(&dir) {
                 Ok(_released) => {}
                 Err(LockError::Busy { .. }) => {
@@ -106,6 +123,7 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
                     path: PathBuf::from(&input.path),
                     relative: PathBuf::from(&input.path),
                     size: input.bytes,
+                    changed: input.version.clone(),
                 })
                 .collect(),
             warnings: dataset.warnings.clone(),
@@ -118,6 +136,7 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
                     path: PathBuf::from(side.location.as_deref().unwrap_or(&side.path)),
                     relative: PathBuf::from(&side.path),
                     size: side.bytes,
+                    changed: None,
                 })
                 .collect(),
             class_names: dataset.class_names.clone(),
@@ -140,6 +159,14 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
         })
         .collect();
 
+    // A commit killed while it replaced a dataset left that half done: finished or undone
+    // first, so that each directory holds one dataset.
+    for target in &targets {
+        let dir = &target.dataset.output_dir;
+        for tag in [target.temp_tag(), String::new()] {
+            swap::recover(storage, dir, &tag).map_err(|err| Error::io(dir, err))?;
+        }
+    }
     // Every receipt of every dataset is read and checked before anything is published.
     let mut missing = Vec::new();
     let mut outputs: Vec<Option<Vec<ChunkOutput>>> = Vec::new();
@@ -169,7 +196,14 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
     }
 
     let mut summaries = Vec::new();
-    for ((dataset, target), found) in stored.datasets.iter().zip(&targets).zip(outputs) {
+    let mut to_publish: Vec<Publishing> = Vec::new();
+    for (index, ((dataset, target), found)) in stored
+        .datasets
+        .iter()
+        .zip(&targets)
+        .zip(outputs)
+        .enumerate()
+    {
         let plan = target.dataset;
         let summary = match (&dataset.problem, found) {
             (Some(problem), _) => {
@@ -183,7 +217,7 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
                 Ok(Some(manifest)) => DatasetSummary::done(plan, DatasetStatus::Kept, manifest),
                 _ => DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded { front_end })),
             },
-            (None, Some(found)) => match side_files_changed(&*input_storage, dataset) {
+            (None, Some(found)) => match side_files_changed(&*input_storage, dataset)? {
                 Some(what) => {
                     let err = Error::new(ErrorKind::InputChanged { what }).in_file(output);
                     DatasetSummary::failed(plan, &err)
@@ -195,25 +229,35 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
                     storage
                         .create_dir_all(dir)
                         .map_err(|err| Error::io(dir, err))?;
-                    let manifest = target.publish(found)?;
-                    DatasetSummary::done(plan, DatasetStatus::Converted, manifest)
+                    to_publish.push((index, found));
+                    // Replaced once published.
+                    DatasetSummary::failed(plan, &Error::new(ErrorKind::NotSharded { front_end }))
                 }
             },
         };
         summaries.push(summary);
     }
+    publish_all(storage, &targets, to_publish, &mut summaries)?;
     // What killed workers left: parts of theirs that no receipt names. Only once every
     // dataset is published, as the splits of a TFDS dataset share a directory and each
     // other's temporary files until then.
     for (target, summary) in targets.iter().zip(&summaries) {
         if summary.status != DatasetStatus::Failed {
             let dir = &target.dataset.output_dir;
-            remove_temps(storage, dir).map_err(|err| Error::io(dir, err))?;
+            target
+                .remove_own_temps()
+                .map_err(|err| Error::io(dir, err))?;
         }
     }
     let tfds_metadata =
         crate::running::tfds_info::write_metadata(settings.direction, storage, &mut summaries);
-    remove_control(storage, output);
+    remove_control(storage, output).map_err(|err| {
+        let why = std::io::Error::other(format!(
+            "every dataset is published, but the sharded run's files in {CONTROL_DIR}/ could \
+             not all be removed ({err}): commit again to remove them"
+        ));
+        Error::new(ErrorKind::Io(why)).in_file(output)
+    })?;
     Ok(Summary {
         tfds_metadata,
         ..Summary::new(
@@ -227,18 +271,104 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
 }
 
 /// The first side file of `dataset` rewritten since the plan was stored, in words.
-fn side_files_changed(input: &dyn Storage, dataset: &StoredDataset) -> Option<String> {
-    dataset.side_files.iter().find_map(|side| {
+///
+/// # Errors
+///
+/// When one cannot be looked at: then it is not known to have changed.
+fn side_files_changed(
+    input: &dyn Storage,
+    dataset: &StoredDataset,
+) -> Result<Option<String>, Error> {
+    for side in &dataset.side_files {
         let path = PathBuf::from(side.location.as_deref().unwrap_or(&side.path));
-        let (size, version) = (input.size(&path), input.version(&path));
-        match (size, version) {
-            (Ok(Some(size)), Ok(version)) if size == side.bytes && version == side.version => None,
-            _ => Some(format!(
+        let size = input.size(&path).map_err(|err| Error::io(&path, err))?;
+        let version = input.version(&path);
+        let same = match (size, version) {
+            (Some(size), Ok(version)) => size == side.bytes && version == side.version,
+            (Some(_), Err(err)) => return Err(Error::io(&path, err)),
+            (None, _) => false,
+        };
+        if !same {
+            return Ok(Some(format!(
                 "dataset {}: {} changed since the plan was stored",
                 dataset.name, side.path
-            )),
+            )));
         }
-    })
+    }
+    Ok(None)
+}
+
+/// A dataset to publish: its index among the targets, and its work items' outputs.
+type Publishing = (usize, Vec<ChunkOutput>);
+
+/// Publishes each dataset of `to_publish` (an index into `targets` and its outputs), the
+/// splits of a TFDS dataset that share a folder together with the folder's metadata, and
+/// puts its summary in `summaries`.
+fn publish_all(
+    storage: &dyn Storage,
+    targets: &[Target<'_>],
+    to_publish: Vec<Publishing>,
+    summaries: &mut [DatasetSummary],
+) -> Result<(), Error> {
+    let mut groups: Vec<(PathBuf, Vec<Publishing>)> = Vec::new();
+    for (index, outputs) in to_publish {
+        let target = &targets[index];
+        let dir = &target.dataset.output_dir;
+        match groups
+            .iter_mut()
+            .find(|(folder, _)| folder == dir && target.in_folder_group())
+        {
+            Some((_, members)) => members.push((index, outputs)),
+            None => groups.push((dir.clone(), vec![(index, outputs)])),
+        }
+    }
+    for (dir, members) in groups {
+        let mut ready = Vec::new();
+        let mut indices = Vec::new();
+        for (index, outputs) in members {
+            let target = &targets[index];
+            match target.ready(outputs) {
+                Ok(made) => {
+                    ready.push((target, made));
+                    indices.push(index);
+                }
+                Err(failed) => {
+                    for (_, made) in &ready {
+                        for copy in &made.copies {
+                            copy.undo(storage);
+                        }
+                    }
+                    return Err(failed.into_error());
+                }
+            }
+        }
+        // The folder's metadata, from its splits published now and those kept.
+        let metadata = match targets[indices[0]].in_folder_group() {
+            true => {
+                let kept = summaries.iter().filter(|summary| {
+                    summary.status == DatasetStatus::Kept && Path::new(&summary.output_dir) == dir
+                });
+                let manifests: Vec<&Manifest> = ready
+                    .iter()
+                    .map(|(_, made)| &made.manifest)
+                    .chain(kept.filter_map(|summary| summary.manifest.as_ref()))
+                    .collect();
+                folder_metadata(&manifests).map_err(|why| {
+                    let why =
+                        std::io::Error::other(format!("cannot write the TFDS metadata: {why}"));
+                    Error::new(ErrorKind::Io(why)).in_file(&dir)
+                })?
+            }
+            false => Vec::new(),
+        };
+        let manifests =
+            put_in_place(storage, &dir, ready, metadata).map_err(PublishFailed::into_error)?;
+        for (index, manifest) in indices.into_iter().zip(manifests) {
+            summaries[index] =
+                DatasetSummary::done(targets[index].dataset, DatasetStatus::Converted, manifest);
+        }
+    }
+    Ok(())
 }
 
 /// Whether a dataset's manifest is there with all its parts: a commit that stopped after
@@ -289,15 +419,29 @@ fn options_of(stored: &StoredPlan) -> Result<Options, Error> {
     Ok(options)
 }
 
-/// Removes the plan, the receipts and the workers' lock directories.
-fn remove_control(storage: &dyn Storage, output: &Path) {
+/// Removes the receipts, the workers' lock directories and, last, the plan: a commit
+/// that fails or is killed on the way still finds the plan, and finishes.
+fn remove_control(storage: &dyn Storage, output: &Path) -> std::io::Result<()> {
     let control = output.join(CONTROL_DIR);
-    if storage.renames_cheaply() && !object::is_url(output) {
-        let _ = std::fs::remove_dir_all(&control);
-        return;
+    let files = storage.file_names(&control)?;
+    for name in storage.entries(&control)? {
+        if files.contains(&name) {
+            continue;
+        }
+        let dir = control.join(name);
+        let names = storage.file_names(&dir)?;
+        let failed = output::remove_all(storage, names.into_iter().map(|name| dir.join(name)));
+        if let Some((_, err)) = failed.into_iter().next() {
+            return Err(err);
+        }
+        storage.remove_dir_if_empty(&dir);
     }
-    for dir in [control.join("receipts"), control.clone()] {
-        let names = storage.file_names(&dir).unwrap_or_default();
-        output::remove_all(storage, names.into_iter().map(|name| dir.join(name)));
+    let (plan, others): (Vec<String>, Vec<String>) = files
+        .into_iter()
+        .partition(|name| name == crate::sharded::stored::PLAN_NAME);
+    for name in others.into_iter().chain(plan) {
+        storage.remove(&control.join(name))?;
     }
+    storage.remove_dir_if_empty(&control);
+    Ok(())
 }

@@ -228,6 +228,7 @@ pub fn convert_shard(
         .datasets
         .iter()
         .map(|dataset| Job {
+            grouped: false,
             target: Target {
                 storage: &checksummed,
                 input_storage: &*plan.input_storage,
@@ -361,7 +362,7 @@ fn run_share(
                 } else if job.failed.load(Ordering::Relaxed) {
                     Err(Stop::Cancelled)
                 } else {
-                    settled(context, run_chunk(context, job, chunk, worker))
+                    settled(context, job, run_chunk(context, job, chunk, worker))
                 };
                 if result.is_err() {
                     job.failed.store(true, Ordering::Relaxed);

@@ -22,7 +22,7 @@ use crate::sharded::shard::Shard;
 use crate::storage::Storage;
 use crate::tfds::TfdsOrigin;
 
-const PLAN_NAME: &str = "plan.json";
+pub(crate) const PLAN_NAME: &str = "plan.json";
 const PLAN_FORMAT: u32 = 1;
 
 /// The plan every worker of a sharded run follows.
@@ -76,7 +76,9 @@ pub(crate) struct StoredDataset {
 pub(crate) struct StoredInput {
     pub(crate) path: String,
     pub(crate) bytes: u64,
-    /// What changes when it is rewritten ([`Storage::version`]): modification time or ETag.
+    /// What changes when it is rewritten: for an input, as its listing says it
+    /// (`Listed::changed`, which a single run's manifest and resume journal hold too); for a
+    /// side file, as [`Storage::version`] does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) version: Option<String>,
     /// Where a side file is read from, whatever the directory `commit` runs in.
@@ -343,11 +345,12 @@ pub(crate) fn describe(plan: &Plan, options: &Options, dataset: &DatasetPlan) ->
         tfds: dataset.tfds.clone(),
         inputs: dataset
             .inputs
-            .par_iter()
+            .iter()
             .map(|input| StoredInput {
                 path: slash_path(&input.relative),
                 bytes: input.size,
-                version: storage.version(&input.path).ok().flatten(),
+                // As the listing says it, as a single run's manifest does.
+                version: input.changed.clone(),
                 location: None,
             })
             .collect(),

@@ -300,6 +300,7 @@ impl Storage for ObjectStorage {
                     path: root.to_path_buf(),
                     name,
                     size: meta.meta.size,
+                    changed: version_of(meta.meta.e_tag.clone()),
                     version: version_of(meta.meta.e_tag),
                 });
             listing.single_file = true;
@@ -317,11 +318,16 @@ impl Storage for ObjectStorage {
                 Some((dir, name)) => (PathBuf::from(dir), name),
                 None => (PathBuf::new(), relative),
             };
+            let changed = match &object.e_tag {
+                Some(tag) => format!("etag:{tag}"),
+                None => format!("modified:{}", object.last_modified.to_rfc3339()),
+            };
             directories.entry(dir).or_default().push(Listed {
                 path: self.url_of(&object.location),
                 name: name.to_owned(),
                 size: object.size,
                 version: None,
+                changed: Some(changed),
             });
         }
         for files in directories.values_mut() {

@@ -46,6 +46,7 @@ use crate::util::*;
 use serde_json::Value;
 
 mod disk;
+mod every_step;
 mod hostile;
 mod inputs;
 mod killed;

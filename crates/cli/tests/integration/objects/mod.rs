@@ -74,7 +74,11 @@ pub(crate) const PUBLIC_BUCKET: &str = "public";
 
 impl S3Server {
     pub(crate) fn start(buckets: &[&str]) -> S3Server {
-        let root = tempdir();
+        S3Server::start_in(tempdir(), buckets)
+    }
+
+    /// A server keeping its objects in `root`.
+    pub(crate) fn start_in(root: tempfile::TempDir, buckets: &[&str]) -> S3Server {
         for bucket in buckets {
             fs::create_dir(root.path().join(bucket)).unwrap();
         }
@@ -139,13 +143,29 @@ impl S3Server {
 
     pub(crate) fn ofconvert_as(&self, access_key: &str, secret_key: &str) -> TestCommand {
         let mut command = ofconvert();
+        for (key, value) in self.environment_as(access_key, secret_key) {
+            command.env(key, value);
+        }
         command
-            .env("AWS_ACCESS_KEY_ID", access_key)
-            .env("AWS_SECRET_ACCESS_KEY", secret_key)
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ENDPOINT_URL", &self.endpoint)
-            .env("AWS_ALLOW_HTTP", "true");
-        command
+    }
+
+    /// The environment that points the AWS client at this server, for a process that is
+    /// not the binary (a test's own child).
+    pub(crate) fn environment(&self) -> Vec<(String, String)> {
+        self.environment_as(ACCESS_KEY, SECRET_KEY)
+    }
+
+    fn environment_as(&self, access_key: &str, secret_key: &str) -> Vec<(String, String)> {
+        [
+            ("AWS_ACCESS_KEY_ID", access_key),
+            ("AWS_SECRET_ACCESS_KEY", secret_key),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ENDPOINT_URL", &self.endpoint),
+            ("AWS_ALLOW_HTTP", "true"),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value.to_owned()))
+        .collect()
     }
 
     /// The multipart uploads open in the server: s3s-fs keeps each as `.upload-ID.json`
