@@ -6,8 +6,10 @@ use std::cell::Cell;
 use std::fs;
 use std::path::PathBuf;
 
-use highway::{HighwayHash, HighwayHasher, Key};
-use ofconvert_arrayrecord::{Error, ErrorKind, IndexedReader, Reader, Writer, SIGNATURE};
+use ofconvert_arrayrecord::{Error, ErrorKind, IndexedReader, Reader, Writer};
+
+mod crafted;
+use crafted::{file_of_chunks, transposed};
 
 /// The system allocator, noting the largest allocation each thread asks for: what a reader
 /// builds, whatever the tests beside it do.
@@ -394,72 +396,10 @@ fn a_source_that_fails_to_read_is_an_io_error_not_a_wrong_format() {
     }
 }
 
-fn riegeli_hash(bytes: &[u8]) -> u64 {
-    let key = [*b"Riegeli/", *b"records\n", *b"Riegeli/", *b"records\n"].map(u64::from_le_bytes);
-    HighwayHasher::new(Key(key)).hash64(bytes)
-}
-
-fn varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// The signature and `chunks` (type, records, decoded size, data), each framed with its hashes,
-/// all in the file's first block; no footer.
-fn file_of_chunks(chunks: &[(u8, u64, u64, Vec<u8>)]) -> Vec<u8> {
-    let mut file = SIGNATURE.to_vec();
-    for (chunk_type, num_records, decoded_data_size, data) in chunks {
-        let mut header = [0; 40];
-        header[8..16].copy_from_slice(&(data.len() as u64).to_le_bytes());
-        header[16..24].copy_from_slice(&riegeli_hash(data).to_le_bytes());
-        let type_and_count = num_records << 8 | u64::from(*chunk_type);
-        header[24..32].copy_from_slice(&type_and_count.to_le_bytes());
-        header[32..40].copy_from_slice(&decoded_data_size.to_le_bytes());
-        let header_hash = riegeli_hash(&header[8..]);
-        header[..8].copy_from_slice(&header_hash.to_le_bytes());
-        file.extend_from_slice(&header);
-        file.extend_from_slice(data);
-    }
-    assert!(
-        file.len() < 1 << 16,
-        "{} bytes: past the first block",
-        file.len()
-    );
-    file
-}
-
-/// A zstd frame of `len` zeros (a multiple of 128 KiB), in blocks of one byte repeated: 4
-/// bytes for every 128 KiB.
-fn zstd_zeros(len: u64) -> Vec<u8> {
-    const BLOCK: u64 = 128 << 10;
-    // The magic number; no content size, a 128 KiB window.
-    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
-    let blocks = len / BLOCK;
-    for block in 0..blocks {
-        let last = u64::from(block + 1 == blocks);
-        let header = last | 1 << 1 | BLOCK << 3;
-        frame.extend_from_slice(&header.to_le_bytes()[..3]);
-        frame.push(0);
-    }
-    frame
-}
-
 /// A transposed chunk's data, zstd-compressed: a header of one node that does nothing, and
 /// transitions that announce `transitions` bytes and hold that many zeros.
 fn transposed_of_zeros(transitions: u64) -> Vec<u8> {
-    let header = [0, 0, 1, 0, 0, 0];
-    let mut header_block = Vec::new();
-    varint(&mut header_block, header.len() as u64);
-    header_block.extend_from_slice(&zstd::bulk::compress(&header, 3).unwrap());
-    let mut data = vec![b'z'];
-    varint(&mut data, header_block.len() as u64);
-    data.extend_from_slice(&header_block);
-    varint(&mut data, transitions);
-    data.extend_from_slice(&zstd_zeros(transitions));
-    data
+    transposed(&[0, 0, 1, 0, 0, 0], transitions)
 }
 
 /// A transposed chunk's header and transitions may decompress to 64 bytes for every record
