@@ -79,5 +79,5 @@ pub(crate) fn decode_chunk(
             header.num_records,
             header.decoded_data_size,
         )
-        .map_err(|reason| Error::invalid_chunk(reason, begin, first_index))
+        .map_err(|kind| Error::new(kind, begin, first_index))
 }

@@ -3,6 +3,7 @@
 //! and the end of each record.
 
 use crate::codec::{decompress, take_varint, ZstdContexts};
+use crate::error::ErrorKind;
 use crate::transpose;
 
 /// How large a chunk the readers decode by default: 1 GiB of record bytes (and a sixteenth
@@ -76,7 +77,7 @@ impl Records {
         data: &[u8],
         num_records: u64,
         decoded_data_size: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), ErrorKind> {
         if self.ends.capacity() > usize::try_from(num_records).map_or(0, |n| n.max(KEEP_ENDS)) {
             self.ends = Vec::new();
         }
@@ -96,6 +97,7 @@ impl Records {
             )
         } else {
             self.decode_simple(data, num_records, decoded_data_size)
+                .map_err(|reason| ErrorKind::InvalidChunk { reason })
         };
         if result.is_err() {
             self.ends.clear();

@@ -1,8 +1,44 @@
 //! Running a transposed chunk's state machine: each node's field written, back to front, from
-//! the buffers, and where each record ends.
+//! the buffers, and where each record ends; its moves held to what it writes.
 
 use super::nodes::{varint32, Action, Buffer, Scratch, MAX_OPEN};
 use crate::codec::varint_bytes;
+
+/// How many moves the machine may make for each byte it writes and each record it ends, and
+/// how many more besides. A sound chunk makes at most 12 a field or record: Riegeli's no-op
+/// nodes, which reach nodes more than 63 past a base, form trees 64 wide, so at most 6 deep in
+/// a machine of 2^32 nodes, and a move to a field's node crosses at most two of them (to the
+/// nodes every node may reach, then within them). Every field writes a byte but the end of a
+/// submessage, whose start writes two, and at most [`MAX_OPEN`] ends wait for their start: the
+/// slack. A hostile machine is not held by its transitions alone: implicit moves, which read
+/// none, may walk a chain of nodes that write nothing once for every transition.
+pub(super) const MOVES_PER_OUTPUT: u64 = 16;
+/// The moves besides those [`MOVES_PER_OUTPUT`] allows.
+pub(super) const MOVES_SLACK: u64 = 1 << 16;
+
+/// Why the machine stopped short of the chunk's end.
+pub(super) enum Refusal {
+    /// What it holds does not add up.
+    Invalid(String),
+    /// It made more moves than [`MOVES_PER_OUTPUT`] allows for what it had written.
+    TooManyMoves {
+        moves: u64,
+        written: u64,
+        records: u64,
+    },
+}
+
+impl From<String> for Refusal {
+    fn from(reason: String) -> Refusal {
+        Refusal::Invalid(reason)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(reason: &str) -> Refusal {
+        Refusal::Invalid(reason.to_owned())
+    }
+}
 
 /// Reads `len` bytes from buffer `index`.
 fn take<'a>(
@@ -66,7 +102,8 @@ impl Backwards<'_> {
 
 /// Runs the state machine from node `first` to the last transition: the records' bytes into
 /// `values`, back to front, and into `limits` how many had been written when each record
-/// ended, last record first.
+/// ended, last record first. Refused once it has moved more than [`MOVES_PER_OUTPUT`] times
+/// for each byte written and record ended, and [`MOVES_SLACK`] times more.
 pub(super) fn run(
     first: usize,
     num_records: u64,
@@ -74,7 +111,7 @@ pub(super) fn run(
     scratch: &mut Scratch,
     values: &mut Vec<u8>,
     limits: &mut Vec<usize>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let Scratch {
         buckets,
         transitions,
@@ -96,7 +133,24 @@ pub(super) fn run(
     let mut transitions = transitions.iter();
     let mut node = first;
     let mut repeats = usize::from(nodes[node].implicit);
+    // The moves allowed are counted again only when those counted last are made: a sound
+    // chunk's output has grown by then.
+    let (mut moves, mut allowed) = (0u64, MOVES_SLACK);
     loop {
+        moves += 1;
+        if moves > allowed {
+            let (written, records) = (out.len() as u64, limits.len() as u64);
+            allowed = MOVES_PER_OUTPUT
+                .saturating_mul(written.saturating_add(records))
+                .saturating_add(MOVES_SLACK);
+            if moves > allowed {
+                return Err(Refusal::TooManyMoves {
+                    moves,
+                    written,
+                    records,
+                });
+            }
+        }
         let current = nodes[node];
         match current.action {
             Action::NoOp => {}
@@ -125,7 +179,7 @@ pub(super) fn run(
             }
             Action::SubmessageEnd => {
                 if open.len() == MAX_OPEN {
-                    return Err(format!("more than {MAX_OPEN} submessages open at once"));
+                    return Err(format!("more than {MAX_OPEN} submessages open at once").into());
                 }
                 open.push((out.len(), node));
             }
@@ -149,13 +203,15 @@ pub(super) fn run(
                     return Err("a record ends inside a submessage".into());
                 }
                 if limits.len() as u64 == num_records {
-                    return Err(format!(
-                        "more than the {num_records} records the header says"
-                    ));
+                    return Err(
+                        format!("more than the {num_records} records the header says").into(),
+                    );
                 }
                 limits.push(out.len());
             }
-            Action::Invalid => return Err(format!("a transition to node {node}, past the last")),
+            Action::Invalid => {
+                return Err(format!("a transition to node {node}, past the last").into())
+            }
         }
         node = current.next as usize;
         if repeats == 0 {
@@ -172,16 +228,14 @@ pub(super) fn run(
         return Err("a submessage is still open at the chunk's end".into());
     }
     if limits.len() as u64 != num_records {
-        return Err(format!(
-            "{} records, the header says {num_records}",
-            limits.len()
-        ));
+        return Err(format!("{} records, the header says {num_records}", limits.len()).into());
     }
     if limits.last().copied().unwrap_or(0) != out.len() || out.len() != size {
         return Err(format!(
             "the records take {} bytes, the header says {size}",
             out.len()
-        ));
+        )
+        .into());
     }
     Ok(())
 }

@@ -24,16 +24,19 @@ mod machine;
 mod nodes;
 
 use crate::codec::ZstdContexts;
+use crate::error::ErrorKind;
 
 pub(crate) use budget::Bounds;
 use budget::Budget;
+use machine::Refusal;
 pub(crate) use nodes::Scratch;
 use nodes::{metadata_limit, varint64};
 
 /// Decodes a transposed chunk's `data` into `values` (the records back to back) and `ends`
 /// (where each ends). The chunk's header says what `bounds` say it holds, which the callers
 /// hold to the reader's limit first; what decoding holds besides the records' bytes is held to
-/// that limit too (`budget.rs`).
+/// that limit too (`budget.rs`), and the moves of its state machine to what it writes
+/// (`machine.rs`).
 pub(crate) fn decode(
     data: &[u8],
     bounds: &Bounds,
@@ -41,10 +44,21 @@ pub(crate) fn decode(
     zstd: &mut ZstdContexts,
     values: &mut Vec<u8>,
     ends: &mut Vec<usize>,
-) -> Result<(), String> {
+) -> Result<(), ErrorKind> {
     let decoded = decode_held(data, bounds, scratch, zstd, values, ends);
     scratch.release_if_large();
-    decoded
+    decoded.map_err(|refusal| match refusal {
+        Refusal::Invalid(reason) => ErrorKind::InvalidChunk { reason },
+        Refusal::TooManyMoves {
+            moves,
+            written,
+            records,
+        } => ErrorKind::TooManyMoves {
+            moves,
+            written,
+            records,
+        },
+    })
 }
 
 fn decode_held(
@@ -54,7 +68,7 @@ fn decode_held(
     zstd: &mut ZstdContexts,
     values: &mut Vec<u8>,
     ends: &mut Vec<usize>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     values.clear();
     ends.clear();
     let mut budget = Budget::new(bounds);
@@ -62,10 +76,8 @@ fn decode_held(
     let limit = metadata_limit(bounds.num_records, bounds.decoded_data_size);
     let header_len = varint64(&mut rest, "the header's length")?;
     if header_len > rest.len() as u64 {
-        return Err(format!(
-            "the header takes {header_len} bytes, only {} remain",
-            rest.len()
-        ));
+        let remain = rest.len();
+        return Err(format!("the header takes {header_len} bytes, only {remain} remain").into());
     }
     let (header, mut rest) = rest.split_at(header_len as usize);
     budget.decompress(
@@ -115,7 +127,9 @@ fn decode_held(
 
 #[cfg(test)]
 mod tests {
+    use super::machine::{MOVES_PER_OUTPUT, MOVES_SLACK};
     use super::*;
+    use crate::codec::put_varint;
 
     /// An uncompressed chunk of one record, `field 1 = "ab"`: a string node that moves on
     /// implicitly to the start of the message, and the transitions given.
@@ -147,7 +161,8 @@ mod tests {
             &mut zstd,
             &mut values,
             &mut ends,
-        )?;
+        )
+        .map_err(|kind| kind.to_string())?;
         let mut start = 0;
         Ok(ends
             .iter()
@@ -205,5 +220,45 @@ mod tests {
         ends.resize(ends.len() + 2000, 0);
         let err = decoded(&ends, 1, 4).unwrap_err();
         assert!(err.contains("more than 1024 submessages open"), "{err}");
+    }
+
+    /// An uncompressed chunk: a chain of `noops` nodes that write nothing and move on
+    /// implicitly, each to the next, then a group's start tag, a byte, which moves back to the
+    /// chain by a transition: for every transition, `noops + 1` moves and a byte written.
+    fn chain_writing_a_byte(noops: u64, transitions: usize) -> Vec<u8> {
+        let nodes = noops + 1;
+        let mut header = vec![0, 0];
+        put_varint(&mut header, nodes);
+        header.resize(header.len() + noops as usize, 0);
+        header.push((1 << 3) | 3);
+        for node in 0..noops {
+            put_varint(&mut header, nodes + node + 1);
+        }
+        header.push(0);
+        put_varint(&mut header, noops);
+        let mut data = vec![0];
+        put_varint(&mut data, header.len() as u64);
+        data.extend_from_slice(&header);
+        data.resize(data.len() + transitions, 0);
+        data
+    }
+
+    #[test]
+    fn the_machine_moves_at_most_16_times_a_byte_written_and_65536_times_more() {
+        assert_eq!((MOVES_PER_OUTPUT, MOVES_SLACK), (16, 65536));
+        // 16 moves a byte: every transition is taken, up to the end, where the record the
+        // header declares was never ended.
+        let err = decoded(&chain_writing_a_byte(15, 70_000), 1, 80_000).unwrap_err();
+        assert!(err.contains("0 records, the header says 1"), "{err}");
+        // 17: refused once the moves pass 16 for each byte written and 65,536 more, at the
+        // 65,536th byte.
+        let err = decoded(&chain_writing_a_byte(16, 70_000), 1, 80_000).unwrap_err();
+        assert!(
+            err.starts_with(
+                "transposed chunk's state machine runs away (1114113 moves for 65536 bytes \
+                 and 0 records written; a chunk may make 16 a byte or record, and 65536 more)"
+            ),
+            "{err}"
+        );
     }
 }

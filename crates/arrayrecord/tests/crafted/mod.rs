@@ -9,7 +9,8 @@ fn riegeli_hash(bytes: &[u8]) -> u64 {
     HighwayHasher::new(Key(key)).hash64(bytes)
 }
 
-fn varint(out: &mut Vec<u8>, mut value: u64) {
+/// `value` as a varint, after `out`.
+pub fn varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
         value >>= 7;
