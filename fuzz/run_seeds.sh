@@ -4,8 +4,9 @@
 # coverage instrumentation (that needs nightly: `cargo fuzz run`, fuzz/README.md), so nothing
 # is mutated. What it shows: the targets' own checks (readers against the reference parsers,
 # the wire path against the typed one, printers read back) hold on every seed, and no seed
-# panics or takes more than 512 MB. (`-malloc_limit_mb`, the check on a single allocation,
-# needs the instrumented build: libFuzzer sees allocations through the sanitizers' hooks.)
+# panics, takes more than 512 MB or runs more than 10 s. (`-malloc_limit_mb`, the check on a
+# single allocation, needs the instrumented build: libFuzzer sees allocations through the
+# sanitizers' hooks.)
 # CI runs it; exits non-zero on the first failure.
 #
 #   bash fuzz/run_seeds.sh [TARGET...]      (default: every target)
@@ -30,8 +31,12 @@ for name in "${targets[@]}"; do
     seeds=$(find "$corpus" -type f | wc -l)
     [ "$seeds" -gt 0 ] || { echo "run_seeds.sh: $name has no seed in $corpus" >&2; exit 1; }
     # -runs=0: run the corpus once and stop. A failing seed is copied beside the log.
-    if ! "$target_dir/debug/$name" -runs=0 -rss_limit_mb=512 -artifact_prefix="$target_dir/$name-" \
-        "$corpus" >"$target_dir/$name.log" 2>&1; then
+    # -timeout: a seed that runs longer fails as a crash does, so that work without bound (a
+    # hostile file's, which memory limits do not see) is caught. The slowest seed takes 50 ms
+    # in this unoptimised build: 10 s leaves room for a loaded machine, and is still far
+    # below what such work costs (minutes), or libFuzzer's default of 20 minutes.
+    if ! "$target_dir/debug/$name" -runs=0 -rss_limit_mb=512 -timeout=10 \
+        -artifact_prefix="$target_dir/$name-" "$corpus" >"$target_dir/$name.log" 2>&1; then
         tail -n 40 "$target_dir/$name.log" >&2
         echo "run_seeds.sh: $name failed on a seed (whole log: $target_dir/$name.log)" >&2
         exit 1

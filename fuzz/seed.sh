@@ -207,6 +207,23 @@ spec = bytes([41]) + struct.pack("<III", 1, 64 << 20, len(transposed)) + transpo
 spec += 2 * (bytes([3]) + struct.pack("<III", 1, 3, len(simple)) + simple)
 seed_large("arrayrecord_reader", bytes([0x05]) + spec)
 
+# A transposed chunk of 4,096 nodes that do nothing and move on implicitly, each to the next,
+# back to one that reads a transition: each of its 1 Mi transitions (zeros) walks the chain,
+# 2^32 moves, which a reader made before it held them to what it wrote (minutes, unoptimised;
+# crates/arrayrecord/tests/hostile.rs builds the same chunk). The header in a raw zstd block.
+chain = 4096
+chain_header = bytes([0, 0]) + varint(chain + 1) + bytes(chain + 1) \
+    + b"".join(varint(chain + 1 + node + 1) for node in range(chain)) + varint(0) + varint(chain)
+header_block = varint(len(chain_header)) + b"\x28\xb5\x2f\xfd\x60" \
+    + (len(chain_header) - 256).to_bytes(2, "little") \
+    + (1 | len(chain_header) << 3).to_bytes(3, "little") + chain_header
+transitions = 1 << 20
+transposed = b"z" + varint(len(header_block)) + header_block + varint(transitions) \
+    + zstd_zeros(transitions)
+spec = bytes([41]) + struct.pack("<III", 1, 16 << 10, len(transposed)) + transposed
+spec += 2 * (bytes([3]) + struct.pack("<III", 1, 3, len(simple)) + simple)
+seed("arrayrecord_reader", bytes([0x05]) + spec)
+
 for target in sorted(counts):
     total = len(os.listdir(os.path.join("corpus", target)))
     print(f"{target}: {counts[target]} seeds written, {total} files in corpus/{target}")
