@@ -19,16 +19,21 @@ const FOOTER: u64 = 16;
 /// What ends an entry: one written before trailers (or anything else) ends otherwise.
 const MARK: &[u8; 8] = b"ofspan\x00\x02";
 
-/// Bytes of the file of an entry of `len` bytes.
-pub(crate) fn file_len(len: u64) -> u64 {
-    len + 8 * len.div_ceil(BLOCK) + FOOTER
+/// Bytes of the file of an entry of `len` bytes: `None` past what a file's length can be, as
+/// for a length read from a damaged trailer.
+pub(crate) fn file_len(len: u64) -> Option<u64> {
+    len.div_ceil(BLOCK)
+        .checked_mul(8)?
+        .checked_add(len)?
+        .checked_add(FOOTER)
 }
 
 /// Bytes of the entry whose file is `file_len` bytes long ([`file_len`] undone), as its
-/// room is counted: the trailer, like the file system's own blocks, is not.
+/// room is counted: the trailer, like the file system's own blocks, is not. A file cut
+/// short of its first block's hash (a damaged one, about to be removed) holds none.
 pub(crate) fn counted(file_len: u64) -> u64 {
     let hashed = file_len.saturating_sub(FOOTER);
-    hashed - 8 * hashed.div_ceil(BLOCK + 8)
+    hashed.saturating_sub(8 * hashed.div_ceil(BLOCK + 8))
 }
 
 /// The trailer of an entry of `len` bytes whose blocks hash to `hashes`.
@@ -47,7 +52,7 @@ pub(crate) fn ends_whole(entry: &[u8], len: u64) -> bool {
     let Some(footer) = entry.len().checked_sub(FOOTER as usize) else {
         return false;
     };
-    entry.len() as u64 == file_len(len)
+    file_len(len) == Some(entry.len() as u64)
         && &entry[footer + 8..] == MARK
         && entry[footer..footer + 8] == len.to_le_bytes()
 }
@@ -94,7 +99,7 @@ mod tests {
     fn an_entry_is_read_whole_or_not_at_all() {
         let bytes: Vec<u8> = (0..20).collect();
         let whole = entry(&bytes);
-        assert_eq!(whole.len() as u64, file_len(20));
+        assert_eq!(Some(whole.len() as u64), file_len(20));
         assert_eq!(counted(whole.len() as u64), 20);
         assert_eq!(payload(&whole), Some(&bytes[..]));
         assert_eq!(payload(&entry(b"")), Some(&b""[..]));
@@ -124,7 +129,32 @@ mod tests {
     #[test]
     fn the_bytes_counted_are_those_an_entry_of_any_length_holds() {
         for len in (0..200).chain([BLOCK * 1000 - 1, BLOCK * 1000, BLOCK * 1000 + 1]) {
-            assert_eq!(counted(file_len(len)), len, "{len}");
+            assert_eq!(counted(file_len(len).unwrap()), len, "{len}");
         }
+    }
+
+    /// A damaged trailer's length is any number: the file it would need is past a file's
+    /// length, and the entry is not whole. Its length was added and multiplied unchecked,
+    /// which overflowed (wrapped, in a release build) on a flipped top byte.
+    #[test]
+    fn a_length_past_any_file_is_no_entry() {
+        assert_eq!(file_len(u64::MAX), None);
+        assert_eq!(file_len(u64::MAX - FOOTER), None);
+        let mut flipped = entry(b"twenty bytes, whole.");
+        let top_of_len = flipped.len() - FOOTER as usize + 7;
+        flipped[top_of_len] ^= 0x80;
+        assert_eq!(payload(&flipped), None);
+    }
+
+    /// A file cut short (or torn) is removed and its room given back: what it counts is at
+    /// most its length. Files of 17 to 23 bytes counted a block's hash they do not hold, less
+    /// than nothing, which wrapped to nearly 2^64 in a release build and emptied the room's
+    /// count of everything else the cache held.
+    #[test]
+    fn a_file_cut_short_counts_at_most_its_length() {
+        for file_len in 0..(FOOTER + 3 * (BLOCK + 8)) {
+            assert!(counted(file_len) <= file_len, "{file_len}");
+        }
+        assert_eq!(counted(FOOTER + 7), 0);
     }
 }

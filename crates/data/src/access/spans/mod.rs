@@ -173,7 +173,7 @@ impl SpanCache {
         let file = fs::File::open(&path).ok()?;
         let meta = file.metadata().ok()?;
         let len = range.end - range.start;
-        if meta.len() != entry::file_len(len) {
+        if entry::file_len(len) != Some(meta.len()) {
             self.remove_bad(&path, &meta);
             return None;
         }
@@ -230,7 +230,7 @@ impl SpanCache {
     /// Whether the entry of `range` of `object` is there, at its length (not read).
     fn holds(&self, object: Object<'_>, range: &Range<u64>) -> bool {
         fs::metadata(self.dir.join(entry_name(object, range)))
-            .is_ok_and(|meta| meta.len() == entry::file_len(range.end - range.start))
+            .is_ok_and(|meta| entry::file_len(range.end - range.start) == Some(meta.len()))
     }
 
     /// Removes the entry at `path`, found cut short or damaged, if it is still the file
@@ -428,9 +428,15 @@ fn reserve(temp: &Path, len: u64) -> io::Result<Option<fs::File>> {
             .open(temp)
         {
             Ok(file) => {
-                let made = file
-                    .lock()
-                    .and_then(|()| file.set_len(entry::file_len(len)));
+                let made = file.lock().and_then(|()| {
+                    let file_len = entry::file_len(len).ok_or_else(|| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("an entry of {len} bytes would pass a file's largest length"),
+                        )
+                    })?;
+                    file.set_len(file_len)
+                });
                 return match made {
                     Ok(()) => Ok(Some(file)),
                     Err(err) => {
