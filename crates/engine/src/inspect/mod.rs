@@ -197,7 +197,7 @@ fn judge(
     format: Option<Format>,
 ) -> io::Result<Option<Format>> {
     let name = &file.name;
-    if layout::is_own_file(name) || names::is_known_metadata(name) {
+    if layout::is_passed_over(name) || names::is_known_metadata(name) {
         return Ok(None);
     }
     let path = &file.path;

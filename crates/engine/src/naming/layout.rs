@@ -18,9 +18,14 @@ pub const TEMP_PREFIX: &str = ".ofconvert-";
 /// the storage layer takes it, and names it.
 pub use ofconvert_storage::LOCK_NAME;
 
-/// What `index` appends to a TFRecord file's name for its index (DALI's and the `tfrecord`
-/// package's convention).
+/// What `index` appends to a TFRecord file's name for its index: DALI's convention (its
+/// `tfrecord2idx` writes the name it is given, which DALI's documentation spells so).
 pub const INDEX_SUFFIX: &str = ".idx";
+
+/// What the `tfrecord` package's indexer, given a folder (`python -m
+/// tfrecord.tools.tfrecord2idx DIR`), names the index of each `NAME.tfrecord` in it:
+/// `NAME.tfindex`, a line `offset length` a record.
+pub const TFRECORD_PACKAGE_INDEX_SUFFIX: &str = ".tfindex";
 
 /// OneFlow's part name prefix, `OFRecordReader`'s `part_name_prefix` default.
 pub const DEFAULT_PART_PREFIX: &str = "part-";
@@ -216,11 +221,16 @@ pub fn is_temporary(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX)
 }
 
-/// Whether `name` is a file ofconvert writes beside records: an index, a manifest, a
-/// temporary file or the lock. Every command passes over them without a word: they are
-/// never records, and listing them as skipped would only be noise.
-pub fn is_own_file(name: &str) -> bool {
-    name.ends_with(INDEX_SUFFIX) || is_manifest(name) || is_temporary(name)
+/// Whether every command passes over `name` without a word: a file ofconvert writes beside
+/// records (an index, a manifest, a temporary file or the lock), or another indexer's index
+/// of a record file. They are never records, and listing them as skipped would only be
+/// noise. Nor is an index carried beside the parts made of the records it indexes: its
+/// offsets are the TFRecord file's, and would mislead there.
+pub fn is_passed_over(name: &str) -> bool {
+    name.ends_with(INDEX_SUFFIX)
+        || name.ends_with(TFRECORD_PACKAGE_INDEX_SUFFIX)
+        || is_manifest(name)
+        || is_temporary(name)
 }
 
 /// Whether `name` is a manifest: [`MANIFEST_NAME`], or `name-split.` before it for a split

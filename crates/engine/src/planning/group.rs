@@ -154,7 +154,7 @@ pub(crate) fn group_tf(
         let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
         let mut others = Vec::new();
         for found in files {
-            if crate::naming::layout::is_own_file(&found.name) {
+            if crate::naming::layout::is_passed_over(&found.name) {
                 continue;
             }
             if names::is_known_metadata(&found.name) {
@@ -364,7 +364,7 @@ pub(crate) fn group_of(
         let mut parts = Vec::new();
         let mut others = Vec::new();
         for found in files {
-            if crate::naming::layout::is_own_file(&found.name) {
+            if crate::naming::layout::is_passed_over(&found.name) {
                 continue;
             }
             match part_number(&found.name, prefix) {

@@ -56,6 +56,56 @@ fn every_command_passes_over_the_indexes_and_manifests_ofconvert_wrote() {
     assert!(!counted.stdout.contains("manifest"), "{}", counted.stdout);
 }
 
+/// The `tfrecord` package's indexer, `python -m tfrecord.tools.tfrecord2idx DIR`, writes
+/// `NAME.tfindex` beside each `NAME.tfrecord`: a line `offset length` a record, the length
+/// its whole frame's. Byte offsets into a TFRecord file, which mean nothing beside the parts
+/// made of its records: passed over as ofconvert's own indexes are. tf2of carried them beside
+/// the parts, and with --no-side-files listed them as skipped, "not a TFRecord file".
+#[test]
+fn every_command_passes_over_the_indexes_the_tfrecord_package_wrote() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    for (shard, first) in [("train", 0), ("valid", 10)] {
+        let records = examples(first, 3, 20);
+        let file = input.join(format!("{shard}.tfrecord"));
+        write_tfrecord(&file, &records);
+        let mut index = String::new();
+        let mut offset = 0;
+        for record in &records {
+            let frame = 8 + 4 + record.len() + 4;
+            index.push_str(&format!("{offset} {frame}\n"));
+            offset += frame;
+        }
+        assert_eq!(offset as u64, fs::metadata(&file).unwrap().len());
+        fs::write(input.join(format!("{shard}.tfindex")), index).unwrap();
+    }
+
+    let output = work.path().join("of");
+    let run = ofconvert().arg("tf2of").arg(&input).arg(&output).ok();
+    assert!(!run.stdout.contains("tfindex"), "{}", run.stdout);
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    let written = tree(&output);
+    assert!(
+        !written.iter().any(|file| file.ends_with(".tfindex")),
+        "{written:?}"
+    );
+    let run = ofconvert()
+        .arg("tf2of")
+        .arg(&input)
+        .arg(work.path().join("parts-only"))
+        .arg("--no-side-files")
+        .ok();
+    assert!(!run.stdout.contains("Skipped"), "{}", run.stdout);
+    for command in ["count", "verify", "schema"] {
+        let run = ofconvert().arg(command).arg(&input).ok();
+        for said in [&run.stdout, &run.stderr] {
+            assert!(!said.contains("tfindex"), "{command}: {said}");
+            assert!(!said.contains("not a TFRecord"), "{command}: {said}");
+        }
+    }
+}
+
 #[test]
 fn tfds_metadata_is_not_listed_as_skipped() {
     let work = tempdir();

@@ -173,7 +173,7 @@ fn format_of_tree<'a>(
 ) -> Result<Format, Error> {
     let (mut tf, mut of, mut others) = (None, None, Vec::new());
     for file in files {
-        if layout::is_own_file(&file.name) || names::is_known_metadata(&file.name) {
+        if layout::is_passed_over(&file.name) || names::is_known_metadata(&file.name) {
             continue;
         }
         if names::has_record_name(&file.name) {
