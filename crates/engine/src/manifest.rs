@@ -115,6 +115,10 @@ pub struct ManifestPart {
     pub records: u64,
     /// Its size.
     pub bytes: u64,
+    /// The CRC-32C (Castagnoli) of its bytes, as 8 hex digits, as side files have it; not
+    /// in manifests written before parts had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc32c: Option<String>,
     /// tf2of, without resharding: the input file whose records, all of them, the part
     /// holds (its name in its folder). of2tf gives the records back under that name.
     #[serde(default, skip_serializing_if = "Option::is_none")]

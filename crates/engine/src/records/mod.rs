@@ -4,8 +4,8 @@
 //! ArrayRecord file by its footer too, [`array`]), and
 //! writing parts and shards under temporary names in aligned buffers ([`output`]), on a
 //! thread of their own when records are large and a core is idle, copying whole files
-//! beside them ([`copy`]), and putting a dataset's files in place of another's all at once
-//! or not at all ([`swap`]).
+//! beside them ([`copy`]), putting a dataset's files in place of another's all at once or
+//! not at all ([`swap`]); the CRC-32C of a part as it is written ([`summed`]).
 //!
 //! Uses `naming`, `error`, `storage`, `options` and `progress`; never the planning or the
 //! run above it.
@@ -17,6 +17,7 @@ pub(crate) mod detect;
 pub(crate) mod output;
 mod reader;
 mod skipped;
+pub(crate) mod summed;
 pub(crate) mod swap;
 
 pub(crate) use damage::{is_damage, resumed};

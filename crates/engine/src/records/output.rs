@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::naming::layout;
 use crate::naming::names::Format;
 use crate::options::TfFile;
+use crate::records::summed::{Sum, SummedFile};
 use crate::storage::{Durability, OutputFile, Storage};
 
 /// A part written under its temporary name.
@@ -19,12 +20,17 @@ pub(crate) struct TempPart {
     pub(crate) path: PathBuf,
     pub(crate) records: u64,
     pub(crate) bytes: u64,
+    /// The CRC-32C of its bytes, when known (a receipt whose checksum does not read gives
+    /// none).
+    pub(crate) crc32c: Option<u32>,
 }
 
 /// A part being written under its temporary name.
 pub(crate) struct PartWriter {
     sink: Sink,
     path: PathBuf,
+    /// The CRC-32C of what is written, for the manifest.
+    sum: Sum,
 }
 
 enum Sink {
@@ -59,6 +65,8 @@ impl PartWriter {
         let file = storage
             .create(&path, durability)
             .map_err(|err| not_writable(&path, err))?;
+        let sum = Sum::default();
+        let file: Box<dyn OutputFile> = Box::new(SummedFile::new(file, sum.clone()));
         let on_thread = first_record >= super::LARGE_RECORD && super::spare_core();
         let sink = match input_format {
             Format::Tf => {
@@ -83,7 +91,7 @@ impl PartWriter {
                 })
             }
         };
-        Ok(PartWriter { sink, path })
+        Ok(PartWriter { sink, path, sum })
     }
 
     /// The part's temporary path.
@@ -172,7 +180,7 @@ impl PartWriter {
     /// for the caller to remove.
     pub(crate) fn finish_keeping(self) -> Result<TempPart, Error> {
         let records = self.records();
-        let path = self.path;
+        let (path, sum) = (self.path, self.sum);
         let file = match self.sink {
             Sink::Of(writer) => writer
                 .finish()
@@ -189,6 +197,7 @@ impl PartWriter {
             path,
             records,
             bytes,
+            crc32c: Some(sum.crc32c()),
         })
     }
 }

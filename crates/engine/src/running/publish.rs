@@ -334,6 +334,11 @@ impl Target<'_> {
                 name,
                 records: temp.as_ref().map_or(0, |temp| temp.records),
                 bytes: temp.as_ref().map_or(0, |temp| temp.bytes),
+                // An empty file given back: the CRC of no bytes.
+                crc32c: temp
+                    .as_ref()
+                    .map_or(Some(0), |temp| temp.crc32c)
+                    .map(|crc| format!("{crc:08x}")),
                 from,
             };
             (part, temp)

@@ -35,8 +35,9 @@ struct Note {
     /// The work item's number, and how many the dataset was cut into.
     chunk: usize,
     of: usize,
-    /// Its parts, in order: file names in the dataset's directory, records, bytes.
-    parts: Vec<(String, u64, u64)>,
+    /// Its parts, in order: file names in the dataset's directory, records, bytes, CRC-32C.
+    /// (A line of a version before the CRC does not parse: its work item is done again.)
+    parts: Vec<(String, u64, u64, Option<u32>)>,
     skipped: SkippedRecords,
     compressions: Vec<(usize, String)>,
     images: ImageConversion,
@@ -106,7 +107,7 @@ impl Journal {
                 .iter()
                 .filter_map(|part| {
                     let name = part.path.file_name()?.to_str()?.to_owned();
-                    Some((name, part.records, part.bytes))
+                    Some((name, part.records, part.bytes, part.crc32c))
                 })
                 .collect(),
             skipped: output.skipped.clone(),
@@ -167,7 +168,7 @@ pub(crate) fn kept(storage: &dyn Storage, dir: &Path, tag: &str, key: &str) -> K
             let Ok(note) = serde_json::from_slice::<Note>(line) else {
                 continue;
             };
-            let whole = note.parts.iter().all(|(part, _, bytes)| {
+            let whole = note.parts.iter().all(|(part, _, bytes, _)| {
                 matches!(storage.size(&dir.join(part)), Ok(Some(size)) if size == *bytes)
             });
             if note.key != key || !whole {
@@ -175,15 +176,16 @@ pub(crate) fn kept(storage: &dyn Storage, dir: &Path, tag: &str, key: &str) -> K
             }
             used = true;
             kept.files
-                .extend(note.parts.iter().map(|(part, _, _)| part.clone()));
+                .extend(note.parts.iter().map(|(part, _, _, _)| part.clone()));
             let output = ChunkOutput {
                 parts: note
                     .parts
                     .into_iter()
-                    .map(|(part, records, bytes)| TempPart {
+                    .map(|(part, records, bytes, crc32c)| TempPart {
                         path: dir.join(part),
                         records,
                         bytes,
+                        crc32c,
                     })
                     .collect(),
                 uploads: Vec::new(),

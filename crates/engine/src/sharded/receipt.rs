@@ -98,6 +98,7 @@ impl Receipt {
                     path: dir.join(&part.name),
                     records: part.records,
                     bytes: part.bytes,
+                    crc32c: u32::from_str_radix(&part.crc32c, 16).ok(),
                 })
                 .collect(),
             uploads: Vec::new(),
