@@ -118,6 +118,12 @@ pub enum ErrorKind {
         /// The format it was read as.
         format: &'static str,
     },
+    /// A part of a published dataset is not as its manifest lists it: missing, not listed,
+    /// or holding other records, bytes or a CRC-32C other than the manifest's.
+    NotAsListed {
+        /// What differs, naming the manifest.
+        what: String,
+    },
     /// A worker of a sharded run was started with other flags, or another worker count,
     /// than the run's stored plan.
     ShardFlags {
@@ -438,6 +444,7 @@ impl fmt::Display for ErrorKind {
                  would replace the other",
                 other.display()
             ),
+            ErrorKind::NotAsListed { what } => f.write_str(what),
             ErrorKind::ShardFlags { differs } => write!(
                 f,
                 "this worker does not belong to the sharded run stored here: {differs}; run \

@@ -21,7 +21,8 @@
 //! sharded/                 stored plan, one worker's share, receipts, commit
 //! running/                 workers, work items, run loop, publishing, summary, TFDS metadata
 //! planning/                walk, group into datasets, TFDS origin, rule checks
-//! manifest                 what a published dataset says of itself
+//! manifest, published      what a published dataset says of itself; what the
+//!                          manifests of a directory say its files are
 //! tfds/                    TFDS folders: origin, dataset_info.json, class names
 //! records/                 format sniffing, record reader, part and shard writers, copies
 //! options, recode          what the caller asked for; images re-encoded on the way
@@ -119,6 +120,7 @@ mod naming;
 mod options;
 mod planning;
 mod progress;
+mod published;
 mod recode;
 mod records;
 pub mod reports;
@@ -158,6 +160,7 @@ pub use options::{
 pub use planning::plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use planning::rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};
 pub use progress::{DatasetStatus, Event, ProgressFn};
+pub use published::Published;
 pub use recode::{ImageConversion, ImagePolicy};
 pub use records::array::StoredFile;
 pub use records::detect::detect_format;

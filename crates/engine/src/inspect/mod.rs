@@ -27,6 +27,7 @@ use crate::naming::names::{self, part_number, Format};
 use crate::options::Checksums;
 use crate::planning::plan::SkippedFile;
 use crate::progress::ProgressFn;
+use crate::published::{listed_as, published_in, ListedAs, Published};
 use crate::records::detect;
 use crate::records::RecordReader;
 use crate::storage::object;
@@ -50,9 +51,13 @@ pub struct Expanded {
     pub skipped: Vec<SkippedFile>,
     /// OneFlow datasets whose parts are there without the manifest that publishes them.
     pub unpublished: Vec<Unpublished>,
+    /// The datasets published in the directories walked, as their manifests list them: a
+    /// part they list is taken as a record file of their format without looking at it, a
+    /// file that came with the records is passed over, and a part missing is an error.
+    pub published: Vec<Published>,
     /// Paths that do not exist, named files whose format cannot be told, files or
-    /// directories inside the directories given that cannot be read, and directories given
-    /// that hold no record file.
+    /// directories inside the directories given that cannot be read, parts a manifest lists
+    /// that are not there, and directories given that hold no record file.
     pub errors: Vec<Error>,
 }
 
@@ -69,7 +74,8 @@ pub struct Unpublished {
 
 /// Turns files and directories (local paths or URLs) into record files: a named file must
 /// be a record file (its format forced by `format` or told by its content); in a directory,
-/// the files that are record files by name or content are taken and the others left out.
+/// the parts its manifests list and the files that are record files by name or content are
+/// taken, and the others left out.
 pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
     let mut expanded = Expanded::default();
     // Each path listed (in a store, a request or two that wait a round trip) side by side
@@ -126,9 +132,21 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
             expanded.errors.push(Error::io(&unreadable.path, err));
         }
         for files in listing.directories.values() {
+            let dir = files.first().and_then(|file| file.path.parent());
+            let published = match dir {
+                Some(dir) => match published_in(storage, dir, files.iter().map(|f| &*f.name)) {
+                    Ok(published) => published,
+                    Err(err) => {
+                        expanded.errors.push(Error::io(dir, err));
+                        Vec::new()
+                    }
+                },
+                None => Vec::new(),
+            };
             let mut parts = false;
             for file in files {
-                match judge(storage, file, format) {
+                let listed = listed_as(&published, &file.name);
+                match judge(storage, file, format, listed) {
                     Ok(Some(format)) => {
                         parts |= format == Format::Of
                             && part_number(&file.name, DEFAULT_PART_PREFIX).is_some();
@@ -141,10 +159,14 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                 }
             }
             if parts && !files.iter().any(|file| file.name == MANIFEST_NAME) {
-                if let Some(dir) = files.first().and_then(|file| file.path.parent()) {
+                if let Some(dir) = dir {
                     expanded.unpublished.extend(unpublished(storage, dir));
                 }
             }
+            for dataset in &published {
+                expanded.errors.extend(missing_parts(dataset, files));
+            }
+            expanded.published.extend(published);
         }
         // A directory without records is an error for everyone who reads one: `count`,
         // `cat` and Python's readers alike.
@@ -186,7 +208,30 @@ fn tell_format(storage: &dyn Storage, file: &Listed, path: &Path) -> Result<Form
         .ok_or_else(|| Error::new(ErrorKind::UnknownFormat).in_file(path))
 }
 
-/// The format of a file met inside a directory, or `None` to skip it.
+/// The errors of the parts `dataset` lists that are not among `files`, its directory's.
+fn missing_parts<'a>(
+    dataset: &'a Published,
+    files: &'a [Listed],
+) -> impl Iterator<Item = Error> + 'a {
+    dataset
+        .parts
+        .iter()
+        .filter(|part| !files.iter().any(|file| file.name == part.name))
+        .map(|part| {
+            let what = format!(
+                "missing, yet {} lists it ({} record{}, {} bytes)",
+                dataset.manifest,
+                part.records,
+                if part.records == 1 { "" } else { "s" },
+                part.bytes
+            );
+            Error::new(ErrorKind::NotAsListed { what }).in_file(&dataset.dir.join(&part.name))
+        })
+}
+
+/// The format of a file met inside a directory, or `None` to skip it: as its directory's
+/// manifests list it (`listed`), when one does in a format not forced otherwise, else by
+/// its name or content.
 ///
 /// # Errors
 ///
@@ -195,17 +240,25 @@ fn judge(
     storage: &dyn Storage,
     file: &Listed,
     format: Option<Format>,
+    listed: Option<ListedAs>,
 ) -> io::Result<Option<Format>> {
     let name = &file.name;
     if layout::is_passed_over(name) || names::is_known_metadata(name) {
         return Ok(None);
+    }
+    match listed {
+        Some(ListedAs::Side) => return Ok(None),
+        Some(ListedAs::Part(listed)) if format.is_none_or(|format| format == listed) => {
+            return Ok(Some(listed))
+        }
+        _ => {}
     }
     let path = &file.path;
     let tf_by_name = names::has_record_name(name);
     let of_by_name = part_number(name, DEFAULT_PART_PREFIX).is_some();
     Ok(match format {
         Some(Format::Tf) => {
-            (tf_by_name || detect::looks_like_tfrecord_in(storage, path)?).then_some(Format::Tf)
+            (tf_by_name || detect::holds_tfrecord_in(storage, path)?).then_some(Format::Tf)
         }
         Some(Format::Of) => {
             (of_by_name || detect::looks_like_ofrecord_in(storage, path)?).then_some(Format::Of)

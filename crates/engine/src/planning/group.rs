@@ -3,13 +3,14 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::naming::names::{self, part_number, shard_name};
-use crate::records::detect;
+use crate::published::{listed_as, published_in};
 use crate::storage::{Listed, Listing, NotListed, Storage};
 use crate::tfds::{self};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::judge::{judge_tf, Judged};
 use super::loose;
 use super::plan::{DatasetPlan, InputFile, Restore, SkippedFile};
 use crate::manifest::Manifest;
@@ -151,6 +152,14 @@ pub(crate) fn group_tf(
             .iter()
             .find(|found| found.name == tfds::DATASET_INFO)
             .and_then(|found| tfds::Metadata::read(storage, found.path.parent()?));
+        // A manifest that cannot be read says nothing: the files are told by their content.
+        let listed = match files.first().and_then(|found| found.path.parent()) {
+            Some(dir) if !single_file => {
+                published_in(storage, dir, files.iter().map(|found| found.name.as_str()))
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         let mut families: BTreeMap<Option<String>, Family> = BTreeMap::new();
         let mut others = Vec::new();
         for found in files {
@@ -158,18 +167,15 @@ pub(crate) fn group_tf(
                 continue;
             }
             if names::is_known_metadata(&found.name) {
-                others.push((found, None));
+                others.push((found, Judged::Other, None));
                 continue;
             }
-            let record_by_name = names::has_record_name(&found.name);
-            if !record_by_name {
-                let sniffed = storage
-                    .open(&found.path, 0)
-                    .and_then(|opened| detect::is_tfrecord_stream(opened.reader));
-                match sniffed {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        others.push((found, Some("not a TFRecord file")));
+            if !names::has_record_name(&found.name) {
+                let listed = listed_as(&listed, &found.name);
+                match judge_tf(storage, &found, listed) {
+                    Ok(Judged::Record) => {}
+                    Ok(judged) => {
+                        others.push((found, judged, Some("not a TFRecord file")));
                         continue;
                     }
                     Err(err) => {
@@ -197,15 +203,23 @@ pub(crate) fn group_tf(
         // like a part would be taken for one, or replace one.
         let carried = side_files.filter(|_| !single_file);
         let mut side = Vec::new();
-        for (found, reason) in others {
+        for (found, judged, reason) in others {
             let part_like =
                 carried.is_some_and(|prefix| part_number(&found.name, prefix).is_some());
-            if carried.is_some() && !part_like {
+            let of_records = carried.is_some() && judged == Judged::OfRecords;
+            if carried.is_some() && !part_like && !of_records {
                 side.push(input_file(input, found, single_file));
             } else if part_like {
                 skipped.push(SkippedFile {
                     path: found.path.display().to_string(),
                     reason: "named like a OneFlow part: not carried beside the parts".to_owned(),
+                });
+            } else if of_records {
+                skipped.push(SkippedFile {
+                    path: found.path.display().to_string(),
+                    reason: "OFRecord records: not carried beside the parts (of2tf converts \
+                             them)"
+                        .to_owned(),
                 });
             } else if let Some(reason) = reason {
                 skipped.push(SkippedFile {

@@ -1,12 +1,18 @@
 //! What a file is: a TFRecord or ArrayRecord file by name or by content, an OFRecord file, a
 //! shard of a family, or none of these.
+//!
+//! A file's first bytes tell most record files, and cost one small read. A record file
+//! damaged there is still one: a OneFlow part by its name, a TFRecord file by the records
+//! whose checksums agree further on ([`holds_tfrecord_in`], which may read the whole file and
+//! so comes last, for files that nothing else told).
 
 use std::io::{self, Read};
 use std::path::Path;
 
 use ofconvert_tfrecord::{ErrorKind as TfErrorKind, Reader, ReaderOptions};
 
-use crate::naming::names::{has_record_name, Format};
+use crate::naming::layout::DEFAULT_PART_PREFIX;
+use crate::naming::names::{has_record_name, part_number, Format};
 use crate::storage::object::storage_for;
 use crate::storage::Storage;
 
@@ -33,7 +39,7 @@ pub(crate) fn sniff_array_record<R: Read>(mut stream: R) -> io::Result<(bool, Re
 }
 
 /// [`looks_like_tfrecord_in`] of a stream read from its start.
-pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
+fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
     let (is_array, stream) = sniff_array_record(stream)?;
     if is_array {
         return Ok(true);
@@ -44,6 +50,46 @@ pub(crate) fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
         // The header checked out; only the rest of the record is missing.
         Err(err) => matches!(err.kind(), TfErrorKind::Truncated { .. }),
     })
+}
+
+/// Whether the content of `path` in `storage` holds a TFRecord record anywhere: its first
+/// record's length checksum holds ([`looks_like_tfrecord_in`]), or past damage, a record
+/// follows whose checksums agree, found as `--on-corrupt skip` finds where to resume (a
+/// record too big to be checked whole by its data's checksum counts by its length's, if its
+/// length is plausible). Reads up to the whole file: a file that holds none is read to its
+/// end.
+pub(crate) fn holds_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::Result<bool> {
+    holds_tfrecord(storage.open(path, 0)?.reader)
+}
+
+/// [`holds_tfrecord_in`] of a stream read from its start.
+fn holds_tfrecord(stream: impl Read) -> io::Result<bool> {
+    let (is_array, stream) = sniff_array_record(stream)?;
+    if is_array {
+        return Ok(true);
+    }
+    let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
+    let mut recovered = Vec::new();
+    loop {
+        let damage = match reader.skip_record() {
+            Ok(found) => return Ok(found.is_some()),
+            Err(err) => err,
+        };
+        match damage.kind() {
+            // A header that checks out, whatever follows it.
+            TfErrorKind::Truncated { .. } => return Ok(true),
+            TfErrorKind::LengthCrcMismatch { .. } | TfErrorKind::TruncatedHeader { .. } => {}
+            // A stream that does not decompress, or cannot be read, holds nothing to tell by.
+            _ => return Ok(false),
+        }
+        match reader.resync(&mut recovered) {
+            // The damaged record itself, its data vouched for by its checksum.
+            Ok(Some(resync)) if resync.recovered => return Ok(true),
+            // A record whose checksums agree, or the end.
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => return Ok(false),
+        }
+    }
 }
 
 /// Whether the content of `path` in `storage` looks like an OFRecord stream: a positive
@@ -76,7 +122,10 @@ pub(crate) fn looks_like_ofrecord_in(storage: &dyn Storage, path: &Path) -> io::
 /// Tells the format of a record file (a local path or a URL): TensorFlow's ([`Format::Tf`])
 /// when its name says so ([`has_record_name`]), it begins with an ArrayRecord (Riegeli)
 /// signature, or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord
-/// when its first record looks like one. An empty file counts as TFRecord with no records.
+/// when its first record looks like one or its name is a OneFlow part's (`part-N`: a part
+/// damaged from its first byte), else TensorFlow's when a TFRecord record whose checksums
+/// agree lies further in (a file damaged at its start). An empty file counts as TFRecord
+/// with no records.
 pub fn detect_format(path: &Path) -> io::Result<Option<Format>> {
     let (storage, path) = storage_for(path)?;
     let size = match storage.size(&path)? {
@@ -96,14 +145,18 @@ pub(crate) fn detect_format_in(
     path: &Path,
     size: u64,
 ) -> io::Result<Option<Format>> {
-    let named = path
+    let name = path
         .file_name()
-        .is_some_and(|name| has_record_name(&name.to_string_lossy()));
-    if named || size == 0 || looks_like_tfrecord_in(storage, path)? {
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    if has_record_name(&name) || size == 0 || looks_like_tfrecord_in(storage, path)? {
         return Ok(Some(Format::Tf));
     }
-    if looks_like_ofrecord_in(storage, path)? {
+    if looks_like_ofrecord_in(storage, path)? || part_number(&name, DEFAULT_PART_PREFIX).is_some() {
         return Ok(Some(Format::Of));
+    }
+    if holds_tfrecord_in(storage, path)? {
+        return Ok(Some(Format::Tf));
     }
     Ok(None)
 }

@@ -1,11 +1,38 @@
-//! What a dataset's manifest vouches for: the CRC-32C of each part, as written.
+//! Record files told from the files that come with them, damaged or not, and checked
+//! against what their dataset's manifest lists: the CRC-32C of each part, as written.
+
+mod damaged;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ofconvert_tfrecord::crc::crc32c;
 
 use crate::util::*;
+
+/// A OneFlow dataset of 8 parts holding 500 records (62 a part, 66 in the last), converted
+/// from as many TFRecord files in `root/tf`, in `root/of`.
+pub(crate) fn eight_parts(root: &Path) -> PathBuf {
+    let tf = root.join("tf");
+    fs::create_dir_all(&tf).unwrap();
+    for shard in 0..8 {
+        let count = if shard < 7 { 62 } else { 66 };
+        write_tfrecord(
+            &tf.join(format!("train-{shard:05}-of-00008")),
+            &examples(shard * 62, count, 40),
+        );
+    }
+    let of = root.join("of");
+    ofconvert().arg("tf2of").args([&tf, &of]).ok();
+    of
+}
+
+/// Flips every bit of byte `at` of `path`.
+pub(crate) fn flip(path: &Path, at: usize) {
+    let mut bytes = fs::read(path).unwrap();
+    bytes[at] ^= 0xff;
+    fs::write(path, bytes).unwrap();
+}
 
 /// Asserts that the manifest in `dir` (of the name `manifest`) lists the CRC-32C of each of
 /// its parts' bytes.
