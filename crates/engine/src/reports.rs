@@ -5,7 +5,7 @@
 //!
 //! A top layer: it uses `inspect` and the layers below.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -13,14 +13,15 @@ use serde::Serialize;
 use crate::error::{error_chain, Error, ErrorKind};
 use crate::front_end::FrontEnd;
 use crate::inspect::{
-    collect_schema, count_files, expand_paths, oneflow_reader_for, verify_files, write_index,
-    FileCount,
+    as_listed, collect_schema, count_files, expand_paths, oneflow_reader_for, unlisted,
+    verify_files_summing, write_index, FileCount,
 };
 use crate::manifest::{OneflowReader, MANIFEST_NAME};
 use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
 use crate::naming::names::Format;
 use crate::options::Checksums;
 use crate::progress::ProgressFn;
+use crate::published::Published;
 use crate::schema::Schema;
 
 /// The record files some paths hold, and what is wrong with the paths.
@@ -41,6 +42,9 @@ pub struct Found {
     /// The directories of parts an ofconvert run was writing, or left when it was killed:
     /// no sound dataset, which `verify` fails.
     pub unfinished: Vec<PathBuf>,
+    /// The datasets published in the directories walked, as their manifests list them:
+    /// what `count` and `verify` check the files against.
+    pub published: Vec<Published>,
 }
 
 impl Found {
@@ -119,6 +123,7 @@ pub fn find(paths: &[PathBuf], format: Option<Format>, front_end: FrontEnd) -> F
             .filter(|dir| dir.interrupted)
             .map(|dir| dir.dir.clone())
             .collect(),
+        published: expanded.published,
     };
     found.fail_empty_directories(&[]);
     found
@@ -167,7 +172,8 @@ pub struct CountReport {
 }
 
 /// Counts the records of the files found (`checksums`: check TFRecord length checksums);
-/// with the files that could not be counted.
+/// with the files that could not be counted, and the parts that do not hold the records
+/// their manifest lists.
 pub fn count(
     found: &Found,
     checksums: Checksums,
@@ -176,9 +182,14 @@ pub fn count(
 ) -> (CountReport, Vec<Error>) {
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    for result in count_files(&found.files, checksums, jobs, progress) {
+    let counted = count_files(&found.files, checksums, jobs, progress);
+    let listed = as_listed(&found.published, &found.files);
+    for ((result, listed), (path, _)) in counted.into_iter().zip(listed).zip(&found.files) {
         match result {
-            Ok(count) => files.push(count),
+            Ok(count) => {
+                errors.extend(listed.and_then(|listed| listed.check_records(path, count.records)));
+                files.push(count);
+            }
             Err(err) => errors.push(err),
         }
     }
@@ -222,15 +233,38 @@ impl VerifyReport {
     }
 }
 
-/// Checks every checksum and parses every payload of the files found.
+/// Checks every checksum and parses every payload of the files found, and the parts of a
+/// published dataset against its manifest: a file whose records read sound must have the
+/// records, bytes and CRC-32C listed, and a record file beside the parts must be listed.
 pub fn verify(found: &Found, jobs: usize, progress: ProgressFn<'_>) -> VerifyReport {
-    let files: Vec<VerifiedFile> = verify_files(&found.files, jobs, progress)
+    let listed = as_listed(&found.published, &found.files);
+    let summed: HashSet<&Path> = found
+        .files
+        .iter()
+        .zip(&listed)
+        .filter(|(_, listed)| listed.is_some_and(|listed| listed.has_crc32c()))
+        .map(|((path, _), _)| path.as_path())
+        .collect();
+    let summed = |path: &Path| summed.contains(path);
+    let verified = verify_files_summing(&found.files, &summed, jobs, progress);
+    let files: Vec<VerifiedFile> = verified
         .into_iter()
-        .map(|verified| VerifiedFile {
-            path: verified.path.display().to_string(),
-            format: verified.format,
-            good_records: verified.good_records,
-            problems: verified.problems.iter().map(|p| error_chain(p)).collect(),
+        .zip(listed.iter().zip(&found.sizes))
+        .map(|(mut verified, (listed, size))| {
+            if verified.problems.is_empty() {
+                verified.problems = match listed {
+                    Some(listed) => listed.check_verified(&verified, *size),
+                    None => unlisted(&found.published, &verified.path)
+                        .into_iter()
+                        .collect(),
+                };
+            }
+            VerifiedFile {
+                path: verified.path.display().to_string(),
+                format: verified.format,
+                good_records: verified.good_records,
+                problems: verified.problems.iter().map(|p| error_chain(p)).collect(),
+            }
         })
         .collect();
     VerifyReport {

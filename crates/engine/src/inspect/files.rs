@@ -13,6 +13,7 @@ use crate::naming::names::Format;
 use crate::options::Checksums;
 use crate::progress::ProgressFn;
 use crate::records::output;
+use crate::records::summed::{Sum, SummedReader};
 use crate::records::{is_damage, resumed, RecordAt, RecordReader};
 use crate::storage::object;
 use crate::storage::Durability;
@@ -88,6 +89,9 @@ pub struct Verification {
     pub good_records: u64,
     /// Every problem, with offset and record.
     pub problems: Vec<Error>,
+    /// The CRC-32C of the file's bytes, when it was asked for and the whole file could be
+    /// read.
+    pub crc32c: Option<u32>,
 }
 
 /// Reads every record of a file, checking every checksum and parsing every payload
@@ -96,23 +100,84 @@ pub struct Verification {
 /// is judged by the full walk). Goes on past damage that leaves the framing intact, so
 /// that every such problem is reported.
 pub fn verify_file(path: &Path, format: Format) -> Verification {
-    verify_file_reporting(path, format, &|_| {})
+    verify_file_reporting(path, format, &|_| {}, None)
 }
 
-fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) -> Verification {
+/// [`verify_file`], the CRC-32C of the file's bytes summed into `sum` as they are read
+/// when one is given (and the rest of them read after damage that ends the reading).
+fn verify_file_reporting(
+    path: &Path,
+    format: Format,
+    progress: ProgressFn<'_>,
+    sum: Option<&Sum>,
+) -> Verification {
     let mut verification = Verification {
         path: path.to_path_buf(),
         format,
         good_records: 0,
         problems: Vec::new(),
+        crc32c: None,
     };
-    let mut reader = match open_reporting(path, format, Checksums::Verify, progress) {
-        Ok(reader) => reader,
+    let opened = match sum {
+        Some(sum) => open_summed(path, format, progress, sum),
+        None => open_reporting(path, format, Checksums::Verify, progress).map(|r| (r, None)),
+    };
+    let (mut reader, size) = match opened {
+        Ok(opened) => opened,
         Err(err) => {
             verification.problems.push(err);
             return verification;
         }
     };
+    read_records(&mut reader, &mut verification);
+    drop(reader);
+    if let Some(sum) = sum {
+        verification.crc32c = sum_the_rest(path, sum, size).ok();
+    }
+    verification
+}
+
+/// Opens `path` in `format` to verify it, its bytes summed into `sum` as they are read;
+/// and its size, when known.
+fn open_summed<'a>(
+    path: &Path,
+    format: Format,
+    progress: ProgressFn<'a>,
+    sum: &Sum,
+) -> Result<(RecordReader<'a>, Option<u64>), Error> {
+    let (storage, at) = object::storage_for(path).map_err(|err| Error::io(path, err))?;
+    let mut opened = storage.open(&at, 0).map_err(|err| Error::io(path, err))?;
+    let size = opened.size;
+    opened.reader = Box::new(SummedReader::new(opened.reader, sum.clone()));
+    let reader = RecordReader::from_opened(
+        opened,
+        path,
+        format,
+        Checksums::Verify,
+        None,
+        Some(progress),
+    )?;
+    Ok((reader, size))
+}
+
+/// Sums what is left of `path` (of `size` bytes, when known) past the bytes `sum` holds,
+/// which damage that ended the reading left unread, and gives the CRC-32C of the whole
+/// file.
+fn sum_the_rest(path: &Path, sum: &Sum, size: Option<u64>) -> io::Result<u32> {
+    if size.is_none_or(|size| sum.bytes() < size) {
+        let (storage, at) = object::storage_for(path)?;
+        let opened = storage.open(&at, sum.bytes())?;
+        io::copy(
+            &mut SummedReader::new(opened.reader, sum.clone()),
+            &mut io::sink(),
+        )?;
+    }
+    Ok(sum.crc32c())
+}
+
+/// Reads every record of `reader` into `verification`, going on past damage.
+fn read_records(reader: &mut RecordReader<'_>, verification: &mut Verification) {
+    let (path, format) = (verification.path.clone(), verification.format);
     let mut buf = Vec::new();
     let mut checker = RecordChecker::new();
     loop {
@@ -128,7 +193,7 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
                     // on after its length, so that each bad record of a run of them is named
                     // (the converter's salvage resyncs there instead, which would name a run
                     // of bad records as one stretch of skipped bytes).
-                    Err(err) => verification.problems.push(Error::mapping(path, at, err)),
+                    Err(err) => verification.problems.push(Error::mapping(&path, at, err)),
                 }
                 continue;
             }
@@ -140,11 +205,10 @@ fn verify_file_reporting(path: &Path, format: Format, progress: ProgressFn<'_>) 
         } else if !is_damage(&err) || runs_past_the_end(&err) {
             verification.problems.push(err);
             break;
-        } else if !resume(&mut reader, &mut buf, &mut checker, &mut verification, err) {
+        } else if !resume(reader, &mut buf, &mut checker, verification, err) {
             break;
         }
     }
-    verification
 }
 
 /// Whether `err` is a record longer than the rest of the file: nothing follows it to
@@ -214,8 +278,20 @@ pub fn verify_files(
     jobs: usize,
     progress: ProgressFn<'_>,
 ) -> Vec<Verification> {
+    verify_files_summing(files, &|_| false, jobs, progress)
+}
+
+/// [`verify_files`], the CRC-32C of each file for which `summed` holds taken as it is read
+/// ([`Verification::crc32c`]).
+pub(crate) fn verify_files_summing(
+    files: &[(PathBuf, Format)],
+    summed: &(dyn Fn(&Path) -> bool + Sync),
+    jobs: usize,
+    progress: ProgressFn<'_>,
+) -> Vec<Verification> {
     map_files(files, jobs, |path, format| {
-        verify_file_reporting(path, format, progress)
+        let sum = summed(path).then(Sum::default);
+        verify_file_reporting(path, format, progress, sum.as_ref())
     })
 }
 

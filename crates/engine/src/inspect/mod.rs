@@ -1,15 +1,19 @@
 //! Looking at record files without converting them: finding them under the paths given
-//! (here), counting, verifying and indexing them ([`files`]), collecting their schema
-//! ([`schema`]), comparing two datasets record by record ([`diff`]).
+//! (here), counting, verifying and indexing them ([`files`]) and checking them against
+//! their manifests ([`against`]), collecting their schema ([`schema`]), comparing two
+//! datasets record by record ([`diff`]).
 //!
 //! The top layer: uses `planning`, `records`, `schema`, `manifest`, `tfds`, `storage` and
 //! everything below; nothing names it.
 
+mod against;
 mod diff;
 mod files;
 mod schema;
 
+pub(crate) use against::{as_listed, unlisted};
 pub use diff::{diff, DiffOptions, DiffReport, Difference, Place};
+pub(crate) use files::verify_files_summing;
 pub use files::{
     count_file, count_files, verify_file, verify_files, write_index, FileCount, Verification,
 };

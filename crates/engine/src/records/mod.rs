@@ -5,7 +5,7 @@
 //! writing parts and shards under temporary names in aligned buffers ([`output`]), on a
 //! thread of their own when records are large and a core is idle, copying whole files
 //! beside them ([`copy`]), putting a dataset's files in place of another's all at once or
-//! not at all ([`swap`]); the CRC-32C of a part as it is written ([`summed`]).
+//! not at all ([`swap`]); the CRC-32C of a whole file as it is written or read ([`summed`]).
 //!
 //! Uses `naming`, `error`, `storage`, `options` and `progress`; never the planning or the
 //! run above it.

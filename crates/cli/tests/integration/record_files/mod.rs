@@ -2,6 +2,7 @@
 //! against what their dataset's manifest lists: the CRC-32C of each part, as written.
 
 mod damaged;
+mod listed;
 
 use std::fs;
 use std::path::{Path, PathBuf};
