@@ -94,8 +94,12 @@ fn write_difference(out: &mut impl Write, difference: &Difference) -> io::Result
 }
 
 fn show_place(place: &Place) -> String {
-    format!(
+    let mut shown = format!(
         "{}: offset {} (record #{})",
         place.path, place.offset, place.record
-    )
+    );
+    if let Some(byte) = place.byte {
+        shown.push_str(&format!(", byte {byte} of the record"));
+    }
+    shown
 }

@@ -535,3 +535,53 @@ fn an_array_record_side_is_named_as_one() {
     let report = json(&file, &file, &[]);
     assert_eq!(report["a_kind"], "array_record", "{report}");
 }
+
+#[test]
+fn a_byte_flipped_deep_in_an_image_is_named_by_its_offset_in_each_record() {
+    let work = tempdir();
+    let input = testdata().join("datasets/imagenet/train");
+    let of = work.path().join("of");
+    ofconvert().arg("tf2of").args([&input, &of]).ok();
+    let part = of.join("part-00000");
+    let mut bytes = fs::read(&part).unwrap();
+    let jpeg = bytes
+        .windows(3)
+        .position(|window| window == b"\xff\xd8\xff")
+        .unwrap();
+    // Past the bytes a value shows from its start: shown as they are, both sides would read
+    // alike.
+    bytes[jpeg + 600] ^= 0xff;
+    fs::write(&part, &bytes).unwrap();
+
+    let run = diff(&input, &of, &[]).expect_code(1);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "differ: dataset train, record #0, feature \"image/encoded\": values differ at byte 600",
+        "{}",
+        run.stdout
+    );
+    // The first record of the part, 8 bytes of length before its payload.
+    let b_byte = jpeg + 600 - 8;
+    assert!(
+        lines[2].ends_with(&format!(
+            "({}: offset 0 (record #0), byte {b_byte} of the record)",
+            part.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    let shown = |line: &str| line.split("  (").next().unwrap().to_owned();
+    assert_ne!(shown(lines[1])[3..], shown(lines[2])[3..], "{}", run.stdout);
+    assert!(
+        lines[1].contains("bytes_list [value 0 from byte 592: \""),
+        "{}",
+        run.stdout
+    );
+    let report = json(&input, &of, &[]);
+    assert_eq!(report["difference"]["b_place"]["byte"], b_byte);
+    let a_byte = report["difference"]["a_place"]["byte"].as_u64().unwrap() as usize;
+    // A's byte in A's own record: the same image byte, unflipped.
+    let a_record = &tf_records(&input.join("train-00000-of-00002"))[0];
+    assert_eq!(a_record[a_byte], bytes[jpeg + 600] ^ 0xff);
+}

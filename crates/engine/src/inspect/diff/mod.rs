@@ -50,6 +50,11 @@ pub struct Place {
     pub offset: u64,
     /// Its 0-based number in the file.
     pub record: u64,
+    /// The offset in the record (its payload, from its first byte after the framing) of
+    /// the first byte that differs from the other side's record, when the difference is
+    /// one of values that this side's bytes locate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte: Option<u64>,
 }
 
 /// The first difference between two sides.

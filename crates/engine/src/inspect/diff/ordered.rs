@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use ofconvert_bridge::Transcoder;
 
-use super::canonical::{Canon, RecordDifference};
+use super::canonical::Canon;
 use super::sides::Dataset;
 use super::{Difference, Place};
 use crate::error::Error;
@@ -260,6 +260,7 @@ fn place(files: &[(PathBuf, u64)], batch: &Batch, index: usize) -> Place {
         path: files[batch.file].0.display().to_string(),
         offset: at.offset,
         record: at.index,
+        byte: None,
     }
 }
 
@@ -418,12 +419,7 @@ fn compare_window(
     let (b_batch, b_range) = &window.b;
     for (offset, (i, j)) in a_range.clone().zip(b_range.clone()).enumerate() {
         let differs = canon.compare(a_batch.record(i), a.format, b_batch.record(j), b.format);
-        let Some(RecordDifference {
-            feature,
-            what,
-            values,
-        }) = differs
-        else {
+        let Some(differs) = differs else {
             continue;
         };
         let record = window.first + offset as u64;
@@ -434,16 +430,11 @@ fn compare_window(
             .as_ref()
             .is_none_or(|earlier| Some(record) < earlier.record)
         {
-            *found = Some(Difference {
-                dataset: String::new(),
-                record: Some(record),
-                feature,
-                what,
-                a: values.0,
-                b: values.1,
-                a_place: Some(place(&a.dataset.files, a_batch, i)),
-                b_place: Some(place(&b.dataset.files, b_batch, j)),
-            });
+            let (a_place, b_place) = (
+                place(&a.dataset.files, a_batch, i),
+                place(&b.dataset.files, b_batch, j),
+            );
+            *found = Some(differs.into_difference(record, a_place, b_place));
         }
         first_found.fetch_min(record, Ordering::Relaxed);
         return offset as u64 + 1;

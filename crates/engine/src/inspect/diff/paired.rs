@@ -78,17 +78,10 @@ pub(crate) fn compare(
                     path: input.dataset.files[file].0.display().to_string(),
                     offset: at.offset,
                     record: at.index,
+                    byte: None,
                 };
-                let difference = Difference {
-                    dataset: String::new(),
-                    record: Some(first + index),
-                    feature: found.feature,
-                    what: found.what,
-                    a: found.values.0,
-                    b: found.values.1,
-                    a_place: Some(place(a, a_at)),
-                    b_place: Some(place(b, b_at)),
-                };
+                let difference =
+                    found.into_difference(first + index, place(a, a_at), place(b, b_at));
                 return Ok(Paired::Compared(
                     Some(Box::new(difference)),
                     first + index + 1,

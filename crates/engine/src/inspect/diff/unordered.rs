@@ -321,5 +321,6 @@ fn place_of(files: &[(PathBuf, u64)], entry: &Entry) -> Place {
         path: files[entry.file].0.display().to_string(),
         offset: entry.at.offset,
         record: entry.at.index,
+        byte: None,
     }
 }

@@ -13,16 +13,23 @@
 use ofconvert_bridge::{ErrorKind, FeatureKind, MappingSpec, SequencePolicy, Transcoder};
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::{Difference, Place};
 use crate::naming::names::Format;
-use crate::scan::{for_each_bytes, for_each_integer, scan_entries, Dialect};
+use crate::scan::{for_each_bytes, scan_entries, Dialect};
 
+mod first;
 mod layout;
 mod mapped;
 mod show;
+mod values;
 
+use first::{first_at, offset_in, At};
 use layout::same_layout;
 use mapped::Mapped;
-use show::{show, show_bytes};
+use show::{show, show_at, show_bytes_around};
+use values::{
+    bytes_values, class, for_each_real, for_each_value, integers, reals, varint, Class, Real,
+};
 
 /// Examples of this many bytes and more are digested in place rather than transcoded.
 const COPY_SPARED: usize = 4096;
@@ -39,6 +46,35 @@ pub(crate) struct RecordDifference {
     pub(crate) what: String,
     /// The values on each side, cut short; `None` where there is none (a feature missing).
     pub(crate) values: (Option<String>, Option<String>),
+    /// The offset in each side's record (its payload) of the first byte that differs, where
+    /// the difference is one of values and that side's bytes tell (not those of a record of
+    /// A that a mapping changed).
+    pub(crate) bytes: (Option<u64>, Option<u64>),
+    /// Where in the feature's values the difference is.
+    at: Option<At>,
+}
+
+impl RecordDifference {
+    /// The difference as a report names it: of record `record` of the dataset, found at
+    /// `a_place` and `b_place`, with the byte that differs in each.
+    pub(crate) fn into_difference(self, record: u64, a_place: Place, b_place: Place) -> Difference {
+        Difference {
+            dataset: String::new(),
+            record: Some(record),
+            feature: self.feature,
+            what: self.what,
+            a: self.values.0,
+            b: self.values.1,
+            a_place: Some(Place {
+                byte: self.bytes.0,
+                ..a_place
+            }),
+            b_place: Some(Place {
+                byte: self.bytes.1,
+                ..b_place
+            }),
+        }
+    }
 }
 
 /// A record in the form records are compared in: an OFRecord that parses, or bytes that
@@ -55,42 +91,6 @@ struct Feature<'r> {
     name: &'r [u8],
     kind: Option<FeatureKind>,
     list: &'r [u8],
-}
-
-/// A real number as compared: a float, or a double that no float holds exactly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Real {
-    Float(u32),
-    Double(u64),
-}
-
-impl Real {
-    fn of_double(value: f64) -> Real {
-        let narrow = value as f32;
-        if f64::from(narrow).to_bits() == value.to_bits() {
-            Real::Float(narrow.to_bits())
-        } else {
-            Real::Double(value.to_bits())
-        }
-    }
-}
-
-/// The values of a feature as compared.
-#[derive(Debug, PartialEq, Eq)]
-enum Class {
-    None,
-    Bytes,
-    Integer,
-    Real,
-}
-
-fn class(kind: Option<FeatureKind>) -> Class {
-    match kind {
-        None => Class::None,
-        Some(FeatureKind::Bytes) => Class::Bytes,
-        Some(FeatureKind::Int32 | FeatureKind::Int64) => Class::Integer,
-        Some(FeatureKind::Float | FeatureKind::Double) => Class::Real,
-    }
 }
 
 /// A worker's buffers for comparing records.
@@ -158,7 +158,17 @@ impl Canon {
                 return None;
             }
         }
-        compare_forms(validated(form_a), validated(form_b))
+        let mut difference = compare_forms(validated(form_a), validated(form_b))?;
+        if let (Some(at), Some(feature)) = (difference.at, &difference.feature) {
+            let name = feature.as_bytes();
+            let located = |record: &[u8], format| offset_in(record, format, name, at);
+            let a_mapped = self.mapped.is_some();
+            difference.bytes = (
+                (!a_mapped).then(|| located(a, a_format)).flatten(),
+                located(b, b_format),
+            );
+        }
+        Some(difference)
     }
 
     /// A 128-bit digest of record `raw` (of `format`, of side A when `side_a`) that two
@@ -326,14 +336,26 @@ fn compare_forms(a: Form<'_>, b: Form<'_>) -> Option<RecordDifference> {
         (Form::Record(a), Form::Record(b)) => (a, b),
         (Form::Opaque(x), Form::Opaque(y)) if x == y => return None,
         (a, b) => {
+            // Bytes both sides have as they are: the first that differs is that of the
+            // payloads.
+            let byte = match (a, b) {
+                (Form::Opaque(x), Form::Opaque(y)) => Some(first::common(x, y)),
+                _ => None,
+            };
             let shown = |form: Form<'_>| match form {
-                Form::Opaque(bytes) => format!("not a record: {}", show_bytes(bytes)),
+                Form::Opaque(bytes) => {
+                    format!("not a record: {}", show_bytes_around(bytes, byte))
+                }
                 Form::Record(bytes) => format!("a record of {} bytes", bytes.len()),
             };
+            let at = byte.map_or_else(String::new, |byte| format!(" at byte {byte}"));
+            let offset = byte.map(|byte| byte as u64);
             return Some(RecordDifference {
                 feature: None,
-                what: "payloads that are no Example or OFRecord differ".to_owned(),
+                what: format!("payloads that are no Example or OFRecord differ{at}"),
                 values: (Some(shown(a)), Some(shown(b))),
+                bytes: (offset, offset),
+                at: None,
             });
         }
     };
@@ -373,6 +395,8 @@ fn unmapped(err: &ofconvert_bridge::Error) -> RecordDifference {
         feature: err.feature().map(str::to_owned),
         what: format!("A's record does not map: {}", err.kind()),
         values: (None, None),
+        bytes: (None, None),
+        at: None,
     }
 }
 
@@ -382,6 +406,8 @@ fn missing(feature: &Feature<'_>, in_a: bool) -> Option<RecordDifference> {
         feature: Some(String::from_utf8_lossy(feature.name).into_owned()),
         what: format!("only in {}", if in_a { "A" } else { "B" }),
         values: if in_a { (shown, None) } else { (None, shown) },
+        bytes: (None, None),
+        at: None,
     })
 }
 
@@ -396,116 +422,20 @@ fn compare_features(a: &Feature<'_>, b: &Feature<'_>) -> Option<RecordDifference
     if same {
         return None;
     }
-    let what = if class(a.kind) == class(b.kind) {
-        "values differ"
+    let (what, at) = if class(a.kind) == class(b.kind) {
+        let at = first_at(a, b);
+        let words = at.map(At::words).unwrap_or_default();
+        (format!("values differ{words}"), at)
     } else {
-        "kinds differ"
+        ("kinds differ".to_owned(), None)
     };
     Some(RecordDifference {
         feature: Some(String::from_utf8_lossy(a.name).into_owned()),
-        what: what.to_owned(),
-        values: (Some(show(a)), Some(show(b))),
+        what,
+        values: (Some(show_at(a, at)), Some(show_at(b, at))),
+        bytes: (None, None),
+        at,
     })
-}
-
-fn bytes_values<'r>(feature: &Feature<'r>) -> Vec<&'r [u8]> {
-    let mut values = Vec::new();
-    for_each_bytes(feature.list, |value| values.push(value));
-    values
-}
-
-fn integers(feature: &Feature<'_>) -> Vec<i64> {
-    let mut values = Vec::new();
-    for_each_value(feature, |value| values.push(value));
-    values
-}
-
-/// Calls `f` with each value of an integer feature, an int32 read as protobuf reads one
-/// (the low 32 bits of its varint, however it was written).
-fn for_each_value(feature: &Feature<'_>, mut f: impl FnMut(i64)) {
-    let int32 = feature.kind == Some(FeatureKind::Int32);
-    for_each_integer(feature.list, |value| {
-        f(if int32 {
-            i64::from(value as i32)
-        } else {
-            value
-        })
-    });
-}
-
-fn reals(feature: &Feature<'_>) -> Vec<Real> {
-    let mut values = Vec::new();
-    for_each_real(feature.list, feature.kind, |value| values.push(value));
-    values
-}
-
-/// Calls `f` with each value of a serialized `FloatList` or `DoubleList`, packed or not.
-fn for_each_real(list: &[u8], kind: Option<FeatureKind>, mut f: impl FnMut(Real)) {
-    let double = kind == Some(FeatureKind::Double);
-    let width = if double { 8 } else { 4 };
-    let mut emit = |bytes: &[u8]| {
-        for chunk in bytes.chunks_exact(width) {
-            f(if double {
-                let bits = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-                Real::of_double(f64::from_bits(bits))
-            } else {
-                Real::Float(u32::from_le_bytes(chunk.try_into().unwrap_or_default()))
-            });
-        }
-    };
-    let mut at = 0;
-    while at < list.len() {
-        let Some((tag, used)) = varint(&list[at..]) else {
-            return;
-        };
-        at += used;
-        match tag & 7 {
-            2 => {
-                let Some((len, used)) = varint(&list[at..]) else {
-                    return;
-                };
-                at += used;
-                let Some(packed) = usize::try_from(len)
-                    .ok()
-                    .and_then(|len| list.get(at..at.checked_add(len)?))
-                else {
-                    return;
-                };
-                if tag >> 3 == 1 {
-                    emit(packed);
-                }
-                at += packed.len();
-            }
-            1 | 5 => {
-                let size = if tag & 7 == 1 { 8 } else { 4 };
-                let Some(value) = list.get(at..at + size) else {
-                    return;
-                };
-                if tag >> 3 == 1 && size == width {
-                    emit(value);
-                }
-                at += size;
-            }
-            0 => {
-                let Some((_, used)) = varint(&list[at..]) else {
-                    return;
-                };
-                at += used;
-            }
-            _ => return,
-        }
-    }
-}
-
-fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut value = 0u64;
-    for (i, byte) in bytes.iter().enumerate().take(10) {
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((value, i + 1));
-        }
-    }
-    None
 }
 
 /// Appends `feature` in canonical form: its name, its class, its values as compared.

@@ -175,30 +175,68 @@ fn empty_records_and_payloads_that_are_no_examples() {
 }
 
 #[test]
-fn values_are_cut_short() {
+fn values_are_cut_short_and_shown_where_they_differ() {
     let mut canon = Canon::new(None);
-    let long = ofrecord(vec![
-        ("bytes", of::bytes_feature([vec![b'z'; 1000]])),
-        ("many", of::int64_feature(0..20)),
-    ]);
-    let short = ofrecord(vec![
-        ("bytes", of::bytes_feature([vec![b'z'; 999]])),
-        ("many", of::int64_feature(0..19)),
-    ]);
+    // The first values alike: shown from the first that differs.
+    let (long, short) = (
+        ofrecord(vec![("many", of::int64_feature(0..20))]),
+        ofrecord(vec![("many", of::int64_feature((0..12).chain([99])))]),
+    );
     let found = differ(&mut canon, (&long, Format::Of), (&short, Format::Of));
-    let shown = found.values.0.unwrap();
-    assert!(shown.ends_with("zzz\"... (1000 bytes)]"), "{shown}");
-    assert!(shown.len() < 100, "{shown}");
-    let long = ofrecord(vec![("many", of::int64_feature(0..20))]);
-    let short = ofrecord(vec![("many", of::int64_feature(0..19))]);
-    let found = differ(&mut canon, (&long, Format::Of), (&short, Format::Of));
+    assert_eq!(found.what, "values differ at value 12");
     assert_eq!(
         found.values,
         (
-            Some("int64_list [0, 1, 2, 3, 4, 5, 6, 7, ... (12 more)]".to_owned()),
-            Some("int64_list [0, 1, 2, 3, 4, 5, 6, 7, ... (11 more)]".to_owned())
+            Some("int64_list [from value 12: 12, 13, 14, 15, 16, 17, 18, 19]".to_owned()),
+            Some("int64_list [from value 12: 99]".to_owned())
         )
     );
+    let short = ofrecord(vec![("many", of::int64_feature(0..12))]);
+    let found = differ(&mut canon, (&long, Format::Of), (&short, Format::Of));
+    assert_eq!(
+        found.values.1.as_deref(),
+        Some("int64_list [12 values, none from value 12]")
+    );
+    // Near the start, as they are: the difference is in sight.
+    let (a, b) = (
+        ofrecord(vec![("many", of::int64_feature(0..20))]),
+        ofrecord(vec![("many", of::int64_feature([0, 5]))]),
+    );
+    let found = differ(&mut canon, (&a, Format::Of), (&b, Format::Of));
+    assert_eq!(found.what, "values differ at value 1");
+    assert_eq!(
+        found.values.0.as_deref(),
+        Some("int64_list [0, 1, 2, 3, 4, 5, 6, 7, ... (12 more)]")
+    );
+
+    // A long bytes value alike for 600 bytes: shown from a little before the byte, which the
+    // report places in each record.
+    let mut image = vec![b'z'; 1000];
+    let a = ofrecord(vec![("image", of::bytes_feature([image.clone()]))]);
+    image[600] = b'!';
+    let b = ofrecord(vec![("image", of::bytes_feature([image]))]);
+    let found = differ(&mut canon, (&a, Format::Of), (&b, Format::Of));
+    assert_eq!(found.what, "values differ at byte 600");
+    let shown = found.values.1.unwrap();
+    assert!(
+        shown.starts_with("bytes_list [value 0 from byte 592: \"zzzzzzzz!zzz"),
+        "{shown}"
+    );
+    assert!(shown.ends_with("zzz\"... (1000 bytes)]"), "{shown}");
+    // 600 bytes into the value, in each record.
+    let value_at = |record: &[u8], byte: Option<u64>| {
+        let start = byte.expect("a byte") as usize - 600;
+        record[start..start + 1000].to_vec()
+    };
+    let (a_byte, b_byte) = found.bytes;
+    assert_eq!(value_at(&a, a_byte), vec![b'z'; 1000]);
+    assert_eq!(value_at(&b, b_byte)[600], b'!');
+    // An Example against an OFRecord: each laid out its own way.
+    let example = example(vec![("image", tf::bytes_feature([vec![b'z'; 1000]]))]);
+    let found = differ(&mut canon, (&example, Format::Tf), (&b, Format::Of));
+    assert_eq!(value_at(&example, found.bytes.0), vec![b'z'; 1000]);
+    assert_eq!(value_at(&b, found.bytes.1)[600], b'!');
+    assert_ne!(found.bytes.0, found.bytes.1);
 }
 
 #[test]
