@@ -375,13 +375,22 @@ pub(crate) fn group_of(
         let no_records = manifest.as_ref().is_some_and(|manifest| {
             manifest.settings.direction == Direction::TfToOf && manifest.parts.is_empty()
         });
+        // The parts its manifest lists are its parts, in the manifest's order, whatever the
+        // prefix they were named with: never files that come with the records.
+        let listed = |name: &str| {
+            let manifest = manifest.as_ref()?;
+            let parts = &manifest.parts;
+            (manifest.settings.direction == Direction::TfToOf)
+                .then(|| parts.iter().position(|part| part.name == name))?
+                .map(|at| at as u64)
+        };
         let mut parts = Vec::new();
         let mut others = Vec::new();
         for found in files {
             if crate::naming::layout::is_passed_over(&found.name) {
                 continue;
             }
-            match part_number(&found.name, prefix) {
+            match listed(&found.name).or_else(|| part_number(&found.name, prefix)) {
                 Some(number) => parts.push((number, found)),
                 None if found.name.starts_with(prefix) => skipped.push(SkippedFile {
                     path: found.path.display().to_string(),

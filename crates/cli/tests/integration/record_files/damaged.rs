@@ -167,3 +167,81 @@ fn a_damaged_tfrecord_file_not_named_as_one_fails_its_dataset_and_is_no_side_fil
         count.stderr
     );
 }
+
+#[test]
+fn the_parts_a_manifest_lists_are_converted_whatever_their_names_never_carried() {
+    let work = tempdir();
+    let tf = work.path().join("tf");
+    fs::create_dir_all(&tf).unwrap();
+    write_tfrecord(&tf.join("train.tfrecord"), &examples(0, 20, 10));
+    let of = work.path().join("of");
+    ofconvert()
+        .arg("tf2of")
+        .args([&tf, &of])
+        .args(["--parts", "2", "--part-prefix", "shard_"])
+        .ok();
+    // of2tf without the prefix: the manifest says which files are the parts.
+    let back = work.path().join("back");
+    let run = ofconvert()
+        .arg("of2tf")
+        .args([&of, &back])
+        .arg("--json")
+        .ok();
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["records"], 20, "{}", run.stdout);
+    assert_eq!(summary["side_files"], 0, "{}", run.stdout);
+
+    // One of them damaged from its first byte: the dataset fails, naming it.
+    let first = of.join("shard_00000");
+    fs::write(
+        &first,
+        vec![0xa5; fs::metadata(&first).unwrap().len() as usize],
+    )
+    .unwrap();
+    let failed = ofconvert()
+        .arg("of2tf")
+        .args([&of, &work.path().join("failed")])
+        .expect_code(1);
+    assert!(
+        failed
+            .stderr
+            .contains(&format!("{}: offset 0 (record #0): ", first.display())),
+        "{}",
+        failed.stderr
+    );
+}
+
+#[test]
+fn a_file_given_back_under_its_name_is_a_record_file_by_its_manifest() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    write_tfrecord(&input.join("shardA"), &examples(0, 30, 10));
+    write_tfrecord(&input.join("shardB"), &examples(30, 30, 10));
+    let of = work.path().join("of");
+    ofconvert().arg("tf2of").args([&input, &of]).ok();
+    let back = work.path().join("back");
+    ofconvert().arg("of2tf").args([&of, &back]).ok();
+    assert_eq!(tree(&back), ["ofconvert-manifest.json", "shardA", "shardB"]);
+    // No record left in it, nor a sign of one: its manifest still says what it is.
+    let shard_a = back.join("shardA");
+    fs::write(&shard_a, vec![0xa5; 500]).unwrap();
+    let run = ofconvert()
+        .arg("tf2of")
+        .args([&back, &work.path().join("again")])
+        .expect_code(1);
+    assert!(
+        run.stderr
+            .contains(&format!("{}: offset 0 (record #0): ", shard_a.display())),
+        "{}",
+        run.stderr
+    );
+    let verify = ofconvert().arg("verify").arg(&back).expect_code(1);
+    assert!(
+        verify
+            .stdout
+            .contains(&format!("FAILED  {}", shard_a.display())),
+        "{}",
+        verify.stdout
+    );
+}
