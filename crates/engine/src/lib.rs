@@ -24,7 +24,8 @@
 //! manifest, published      what a published dataset says of itself; what the
 //!                          manifests of a directory say its files are
 //! tfds/                    TFDS folders: origin, dataset_info.json, class names
-//! records/                 format sniffing, record reader, part and shard writers, copies
+//! records/                 format sniffing, record reader, part and shard writers, copies,
+//!                          whole files' CRC-32C
 //! options, recode          what the caller asked for; images re-encoded on the way
 //! error                    errors with the file, offset and record they concern
 //! feature_names            a record's feature names; the closest to one none of them is
