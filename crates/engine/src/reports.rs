@@ -219,8 +219,8 @@ pub struct VerifyReport {
     pub good_records: u64,
     /// Problems in every file.
     pub problems: usize,
-    /// The paths given that could not be read (missing, refused, empty of records), each
-    /// with why.
+    /// The paths given that could not be read (missing, refused, empty of records), and
+    /// the parts a manifest lists that are not there, each with why.
     pub unreadable: Vec<String>,
     /// The directories of parts an ofconvert run was writing or left when it was killed.
     pub unfinished: Vec<String>,
