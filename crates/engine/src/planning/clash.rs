@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::plan::DatasetPlan;
+use super::dataset::DatasetPlan;
 use crate::error::{Error, ErrorKind};
 use crate::options::Direction;
 

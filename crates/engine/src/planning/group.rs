@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::dataset::{DatasetPlan, InputFile, Restore, SkippedFile};
 use super::judge::{judge_tf, Judged};
 use super::loose;
-use super::plan::{DatasetPlan, InputFile, Restore, SkippedFile};
 use crate::manifest::Manifest;
 use crate::options::{Direction, Options, TfFile};
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::plan::{DatasetPlan, InputFile, SkippedFile};
+use super::dataset::{DatasetPlan, InputFile, SkippedFile};
 
 /// The dataset of no records that carries `files`, the files of the folder `relative_dir`
 /// of the input, to the same folder of the output; `name` as datasets are named.

@@ -8,6 +8,7 @@
 //! `tfds`; nothing here runs a conversion.
 
 pub(crate) mod clash;
+pub(crate) mod dataset;
 pub(crate) mod group;
 pub(crate) mod judge;
 pub(crate) mod loose;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
-use crate::planning::plan::DatasetPlan;
+use crate::planning::dataset::DatasetPlan;
 use crate::storage::holder::LockHolder;
 use crate::storage::{
     Durability, Listing, LockError, Opened, OutputFile, OutputLock, RangeRead, Storage,

@@ -14,7 +14,7 @@ use crate::feature_names::{closest, listed, no_such_feature, record_feature_name
 use crate::naming::names::Format;
 use crate::options::Checksums;
 use crate::options::Direction;
-use crate::planning::plan::{DatasetPlan, Plan};
+use crate::planning::dataset::{DatasetPlan, Plan};
 use crate::records::RecordReader;
 use crate::storage::Storage;
 

@@ -14,7 +14,8 @@ use crate::running::chunk::{plan_chunks, Chunk};
 use crate::running::folders::publish_folders;
 use crate::running::item::run_chunk;
 use crate::running::job::{
-    chunk_done, done_job, fail_job, lock, report_done, Context, Job, JobState, Stop, Worker,
+    chunk_done, done_job, fail_job, lock, report_done, Context, DatasetRun, Job, JobState, Stop,
+    Worker,
 };
 
 use crate::front_end::FrontEnd;
@@ -29,13 +30,6 @@ use crate::running::summary::{DatasetSummary, Summary};
 use crate::running::workers::Pool;
 use crate::storage::lock::{self, LockError, OutputLock};
 use crate::storage::Storage;
-
-/// A dataset of the run: settled before converting (kept from an earlier run, or failed
-/// while planning), or being converted.
-pub(crate) enum DatasetRun<'p> {
-    Settled(Box<DatasetSummary>),
-    Converting(Box<Job<'p>>),
-}
 
 /// Converts every dataset of `plan` as `options` say, reporting to `progress`.
 ///

@@ -11,12 +11,11 @@ use crate::manifest::Manifest;
 use crate::options::Direction;
 use crate::progress::DatasetStatus;
 use crate::running::chunk::ChunkOutput;
-use crate::running::convert::DatasetRun;
 use crate::running::job::{
-    abandon_job, fail_job, fail_leaving, lock, report_done, temp_paths, Context, Job,
+    abandon_job, fail_job, fail_leaving, lock, report_done, temp_paths, Context, DatasetRun, Job,
 };
-use crate::running::placing::{put_in_place, Ready};
-use crate::running::publish::{PublishFailed, Target};
+use crate::running::placing::put_in_place;
+use crate::running::publish::{PublishFailed, Ready, Target};
 use crate::running::summary::DatasetSummary;
 use crate::running::tfds_info::folder_metadata;
 

@@ -85,6 +85,13 @@ impl Job<'_> {
     }
 }
 
+/// A dataset of the run: settled before converting (kept from an earlier run, or failed
+/// while planning), or being converted.
+pub(crate) enum DatasetRun<'p> {
+    Settled(Box<DatasetSummary>),
+    Converting(Box<Job<'p>>),
+}
+
 /// What every worker shares.
 pub(crate) struct Context<'a> {
     pub(crate) options: &'a Options,

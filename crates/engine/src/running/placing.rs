@@ -7,24 +7,21 @@ use std::path::Path;
 use crate::error::Error;
 use crate::manifest::Manifest;
 use crate::naming::layout;
-use crate::records::copy::Copied;
 use crate::records::swap::{self, Replacement};
-use crate::running::publish::{PublishFailed, Target};
+use crate::running::chunk::ChunkOutput;
+use crate::running::publish::{PublishFailed, Ready, Target};
 use crate::storage::Storage;
 
-/// A dataset whose files are written and whose manifest is made: what its replacement
-/// moves into place.
-pub(crate) struct Ready {
-    pub(crate) manifest: Manifest,
-    /// The manifest's name and bytes.
-    pub(crate) manifest_file: (String, Vec<u8>),
-    /// Each file waiting under a temporary name, and its name.
-    pub(crate) new: Vec<(String, String)>,
-    /// The names of the files already in place under their names (an object store takes
-    /// a fresh dataset's parts so): the new dataset's own, never set aside.
-    pub(crate) placed: Vec<String>,
-    /// The files copied beside the parts, removed if the replacement is undone.
-    pub(crate) copies: Vec<Copied>,
+impl Target<'_> {
+    /// Copies the files that come with a dataset beside its parts, and puts the parts and
+    /// the copies in place under their names with the manifest last, replacing the dataset
+    /// published there before only now that the new one is whole, all or nothing.
+    pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, PublishFailed> {
+        let ready = self.ready(outputs)?;
+        let dir = &self.dataset.output_dir;
+        let mut manifests = put_in_place(self.storage, dir, vec![(self, ready)], Vec::new())?;
+        Ok(manifests.remove(0))
+    }
 }
 
 /// Puts `members`, datasets ready in the directory `dir` of `storage`, in place in one

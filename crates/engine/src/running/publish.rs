@@ -22,7 +22,6 @@ use crate::records::copy::{bytes_file, copy_file, empty_file, Copied, Destinatio
 use crate::records::output::TempPart;
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
-use crate::running::placing::{put_in_place, Ready};
 use crate::running::summary::slash_path;
 use crate::running::tfds_info::{recoded_images, rewritten_features};
 use crate::schema::SchemaBuilder;
@@ -166,7 +165,7 @@ impl Target<'_> {
 
     /// Makes the dataset's manifest from the outputs of its work items and copies the
     /// files that come with it beside its parts, each under a temporary name: what
-    /// [`put_in_place`] needs to publish it.
+    /// `running::placing` needs to publish it.
     pub(crate) fn ready(&self, outputs: Vec<ChunkOutput>) -> Result<Ready, PublishFailed> {
         let dir = &self.dataset.output_dir;
         let options = self.options;
@@ -313,16 +312,6 @@ impl Target<'_> {
             placed,
             copies,
         })
-    }
-
-    /// Copies the files that come with a dataset beside its parts, and puts the parts and
-    /// the copies in place under their names with the manifest last, replacing the dataset
-    /// published there before only now that the new one is whole, all or nothing.
-    pub(crate) fn publish(&self, outputs: Vec<ChunkOutput>) -> Result<Manifest, PublishFailed> {
-        let ready = self.ready(outputs)?;
-        let dir = &self.dataset.output_dir;
-        let mut manifests = put_in_place(self.storage, dir, vec![(self, ready)], Vec::new())?;
-        Ok(manifests.remove(0))
     }
 
     /// The dataset's files in order, each as its manifest lists it, with the part that
@@ -477,6 +466,21 @@ pub(crate) fn mapped_class_names(
         .filter(|(name, _)| !mapping.offsets(name))
         .filter_map(|(name, names)| Some((mapping.output_name(name)?.to_owned(), names.clone())))
         .collect()
+}
+
+/// A dataset whose files are written and whose manifest is made: what its replacement
+/// moves into place.
+pub(crate) struct Ready {
+    pub(crate) manifest: Manifest,
+    /// The manifest's name and bytes.
+    pub(crate) manifest_file: (String, Vec<u8>),
+    /// Each file waiting under a temporary name, and its name.
+    pub(crate) new: Vec<(String, String)>,
+    /// The names of the files already in place under their names (an object store takes
+    /// a fresh dataset's parts so): the new dataset's own, never set aside.
+    pub(crate) placed: Vec<String>,
+    /// The files copied beside the parts, removed if the replacement is undone.
+    pub(crate) copies: Vec<Copied>,
 }
 
 /// Why a dataset could not be published, and what that left.

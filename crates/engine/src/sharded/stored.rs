@@ -18,7 +18,7 @@ use crate::planning::plan::{DatasetPlan, Plan, Restore};
 use crate::records::RecordAt;
 use crate::running::chunk::{plan_chunks, Chunk, Segment};
 use crate::running::summary::slash_path;
-use crate::sharded::shard::Shard;
+use crate::sharded::share::Shard;
 use crate::storage::Storage;
 use crate::tfds::TfdsOrigin;
 
