@@ -10,6 +10,7 @@ mod diff;
 mod exit_codes;
 mod inspect;
 mod man;
+mod preview;
 mod progress;
 mod report;
 mod shard;
@@ -187,7 +188,7 @@ fn convert(
     let summary = match ran {
         Ok(Ran::Whole(summary)) => summary,
         Ok(Ran::Share(summary)) => return shard::report_worker(&summary, args.json, quiet),
-        Ok(Ran::Dry(preview)) => return report::print_preview(&preview, args.json),
+        Ok(Ran::Dry(preview)) => return preview::print_preview(&preview, args.json),
         Err(err) if config.shard.is_some() => return Err(err.into()),
         Err(err) => return Err(anyhow::Error::new(err).context("the conversion could not start")),
     };

@@ -4,11 +4,7 @@
 use std::io::{self, Write};
 
 use indicatif::HumanBytes;
-use ofconvert_engine::{
-    DatasetStatus, DatasetSummary, Direction, Finished, FrontEnd, Preview, Summary,
-};
-
-use crate::exit_codes::ExitCode;
+use ofconvert_engine::{DatasetStatus, DatasetSummary, Direction, Finished, FrontEnd, Summary};
 
 use crate::progress::{plural, plural_u64};
 use crate::style::Style;
@@ -157,6 +153,15 @@ pub fn write_ending(out: &mut impl Write, summary: &Summary, ending: Ending) -> 
     if kept > 0 {
         line.push_str(&format!(" ({kept} kept from an earlier run)"));
     }
+    if summary.kept_parts > 0 {
+        line.push_str(&format!(
+            "; {} part{} ({} record{}) kept from an earlier run, not read nor written again",
+            summary.kept_parts,
+            plural(summary.kept_parts),
+            summary.kept_records,
+            plural_u64(summary.kept_records)
+        ));
+    }
     if summary.failed > 0 {
         line.push_str(&format!("; {} failed (above)", summary.failed));
     }
@@ -248,7 +253,7 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
         }
         writeln!(out, "  {:width$}  {holds}{kept}", dataset.name)?;
         if dataset.files_only {
-            write_results(out, manifest, detail)?;
+            write_results(out, manifest, None, detail)?;
             continue;
         }
         if let Some(reader) = &manifest.oneflow {
@@ -269,7 +274,7 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
         if let Some(reader) = &manifest.tensorflow {
             writeln!(out, "      {}", reader.python)?;
         }
-        write_results(out, manifest, detail)?;
+        write_results(out, manifest, dataset.resumed.as_ref(), detail)?;
     }
     if !good.is_empty() {
         writeln!(out)?;
@@ -326,6 +331,7 @@ pub fn write_report(out: &mut impl Write, summary: &Summary, detail: Detail) -> 
 fn write_results(
     out: &mut impl Write,
     manifest: &ofconvert_engine::Manifest,
+    resumed: Option<&ofconvert_engine::Resumed>,
     detail: Detail,
 ) -> io::Result<()> {
     if let Some(described) = manifest
@@ -391,19 +397,38 @@ fn write_results(
     for detail in &skipped.details {
         writeln!(out, "        {detail}")?;
     }
+    if let Some(resumed) = resumed {
+        writeln!(
+            out,
+            "      kept {} part{} ({}) an earlier run finished",
+            resumed.parts.len(),
+            plural(resumed.parts.len()),
+            HumanBytes(resumed.bytes)
+        )?;
+    }
     if detail.verbose {
+        let kept =
+            |name: &String, names: Option<&Vec<String>>| names.is_some_and(|n| n.contains(name));
         for input in &manifest.inputs {
+            let verb = match kept(&input.path, resumed.map(|r| &r.inputs)) {
+                true => "read by the earlier run:",
+                false => "read",
+            };
             writeln!(
                 out,
-                "      read {} ({})",
+                "      {verb} {} ({})",
                 input.path,
                 HumanBytes(input.bytes)
             )?;
         }
         for part in &manifest.parts {
+            let verb = match kept(&part.name, resumed.map(|r| &r.parts)) {
+                true => "kept",
+                false => "wrote",
+            };
             writeln!(
                 out,
-                "      wrote {} ({}, {} record{})",
+                "      {verb} {} ({}, {} record{})",
                 part.name,
                 HumanBytes(part.bytes),
                 part.records,
@@ -495,105 +520,4 @@ pub fn write_failed_tries(out: &mut impl Write) {
     if count > tries.len() as u64 {
         let _ = writeln!(out, "  and {} more", count - tries.len() as u64);
     }
-}
-
-/// Prints what a dry run found the conversion would do (`--json`: as an object); exit 1
-/// when it would fail something.
-pub fn print_preview(preview: &Preview, json: bool) -> anyhow::Result<ExitCode> {
-    let mut out = io::stdout().lock();
-    let written = if json {
-        serde_json::to_writer_pretty(&mut out, preview)
-            .map_err(io::Error::from)
-            .and_then(|()| writeln!(out))
-    } else {
-        write_preview(&mut out, preview)
-    };
-    match written.and_then(|()| out.flush()) {
-        Err(err) if err.kind() != io::ErrorKind::BrokenPipe => return Err(err.into()),
-        _ => {}
-    }
-    Ok(ExitCode::failure_if(
-        preview.would_fail() || preview.datasets.is_empty(),
-    ))
-}
-
-fn write_preview(out: &mut impl Write, preview: &Preview) -> io::Result<()> {
-    let width = preview
-        .datasets
-        .iter()
-        .map(|d| d.name.len())
-        .max()
-        .unwrap_or(0);
-    let what = match preview.direction {
-        Direction::TfToOf => "part",
-        Direction::OfToTf => "TFRecord file",
-    };
-    for dataset in &preview.datasets {
-        if dataset.files_only {
-            let count = dataset.side_files;
-            writeln!(
-                out,
-                "  {:width$}  no records -> {count} side file{} in {}",
-                dataset.name,
-                plural(count),
-                dataset.output
-            )?;
-            continue;
-        }
-        let mut line = format!(
-            "  {:width$}  {} input{} ({})",
-            dataset.name,
-            dataset.inputs,
-            plural(dataset.inputs),
-            HumanBytes(dataset.input_bytes)
-        );
-        if let Some(records) = dataset.records {
-            line.push_str(&format!(", {records} record{}", plural_u64(records)));
-        }
-        match &dataset.problem {
-            Some(problem) => line.push_str(&format!(": would fail: {problem}")),
-            None => line.push_str(&format!(
-                " -> {} {what}{} in {}",
-                dataset.parts,
-                plural(dataset.parts),
-                dataset.output
-            )),
-        }
-        if dataset.side_files > 0 && dataset.problem.is_none() {
-            line.push_str(&format!(
-                ", with {} side file{}",
-                dataset.side_files,
-                plural(dataset.side_files)
-            ));
-        }
-        writeln!(out, "{line}")?;
-    }
-    for skipped in &preview.skipped_files {
-        writeln!(out, "  skipped {}: {}", skipped.path, skipped.reason)?;
-    }
-    for unreadable in &preview.unreadable {
-        writeln!(
-            out,
-            "  cannot read {}: {}",
-            unreadable.path, unreadable.reason
-        )?;
-    }
-    let failing = preview
-        .datasets
-        .iter()
-        .filter(|d| d.problem.is_some())
-        .count();
-    let datasets = preview.datasets.iter().filter(|d| !d.files_only).count();
-    writeln!(
-        out,
-        "Dry run: would convert {} dataset{} from {} into {}{}; nothing was written.",
-        datasets - failing,
-        plural(datasets - failing),
-        preview.input,
-        preview.output,
-        match failing {
-            0 => String::new(),
-            n => format!(" ({n} would fail)"),
-        }
-    )
 }

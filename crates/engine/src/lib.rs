@@ -168,7 +168,7 @@ pub use records::detect::detect_format;
 pub use records::{RecordAt, RecordReader, SkippedRecords};
 pub use running::convert::convert;
 pub use running::preview::{preview, DatasetPreview, Preview};
-pub use running::summary::{DatasetSummary, ErrorPlace, FailureKind, Finished, Summary};
+pub use running::summary::{DatasetSummary, ErrorPlace, FailureKind, Finished, Resumed, Summary};
 pub use schema::{FeatureSchema, IntegerRange, Schema, SchemaBuilder, IMAGE_ADVICE};
 pub use sharded::commit::{commit, CommitOptions};
 pub use sharded::shard::{convert_shard, Shard, ShardSummary};

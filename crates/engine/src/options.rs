@@ -147,6 +147,10 @@ pub struct Options {
     /// run left in a store) and convert; a holder running on this machine is still waited
     /// for.
     pub break_lock: bool,
+    /// For a worker of a sharded run ([`ExistingOutput::Shared`]): the output may hold
+    /// datasets published before, which the run's commit replaces once it is whole
+    /// (`--shard K/N --overwrite`); the workers write beside them, never over them.
+    pub replacing: bool,
     /// Worker threads; 0 means one per available core.
     pub jobs: usize,
     /// Set from elsewhere (a signal handler) to stop the conversion early.
@@ -209,6 +213,7 @@ impl Options {
             on_empty: OnEmpty::default(),
             existing: ExistingOutput::default(),
             break_lock: false,
+            replacing: false,
             jobs: 0,
             interrupt: Interrupt::new(),
             images: ImagePolicy::Keep,

@@ -178,8 +178,8 @@ def test_errors_name_keyword_arguments(tmp_path):
     ofconvert.tf2of(src, tmp_path / "of", sync=False)
     with pytest.raises(ofconvert.UsageError, match=r"pass resume=True .* or overwrite=True"):
         ofconvert.tf2of(src, tmp_path / "of")
-    with pytest.raises(ofconvert.UsageError, match=r"shard=\(0, 2\) does not go with overwrite=True"):
-        ofconvert.tf2of(src, tmp_path / "x", shard=(0, 2), overwrite=True)
+    with pytest.raises(ofconvert.UsageError, match=r"shard=\(0, 2\) does not go with resume=True"):
+        ofconvert.tf2of(src, tmp_path / "x", shard=(0, 2), resume=True)
     with pytest.raises(ofconvert.UsageError, match=r"shard=\(2, 2\): workers are numbered from 0 to 1"):
         ofconvert.tf2of(src, tmp_path / "x", shard=(2, 2))
     ofconvert.tf2of(src, tmp_path / "sharded", parts=2, shard=(0, 2), sync=False)

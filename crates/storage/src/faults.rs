@@ -19,7 +19,7 @@ use crate::holder::LockHolder;
 use crate::{Durability, Listing, LockError, Opened, OutputFile, OutputLock, RangeRead, Storage};
 
 /// What the storages of this process do at a chosen operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// Nothing: operations are only counted (how many a run takes, to try each).
     Count,
@@ -37,6 +37,16 @@ pub enum Fault {
         /// The last operation done.
         after: u64,
     },
+    /// The process is killed as soon as the `nth` (from 1) operation whose description
+    /// (what an injected failure names: `rename A -> B`) contains each of `matching` has
+    /// been done: a point of
+    /// a run found by what happens there, where threads make the count of operations vary.
+    KillAfterNth {
+        /// What the operations counted say.
+        matching: Vec<String>,
+        /// How many of them are done.
+        nth: u64,
+    },
 }
 
 /// The message of an injected failure, which tests find in what the run says.
@@ -48,7 +58,8 @@ pub const INJECTED: &str = "injected fault";
 pub struct Faults {
     fault: Fault,
     done: AtomicU64,
-    log: Mutex<Vec<String>>,
+    /// Operations done that [`Fault::KillAfterNth`] counts.
+    matched: AtomicU64,
 }
 
 impl Faults {
@@ -57,7 +68,7 @@ impl Faults {
         Arc::new(Faults {
             fault,
             done: AtomicU64::new(0),
-            log: Mutex::new(Vec::new()),
+            matched: AtomicU64::new(0),
         })
     }
 
@@ -74,24 +85,25 @@ impl Faults {
         self.done.load(Ordering::SeqCst)
     }
 
-    /// Each operation tried, in order (`rename a -> b`), for a test to say which step it
-    /// failed.
-    pub fn log(&self) -> Vec<String> {
-        lock(&self.log).clone()
-    }
-
     /// Counts one operation, described by `what`, and says whether it is to fail.
     fn step(&self, what: impl FnOnce() -> String) -> io::Result<Step> {
-        let mut log = lock(&self.log);
         let number = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         let what = what();
-        log.push(what.clone());
-        drop(log);
-        match self.fault {
-            Fault::Fail { at, persistent } if number == at || (persistent && number > at) => Err(
-                io::Error::other(format!("{INJECTED} at operation {number}: {what}")),
-            ),
-            Fault::Kill { after } if number == after => Ok(Step::KillAfter),
+        match &self.fault {
+            Fault::Fail { at, persistent } if number == *at || (*persistent && number > *at) => {
+                Err(io::Error::other(format!(
+                    "{INJECTED} at operation {number}: {what}"
+                )))
+            }
+            Fault::Kill { after } if number == *after => Ok(Step::KillAfter),
+            Fault::KillAfterNth { matching, nth }
+                if matching.iter().all(|part| what.contains(part.as_str())) =>
+            {
+                match self.matched.fetch_add(1, Ordering::SeqCst) + 1 == *nth {
+                    true => Ok(Step::KillAfter),
+                    false => Ok(Step::Go),
+                }
+            }
             _ => Ok(Step::Go),
         }
     }

@@ -317,12 +317,6 @@ impl ConvertConfig {
                 words.option("parts", OptionValue::Number("N")),
                 words.option("records_per_part", OptionValue::Number("N")),
             ))
-        } else if self.overwrite {
-            Some(format!(
-                "{}: a worker cannot clear what the other workers write; remove the output \
-                 before starting them",
-                words.switch("overwrite")
-            ))
         } else if self.resume {
             Some(format!(
                 "{}: a rerun worker always keeps the parts it finished; run it again without \
@@ -379,6 +373,7 @@ impl ConvertConfig {
             ExistingOutput::Refuse
         };
         options.break_lock = self.break_lock;
+        options.replacing = self.shard.is_some() && self.overwrite;
         options.jobs = self.jobs.unwrap_or(0);
         options.compression = self.compression;
         options.to = self.to;

@@ -157,7 +157,17 @@ pub(crate) fn journal_name(tag: &str) -> String {
     )
 }
 
-/// Whether `name` is a resume journal of the dataset tagged `tag`.
+/// The journal line of work item `chunk` of this run, in an object store, where an object is
+/// written whole or not at all: an object of its own.
+pub(crate) fn journal_line_name(tag: &str, chunk: usize) -> String {
+    format!(
+        "{TEMP_PREFIX}{tag}{JOURNAL_STEM}{}-{chunk}{JOURNAL_SUFFIX}",
+        run_id()
+    )
+}
+
+/// Whether `name` is a resume journal (or, in an object store, a journal line) of the
+/// dataset tagged `tag`.
 pub(crate) fn is_journal(name: &str, tag: &str) -> bool {
     name.strip_prefix(TEMP_PREFIX)
         .and_then(|rest| rest.strip_prefix(tag))

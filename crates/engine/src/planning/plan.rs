@@ -163,6 +163,8 @@ fn check_urls(
         check_lock(output, holder, options)?;
     }
     match existing {
+        // Workers of a sharded run over datasets published before write beside them.
+        ExistingOutput::Shared if options.replacing => {}
         ExistingOutput::Refuse | ExistingOutput::Shared => {
             let mut names = output_storage
                 .entries(output)
@@ -259,7 +261,8 @@ fn check_paths(input: &Path, output: &Path, options: &Options) -> Result<(), Err
             // One that cannot be read is no lock this run could take either: the run
             // fails on what it cannot write.
             check_lock(output, LocalFs.lock_holder(output).ok().flatten(), options)?;
-            if !matches!(existing, ExistingOutput::Refuse | ExistingOutput::Shared) {
+            let refuses = matches!(existing, ExistingOutput::Refuse | ExistingOutput::Shared);
+            if !refuses || options.replacing {
                 return Ok(());
             }
             let mut names = LocalFs

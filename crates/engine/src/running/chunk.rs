@@ -65,6 +65,9 @@ pub(crate) struct ChunkOutput {
     ///
     /// [`resume`]: crate::running::resume
     pub(crate) noted: bool,
+    /// Whether an earlier run of the same conversion made it, and this one keeps it
+    /// (`--resume`).
+    pub(crate) kept: bool,
 }
 
 impl ChunkOutput {

@@ -266,6 +266,15 @@ fn run_jobs(context: &Context<'_>, runs: &[DatasetRun<'_>], transcoder: &Transco
                                 bytes: chunk.bytes,
                                 records: output.parts.iter().map(|part| part.records).sum(),
                             });
+                            state.kept_input.0 += chunk.bytes;
+                            let whole = chunk
+                                .segments
+                                .iter()
+                                .filter(|segment| segment.first == 0 && segment.end.is_none());
+                            state
+                                .kept_input
+                                .1
+                                .extend(whole.map(|segment| segment.input));
                             state.outputs[chunk.index] = Some(output);
                         }
                         _ => to_do.push(chunk),

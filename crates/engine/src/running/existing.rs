@@ -6,17 +6,15 @@
 use std::collections::BTreeMap;
 
 use crate::error::Error;
-use crate::manifest::Manifest;
 use crate::naming::layout;
 use crate::options::ExistingOutput;
-use crate::planning::plan::DatasetPlan;
 use crate::progress::DatasetStatus;
 use crate::records::output::remove_own_temps;
 use crate::records::swap;
 use crate::running::chunk::ChunkOutput;
-use crate::running::publish::{file_name, Target};
+use crate::running::publish::Target;
 use crate::running::resume;
-use crate::running::summary::{slash_path, DatasetSummary};
+use crate::running::summary::DatasetSummary;
 
 impl Target<'_> {
     /// Gets the output directory ready: what an earlier run left there that this one uses
@@ -41,11 +39,7 @@ impl Target<'_> {
         }
         if self.options.existing == ExistingOutput::Resume {
             if let Ok(Some(manifest)) = self.read_manifest() {
-                if &manifest.settings == self.settings
-                    && same_inputs(&manifest, self.dataset)
-                    && same_side_files(&manifest, self.dataset)
-                    && manifest.parts_complete_in(self.storage, dir)
-                {
+                if resume::still_whole(&manifest, self.settings, self.dataset, self.storage) {
                     self.remove_own_temps().map_err(|err| Error::io(dir, err))?;
                     return Ok(Prepared::Complete(Box::new(DatasetSummary::done(
                         self.dataset,
@@ -139,36 +133,4 @@ pub(crate) enum Prepared {
         key: String,
         kept: BTreeMap<usize, (usize, ChunkOutput)>,
     },
-}
-
-/// Whether a manifest lists the files that come with `dataset` as they are now: same names,
-/// same sizes (none when side files are not carried).
-fn same_side_files(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
-    if !manifest.settings.side_files {
-        return manifest.side_files.is_empty();
-    }
-    manifest.side_files.len() == dataset.side_files.len()
-        && manifest
-            .side_files
-            .iter()
-            .zip(&dataset.side_files)
-            .all(|(listed, side)| {
-                let input_bytes = listed.input_bytes.unwrap_or(listed.bytes);
-                listed.name == file_name(&side.relative) && input_bytes == side.size
-            })
-}
-
-/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes, not
-/// rewritten since (a manifest that does not say cannot vouch for them).
-fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
-    manifest.inputs.len() == dataset.inputs.len()
-        && manifest
-            .inputs
-            .iter()
-            .zip(&dataset.inputs)
-            .all(|(listed, input)| {
-                listed.path == slash_path(&input.relative)
-                    && listed.bytes == input.size
-                    && listed.changed == input.changed
-            })
 }

@@ -12,7 +12,8 @@ use crate::options::Direction;
 use crate::progress::DatasetStatus;
 use crate::running::chunk::ChunkOutput;
 use crate::running::job::{
-    abandon_job, fail_job, fail_leaving, lock, report_done, temp_paths, Context, DatasetRun, Job,
+    abandon_job, converted, fail_job, fail_leaving, kept_parts, lock, report_done, temp_paths,
+    Context, DatasetRun, Job,
 };
 use crate::running::placing::put_in_place;
 use crate::running::publish::{PublishFailed, Ready, Target};
@@ -102,6 +103,7 @@ fn publish_folder(context: &Context<'_>, dir: &Path, members: Vec<Member<'_, '_>
         .into_iter()
         .map(|(job, outputs)| {
             let temps = temp_paths(&outputs);
+            lock(&job.state).kept_flags = kept_parts(&outputs);
             (job, temps, job.target.ready(outputs))
         })
         .collect();
@@ -155,8 +157,8 @@ fn publish_folder(context: &Context<'_>, dir: &Path, members: Vec<Member<'_, '_>
     match result {
         Ok(manifests) => {
             for ((job, _), manifest) in jobs.into_iter().zip(manifests) {
-                let summary =
-                    DatasetSummary::done(job.target.dataset, DatasetStatus::Converted, manifest);
+                let kept = std::mem::take(&mut lock(&job.state).kept_flags);
+                let summary = converted(job, manifest, &kept);
                 report_done(context, &summary);
                 lock(&job.state).summary = Some(summary);
             }

@@ -2,6 +2,7 @@
 //! job it belongs to finished, failed or abandoned, and its dataset published once whole.
 
 use crate::error::Error;
+use crate::manifest::Manifest;
 use crate::naming::names::Format;
 use crate::options::Options;
 use crate::progress::{DatasetStatus, Event, ProgressFn};
@@ -10,8 +11,8 @@ use crate::records::output;
 use crate::running::chunk::ChunkOutput;
 use crate::running::publish::Target;
 use crate::running::resume;
-use crate::running::summary::DatasetSummary;
-use crate::running::uploads::Slots;
+use crate::running::summary::{slash_path, DatasetSummary, Resumed};
+use crate::running::uploads::{Slots, Upload};
 use crate::storage::transfer::transfers_in_flight;
 use crate::storage::{Opened, Storage};
 use ofconvert_bridge::Transcoder;
@@ -53,6 +54,11 @@ pub(crate) struct JobState {
     /// A grouped dataset's outputs, once its work items are all done, until its folder is
     /// published.
     pub(crate) parked: Option<Vec<ChunkOutput>>,
+    /// What the work items an earlier run finished, which this one keeps, were made of:
+    /// their input bytes, and the inputs they read whole, by index.
+    pub(crate) kept_input: (u64, Vec<usize>),
+    /// A grouped dataset's [`kept_parts`], from when it is made ready until published.
+    pub(crate) kept_flags: Vec<bool>,
     pub(crate) summary: Option<DatasetSummary>,
 }
 
@@ -222,6 +228,7 @@ pub(crate) fn chunk_done(
             if let Some(slot) = state.outputs.get_mut(index) {
                 *slot = Some(output);
             }
+            note_uploaded(context, job, &mut state);
         }
         Err(Stop::Failed(err)) => {
             job.failed.store(true, Ordering::Relaxed);
@@ -265,6 +272,58 @@ pub(crate) fn done_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkO
     match job.grouped {
         true => lock(&job.state).parked = Some(outputs),
         false => finish_job(context, job, outputs),
+    }
+}
+
+/// Notes in the journal the work items of `job` whose parts were uploading when they ended
+/// and have all been uploaded since, so that a dataset bound for an object store resumes at
+/// the part too; once more work items than the transfers a worker keeps in flight wait on
+/// their uploads, the oldest are waited for. A part that failed to upload fails the
+/// dataset.
+fn note_uploaded(context: &Context<'_>, job: &Job<'_>, state: &mut JobState) {
+    let target = &job.target;
+    let of = state.outputs.len();
+    let JobState {
+        outputs,
+        journal,
+        error,
+        left_behind,
+        ..
+    } = state;
+    let waiting = outputs
+        .iter()
+        .flatten()
+        .filter(|output| !output.uploads.is_empty())
+        .count();
+    let mut to_wait_for = waiting.saturating_sub(transfers_in_flight());
+    for (index, slot) in outputs.iter_mut().enumerate() {
+        let Some(output) = slot else {
+            continue;
+        };
+        if output.noted || output.uploads.is_empty() {
+            continue;
+        }
+        if !output.uploads.iter().all(Upload::is_finished) {
+            if to_wait_for == 0 {
+                continue;
+            }
+            to_wait_for -= 1;
+        }
+        match output.settle_uploads() {
+            Ok(()) => {
+                output.noted = journal.note(
+                    context.storage,
+                    (&target.dataset.output_dir, &target.temp_tag()),
+                    (index, of),
+                    output,
+                );
+            }
+            Err((err, failed)) => {
+                left_behind.extend(output::remove_all(context.storage, failed));
+                job.failed.store(true, Ordering::Relaxed);
+                error.get_or_insert(err);
+            }
+        }
     }
 }
 
@@ -322,6 +381,30 @@ pub(crate) fn fail_leaving(
     lock(&job.state).summary = Some(summary);
 }
 
+/// Which of the parts of `outputs`, in order, an earlier run made (`--resume` keeps them).
+pub(crate) fn kept_parts(outputs: &[ChunkOutput]) -> Vec<bool> {
+    outputs
+        .iter()
+        .flat_map(|output| output.parts.iter().map(|_| output.kept))
+        .collect()
+}
+
+/// The summary of `job`'s dataset, converted into `manifest`, the parts of which `kept`
+/// ([`kept_parts`]) says an earlier run made.
+pub(crate) fn converted(job: &Job<'_>, manifest: Manifest, kept: &[bool]) -> DatasetSummary {
+    let (input_bytes, inputs) = lock(&job.state).kept_input.clone();
+    let dataset = job.target.dataset;
+    let inputs = inputs
+        .iter()
+        .filter_map(|&index| dataset.inputs.get(index))
+        .map(|input| slash_path(&input.relative))
+        .collect();
+    DatasetSummary {
+        resumed: Resumed::of(&manifest, kept, input_bytes, inputs),
+        ..DatasetSummary::done(dataset, DatasetStatus::Converted, manifest)
+    }
+}
+
 /// What a failed dataset's run left because it could not remove it, in words: the files,
 /// and the temporary files of the directory when they could not be swept (`swept`).
 fn left_behind_words(
@@ -369,10 +452,10 @@ pub(crate) fn abandon_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<Chu
 
 pub(crate) fn finish_job(context: &Context<'_>, job: &Job<'_>, outputs: Vec<ChunkOutput>) {
     let temps = temp_paths(&outputs);
+    let kept = kept_parts(&outputs);
     match job.target.publish(outputs) {
         Ok(manifest) => {
-            let summary =
-                DatasetSummary::done(job.target.dataset, DatasetStatus::Converted, manifest);
+            let summary = converted(job, manifest, &kept);
             report_done(context, &summary);
             lock(&job.state).summary = Some(summary);
         }

@@ -160,7 +160,7 @@ impl Target<'_> {
             self.options.existing,
             ExistingOutput::Overwrite | ExistingOutput::Resume
         );
-        self.storage.renames_cheaply() || replacing
+        self.storage.renames_cheaply() || replacing || self.options.replacing
     }
 
     /// Makes the dataset's manifest from the outputs of its work items and copies the

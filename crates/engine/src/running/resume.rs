@@ -6,9 +6,10 @@
 //! A line is written once the work item's parts are finished (synced, when the run syncs),
 //! so a part it names was whole when it was written; a line cut short by a kill does not
 //! parse and is passed over. A resumed run keeps a work item when the line's key is its own
-//! (the same settings and the same inputs, paths and sizes: a digest of them, so that a
-//! line stays small however many inputs the dataset has), the work items were cut alike,
-//! and every part it names is there with its size; everything else is done again.
+//! (the same settings and the same inputs, paths, sizes and versions: a digest of them, so
+//! that a line stays small however many inputs the dataset has), the work items were cut
+//! alike, and every part it names is there with its size; everything else is done again.
+//! It keeps a whole published dataset on the same terms ([`still_whole`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,6 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::manifest::Manifest;
 use crate::naming::layout;
 use crate::options::Settings;
 use crate::planning::plan::DatasetPlan;
@@ -23,9 +25,57 @@ use crate::recode::ImageConversion;
 use crate::records::output::TempPart;
 use crate::records::SkippedRecords;
 use crate::running::chunk::ChunkOutput;
+use crate::running::publish::file_name;
 use crate::running::summary::slash_path;
 use crate::schema::SchemaBuilder;
 use crate::storage::{Durability, OutputFile, Storage};
+
+/// Whether the dataset `manifest` describes, published in `dataset`'s directory, is the
+/// one this run would make: the same settings, the very inputs and side files, every part
+/// there whole. `--resume` keeps such a dataset.
+pub(crate) fn still_whole(
+    manifest: &Manifest,
+    settings: &Settings,
+    dataset: &DatasetPlan,
+    storage: &dyn Storage,
+) -> bool {
+    &manifest.settings == settings
+        && same_inputs(manifest, dataset)
+        && same_side_files(manifest, dataset)
+        && manifest.parts_complete_in(storage, &dataset.output_dir)
+}
+
+/// Whether a manifest lists the files that come with `dataset` as they are now: same names,
+/// same sizes (none when side files are not carried).
+fn same_side_files(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
+    if !manifest.settings.side_files {
+        return manifest.side_files.is_empty();
+    }
+    manifest.side_files.len() == dataset.side_files.len()
+        && manifest
+            .side_files
+            .iter()
+            .zip(&dataset.side_files)
+            .all(|(listed, side)| {
+                let input_bytes = listed.input_bytes.unwrap_or(listed.bytes);
+                listed.name == file_name(&side.relative) && input_bytes == side.size
+            })
+}
+
+/// Whether a manifest lists the very inputs of `dataset`: same paths, same sizes, not
+/// rewritten since (a manifest that does not say cannot vouch for them).
+fn same_inputs(manifest: &Manifest, dataset: &DatasetPlan) -> bool {
+    manifest.inputs.len() == dataset.inputs.len()
+        && manifest
+            .inputs
+            .iter()
+            .zip(&dataset.inputs)
+            .all(|(listed, input)| {
+                listed.path == slash_path(&input.relative)
+                    && listed.bytes == input.size
+                    && listed.changed == input.changed
+            })
+}
 
 /// The line of a finished work item.
 #[derive(Serialize, Deserialize)]
@@ -123,6 +173,12 @@ impl Journal {
             return false;
         };
         line.push(b'\n');
+        // In an object store nothing is seen of an object until it is whole: a line an
+        // object of its own.
+        if !storage.renames_cheaply() {
+            let path = dir.join(layout::journal_line_name(tag, chunk));
+            return storage.put_new(&path, &line).is_ok();
+        }
         if self.file.is_none() {
             match storage.create(&dir.join(layout::journal_name(tag)), Durability::Unsynced) {
                 Ok(file) => self.file = Some(file),
@@ -195,6 +251,7 @@ pub(crate) fn kept(storage: &dyn Storage, dir: &Path, tag: &str, key: &str) -> K
                 images: note.images,
                 rounded: note.rounded,
                 noted: true,
+                kept: true,
             };
             kept.outputs.insert(note.chunk, (note.of, output));
         }

@@ -30,10 +30,16 @@ pub struct Summary {
     pub unreadable: Vec<SkippedFile>,
     /// Records in the datasets converted or kept.
     pub records: u64,
-    /// Size of the input files converted by this run.
+    /// Size of the input files converted by this run (not what an earlier run read for the
+    /// parts a resumed run kept).
     pub input_bytes: u64,
-    /// Size of the parts written by this run.
+    /// Size of the parts written by this run (not those a resumed run kept).
     pub output_bytes: u64,
+    /// The parts of converted datasets that a resumed run kept from an earlier run rather
+    /// than make again.
+    pub kept_parts: usize,
+    /// Their records.
+    pub kept_records: u64,
     /// The files that came with the records (every other file of their folders) this run
     /// copied beside the parts; a file the datasets sharing a folder all bring counts once.
     pub side_files: usize,
@@ -102,6 +108,12 @@ impl Summary {
                 .filter(|d| d.status == DatasetStatus::Converted)
                 .filter_map(|d| d.manifest.as_ref())
         };
+        let resumed = || {
+            datasets
+                .iter()
+                .filter(|d| d.status == DatasetStatus::Converted)
+                .filter_map(|d| d.resumed.as_ref())
+        };
         Summary {
             direction,
             input,
@@ -115,11 +127,15 @@ impl Summary {
             input_bytes: converted()
                 .flat_map(|m| &m.inputs)
                 .map(|input| input.bytes)
-                .sum(),
+                .sum::<u64>()
+                .saturating_sub(resumed().map(|r| r.input_bytes).sum()),
             output_bytes: converted()
                 .flat_map(|m| &m.parts)
                 .map(|part| part.bytes)
-                .sum(),
+                .sum::<u64>()
+                .saturating_sub(resumed().map(|r| r.bytes).sum()),
+            kept_parts: resumed().map(|r| r.parts.len()).sum(),
+            kept_records: resumed().map(|r| r.records).sum(),
             side_files: datasets
                 .iter()
                 .filter(|d| d.status == DatasetStatus::Converted)
@@ -182,11 +198,61 @@ pub struct DatasetSummary {
     /// there still, as it was.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub previous_kept: bool,
+    /// Of a dataset converted from where an earlier run of the same conversion stopped
+    /// (`--resume`): what it kept of that run's work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<Resumed>,
     /// Of a dataset that failed while it replaced the one published in its directory
     /// before, and could not undo that either: what is left there, in words, and what puts
     /// it right. `None`: nothing of the failed run is left.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left: Option<String>,
+}
+
+/// What a converted dataset took from an earlier run of the same conversion (`--resume`):
+/// the parts that run finished, which this one kept rather than make again.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Resumed {
+    /// The parts kept, by name.
+    pub parts: Vec<String>,
+    /// Their records.
+    pub records: u64,
+    /// Their bytes, which this run did not write.
+    pub bytes: u64,
+    /// The input bytes they were made of, which this run did not read.
+    pub input_bytes: u64,
+    /// The inputs the earlier run read whole for them, by path.
+    pub inputs: Vec<String>,
+}
+
+impl Resumed {
+    /// What `manifest`'s dataset kept of an earlier run: `kept` says, part by part in the
+    /// order of the parts holding records, which that run made; `input_bytes` and `inputs`
+    /// are what they were made of. `None` when it kept nothing.
+    pub(crate) fn of(
+        manifest: &Manifest,
+        kept: &[bool],
+        input_bytes: u64,
+        inputs: Vec<String>,
+    ) -> Option<Resumed> {
+        // Files given back empty have no part of their own.
+        let parts = manifest.parts.iter().filter(|part| part.bytes > 0);
+        let kept: Vec<&crate::manifest::ManifestPart> = parts
+            .zip(kept)
+            .filter(|(_, kept)| **kept)
+            .map(|(part, _)| part)
+            .collect();
+        if kept.is_empty() {
+            return None;
+        }
+        Some(Resumed {
+            parts: kept.iter().map(|part| part.name.clone()).collect(),
+            records: kept.iter().map(|part| part.records).sum(),
+            bytes: kept.iter().map(|part| part.bytes).sum(),
+            input_bytes,
+            inputs,
+        })
+    }
 }
 
 /// What an interrupted run finished of a dataset, kept for `--resume`.
@@ -299,6 +365,7 @@ impl DatasetSummary {
             tfds: dataset.tfds.is_some(),
             finished: None,
             previous_kept: false,
+            resumed: None,
             left: None,
         }
     }

@@ -96,6 +96,14 @@ impl Upload {
         }
     }
 
+    /// Whether the part is finished (or failed): [`wait`](Upload::wait) returns at once.
+    pub(crate) fn is_finished(&self) -> bool {
+        match &self.state {
+            State::Done(_) => true,
+            State::Thread(thread) => thread.is_finished(),
+        }
+    }
+
     /// Where the part is written.
     pub(crate) fn path(&self) -> &Path {
         &self.path

@@ -371,15 +371,20 @@ fn publish_all(
     Ok(())
 }
 
-/// Whether a dataset's manifest is there with all its parts: a commit that stopped after
-/// publishing it.
+/// Whether the dataset this run makes is published already, whole: a commit that stopped
+/// after publishing it (not a dataset published there before, which it replaces).
 fn already_published(target: &Target) -> bool {
     target
         .read_manifest()
         .ok()
         .flatten()
         .is_some_and(|manifest| {
-            manifest.parts_complete_in(target.storage, &target.dataset.output_dir)
+            crate::running::resume::still_whole(
+                &manifest,
+                target.settings,
+                target.dataset,
+                target.storage,
+            )
         })
 }
 

@@ -108,6 +108,7 @@ impl Receipt {
             images: self.images,
             rounded: self.rounded,
             noted: false,
+            kept: false,
         }
     }
 

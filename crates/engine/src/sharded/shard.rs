@@ -128,7 +128,12 @@ pub fn convert_shard(
         }
     };
     stored
-        .check(&settings, shard, &found, options.front_end)
+        .check(
+            (&settings, options.replacing),
+            shard,
+            &found,
+            options.front_end,
+        )
         .map_err(|kind| Error::new(kind).in_file(&output))?;
 
     let crcs = Arc::new(Checksums::default());

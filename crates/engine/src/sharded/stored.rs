@@ -37,6 +37,10 @@ pub(crate) struct StoredPlan {
     /// as a single run's do.
     #[serde(default)]
     pub(crate) lossy: bool,
+    /// Whether the run replaces datasets published in the output before
+    /// ([`Options::replacing`]): every worker must say so, or none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) overwrite: bool,
     pub(crate) datasets: Vec<StoredDataset>,
 }
 
@@ -148,6 +152,7 @@ impl StoredPlan {
             input: plan.input.display().to_string(),
             settings: options.settings(),
             lossy: options.mapping.is_lossy(),
+            overwrite: options.replacing,
             datasets,
         }
     }
@@ -156,11 +161,21 @@ impl StoredPlan {
     /// plan; what differs is said in `front_end`'s words.
     pub(crate) fn check(
         &self,
-        settings: &Settings,
+        (settings, replacing): (&Settings, bool),
         shard: Shard,
         datasets: &[StoredDataset],
         front_end: FrontEnd,
     ) -> Result<(), ErrorKind> {
+        if self.overwrite != replacing {
+            let overwrite = front_end.switch("overwrite");
+            let (planned, here) = match self.overwrite {
+                true => (overwrite.clone(), format!("without {overwrite}")),
+                false => (format!("without {overwrite}"), overwrite.clone()),
+            };
+            return Err(ErrorKind::ShardFlags {
+                differs: format!("its flags differ ({planned} in the run's plan, {here} here)"),
+            });
+        }
         if self.workers != shard.count {
             return Err(ErrorKind::ShardFlags {
                 differs: format!(
@@ -482,6 +497,7 @@ mod tests {
             input: "in".to_owned(),
             settings: crate::options::Options::new(crate::options::Direction::TfToOf).settings(),
             lossy: false,
+            overwrite: false,
             datasets: vec![dataset(&[1, 2])],
         };
         let storage = crate::storage::LocalFs;

@@ -4,9 +4,8 @@
 //! storage operations (listing, opening, reading, creating, writing, syncing, renaming or
 //! copying, removing, putting, locking: `ofconvert_storage::faults`), then once for every
 //! operation N: with N failing alone, with N and every one after it failing (a disk gone
-//! read-only), and killed with SIGKILL right after N. Each run is a process of its own: this
-//! test binary run again as `step_child`, which turns the faults on and calls the command
-//! line's `run`.
+//! read-only), and killed with SIGKILL right after N. Each run is a process of its own
+//! ([`child`](super::child)).
 //!
 //! After each run the output must hold either the dataset there before, byte for byte, or
 //! the one a run without faults writes, byte for byte; a run that fails says so and exits
@@ -19,123 +18,12 @@
 //! temporary directory for tests, which CI prints.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::child::{ofconvert_ok, run_child, strings, tf_inputs, work_dir};
 use super::*;
 use crate::objects::S3Server;
-
-/// The variable that makes `step_child` run a command: its arguments, the fault and where
-/// to write the count of operations, as JSON.
-const CHILD: &str = "OFCONVERT_EVERY_STEP_CHILD";
-
-/// The child process of these tests: runs the command line `OFCONVERT_EVERY_STEP_CHILD`
-/// gives, with its fault, and exits with the command's status.
-#[test]
-#[ignore = "the child process of the every-step tests, which run it themselves"]
-fn step_child() {
-    use ofconvert_engine::storage::faults::{inject, Fault};
-    let spec: Value = serde_json::from_str(&std::env::var(CHILD).expect(CHILD)).unwrap();
-    let number = |key: &str| spec[key].as_u64().unwrap();
-    let fault = match spec["fault"].as_str().unwrap() {
-        "count" => Fault::Count,
-        "fail" => Fault::Fail {
-            at: number("at"),
-            persistent: false,
-        },
-        "fail-on" => Fault::Fail {
-            at: number("at"),
-            persistent: true,
-        },
-        "kill" => Fault::Kill {
-            after: number("at"),
-        },
-        other => panic!("no fault {other}"),
-    };
-    let args: Vec<String> = spec["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|arg| arg.as_str().unwrap().to_owned())
-        .collect();
-    let faults = inject(fault);
-    let code = ofconvert_cli::run(std::iter::once("ofconvert".to_owned()).chain(args));
-    fs::write(
-        spec["report"].as_str().unwrap(),
-        faults.operations().to_string(),
-    )
-    .unwrap();
-    std::process::exit(code);
-}
-
-/// What one faulted run did.
-struct Ran {
-    /// The exit status, `None` when killed.
-    code: Option<i32>,
-    output: String,
-    /// Operations it tried.
-    operations: u64,
-}
-
-/// Runs `args` in a child process with `fault` (`count`, `fail`, `fail-on`, `kill`) at
-/// operation `at`, with `env` set.
-fn run_child(
-    args: &[String],
-    fault: &str,
-    at: u64,
-    env: &[(String, String)],
-    report: &Path,
-) -> Ran {
-    let _ = fs::remove_file(report);
-    let spec = serde_json::json!({
-        "args": args,
-        "fault": fault,
-        "at": at,
-        "report": report,
-    });
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "faults::every_step::step_child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env(CHILD, spec.to_string())
-        .envs(env.iter().map(|(key, value)| (key, value)))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        !text.contains("panicked"),
-        "{fault} at {at}: {args:?} panicked:\n{text}"
-    );
-    let killed = output.status.signal() == Some(libc::SIGKILL);
-    assert!(
-        fault == "kill" || !killed,
-        "{fault} at {at}: {args:?}: {:?}\n{text}",
-        output.status
-    );
-    assert!(
-        output.status.code().is_some() || killed,
-        "{fault} at {at}: {args:?}: died of {:?}\n{text}",
-        output.status
-    );
-    Ran {
-        code: output.status.code(),
-        output: text,
-        operations: fs::read_to_string(report)
-            .ok()
-            .and_then(|text| text.parse().ok())
-            .unwrap_or(0),
-    }
-}
 
 /// The files under a directory and their bytes, those with a hidden component apart.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -397,46 +285,6 @@ fn says_what_it_left(output: &str) -> bool {
 /// Whether `state` holds a manifest.
 fn has_manifest(state: &State) -> bool {
     state.visible.keys().any(|name| name.ends_with(MANIFEST))
-}
-
-/// Runs the real binary, which must succeed.
-fn ofconvert_ok(args: &[String], env: &[(String, String)]) {
-    let mut command = ofconvert();
-    command.args(args);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.ok();
-}
-
-fn strings<const N: usize>(args: [&str; N]) -> Vec<String> {
-    args.iter().map(|arg| (*arg).to_owned()).collect()
-}
-
-/// The inputs of the tf2of cases: `old` (four shards) and `new` (two shards of other
-/// records), each a dataset of a README and a label file beside its shards.
-fn tf_inputs(work: &Path) -> (String, String) {
-    let old = work.join("in-old");
-    let new = work.join("in-new");
-    tf_tree(&old, &["d"], 4, 3, 40);
-    tf_tree(&new, &["d"], 2, 2, 60);
-    fs::write(old.join("d/README"), "the old one\n").unwrap();
-    fs::write(new.join("d/README"), "the new one\n").unwrap();
-    fs::write(new.join("d/labels.txt"), "cat\ndog\n").unwrap();
-    (
-        old.join("d").display().to_string(),
-        new.join("d").display().to_string(),
-    )
-}
-
-/// A directory for a case's many runs: in memory where the machine has room there, since
-/// the runs sync every file they write.
-fn work_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    match shm.is_dir() {
-        true => tempfile::tempdir_in(shm).unwrap_or_else(|_| tempdir()),
-        false => tempdir(),
-    }
 }
 
 fn tf2of_cases(place: Place<'_>) {

@@ -45,12 +45,14 @@ use std::time::Duration;
 use crate::util::*;
 use serde_json::Value;
 
+mod child;
 mod disk;
 mod every_step;
 mod hostile;
 mod inputs;
 mod killed;
 mod read_only;
+mod resumed;
 mod skip;
 mod streams;
 
