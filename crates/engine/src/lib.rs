@@ -156,7 +156,7 @@ pub use naming::names::{
 };
 pub use options::{
     Checksums, Direction, ExistingOutput, Interrupt, OnCorrupt, OnEmpty, Options, Settings, Sizing,
-    TfFile,
+    TfFile, AS_RECORDED,
 };
 pub use planning::plan::{plan, DatasetPlan, InputFile, Plan, SkippedFile};
 pub use planning::rules::{check_rules, NamedRule, Needs, RULE_SAMPLE};

@@ -68,7 +68,8 @@ pub enum OnEmpty {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TfFile {
-    /// TFRecord files (`.tfrecord`), compressed as [`Options::compression`] says.
+    /// TFRecord files (`.tfrecord`), compressed as [`Options::compression`] says, or as
+    /// each dataset's manifest records its inputs.
     #[default]
     Tfrecord,
     /// ArrayRecord files (`.array_record`), as TFDS's `file_format='array_record'` and Grain
@@ -125,8 +126,12 @@ pub struct Options {
     pub part_digits: usize,
     /// How records are cut into parts.
     pub sizing: Sizing,
-    /// Compression of the TFRecord files written by of2tf.
-    pub compression: Compression,
+    /// Compression of the TFRecord files written by of2tf. `None` (the default): each file
+    /// as the dataset's manifest records the input it was made from, when of2tf gives the
+    /// files back under their names; otherwise the compression most of the dataset's inputs
+    /// had; none for a dataset without a tf2of manifest. `Some`: every file so, and
+    /// [`Compression::None`] asks for plain files whatever the inputs were.
+    pub compression: Option<Compression>,
     /// What of2tf writes: TFRecord or ArrayRecord files.
     pub to: TfFile,
     /// How of2tf groups and compresses ArrayRecord files.
@@ -195,7 +200,8 @@ impl Interrupt {
 
 impl Options {
     /// The defaults for a direction: lossless mapping, `part-NNNNN` names, one part per
-    /// input file, no compression, checksums verified, damaged and empty records fail.
+    /// input file, TFRecord files compressed as the inputs were, checksums verified, damaged
+    /// and empty records fail.
     pub fn new(direction: Direction) -> Options {
         Options {
             direction,
@@ -204,7 +210,7 @@ impl Options {
             part_prefix: layout::DEFAULT_PART_PREFIX.to_owned(),
             part_digits: layout::DEFAULT_PART_DIGITS,
             sizing: Sizing::default(),
-            compression: Compression::None,
+            compression: None,
             to: TfFile::default(),
             array_record: ofconvert_arrayrecord::WriterOptions::default(),
             verify_checksums: true,
@@ -264,7 +270,13 @@ impl Options {
             part_prefix: self.part_prefix.clone(),
             part_digits: self.part_digits,
             sizing: self.sizing,
-            compression: self.compression.name().to_owned(),
+            compression: match (self.compression, self.direction) {
+                (Some(compression), _) => compression.name(),
+                (None, Direction::OfToTf) => AS_RECORDED,
+                // tf2of writes OFRecord, which nothing compresses.
+                (None, Direction::TfToOf) => Compression::None.name(),
+            }
+            .to_owned(),
             to: self.to,
             array_record_options: if self.to == TfFile::ArrayRecord
                 && self.array_record != ofconvert_arrayrecord::WriterOptions::default()
@@ -315,6 +327,10 @@ pub(crate) enum Skip {
     Corrupt,
 }
 
+/// [`Settings::compression`] of an of2tf run not asked for a compression: each dataset's
+/// TFRecord files are compressed as its manifest records its inputs.
+pub const AS_RECORDED: &str = "as_recorded";
+
 /// The settings a dataset was converted with, as a manifest records them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -334,7 +350,8 @@ pub struct Settings {
     pub part_digits: usize,
     /// How records were cut into parts.
     pub sizing: Sizing,
-    /// `none`, `gzip` or `zlib`.
+    /// `none`, `gzip` or `zlib`, as asked; [`AS_RECORDED`] when of2tf is not asked for one
+    /// (each dataset's files then follow its manifest).
     pub compression: String,
     /// What of2tf wrote (left out for TFRecord files, as manifests written before there was
     /// a choice say nothing).

@@ -131,7 +131,7 @@ fn large_records_come_out_the_same_however_they_are_read_and_written() {
                     let mut options = Options::new(Direction::OfToTf);
                     options.jobs = jobs;
                     options.sync = sync;
-                    options.compression = compression;
+                    options.compression = Some(compression);
                     let back = work.path().join(format!("tf-{tag}-{}", compression.name()));
                     run(&of, &back, &options);
                     assert!(

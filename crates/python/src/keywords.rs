@@ -108,7 +108,7 @@ pub struct Settings {
     empty: String,
     images: String,
     jpeg_quality: u8,
-    compression: String,
+    compression: Option<String>,
     to: String,
     array_record_options: Option<String>,
     on_corrupt: String,
@@ -145,7 +145,7 @@ impl Settings {
             empty: keyword(k, "empty", TEXT)?,
             images: keyword(k, "images", TEXT)?,
             jpeg_quality: number(k, "jpeg_quality", "an int from 1 to 100")?,
-            compression: keyword(k, "compression", TEXT)?,
+            compression: keyword(k, "compression", "a str such as \"gzip\", or None")?,
             to: keyword(k, "to", TEXT)?,
             array_record_options: keyword(
                 k,
@@ -205,7 +205,10 @@ impl Settings {
         config.empty = choice(python, &self.empty)?;
         config.images = choice(python, &self.images)?;
         config.jpeg_quality = self.jpeg_quality;
-        config.compression = choice(python, &self.compression)?;
+        config.compression = self
+            .compression
+            .map(|name| choice(python, &name))
+            .transpose()?;
         config.to = choice(python, &self.to)?;
         config.array_record_options = self.array_record_options;
         config.on_corrupt = choice(python, &self.on_corrupt)?;

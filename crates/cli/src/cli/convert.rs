@@ -218,11 +218,14 @@ pub struct Of2tfArgs {
     #[command(flatten)]
     pub common: ConvertArgs,
 
-    /// Compress the TFRecord files as TensorFlow does (read them with compression_type).
-    /// TensorFlow's own spellings are taken too: GZIP, ZLIB and "" (none), in any case.
-    #[arg(long, default_value = "none", value_name = "KIND", ignore_case = true,
+    /// Compress every TFRecord file so, as TensorFlow does (read them with
+    /// compression_type); none writes them plain. Without it each dataset goes back as its
+    /// manifest records its inputs: each file as it was when given back under its name,
+    /// else as most of them were, plain for a dataset without one. TensorFlow's own
+    /// spellings are taken too: GZIP, ZLIB and "" (none), in any case.
+    #[arg(long, value_name = "KIND", ignore_case = true,
           value_parser = choices::<Compression>())]
-    pub compression: Compression,
+    pub compression: Option<Compression>,
 
     /// Write ArrayRecord files instead (TFDS's file_format='array_record', which Grain and
     /// array_record's readers open): NAME.array_record, NAME-NNNNN-of-MMMMM.array_record, or

@@ -493,3 +493,56 @@ fn compressed_tfds_shards_keep_the_names_and_warn_that_tfds_cannot_read_them() {
         assert!(warnings.contains("reads only uncompressed"), "{warnings}");
     }
 }
+
+#[test]
+fn tfds_shards_in_gzip_go_back_in_gzip_under_their_names_and_warn_that_tfds_cannot_read_them() {
+    use std::io::Write;
+
+    let work = tempdir();
+    let input = work.path().join("in/mnist/3.0.1");
+    copy_tree(&tfds_samples().join("mnist/3.0.1"), &input);
+    for shard in files_starting(&input, "mnist-") {
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gzip.write_all(&fs::read(&shard).unwrap()).unwrap();
+        let name = format!("{}.gz", shard.file_name().unwrap().to_str().unwrap());
+        fs::write(shard.with_file_name(name), gzip.finish().unwrap()).unwrap();
+        fs::remove_file(shard).unwrap();
+    }
+    let of = work.path().join("of");
+    ofconvert()
+        .args([
+            "tf2of".as_ref(),
+            work.path().join("in").as_os_str(),
+            of.as_os_str(),
+        ])
+        .ok();
+    let back = work.path().join("back");
+    let run = of2tf(&of, &back, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let mnist = back.join("mnist/3.0.1");
+    let shards = |dir: &Path| -> Vec<String> {
+        files_starting(dir, "mnist-")
+            .iter()
+            .map(|file| file.file_name().unwrap().to_str().unwrap().to_owned())
+            .filter(|name| !name.ends_with(".json"))
+            .collect()
+    };
+    assert_eq!(shards(&mnist), shards(&input));
+    for name in shards(&input) {
+        assert_eq!(
+            &fs::read(mnist.join(&name)).unwrap()[..2],
+            [0x1f, 0x8b],
+            "{name}"
+        );
+        assert_eq!(
+            tf_records(&mnist.join(&name)),
+            tf_records(&input.join(&name))
+        );
+    }
+    let summary: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    for dataset in summary["datasets"].as_array().unwrap() {
+        let warnings = dataset["manifest"]["warnings"].to_string();
+        assert!(warnings.contains("reads only uncompressed"), "{warnings}");
+    }
+}

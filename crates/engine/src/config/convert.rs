@@ -101,8 +101,9 @@ pub struct ConvertConfig {
     pub images: Images,
     /// The JPEG quality of `images` = jpeg, 1 to 100.
     pub jpeg_quality: u8,
-    /// The compression of the TFRecord files written (`of2tf`).
-    pub compression: Compression,
+    /// The compression of the TFRecord files written (`of2tf`); `None`: as each dataset's
+    /// manifest records its inputs ([`Options::compression`](crate::Options::compression)).
+    pub compression: Option<Compression>,
     /// TFRecord or ArrayRecord files written (`of2tf`).
     pub to: TfFile,
     /// How ArrayRecord files are grouped and compressed, in `array_record`'s own words
@@ -177,7 +178,7 @@ impl ConvertConfig {
             empty: OnEmpty::Error,
             images: Images::Keep,
             jpeg_quality: 100,
-            compression: Compression::None,
+            compression: None,
             to: TfFile::Tfrecord,
             array_record_options: None,
             lossy: false,
@@ -264,7 +265,9 @@ impl ConvertConfig {
             };
             return Err(self.usage(format!("{} is an option of {other}", words.name(name))));
         }
-        if self.to == TfFile::ArrayRecord && self.compression != Compression::None {
+        if self.to == TfFile::ArrayRecord
+            && self.compression.is_some_and(|c| c != Compression::None)
+        {
             return Err(self.usage(format!(
                 "{} applies to TFRecord files: ArrayRecord files compress each chunk (zstd)",
                 words.name("compression")
@@ -478,7 +481,7 @@ mod tests {
         cli.part_prefix = "a/b".to_owned();
         assert!(refused(&cli).starts_with("--part-prefix a/b: a part name prefix"));
         let mut py = config(FrontEnd::Python);
-        py.compression = Compression::Gzip;
+        py.compression = Some(Compression::Gzip);
         assert_eq!(refused(&py), "compression is an option of of2tf");
         let mut py = config(FrontEnd::Python);
         py.jobs = Some(0);

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
+use ofconvert_tfrecord::Compression;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::Error;
 use crate::options::Direction;
@@ -56,12 +57,17 @@ pub struct DatasetPlan {
     pub(crate) subfolder: Option<String>,
     /// of2tf: the TFRecord files tf2of read, given back under their names.
     pub(crate) restore: Option<Restore>,
+    /// of2tf: the compression of the TFRecord files written, where they are not given back
+    /// file by file ([`Restore::compressions`]): as the run asks, or else the one most of the
+    /// dataset's inputs had as its manifest records them (the first of those on a tie), none
+    /// without a manifest.
+    pub(crate) compression: Compression,
 }
 
 /// The TFRecord files a OneFlow dataset was converted from, as of2tf gives them back when
 /// it writes one file per part (its default) and each part holds one whole file: the same
 /// names, in the same folder, empty files included.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Restore {
     /// Every file, in order: its name, and whether it was empty (then it has no part and is
     /// given back empty). The others match the parts one for one, in order.
@@ -71,6 +77,14 @@ pub(crate) struct Restore {
     /// temporary files' names start with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shared: Option<String>,
+    /// The compression of each file that holds records, in part order: the one it had.
+    /// Left out (by plans stored before files kept theirs), the dataset's.
+    #[serde(
+        default,
+        serialize_with = "names_of",
+        deserialize_with = "compressions_named"
+    )]
+    pub(crate) compressions: Vec<Compression>,
 }
 
 impl Restore {
@@ -80,6 +94,42 @@ impl Restore {
             .iter()
             .filter(|(_, empty)| !empty)
             .map(|(name, _)| name.as_str())
+    }
+
+    /// Whether the files that hold records go back under more than one compression.
+    pub(crate) fn mixes_compressions(&self) -> bool {
+        self.compressions.windows(2).any(|pair| pair[0] != pair[1])
+    }
+}
+
+/// Compressions as their names (`gzip`), as manifests write them.
+fn names_of<S: Serializer>(compressions: &[Compression], to: S) -> Result<S::Ok, S::Error> {
+    to.collect_seq(compressions.iter().map(|compression| compression.name()))
+}
+
+fn compressions_named<'de, D: Deserializer<'de>>(from: D) -> Result<Vec<Compression>, D::Error> {
+    let names = Vec::<String>::deserialize(from)?;
+    names
+        .iter()
+        .map(|name| name.parse().map_err(serde::de::Error::custom))
+        .collect()
+}
+
+/// A compression as its name (`gzip`), for `#[serde(with = ...)]`.
+pub(crate) mod compression_name {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer>(
+        compression: &Compression,
+        to: S,
+    ) -> Result<S::Ok, S::Error> {
+        to.serialize_str(compression.name())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Compression, D::Error> {
+        String::deserialize(from)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -100,6 +150,24 @@ impl DatasetPlan {
     /// dataset's, carried to the same folder of the output.
     pub fn files_only(&self) -> bool {
         self.inputs.is_empty() && self.restore.as_ref().is_none_or(|r| r.files.is_empty())
+    }
+
+    /// of2tf: the compression of the TFRecord file that part `index` of the dataset becomes.
+    pub(crate) fn compression_of(&self, index: usize) -> Compression {
+        self.restore
+            .as_ref()
+            .and_then(|restore| restore.compressions.get(index).copied())
+            .unwrap_or(self.compression)
+    }
+
+    /// of2tf: a compression some of its TFRecord files are written with, if any is.
+    pub(crate) fn compressed(&self) -> Option<Compression> {
+        let each = self.restore.as_ref().map(|restore| &restore.compressions);
+        each.filter(|each| !each.is_empty())
+            .map_or(&[self.compression][..], Vec::as_slice)
+            .iter()
+            .copied()
+            .find(|compression| *compression != Compression::None)
     }
 }
 

@@ -15,6 +15,7 @@ use super::judge::{judge_tf, Judged};
 use super::loose;
 use crate::manifest::Manifest;
 use crate::options::{Direction, Options, TfFile};
+use ofconvert_tfrecord::Compression;
 
 /// A file found by the walk.
 type Found = Listed;
@@ -308,6 +309,7 @@ fn tf_dataset(
         class_names: BTreeMap::new(),
         subfolder: None,
         restore: None,
+        compression: Compression::None,
     }
 }
 
@@ -440,6 +442,14 @@ pub(crate) fn group_of(
         let restore = manifest
             .as_ref()
             .and_then(|manifest| restore_of(manifest, &parts, options, &name, has_parent));
+        // An ArrayRecord file compresses its chunks itself, never as a whole.
+        let compression = match options.to {
+            TfFile::Tfrecord => options
+                .compression
+                .or_else(|| recorded_compression(manifest.as_ref()?))
+                .unwrap_or_default(),
+            TfFile::ArrayRecord => Compression::None,
+        };
         let go_up = up == Some(true) || restore.as_ref().is_some_and(|r| r.shared.is_some());
         let output_relative = match (go_up, relative_dir.parent()) {
             (true, Some(parent)) => parent.to_path_buf(),
@@ -472,6 +482,7 @@ pub(crate) fn group_of(
             class_names,
             subfolder: None,
             restore,
+            compression,
         });
     }
     (datasets, skipped, unreadable)
@@ -486,8 +497,8 @@ fn file_name_of(file: &InputFile) -> String {
 
 /// The TFRecord files the OneFlow dataset in directory `dir_name` was converted from, when
 /// of2tf can give them back as they were: its manifest is tf2of's, each of its parts is
-/// there as listed and holds one whole input file, and this run neither reshards nor
-/// compresses otherwise than those files were. `has_parent`: whether the directory has
+/// there as listed and holds one whole input file, and this run neither reshards nor asks
+/// for a compression other than those files had. `has_parent`: whether the directory has
 /// one in the input, for a dataset tf2of gave a directory of its own to go back to.
 fn restore_of(
     manifest: &Manifest,
@@ -522,17 +533,27 @@ fn restore_of(
             (name.to_owned(), input.bytes == 0)
         })
         .collect();
+    // Each file goes back compressed as it was; when the run asks for one compression
+    // (ArrayRecord files have their own), only files that had it go back under their names.
+    let compressions: Vec<Compression> = manifest
+        .inputs
+        .iter()
+        .filter(|input| input.bytes > 0)
+        .map(|input| input.compression.parse().ok())
+        .collect::<Option<_>>()?;
+    let asked = match options.to {
+        TfFile::Tfrecord => options.compression,
+        TfFile::ArrayRecord => Some(Compression::None),
+    };
+    let same_compression = asked.is_none_or(|asked| compressions.iter().all(|had| *had == asked));
     let restore = Restore {
         shared: manifest
             .subfolder
             .clone()
             .filter(|subfolder| subfolder == dir_name && has_parent),
         files,
+        compressions,
     };
-    let same_compression = manifest
-        .inputs
-        .iter()
-        .all(|input| input.bytes == 0 || input.compression == options.compression.name());
     let mut names: Vec<&str> = restore
         .files
         .iter()
@@ -549,6 +570,26 @@ fn restore_of(
     });
     let distinct = names.windows(2).all(|pair| pair[0] != pair[1]) && exact;
     (untouched && same_compression && distinct && restore.part_names().eq(from)).then_some(restore)
+}
+
+/// The compression most of the inputs a tf2of manifest lists had (the first of those on a
+/// tie; empty files, which are no stream, and ArrayRecord files left out), if any had one.
+fn recorded_compression(manifest: &Manifest) -> Option<Compression> {
+    if manifest.settings.direction != Direction::TfToOf {
+        return None;
+    }
+    let had: Vec<Compression> = manifest
+        .inputs
+        .iter()
+        .filter(|input| input.bytes > 0)
+        .filter_map(|input| input.compression.parse().ok())
+        .collect();
+    let count = |compression: &Compression| had.iter().filter(|c| *c == compression).count();
+    // `max_by_key` keeps the last of equals: the first is wanted.
+    had.iter()
+        .rev()
+        .max_by_key(|compression| count(compression))
+        .copied()
 }
 
 /// OneFlow opens `part-0` to `part-(N-1)`: a gap or a doubled number is an error.

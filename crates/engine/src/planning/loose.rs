@@ -27,6 +27,7 @@ pub(crate) fn files_only(
         class_names: Default::default(),
         subfolder: None,
         restore: None,
+        compression: Default::default(),
     }
 }
 

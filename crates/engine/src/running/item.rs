@@ -346,7 +346,11 @@ fn write_converted(
                 context.storage,
                 job.target.part_path(chunk.index, chunk.of, *next_sub - 1),
                 context.input_format,
-                (options.to, options.compression, options.array_record),
+                (
+                    options.to,
+                    job.target.dataset.compression_of(chunk.index),
+                    options.array_record,
+                ),
                 options.durability(),
                 frame_len(context.input_format, worker.converted.len()),
             )?)

@@ -130,11 +130,11 @@ impl Target<'_> {
                 layout::part_name(&options.part_prefix, options.part_digits, index)
             }
             (Direction::OfToTf, Some(origin)) => {
-                origin.shard_name(index, count, options.to.name(), options.compression)
+                origin.shard_name(index, count, options.to.name(), self.dataset.compression)
             }
             (Direction::OfToTf, None) => {
-                let extension = options.to.name();
-                layout::tf_shard_name(&self.tf_stem, index, count, extension, options.compression)
+                let (extension, compression) = (options.to.name(), self.dataset.compression);
+                layout::tf_shard_name(&self.tf_stem, index, count, extension, compression)
             }
         }
     }
@@ -206,6 +206,7 @@ impl Target<'_> {
             .map_err(PublishFailed::undone)?;
         let (parts, temps): (Vec<ManifestPart>, Vec<Option<TempPart>>) = files.into_iter().unzip();
 
+        let mixed = self.restore().is_some_and(Restore::mixes_compressions);
         let mut manifest = Manifest::new(self.settings.clone());
         manifest.inputs = manifest_inputs(self.dataset, &compressions);
         manifest.records = parts.iter().map(|part| part.records).sum();
@@ -235,13 +236,14 @@ impl Target<'_> {
                     options.part_digits,
                 ));
             }
-            // How tf.data reads the shards; it reads no ArrayRecord file.
-            Direction::OfToTf if count > 0 && options.to == TfFile::Tfrecord => {
+            // How tf.data reads the shards; it reads no ArrayRecord file, nor files of
+            // several compressions at once.
+            Direction::OfToTf if count > 0 && options.to == TfFile::Tfrecord && !mixed => {
                 let names: Vec<String> = parts.iter().map(|part| part.name.clone()).collect();
                 manifest.tensorflow = Some(TensorflowReader::new(
                     &absolute,
                     &names,
-                    options.compression.tf_name(),
+                    self.dataset.compression_of(0).tf_name(),
                 ));
             }
             _ => {}
@@ -270,11 +272,18 @@ impl Target<'_> {
                     .map(|(size, _)| *size),
             })
             .collect();
-        if self.tfds().is_some() && options.compression != Compression::None {
+        if mixed {
+            manifest.warnings.push(
+                "the files went back compressed as each was, in more than one way: read each \
+                 compression_type on its own"
+                    .to_owned(),
+            );
+        }
+        if let Some(compression) = self.dataset.compressed().filter(|_| self.tfds().is_some()) {
             manifest.warnings.push(format!(
                 "{} shards: tfds.builder_from_directory reads only uncompressed TFRecord \
-                 files; convert without --compression to load the folder with TFDS",
-                options.compression.name()
+                 files; convert with --compression none to load the folder with TFDS",
+                compression.name()
             ));
         }
         manifest.rounded_values = options.mapping.is_lossy().then_some(rounded);

@@ -130,9 +130,14 @@ pub(crate) fn folder_metadata(manifests: &[&Manifest]) -> Result<Vec<(String, Ve
 /// ArrayRecord ones.
 fn example_bytes(manifest: &Manifest) -> Option<u64> {
     const FRAMING: u64 = 16;
-    let uncompressed = manifest.settings.compression
-        == ofconvert_tfrecord::Compression::None.name()
-        && manifest.settings.to == crate::options::TfFile::Tfrecord;
+    // The compression of the files written, whatever the run asked.
+    let uncompressed = manifest.settings.to == crate::options::TfFile::Tfrecord
+        && manifest
+            .tensorflow
+            .as_ref()
+            .map_or(manifest.parts.is_empty(), |reader| {
+                reader.compression_type.is_empty()
+            });
     uncompressed.then(|| {
         manifest
             .parts

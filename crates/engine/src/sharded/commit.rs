@@ -142,6 +142,7 @@ pub fn commit(output: &Path, how: &CommitOptions) -> Result<Summary, Error> {
             class_names: dataset.class_names.clone(),
             subfolder: dataset.subfolder.clone(),
             restore: dataset.restore.clone(),
+            compression: dataset.compression,
         })
         .collect();
     let settings = stored.settings.clone();
@@ -415,12 +416,14 @@ fn options_of(stored: &StoredPlan) -> Result<Options, Error> {
     options.sizing = settings.sizing;
     options.side_files = settings.side_files;
     options.to = settings.to;
-    options.compression = Compression::from_str(&settings.compression).map_err(|_| {
-        Error::new(ErrorKind::Io(std::io::Error::other(format!(
-            "unknown compression {:?} in the stored plan",
-            settings.compression
-        ))))
-    })?;
+    options.compression = match settings.compression.as_str() {
+        crate::options::AS_RECORDED => None,
+        name => Some(Compression::from_str(name).map_err(|_| {
+            Error::new(ErrorKind::Io(std::io::Error::other(format!(
+                "unknown compression {name:?} in the stored plan"
+            ))))
+        })?),
+    };
     Ok(options)
 }
 

@@ -63,7 +63,10 @@ fn flags(settings: &Settings, words: FrontEnd) -> Vec<String> {
         number("parts", settings.sizing.parts),
         number("records_per_part", settings.sizing.records_per_part),
         number("max_part_bytes", settings.sizing.max_part_bytes),
-        text("compression", &settings.compression),
+        match settings.compression.as_str() {
+            crate::options::AS_RECORDED => unset(words, "compression"),
+            compression => text("compression", compression),
+        },
         text("to", settings.to.name()),
         text("array_record_options", &settings.array_record_options),
         on_by_default("verify", settings.verify_checksums),

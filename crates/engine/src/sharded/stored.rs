@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
+use ofconvert_tfrecord::Compression;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{error_chain, Error, ErrorKind};
@@ -68,6 +69,10 @@ pub(crate) struct StoredDataset {
     /// of2tf: the TFRecord files given back under the names they had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) restore: Option<Restore>,
+    /// of2tf: the compression of its TFRecord files, where they are not given back file by
+    /// file.
+    #[serde(default, with = "crate::planning::dataset::compression_name")]
+    pub(crate) compression: Compression,
     pub(crate) warnings: Vec<String>,
     /// Why it cannot be converted, found while planning.
     pub(crate) problem: Option<String>,
@@ -387,6 +392,7 @@ pub(crate) fn describe(plan: &Plan, options: &Options, dataset: &DatasetPlan) ->
         class_names: crate::running::publish::mapped_class_names(dataset, &options.mapping),
         subfolder: dataset.subfolder.clone(),
         restore: dataset.restore.clone(),
+        compression: dataset.compression,
         warnings: dataset.warnings.clone(),
         problem: None,
         chunks: Vec::new(),
@@ -460,6 +466,7 @@ mod tests {
             class_names: BTreeMap::new(),
             subfolder: None,
             restore: None,
+            compression: Compression::None,
             warnings: Vec::new(),
             problem: None,
             chunks: chunk_bytes

@@ -123,7 +123,7 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
         raise UsageError(f"max_part_bytes must be an int or a size such as \"256M\", not {size!r}")
     rules(settings)
     compression = settings["compression"]
-    settings["compression"] = "none" if compression is None else str(compression)
+    settings["compression"] = None if compression is None else str(compression)
     settings["shard"] = _shard(settings["shard"])
     settings["network"] = network(
         settings.pop("retries"), settings.pop("retry_timeout"), settings.pop("request_timeout"),
@@ -274,8 +274,11 @@ def of2tf(
     files, as ``ofconvert of2tf SRC DST`` does, and returns the summary that ``--json``
     prints.
 
-    ``compression="gzip"`` or ``"zlib"`` (TensorFlow's ``"GZIP"``, ``"ZLIB"`` and ``""`` too)
-    compresses the files as TensorFlow does; ``to="array_record"`` writes ArrayRecord files
+    Each dataset goes back compressed as its manifest records its inputs: each file as it
+    was when the files go back under their names, else as most of them were (plain for a
+    dataset without a manifest). ``compression="gzip"``, ``"zlib"`` or ``"none"``
+    (TensorFlow's ``"GZIP"``, ``"ZLIB"`` and ``""`` too) writes every file so, as TensorFlow
+    does; ``to="array_record"`` writes ArrayRecord files
     instead (TFDS's ``file_format='array_record'``, read by Grain and ``array_record``: a record
     a chunk, zstd), grouped and compressed as ``array_record_options`` says in
     ``array_record``'s own words (``"group_size:64,brotli:6"``); ``lossy=True`` rounds doubles

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::util::*;
 
 mod classes;
+mod compressed;
 mod roots;
 mod side;
 
