@@ -14,7 +14,7 @@ use std::mem::{discriminant, Discriminant};
 use std::path::{Path, PathBuf};
 
 use ofconvert_bridge::proto::{oneflow, tensorflow};
-use ofconvert_tfrecord::{Compression, ErrorKind, Reader, ReaderOptions};
+use ofconvert_tfrecord::{Compression, ErrorKind, Reader, ReaderOptions, Writer};
 use prost::Message;
 use serde_json::{json, Map, Value};
 
@@ -358,6 +358,28 @@ fn tutorial_gzip_written_by_tensorflow_reads_the_same_records() {
 fn tutorial_zlib_written_by_tensorflow_reads_the_same_records() {
     let plain = check_golden("tutorial.tfrecord");
     assert_eq!(check_golden("tutorial.tfrecord.zz"), plain);
+}
+
+#[test]
+fn tensorflows_gzip_and_zlib_files_are_written_again_byte_for_byte() {
+    let records = read_tfrecords(&testdata("golden/tutorial.tfrecord"), Compression::None);
+    for (name, compression) in [
+        ("tutorial.tfrecord.gz", Compression::Gzip),
+        ("tutorial.tfrecord.zz", Compression::Zlib),
+    ] {
+        let tensorflows = std::fs::read(testdata(&format!("golden/{name}"))).expect(name);
+        for on_thread in [false, true] {
+            let mut writer = Writer::with_compression(Vec::new(), compression);
+            if on_thread {
+                writer = writer.writing_on_thread();
+            }
+            for record in &records {
+                writer.write_record(record).expect("written");
+            }
+            let ours = writer.finish().expect("finished");
+            assert!(ours == tensorflows, "{name} (on a thread: {on_thread})");
+        }
+    }
 }
 
 #[test]

@@ -43,6 +43,7 @@ pub mod crc;
 pub mod frame;
 
 mod compression;
+mod deflate;
 mod error;
 mod reader;
 mod resync;

@@ -1,22 +1,16 @@
 //! Writing framed records, optionally compressed.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
-use flate2::write::{GzEncoder, ZlibEncoder};
 use ofconvert_frame::output::RecordBuffer;
 
+use crate::deflate::Deflater;
 use crate::error::{Error, ErrorKind};
 use crate::frame::{self, HEADER_LEN};
 use crate::{Compression, Position};
 
 /// Framed bytes gathered before they reach the compressor or the underlying writer.
 const BUFFER_CAPACITY: usize = 256 * 1024;
-
-/// Compressed bytes gathered before they reach the underlying writer.
-const COMPRESSED_BUFFER_CAPACITY: usize = 64 * 1024;
-
-/// TensorFlow's writer compresses at zlib level 6.
-const LEVEL: flate2::Compression = flate2::Compression::new(6);
 
 /// Writes TFRecords to any [`Write`], buffering internally.
 ///
@@ -33,8 +27,7 @@ pub struct Writer<W: Write> {
 
 enum Sink<W: Write> {
     Plain(RecordBuffer<W>),
-    Gzip(RecordBuffer<GzEncoder<BufWriter<W>>>),
-    Zlib(RecordBuffer<ZlibEncoder<BufWriter<W>>>),
+    Compressed(RecordBuffer<Deflater<W>>),
 }
 
 impl<W: Write> Writer<W> {
@@ -43,19 +36,18 @@ impl<W: Write> Writer<W> {
         Self::with_compression(inner, Compression::None)
     }
 
-    /// A writer that compresses the whole stream as TensorFlow does: zlib level 6, and for
-    /// [`Compression::Gzip`] a single gzip member. TensorFlow reads the output with
+    /// A writer that compresses the whole stream as TensorFlow's `TFRecordWriter` does,
+    /// with zlib and TensorFlow's settings (level 6, memory level 9; for
+    /// [`Compression::Gzip`] a single gzip member whose header has no name and no time):
+    /// the same records give the same bytes as TensorFlow's, unless
+    /// [`flush`](Writer::flush) ends a block early. TensorFlow reads the output with
     /// `compression_type="GZIP"` or `"ZLIB"`.
     pub fn with_compression(inner: W, compression: Compression) -> Self {
         let sink = match compression {
             Compression::None => Sink::Plain(RecordBuffer::with_capacity(BUFFER_CAPACITY, inner)),
-            Compression::Gzip => Sink::Gzip(RecordBuffer::with_capacity(
+            Compression::Gzip | Compression::Zlib => Sink::Compressed(RecordBuffer::with_capacity(
                 BUFFER_CAPACITY,
-                GzEncoder::new(compressed_buffer(inner), LEVEL),
-            )),
-            Compression::Zlib => Sink::Zlib(RecordBuffer::with_capacity(
-                BUFFER_CAPACITY,
-                ZlibEncoder::new(compressed_buffer(inner), LEVEL),
+                Deflater::new(inner, compression),
             )),
         };
         Writer {
@@ -79,8 +71,7 @@ impl<W: Write> Writer<W> {
         let parts: [&[u8]; 3] = [&header, data, &footer];
         let result = match &mut self.sink {
             Sink::Plain(out) => out.write_parts(&parts),
-            Sink::Gzip(out) => out.write_parts(&parts),
-            Sink::Zlib(out) => out.write_parts(&parts),
+            Sink::Compressed(out) => out.write_parts(&parts),
         };
         result.map_err(|err| self.fail(err))?;
         self.records_written += 1;
@@ -118,8 +109,7 @@ impl<W: Write> Writer<W> {
         self.check_usable()?;
         let out = match &mut self.sink {
             Sink::Plain(out) => framed_in_place(out, fill),
-            Sink::Gzip(out) => framed_in_place(out, fill),
-            Sink::Zlib(out) => framed_in_place(out, fill),
+            Sink::Compressed(out) => framed_in_place(out, fill),
         };
         match out {
             Ok(Ok(len)) => {
@@ -143,8 +133,7 @@ impl<W: Write> Writer<W> {
         self.check_usable()?;
         let result = match &mut self.sink {
             Sink::Plain(out) => out.flush(),
-            Sink::Gzip(out) => out.flush(),
-            Sink::Zlib(out) => out.flush(),
+            Sink::Compressed(out) => out.flush(),
         };
         result.map_err(|err| self.fail(err))
     }
@@ -162,8 +151,7 @@ impl<W: Write> Writer<W> {
     pub fn get_ref(&self) -> Option<&W> {
         match &self.sink {
             Sink::Plain(out) => out.get_ref(),
-            Sink::Gzip(out) => out.get_ref().map(|gz| gz.get_ref().get_ref()),
-            Sink::Zlib(out) => out.get_ref().map(|zlib| zlib.get_ref().get_ref()),
+            Sink::Compressed(out) => out.get_ref().map(Deflater::get_ref),
         }
     }
 
@@ -179,8 +167,7 @@ impl<W: Write> Writer<W> {
     {
         self.sink = match self.sink {
             Sink::Plain(out) => Sink::Plain(out.writing_on_thread()),
-            Sink::Gzip(out) => Sink::Gzip(out.writing_on_thread()),
-            Sink::Zlib(out) => Sink::Zlib(out.writing_on_thread()),
+            Sink::Compressed(out) => Sink::Compressed(out.writing_on_thread()),
         };
         self
     }
@@ -206,14 +193,7 @@ impl<W: Write> Writer<W> {
         let index = self.records_written;
         let result = match self.sink {
             Sink::Plain(out) => out.into_inner(),
-            Sink::Gzip(out) => out
-                .into_inner()
-                .and_then(GzEncoder::finish)
-                .and_then(into_inner),
-            Sink::Zlib(out) => out
-                .into_inner()
-                .and_then(ZlibEncoder::finish)
-                .and_then(into_inner),
+            Sink::Compressed(out) => out.into_inner().and_then(Deflater::finish),
         };
         result.map_err(|err| Error::new(ErrorKind::Io(err), offset, index))
     }
@@ -263,14 +243,4 @@ fn framed_in_place<W: Write, E>(
     buf.extend_from_slice(&footer);
     out.settle()?;
     Ok(Ok(len))
-}
-
-/// The compressor writes whenever its small output buffer fills; this keeps those writes from
-/// reaching a raw file one by one.
-fn compressed_buffer<W: Write>(inner: W) -> BufWriter<W> {
-    BufWriter::with_capacity(COMPRESSED_BUFFER_CAPACITY, inner)
-}
-
-fn into_inner<W: Write>(out: BufWriter<W>) -> io::Result<W> {
-    out.into_inner().map_err(io::IntoInnerError::into_error)
 }

@@ -1,6 +1,7 @@
 //! Compressed TFRecord files go back compressed: without `--compression`, of2tf writes each
 //! dataset of a tree as its manifest records its inputs, in one run, file by file under
-//! their names; `--compression` still says one compression (or none) for every file.
+//! their names and with TensorFlow's very bytes; `--compression` still says one compression
+//! (or none) for every file.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,8 @@ fn a_tree_of_plain_gzip_and_zlib_datasets_goes_back_as_it_came_in_one_run() {
         assert_eq!(compression_of(&is), compression_of(&was), "{file}");
         assert_eq!(tf_records(&is), tf_records(&was), "{file}");
     }
+    // Deflated as TensorFlow deflates: its very GZIP and ZLIB bytes.
+    assert!(super::contents(&back) == super::contents(&input));
     for (dir, compression_type) in [("plain", ""), ("gzip", "GZIP"), ("zlib", "ZLIB")] {
         let reader = &manifest(&back.join(dir))["tensorflow"];
         assert_eq!(reader["compression_type"], compression_type, "{dir}");
