@@ -1,6 +1,7 @@
 //! Planning: walking the inputs, grouping record files into datasets (TFRecord shard
 //! families, OneFlow part folders, TFDS splits; what a file not named as a record file is,
-//! [`judge`]; the files outside every dataset's folder, [`loose`]), cutting them into work
+//! [`judge`]; the files outside every dataset's folder, [`loose`]; what of2tf gives back as
+//! tf2of found it, `restore`), cutting them into work
 //! items and parts, and checking that the mapping's rules match what the datasets hold
 //! ([`rules`]).
 //!
@@ -14,5 +15,6 @@ pub(crate) mod judge;
 pub(crate) mod loose;
 mod noting;
 pub(crate) mod plan;
+mod restore;
 pub(crate) mod rules;
 pub(crate) mod tfds_origin;
