@@ -15,15 +15,18 @@
 //!    every file the replacement puts one in place of, and every file of the old datasets;
 //! 4. renames its journal `...in.json`: every old file is aside;
 //! 5. renames each new file to its name, then the staged small files, manifests last (in a
-//!    store, puts them);
-//! 6. renames its journal `...done.json`: the replacement is done;
+//!    store, puts them): once the last manifest is in place, the replacement is done, and
+//!    never undone (a reader that found a manifest saw the dataset it stays);
+//! 6. renames its journal `...done.json`, which says so at once;
 //! 7. removes the old files and the journal.
 //!
-//! A step that fails before 6 is undone, step by step, in the other order. Should undoing
+//! A step that fails before the manifests are all in place is undone, step by step, in the
+//! other order. Should undoing
 //! fail too (a disk gone read-only), or the process be killed, the journal stays, and
 //! [`recover`] (which every later run on the directory calls before it touches anything)
-//! finishes what it finds: done, the old files are removed; otherwise the old files are put
-//! back and the new ones back under their temporary names. In an object store a rename is a
+//! finishes what it finds: done (the marker, or every new manifest in place), the old files
+//! are removed; otherwise the old files are put back and the new ones back under their
+//! temporary names. In an object store a rename is a
 //! copy and a delete, and a kill between the two leaves both: the journal's phase tells which
 //! of them is the one to keep.
 
@@ -61,6 +64,11 @@ struct Journal {
     /// The small files put in place last where renames are copies (an object store), by
     /// name, in order.
     put: Vec<String>,
+    /// The new manifests, by name, with the CRC-32C of their bytes: once every one is in
+    /// place, the new datasets are published, and the replacement is done (a reader that
+    /// found a manifest never sees it undone).
+    #[serde(default)]
+    manifests: Vec<(String, String)>,
 }
 
 impl Journal {
@@ -128,11 +136,18 @@ pub(crate) fn replace(
     {
         set_aside(name);
     }
+    let manifests = replacement
+        .last
+        .iter()
+        .filter(|(name, _)| layout::is_manifest(name))
+        .map(|(name, bytes)| (name.clone(), crc_text(bytes)))
+        .collect();
     let journal = Journal {
         old: aside,
         staged: staged.len(),
         new: replacement.new.iter().cloned().chain(staged).collect(),
         put,
+        manifests,
     };
     let mut run = Run {
         storage,
@@ -149,9 +164,12 @@ pub(crate) fn replace(
             Ok(())
         }
         Err((path, err)) => {
-            // A rename whose answer was lost may have been done all the same: then the
-            // replacement is.
-            if run.done.journal == Some(SwapPhase::In) && run.phase_done() {
+            // Once the manifests are in place (a rename or a put whose answer was lost may
+            // have been done all the same), the replacement is done: what failed after is
+            // the marker or a sync.
+            if run.done.journal >= Some(SwapPhase::In)
+                && (run.manifests_placed() || run.phase_done())
+            {
                 run.clean_up();
                 return Ok(());
             }
@@ -267,12 +285,24 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Whether the journal says Done, as the last rename would have left it.
+    /// Whether the journal says Done, as the last rename would have left it (a rename whose
+    /// answer was lost may have been done all the same).
     fn phase_done(&self) -> bool {
         matches!(
             self.storage.size(&self.journal_path(SwapPhase::Done)),
             Ok(Some(_))
         )
+    }
+
+    /// Whether every new manifest is in place, with its bytes: the replacement's commit.
+    fn manifests_placed(&self) -> bool {
+        !self.journal.manifests.is_empty()
+            && self.journal.manifests.iter().all(|(name, crc)| {
+                matches!(
+                    self.storage.read(&self.path(name)),
+                    Ok(Some(bytes)) if crc_text(&bytes) == *crc
+                )
+            })
     }
 
     /// Step 7: what is left is of no use once the new files are in place. Should an old
@@ -404,7 +434,10 @@ pub(crate) fn recover(storage: &dyn Storage, dir: &Path, tag: &str) -> io::Resul
         match serde_json::from_slice::<Journal>(&bytes) {
             Ok(journal) => {
                 let run = run_of(&journal);
-                if phase == SwapPhase::Done {
+                // Killed between the last manifest and the marker, it is done all the same.
+                let done =
+                    phase == SwapPhase::Done || (phase == SwapPhase::In && run.manifests_placed());
+                if done {
                     for (_, aside) in &journal.old {
                         storage.remove(&dir.join(aside))?;
                     }
@@ -462,6 +495,10 @@ fn put_back(run: &Run<'_>, phase: SwapPhase, names: &[String]) -> io::Result<()>
         storage.remove(&run.path(temp))?;
     }
     storage.sync_dir(run.dir)
+}
+
+fn crc_text(bytes: &[u8]) -> String {
+    format!("{:08x}", ofconvert_tfrecord::crc::crc32c(bytes))
 }
 
 /// Writes `bytes` as the file `path`, synced.
