@@ -2,6 +2,8 @@
 //! one by one as their prefix holding only them, each prefix as `OUT/<its name>`, a URL
 //! beside a local directory, files of an HTTP server that lists nothing.
 
+use std::path::PathBuf;
+
 use super::*;
 use crate::http::{FileServer, Serving};
 

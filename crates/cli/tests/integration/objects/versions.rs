@@ -3,6 +3,7 @@
 //! both versions (which, records of the same sizes, would all pass their checksums).
 
 use std::convert::Infallible;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -12,6 +13,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::service::Service;
 use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder as ConnBuilder;
 
 use super::*;
 
