@@ -263,7 +263,7 @@ def test_a_stream_resumes_with_exactly_the_rest_of_the_epoch(uneven, batch_size)
 
 def test_a_pickled_stream_carries_the_rank_of_the_process_that_pickled_it(uneven, monkeypatch):
     stream = RecordStream(uneven, batch_size=4)
-    monkeypatch.setattr(ofconvert.data, "_distributed", lambda: (1, 2))
+    monkeypatch.setattr(ofconvert._layout, "_distributed", lambda: (1, 2))
     copy = pickle.loads(pickle.dumps(stream))
     monkeypatch.undo()
     # A spawned worker has no process group: the copy keeps rank 1 of 2.
@@ -399,7 +399,7 @@ def _loader_pass(stream, workers):
     seed = next(_LOADER_PASSES)
 
     def work(worker):
-        ofconvert.data._loader_info = lambda: (worker, workers, seed)
+        ofconvert._layout._loader_info = lambda: (worker, workers, seed)
         queue.put(ids(stream))
 
     processes = [context.Process(target=work, args=(w,)) for w in range(workers)]

@@ -7,9 +7,10 @@ import os
 import random
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _native
+from . import _layout, _native
+from ._dataset import RecordDataset
+from ._epochs import _check_epochs, _Epochs
 from ._errors import UsageError
-from .data import RecordDataset, _check_epochs, _distributed, _Epochs, _loader_info
 
 _MIXTURE_VERSION = 1
 # A stopped pass of a mixture in a state: its layout and the batches each rank took.
@@ -159,11 +160,11 @@ class MixedStream(_Epochs):
         return schedule
 
     def _placement(self) -> Tuple[int, int, int, int]:
-        rank, world = (self.rank, self.world_size) if self.world_size is not None else _distributed()
+        rank, world = (self.rank, self.world_size) if self.world_size is not None else _layout._distributed()
         if self.worker is not None:
             worker, workers = self.worker
         else:
-            info = _loader_info()
+            info = _layout._loader_info()
             worker, workers = (info[0], info[1]) if info is not None else (0, 1)
         return int(rank), int(world), worker, workers  # type: ignore[arg-type]
 

@@ -1,0 +1,174 @@
+"""Records by index: :class:`RecordDataset`, the record files of some paths opened through
+their indexes (found, built or kept: see :mod:`ofconvert.data`), each record read, checked
+and decoded at random, alone or with others as a batch, and what the dataset pickles as.
+Below the streams, which read through it; it knows nothing of epochs, ranks or loaders.
+"""
+
+import os
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._convert import network
+from ._errors import UsageError
+from ._inspect import _paths
+
+PathLike = Union[str, "os.PathLike[str]"]
+Paths = Union[PathLike, Sequence[PathLike]]
+Record = Dict[str, Any]
+
+
+def _features(features: Optional[Sequence[str]]) -> Optional[List[str]]:
+    if features is None:
+        return None
+    if isinstance(features, str):
+        return [features]
+    return [str(name) for name in features]
+
+
+def _cache_limit(limit: Union[int, str, None]) -> Optional[str]:
+    """``cache_limit`` as the native side parses it: bytes, or a size with its unit."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, (int, str)):
+        raise UsageError(f'cache_limit must be bytes (an int) or a size like "20GB", not {limit!r}')
+    if isinstance(limit, int) and limit < 1:
+        raise UsageError(f"cache_limit must be at least 1 byte, not {limit}")
+    return str(limit)
+
+
+class RecordDataset:
+    """The records of TFRecord and OFRecord files by index: ``len(ds)`` and ``ds[i]``, the
+    same dict :func:`ofconvert.read` gives for record ``i`` (files in ``read()``'s order:
+    directories walked in name order). ``features=[...]`` decodes only those features; a
+    name that none of the records checked when the dataset is opened has (its first 1,000
+    records, at most 4 MB of them, and the first record of each file) is refused with a
+    :class:`UsageError` naming it, the features those records have and the closest of them,
+    as the command line refuses a rule's misspelt feature. A feature that only records past
+    those have is refused too: leave ``features`` out to read every feature.
+
+    ``ds[i:j]`` and ``ds.__getitems__(indices)`` (which PyTorch's loader calls for a batch)
+    give lists of dicts; :meth:`batch` gives one dict of columns, as a stream's batches.
+
+    Paths are files, directories or URLs, as the command line takes them (``s3://``,
+    ``gs://``, ``az://``, ``http(s)://``...); records in a bucket are read with ranged
+    requests side by side, a batch's records of one object in one request only where the gap
+    between them is small (the bytes fetched stay within twice the records'), each of the
+    version (ETag) the dataset opened: an object replaced since fails its reads with a
+    :class:`FileError` that says so (open the dataset again to read the new one), never
+    reading its new bytes against the former index. TFRecord checksums,
+    and the hashes of ArrayRecord chunks' data, are checked as each record is read
+    (``verify=False`` skips them; an ArrayRecord chunk's header is checked all the same).
+
+    ``cache_limit=`` (bytes, or a size such as ``"20GB"`` or ``"512MiB"``) keeps the spans a
+    :class:`RecordStream` reads from a bucket in the cache directory, within that many bytes
+    (least recently used out first), keyed by each object's URL, size and ETag: the next
+    epoch, and the other processes of the machine, read them from there; ``ds[i]`` and a
+    global shuffle read each record out of its chunk's piece kept there. When the dataset
+    fits in it, the pass that builds an object's index keeps what it reads there too, so a
+    cold start reads each object once. Processes sharing the cache directory fetch each span,
+    and build each index, once between them (a lock per entry, which a killed process does
+    not leave behind). Default: nothing kept.
+
+    It pickles (the indexes are found again by the copy, not sent): a data loader's workers
+    started with ``spawn`` each open it anew.
+    """
+
+    def __init__(
+        self,
+        paths: Paths,
+        features: Optional[Sequence[str]] = None,
+        *,
+        verify: bool = True,
+        cache_dir: Optional[PathLike] = None,
+        decompress: bool = True,
+        anonymous: bool = False,
+        retries: int = 10,
+        retry_timeout: float = 180.0,
+        request_timeout: float = 60.0,
+        in_flight: int = 4,
+        cache_limit: Union[int, str, None] = None,
+    ) -> None:
+        self._config: Dict[str, Any] = dict(
+            paths=_paths(paths),
+            features=_features(features),
+            verify=bool(verify),
+            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+            decompress=bool(decompress),
+            network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
+            cache_limit=_cache_limit(cache_limit),
+        )
+        self._native = self._open(None)
+        self._files = self._native.files()
+        self._warn_decompressed()
+
+    def _open(
+        self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]]
+    ) -> "_native.Records":
+        config = self._config
+        return _native.Records(
+            config["paths"], config["network"], features=config["features"], verify=config["verify"],
+            cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
+            cache_limit=config.get("cache_limit"),
+        )
+
+    def _warn_decompressed(self) -> None:
+        made = [f for f in self._files if f[5] is not None and f[6]]
+        if made:
+            size = sum(os.path.getsize(f[4]) for f in made)
+            where = os.path.dirname(made[0][4])
+            warnings.warn(
+                f"{len(made)} compressed TFRecord file(s) copied into {where} "
+                f"({size / 1e6:,.1f} MB) for random access; later runs reuse the copies "
+                "(decompress=False refuses compressed files instead)",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # Each file with the size and version (ETag) it was opened at, where it is an object
+        # in a store, and whether its records are framed as they are (neither compressed nor
+        # ArrayRecord): a loader's worker opens the same version without asking the store.
+        return {"config": self._config, "files": [(f[0], f[1], f[7], f[5] is None) for f in self._files]}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._config = state["config"]
+        self._native = self._open(state["files"])
+        self._files = self._native.files()
+
+    @property
+    def files(self) -> List[Dict[str, Any]]:
+        """Each file: ``path``, ``format`` (``"tfrecord"``/``"ofrecord"``), ``records``,
+        ``index`` (where its index is kept, None if nowhere), ``data`` (where its bytes are
+        read: the file, or the uncompressed copy of a compressed TFRecord) and ``compression``
+        (``"GZIP"``, ``"ZLIB"``, ``"ArrayRecord"`` for an ArrayRecord file read through its
+        footer, or None)."""
+        return [
+            dict(path=f[0], format=f[1], records=f[2], index=f[3], data=f[4], compression=f[5])
+            for f in self._files
+        ]
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        if isinstance(index, slice):
+            return self._native.get_many(list(range(*index.indices(len(self)))))
+        return self._native.get(index)
+
+    def __getitems__(self, indices: Sequence[int]) -> List[Record]:
+        return self._native.get_many([int(i) for i in indices])
+
+    def batch(self, indices: Sequence[int]) -> Record:
+        """The records ``indices`` as one dict: a numeric feature whose values agree in dtype
+        and length over them is one 2-D array (stacked in Rust); any other feature (bytes,
+        variable-length lists) is a list with one entry per record (None where a record
+        lacks it)."""
+        return self._native.batch([int(i) for i in indices])
+
+    def raw(self, index: int) -> bytes:
+        """Record ``index`` as its serialized payload."""
+        return self._native.get_raw(index)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self._files)} files, {len(self)} records)"
