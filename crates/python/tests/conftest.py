@@ -1,8 +1,10 @@
-"""Shared helpers: where the repository's test data is, and TensorFlow in a virtualenv of
-its own (OFCONVERT_TF_PYTHON names its interpreter; ci.sh sets it and
-OFCONVERT_REQUIRE_TF=1, which turns a missing TensorFlow into a failure, not a skip)."""
+"""Shared helpers: where the repository's test data is, TensorFlow in a virtualenv of its
+own (OFCONVERT_TF_PYTHON names its interpreter; ci.sh sets it and OFCONVERT_REQUIRE_TF=1,
+which turns a missing TensorFlow into a failure, not a skip), moto's S3 server, and the
+records the ofconvert.data tests read: the `uneven` files and the `counted` bucket."""
 
 import importlib
+import itertools
 import json
 import os
 import socket
@@ -12,10 +14,16 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import ofconvert
+from counting_proxy import CountingProxy
 
 ROOT = Path(__file__).resolve().parents[3]
 TESTDATA = ROOT / "testdata"
+# The records of the `uneven` files, file by file.
+SIZES = (7, 50, 23)
 
 
 @pytest.fixture
@@ -110,3 +118,43 @@ def moto_s3():
             os.environ[name] = value
     server.terminate()
     server.wait(timeout=30)
+
+
+@pytest.fixture
+def uneven(tmp_path):
+    """Three TFRecord files of 7, 50 and 23 records, each with its global `id`."""
+    root = tmp_path / "uneven"
+    root.mkdir()
+    start = 0
+    for number, size in enumerate(SIZES):
+        with ofconvert.TFRecordWriter(root / f"part-{number}.tfrecord") as writer:
+            for i in range(start, start + size):
+                writer.write({"id": i, "pad": b"x" * (i % 13), "v": np.arange(i % 3, dtype=np.float32)})
+        start += size
+    return root
+
+
+_BUCKETS = itertools.count()
+
+
+@pytest.fixture
+def counted(moto_s3, tmp_path, monkeypatch, request):
+    """A bucket of its own of 4 files of 2,000 records reached through a counting proxy (a
+    bucket of its own: a process keeps one client per bucket, built with the endpoint of its
+    first use)."""
+    client, env = moto_s3
+    bucket = f"counted{next(_BUCKETS)}"
+    client.create_bucket(Bucket=bucket)
+    sizes = {}
+    for number in range(4):
+        path = tmp_path / f"part-{number}.tfrecord"
+        with ofconvert.TFRecordWriter(path) as writer:
+            for i in range(2000):
+                writer.write({"id": number * 2000 + i, "pad": b"p" * 150})
+        client.put_object(Bucket=bucket, Key=f"c/{path.name}", Body=path.read_bytes())
+        sizes[path.name] = path.stat().st_size
+    proxy = CountingProxy(env["AWS_ENDPOINT_URL"], getattr(request, "param", 0))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+    yield proxy, f"s3://{bucket}/c", sum(sizes.values()), tmp_path / "cache"
+    proxy.server.shutdown()
+    proxy.server.server_close()

@@ -14,7 +14,7 @@ import pytest
 import ofconvert
 from ofconvert.data import RecordDataset, RecordStream
 from conftest import TESTDATA
-from test_data import counted, ids  # noqa: F401 (a fixture)
+from record_helpers import ids
 
 ARRAYRECORD = TESTDATA / "arrayrecord"
 CASES = json.loads((ARRAYRECORD / "manifest.json").read_text())

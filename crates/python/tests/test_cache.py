@@ -1,7 +1,7 @@
 """cache_limit=: the spans a stream reads from a bucket kept on local disk within a limit,
 keyed by the object as it was (URL, size, ETag), filled by the index pass over each object
 when the dataset fits, shared by processes through files and a lock per entry, checked
-through the counting proxy of test_data.py."""
+through the counting proxy (counting_proxy.py)."""
 
 import multiprocessing
 import os
@@ -13,7 +13,7 @@ import pytest
 import ofconvert
 from ofconvert import UsageError
 from ofconvert.data import RecordDataset, RecordStream
-from test_data import counted, ids  # noqa: F401 (a fixture)
+from record_helpers import ids
 
 
 def held_bytes(file_size):

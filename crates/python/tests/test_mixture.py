@@ -8,7 +8,7 @@ import pytest
 import ofconvert
 from ofconvert import UsageError
 from ofconvert.data import MixedStream, RecordDataset
-from test_data import ids
+from record_helpers import ids
 
 
 @pytest.fixture

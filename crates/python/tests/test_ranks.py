@@ -9,7 +9,7 @@ import pytest
 import ofconvert
 from ofconvert import UsageError
 from ofconvert.data import RecordStream
-from test_data import counted, ids  # noqa: F401 (a fixture)
+from record_helpers import ids
 
 
 def _lane(url, cache, rank, world, worker, workers, shuffle, cache_limit=None):
