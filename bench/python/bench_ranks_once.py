@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-import bench_bucket as bucket
+from bench_bucket_tasks import tfrecord_payloads
 
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
@@ -55,7 +55,7 @@ def reference_digests(files: List[str], serialized: bool) -> Any:
     """The sorted digests of every record of `files`: of their features (as a stream's
     batches give them), or of their serialized bytes (as Mosaic's samples hold them)."""
     if serialized:
-        return np.sort(np.fromiter((bytes_digest(p) for f in files for p in bucket.tfrecord_payloads(f)), np.uint64))
+        return np.sort(np.fromiter((bytes_digest(p) for f in files for p in tfrecord_payloads(f)), np.uint64))
     from ofconvert.data import RecordDataset
 
     dataset = RecordDataset(files)
