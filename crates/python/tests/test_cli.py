@@ -137,7 +137,9 @@ def test_the_command_starts_without_numpy_or_the_readers():
     code = (
         "import sys\n"
         "from ofconvert.__main__ import main\n"
-        "heavy = [m for m in ('numpy', 'ofconvert._records', 'ofconvert.data') if m in sys.modules]\n"
+        "readers = ('numpy', 'ofconvert._records', 'ofconvert.data', 'ofconvert._dataset',\n"
+        "           'ofconvert._epochs', 'ofconvert._stream', 'ofconvert._mixture')\n"
+        "heavy = [m for m in readers if m in sys.modules]\n"
         "print(' '.join(heavy))\n"
         "sys.exit(main(['--version']))\n"
     )

@@ -1,7 +1,10 @@
 """tf2of and of2tf: the conversions, their options, their errors and Ctrl-C."""
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 import _thread
@@ -87,12 +90,19 @@ def test_imagenet_preset_and_mapping_options(tmp_path):
 
 
 def test_summary_is_the_cli_json(tmp_path):
-    summary = ofconvert.tf2of(TESTDATA / "datasets" / "tutorial", tmp_path / "of", jobs=1)
-    assert set(summary) == {
-        "direction", "input", "output", "datasets", "skipped_files", "unreadable",
-        "records", "input_bytes", "output_bytes", "side_files", "failed", "interrupted",
-        "seconds", "warnings",
-    }
+    src = TESTDATA / "datasets" / "tutorial"
+    summary = ofconvert.tf2of(src, tmp_path / "of", jobs=1)
+    # The command line's --json, from the same package, has the same fields.
+    done = subprocess.run(
+        [sys.executable, "-m", "ofconvert", "tf2of", str(src), str(tmp_path / "cli"),
+         "--jobs", "1", "--json"],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(summary) == set(json.loads(done.stdout))
+    assert {"datasets", "records", "input_bytes", "output_bytes", "kept_parts",
+            "kept_records", "failed", "warnings"} <= set(summary)
+    assert summary["kept_parts"] == 0 and summary["kept_records"] == 0
     assert summary["records"] == len(list(ofconvert.read(TESTDATA / "datasets" / "tutorial")))
 
 
