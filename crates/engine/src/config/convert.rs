@@ -24,26 +24,6 @@ use crate::storage::object;
 /// The widest part number `part_digits` may ask for.
 const MAX_PART_DIGITS: usize = 20;
 
-/// The input keys of the inception scripts' ImageNet records that the `imagenet` preset
-/// renames: a dataset with none of them is not what the preset is for.
-pub const IMAGENET_KEYS: [&str; 15] = [
-    "image/encoded",
-    "image/format",
-    "image/filename",
-    "image/colorspace",
-    "image/class/synset",
-    "image/class/text",
-    "image/object/bbox/xmin",
-    "image/object/bbox/xmax",
-    "image/object/bbox/ymin",
-    "image/object/bbox/ymax",
-    "image/height",
-    "image/width",
-    "image/channels",
-    "image/class/label",
-    "image/object/bbox/label",
-];
-
 /// Everything `tf2of` and `of2tf` take, in the caller's terms. [`ConvertConfig::new`] gives
 /// the defaults; a front end sets what its user said, then [`plan`](ConvertConfig::plan)s
 /// and [`convert`](ConvertConfig::convert)s it.

@@ -10,11 +10,31 @@ use std::path::PathBuf;
 
 use ofconvert_bridge::{MappingSpec, SequencePolicy};
 
-use super::convert::{ConvertConfig, IMAGENET_KEYS};
+use super::convert::ConvertConfig;
 use super::values::{Cast, Offset, Preset, Rename};
 use crate::front_end::{FrontEnd, OptionValue};
 use crate::options::Direction;
 use crate::planning::rules::{NamedRule, Needs};
+
+/// The input keys of the inception scripts' ImageNet records that the `imagenet` preset
+/// renames: a dataset with none of them is not what the preset is for.
+pub const IMAGENET_KEYS: [&str; 15] = [
+    "image/encoded",
+    "image/format",
+    "image/filename",
+    "image/colorspace",
+    "image/class/synset",
+    "image/class/text",
+    "image/object/bbox/xmin",
+    "image/object/bbox/xmax",
+    "image/object/bbox/ymin",
+    "image/object/bbox/ymax",
+    "image/height",
+    "image/width",
+    "image/channels",
+    "image/class/label",
+    "image/object/bbox/label",
+];
 
 /// The mapping rules `tf2of` and `of2tf` take, given to `diff` for the records of its side
 /// A: the same words, parsed the same way, mapping the same way. A rule whose feature a

@@ -13,7 +13,7 @@ mod inputs;
 mod mapping;
 mod values;
 
-pub use convert::{ConvertConfig, Ran, IMAGENET_KEYS};
+pub use convert::{ConvertConfig, Ran};
 pub use hints::{failure_hint, nothing_found};
-pub use mapping::MappingRules;
+pub use mapping::{MappingRules, IMAGENET_KEYS};
 pub use values::{choice, parse_size, Cast, Choice, Images, Offset, Preset, Rename};
