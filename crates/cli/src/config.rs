@@ -52,17 +52,7 @@ fn common(
     config.records_per_part = args.records_per_part;
     config.max_part_bytes = args.max_part_bytes;
     config.part_prefix = args.part_prefix.clone();
-    let rules = rules(&args.mapping);
-    config.rename = rules.rename;
-    config.cast = rules.cast;
-    config.offset = rules.offset;
-    config.keep = rules.keep;
-    config.drop = rules.drop;
-    config.rename_if_present = rules.rename_if_present;
-    config.cast_if_present = rules.cast_if_present;
-    config.offset_if_present = rules.offset_if_present;
-    config.keep_if_present = rules.keep_if_present;
-    config.drop_if_present = rules.drop_if_present;
+    config.mapping = rules(&args.mapping);
     config.on_corrupt = args.on_corrupt;
     config.verify = !args.no_verify;
     config.sync = !args.no_sync;
@@ -86,7 +76,7 @@ pub fn tf2of(args: &Tf2ofArgs, jobs: Option<u64>) -> ConvertConfig {
         jobs,
     );
     config.part_digits = args.part_digits as usize;
-    config.preset = args.preset;
+    config.mapping.preset = args.preset;
     config.sequence = args.sequence;
     config.raw_feature = args.raw_feature.clone();
     config.empty = args.empty;
@@ -107,6 +97,6 @@ pub fn of2tf(args: &Of2tfArgs, jobs: Option<u64>) -> ConvertConfig {
     config.compression = args.compression;
     config.to = args.to;
     config.array_record_options = args.array_record_options.clone();
-    config.lossy = args.lossy;
+    config.mapping.lossy = args.lossy;
     config
 }

@@ -3,16 +3,17 @@
 
 use std::path::PathBuf;
 
-use ofconvert_bridge::SequencePolicy;
+use ofconvert_bridge::{MappingSpec, SequencePolicy};
 use ofconvert_tfrecord::Compression;
 
-use super::values::{Cast, Images, Offset, Preset, Rename};
+use super::mapping::MappingRules;
+use super::values::Images;
 use crate::error::{Error, ErrorKind};
 use crate::front_end::{FrontEnd, OptionValue};
 use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX};
 use crate::options::{Direction, ExistingOutput, OnCorrupt, OnEmpty, Options, Sizing, TfFile};
 use crate::planning::plan::Plan;
-use crate::planning::rules::check_rules;
+use crate::planning::rules::{check_rules, NamedRule};
 use crate::progress::ProgressFn;
 use crate::recode::ImagePolicy;
 use crate::running::convert::convert;
@@ -49,28 +50,8 @@ pub struct ConvertConfig {
     pub part_prefix: String,
     /// The zero-padded width of part numbers (`tf2of`).
     pub part_digits: usize,
-    /// A mapping preset (`tf2of`).
-    pub preset: Option<Preset>,
-    /// Features renamed.
-    pub rename: Vec<Rename>,
-    /// Features cast.
-    pub cast: Vec<Cast>,
-    /// Integer features offset.
-    pub offset: Vec<Offset>,
-    /// The only features kept, when not empty.
-    pub keep: Vec<String>,
-    /// Features left out.
-    pub drop: Vec<String>,
-    /// Features renamed where a dataset has them (a dataset without is no failure).
-    pub rename_if_present: Vec<Rename>,
-    /// Features cast where a dataset has them.
-    pub cast_if_present: Vec<Cast>,
-    /// Integer features offset where a dataset has them.
-    pub offset_if_present: Vec<Offset>,
-    /// Features kept (with [`keep`](ConvertConfig::keep)'s) where a dataset has them.
-    pub keep_if_present: Vec<String>,
-    /// Features left out where a dataset has them.
-    pub drop_if_present: Vec<String>,
+    /// The feature mapping rules, the preset and `lossy` among them.
+    pub mapping: MappingRules,
     /// What happens to SequenceExamples (`tf2of`).
     pub sequence: SequencePolicy,
     /// Records that are not Examples wrapped whole as this bytes feature (`tf2of`).
@@ -89,8 +70,6 @@ pub struct ConvertConfig {
     /// How ArrayRecord files are grouped and compressed, in `array_record`'s own words
     /// (`group_size:64,brotli:6`; `of2tf` with `to` ArrayRecord).
     pub array_record_options: Option<String>,
-    /// Doubles rounded to float (`of2tf`).
-    pub lossy: bool,
     /// What happens to damaged records.
     pub on_corrupt: OnCorrupt,
     /// TFRecord checksums checked while reading.
@@ -142,17 +121,7 @@ impl ConvertConfig {
             max_part_bytes: None,
             part_prefix: DEFAULT_PART_PREFIX.to_owned(),
             part_digits: DEFAULT_PART_DIGITS,
-            preset: None,
-            rename: Vec::new(),
-            cast: Vec::new(),
-            offset: Vec::new(),
-            keep: Vec::new(),
-            drop: Vec::new(),
-            rename_if_present: Vec::new(),
-            cast_if_present: Vec::new(),
-            offset_if_present: Vec::new(),
-            keep_if_present: Vec::new(),
-            drop_if_present: Vec::new(),
+            mapping: MappingRules::default(),
             sequence: SequencePolicy::Refuse,
             raw_feature: None,
             empty: OnEmpty::Error,
@@ -161,7 +130,6 @@ impl ConvertConfig {
             compression: None,
             to: TfFile::Tfrecord,
             array_record_options: None,
-            lossy: false,
             on_corrupt: OnCorrupt::Fail,
             verify: true,
             sync: true,
@@ -226,11 +194,11 @@ impl ConvertConfig {
                 ("compression", self.compression != defaults.compression),
                 ("to", self.to != defaults.to),
                 ("array_record_options", self.array_record_options.is_some()),
-                ("lossy", self.lossy),
+                ("lossy", self.mapping.lossy),
             ],
             Direction::OfToTf => &[
                 ("part_digits", self.part_digits != defaults.part_digits),
-                ("preset", self.preset.is_some()),
+                ("preset", self.mapping.preset.is_some()),
                 ("sequence", self.sequence != defaults.sequence),
                 ("raw_feature", self.raw_feature.is_some()),
                 ("empty", self.empty != defaults.empty),
@@ -371,7 +339,7 @@ impl ConvertConfig {
             },
             Images::Raw => ImagePolicy::Raw,
         };
-        (options.mapping, options.mapping_description) = self.mapping();
+        (options.mapping, options.mapping_description) = self.mapping_spec();
         Ok(options)
     }
 
@@ -385,6 +353,29 @@ impl ConvertConfig {
         let mut plan = self.plan_inputs(options)?;
         check_rules(&mut plan, &self.rules());
         Ok(plan)
+    }
+
+    /// The mapping rules in the front end's words, each with the input features it names,
+    /// for the engine to check against the data before converting.
+    pub fn rules(&self) -> Vec<NamedRule> {
+        self.mapping.named(self.front_end)
+    }
+
+    /// The mapping, and how it was asked for in the command line's words, which manifests
+    /// record: the rules', then the ways of reading records that are not plain Examples.
+    fn mapping_spec(&self) -> (MappingSpec, Vec<String>) {
+        let (mut spec, mut description) = self.mapping.described();
+        // Both are tf2of's, and `--lossy` (the rules' last word) of2tf's: `check` lets no run
+        // ask for both, so the words keep one order.
+        if self.sequence == SequencePolicy::Flatten {
+            spec = spec.sequence(SequencePolicy::Flatten);
+            description.push("--sequence=flatten".to_owned());
+        }
+        if let Some(name) = &self.raw_feature {
+            spec = spec.raw_feature(name);
+            description.push(format!("--raw-feature={name}"));
+        }
+        (spec, description)
     }
 
     /// Runs the conversion of `plan` (this worker's share of it, with
@@ -423,6 +414,7 @@ impl ConvertConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::values::{Cast, Offset, Preset, Rename};
 
     fn config(front_end: FrontEnd) -> ConvertConfig {
         ConvertConfig::new(
@@ -471,10 +463,10 @@ mod tests {
     #[test]
     fn rules_are_named_as_the_user_wrote_them() {
         let mut py = config(FrontEnd::Python);
-        py.preset = Some(Preset::Imagenet);
-        py.rename = vec![Rename::new("a", "b").unwrap()];
-        py.offset = vec![Offset::new("label", -1).unwrap()];
-        py.keep = vec!["a".to_owned()];
+        py.mapping.preset = Some(Preset::Imagenet);
+        py.mapping.rename = vec![Rename::new("a", "b").unwrap()];
+        py.mapping.offset = vec![Offset::new("label", -1).unwrap()];
+        py.mapping.keep = vec!["a".to_owned()];
         let rules: Vec<String> = py.rules().into_iter().map(|rule| rule.rule).collect();
         assert_eq!(
             rules,
@@ -486,8 +478,8 @@ mod tests {
             ]
         );
         let mut cli = config(FrontEnd::CommandLine);
-        cli.preset = Some(Preset::Imagenet);
-        cli.cast = vec![Cast::new("x", "int32").unwrap()];
+        cli.mapping.preset = Some(Preset::Imagenet);
+        cli.mapping.cast = vec![Cast::new("x", "int32").unwrap()];
         let rules: Vec<String> = cli.rules().into_iter().map(|rule| rule.rule).collect();
         assert_eq!(rules, ["--preset imagenet", "--cast x=int32"]);
         // The manifest's words are the command line's, whoever asked.

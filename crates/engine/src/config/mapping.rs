@@ -1,19 +1,14 @@
-//! The mapping a conversion asks for: the spec the transcoder applies, the words manifests
-//! record it in, and the rules checked against the data before converting. A rule names
-//! features by their input names; the `*_if_present` rules apply where a dataset has the
-//! feature and pass over one that has not (trees whose datasets differ), while the others
-//! fail a dataset without it, as a misspelt name would otherwise do nothing in silence.
-//! The same rules, without a conversion, are what `diff` maps side A with
-//! ([`MappingRules`]).
-
-use std::path::PathBuf;
+//! The mapping rules a conversion takes, and `diff` for the records of its side A
+//! ([`MappingRules`]): the spec the transcoder applies, the words manifests record it in,
+//! and the rules checked against the data before converting. A rule names features by their
+//! input names; the `*_if_present` rules apply where a dataset has the feature and pass
+//! over one that has not (trees whose datasets differ), while the others fail a dataset
+//! without it, as a misspelt name would otherwise do nothing in silence.
 
 use ofconvert_bridge::{MappingSpec, SequencePolicy};
 
-use super::convert::ConvertConfig;
 use super::values::{Cast, Offset, Preset, Rename};
 use crate::front_end::{FrontEnd, OptionValue};
-use crate::options::Direction;
 use crate::planning::rules::{NamedRule, Needs};
 
 /// The input keys of the inception scripts' ImageNet records that the `imagenet` preset
@@ -36,14 +31,16 @@ pub const IMAGENET_KEYS: [&str; 15] = [
     "image/object/bbox/label",
 ];
 
-/// The mapping rules `tf2of` and `of2tf` take, given to `diff` for the records of its side
-/// A: the same words, parsed the same way, mapping the same way. A rule whose feature a
-/// record lacks does nothing, with or without `_if_present` (`diff` fails no dataset).
+/// The mapping rules `tf2of` and `of2tf` take, in a [`ConvertConfig`](super::ConvertConfig),
+/// and `diff` takes for the records of its side A: the same words, parsed the same way,
+/// mapping the same way. A rule whose feature a record lacks does nothing to it; a
+/// conversion fails a dataset without the feature of a rule not `_if_present`, `diff` fails
+/// none.
 #[derive(Clone, Debug, Default)]
 pub struct MappingRules {
-    /// A mapping preset.
+    /// A mapping preset (`tf2of`, `diff`).
     pub preset: Option<Preset>,
-    /// Features renamed (with [`rename_if_present`](MappingRules::rename_if_present)'s).
+    /// Features renamed.
     pub rename: Vec<Rename>,
     /// Features cast.
     pub cast: Vec<Cast>,
@@ -53,17 +50,18 @@ pub struct MappingRules {
     pub keep: Vec<String>,
     /// Features left out.
     pub drop: Vec<String>,
-    /// Features renamed where a record has them.
+    /// Features renamed where a dataset has them (a dataset without is no failure).
     pub rename_if_present: Vec<Rename>,
-    /// Features cast where a record has them.
+    /// Features cast where a dataset has them.
     pub cast_if_present: Vec<Cast>,
-    /// Integer features offset where a record has them.
+    /// Integer features offset where a dataset has them.
     pub offset_if_present: Vec<Offset>,
-    /// Features kept where a record has them.
+    /// Features kept (with [`keep`](MappingRules::keep)'s) where a dataset has them.
     pub keep_if_present: Vec<String>,
-    /// Features left out where a record has them.
+    /// Features left out where a dataset has them.
     pub drop_if_present: Vec<String>,
-    /// Doubles (and integers cast to a float type) rounded to the nearest float.
+    /// Doubles (and integers cast to a float type) rounded to the nearest float (`of2tf`,
+    /// `diff`).
     pub lossy: bool,
 }
 
@@ -71,38 +69,18 @@ impl MappingRules {
     /// The mapping the rules make, as a conversion given them maps (SequenceExamples
     /// flattened, as `diff` reads them); `None` when no rule is given.
     pub fn spec(&self) -> Option<MappingSpec> {
-        let mut config = ConvertConfig::new(
-            Direction::TfToOf,
-            FrontEnd::CommandLine,
-            Vec::new(),
-            PathBuf::new(),
-        );
-        config.preset = self.preset;
-        config.rename = self.rename.clone();
-        config.cast = self.cast.clone();
-        config.offset = self.offset.clone();
-        config.keep = self.keep.clone();
-        config.drop = self.drop.clone();
-        config.rename_if_present = self.rename_if_present.clone();
-        config.cast_if_present = self.cast_if_present.clone();
-        config.offset_if_present = self.offset_if_present.clone();
-        config.keep_if_present = self.keep_if_present.clone();
-        config.drop_if_present = self.drop_if_present.clone();
-        config.lossy = self.lossy;
-        let (spec, words) = config.mapping();
+        let (spec, words) = self.described();
         if words.is_empty() {
             return None;
         }
         Some(spec.sequence(SequencePolicy::Flatten))
     }
-}
 
-impl ConvertConfig {
-    /// The mapping, and how it was asked for in the command line's words, which manifests
-    /// record (the same words whichever front end asked, so that a run resumed by the other
-    /// reads alike). A rule applies where its feature is whether or not it must be there:
-    /// `--drop` and `--drop-if-present` map alike.
-    pub(super) fn mapping(&self) -> (MappingSpec, Vec<String>) {
+    /// The mapping the rules make, and how they were asked for in the command line's words,
+    /// which manifests record (the same words whichever front end asked, so that a run
+    /// resumed by the other reads alike). A rule applies where its feature is whether or not
+    /// it must be there: `--drop` and `--drop-if-present` map alike.
+    pub(super) fn described(&self) -> (MappingSpec, Vec<String>) {
         let mut description = Vec::new();
         let mut spec = match self.preset {
             Some(Preset::Imagenet) => {
@@ -156,14 +134,6 @@ impl ConvertConfig {
                 description.push(format!("--{flag}={name}"));
             }
         }
-        if self.sequence == SequencePolicy::Flatten {
-            spec = spec.sequence(SequencePolicy::Flatten);
-            description.push("--sequence=flatten".to_owned());
-        }
-        if let Some(name) = &self.raw_feature {
-            spec = spec.raw_feature(name);
-            description.push(format!("--raw-feature={name}"));
-        }
         if self.lossy {
             spec = spec.lossy(true);
             description.push("--lossy".to_owned());
@@ -171,12 +141,11 @@ impl ConvertConfig {
         (spec, description)
     }
 
-    /// The mapping rules in the front end's words, each with the input features it names,
-    /// for the engine to check against the data before converting: a misspelt name fails
-    /// its dataset rather than doing nothing. The `*_if_present` rules need nothing of a
-    /// dataset, but a feature none of the run's datasets has is warned about.
-    pub fn rules(&self) -> Vec<NamedRule> {
-        let words = self.front_end;
+    /// The rules in `words`, each with the input features it names, for the engine to
+    /// check against the data before converting: a misspelt name fails its dataset rather
+    /// than doing nothing. The `*_if_present` rules need nothing of a dataset, but a feature
+    /// none of the run's datasets has is warned about.
+    pub(super) fn named(&self, words: FrontEnd) -> Vec<NamedRule> {
         let mut rules = Vec::new();
         if let Some(Preset::Imagenet) = self.preset {
             rules.push(NamedRule {
@@ -248,26 +217,18 @@ impl ConvertConfig {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-    use crate::config::values::{Offset, Rename};
-    use crate::front_end::FrontEnd;
-    use crate::options::Direction;
 
     #[test]
     fn rules_if_present_map_as_the_others_and_are_named_as_asked() {
-        let mut py = ConvertConfig::new(
-            Direction::TfToOf,
-            FrontEnd::Python,
-            vec![PathBuf::from("in")],
-            PathBuf::from("out"),
-        );
-        py.rename_if_present = vec![Rename::new("a", "b").unwrap()];
-        py.offset_if_present = vec![Offset::new("label", -1).unwrap()];
-        py.drop_if_present = vec!["x".to_owned()];
+        let py = MappingRules {
+            rename_if_present: vec![Rename::new("a", "b").unwrap()],
+            offset_if_present: vec![Offset::new("label", -1).unwrap()],
+            drop_if_present: vec!["x".to_owned()],
+            ..MappingRules::default()
+        };
         let rules: Vec<(String, Needs)> = py
-            .rules()
+            .named(FrontEnd::Python)
             .into_iter()
             .map(|rule| (rule.rule, rule.needs))
             .collect();
@@ -285,7 +246,7 @@ mod tests {
                 ("drop_if_present=[\"x\"]".to_owned(), Needs::Somewhere),
             ]
         );
-        let (spec, words) = py.mapping();
+        let (spec, words) = py.described();
         assert_eq!(
             words,
             [
@@ -294,14 +255,13 @@ mod tests {
                 "--drop-if-present=x"
             ]
         );
-        let mut strict = py.clone();
-        strict.rename_if_present.clear();
-        strict.offset_if_present.clear();
-        strict.drop_if_present.clear();
-        strict.rename = vec![Rename::new("a", "b").unwrap()];
-        strict.offset = vec![Offset::new("label", -1).unwrap()];
-        strict.drop = vec!["x".to_owned()];
-        assert_eq!(strict.mapping().0.to_string(), spec.to_string());
+        let strict = MappingRules {
+            rename: vec![Rename::new("a", "b").unwrap()],
+            offset: vec![Offset::new("label", -1).unwrap()],
+            drop: vec!["x".to_owned()],
+            ..MappingRules::default()
+        };
+        assert_eq!(strict.described().0.to_string(), spec.to_string());
     }
 
     #[test]
