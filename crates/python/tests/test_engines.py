@@ -55,8 +55,10 @@ def without_manifests(files):
 
 
 def manifests(files, root):
-    """Manifests by name, their time left out; none names its output root (a manifest names
-    no place but its own directory, so that the output can move)."""
+    """Manifests by name, their time left out, and their inputs' versions (a modification
+    time or an ETag: two runs may read two copies of the same inputs, written at other times);
+    none names its output root (a manifest names no place but its own directory, so that
+    the output can move)."""
     found = {}
     for name, data in files.items():
         if name.endswith("ofconvert-manifest.json"):
@@ -64,6 +66,8 @@ def manifests(files, root):
             assert root not in text, f"{name} names {root}"
             manifest = json.loads(text)
             manifest.pop("seconds", None)
+            for entry in manifest["inputs"]:
+                assert entry.pop("changed").split(":", 1)[0] in ("mtime", "etag"), (name, entry)
             found[name] = manifest
     return found
 
