@@ -7,7 +7,7 @@ import pytest
 
 import ofconvert
 from ofconvert import UsageError
-from ofconvert.data import MixedStream, RecordDataset
+from ofconvert.data import MixedStream, RecordDataset, RecordStream
 from record_helpers import ids
 
 
@@ -153,3 +153,51 @@ def test_a_mixture_refuses_what_it_cannot_draw(sources):
         MixedStream(str(sources[0]))
     with pytest.raises(UsageError, match="workers="):
         MixedStream(sources).state_dict(position=4)
+
+
+@pytest.mark.parametrize(
+    "change, refusal",
+    [
+        ({"world_size": 0}, "world_size, workers and unit of at least 1"),
+        ({"workers": 0}, "world_size, workers and unit of at least 1"),
+        ({"unit": 0}, "world_size, workers and unit of at least 1"),
+        ({"steps": -1}, "world_size, workers and unit of at least 1"),
+        ({"steps": "2"}, "holds integers"),
+        ({"drop_last": 1}, "world_size, workers and unit of at least 1"),
+        ({"extra": 1}, "a pass of a state is a dict of"),
+    ],
+)
+def test_a_mixture_refuses_the_passes_a_stream_refuses_in_the_same_words(sources, change, refusal):
+    args = (sources, [0.5, 0.3, 0.2])
+    options = dict(size=60, seed=5, batch_size=4, drop_last=False)
+    mixture = MixedStream(*args, rank=0, world_size=2, **options)
+    mixed = mixture.state_dict(position=8, workers=2)
+    stream = RecordStream(sources[0], rank=0, world_size=2, batch_size=4, drop_last=False)
+    alone = stream.state_dict(position=8, workers=2)
+    targets = (
+        (lambda: MixedStream(*args, **options), mixed),
+        (lambda: RecordStream(sources[0], batch_size=4, drop_last=False), alone),
+    )
+    for make, state in targets:
+        target = make()
+        bad = dict(state, passes=[dict(state["passes"][0], **change)])
+        with pytest.raises(UsageError, match=refusal):
+            target.load_state_dict(bad)
+        # Refused, it stands where it stood: at the epoch's start.
+        assert len(target) == len(make())
+
+
+def test_a_mixture_refuses_passes_that_do_not_add_up_to_the_position(sources):
+    args = (sources, [0.5, 0.3, 0.2])
+    options = dict(size=60, seed=5, batch_size=4, drop_last=False)
+    state = MixedStream(*args, rank=0, world_size=2, **options).state_dict(position=8, workers=2)
+    assert state["position"] == 2 * 8
+    for position in (0, 15, 17, 60):
+        resumed = MixedStream(*args, **options)
+        with pytest.raises(UsageError, match="do not add up to its position"):
+            resumed.load_state_dict(dict(state, position=position))
+        assert len(resumed) == len(MixedStream(*args, **options))
+    # The state as it was resumes.
+    resumed = MixedStream(*args, **options)
+    resumed.load_state_dict(state)
+    assert sum(len(batch["id"]) for batch in resumed) == 60 - 16

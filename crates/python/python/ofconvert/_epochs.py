@@ -1,5 +1,6 @@
 """What :class:`RecordStream` and :class:`MixedStream` share about epochs: the check of the
-arguments that order and deal them, the epoch itself, the passes of it that stopped, and the
+arguments that order and deal them, the epoch itself, the passes of it that stopped (and the
+check of a state's passes), and the
 claim by which the first data-loader pass after a resume, and no later one, resumes. Below
 both streams, above the layout; it names neither stream.
 """
@@ -7,10 +8,26 @@ both streams, above the layout; it names neither stream.
 import os
 import tempfile
 import weakref
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from . import _layout
 from ._errors import UsageError
+
+# A stopped pass in a state: the layout that read it and the units (batches, or records) each
+# rank consumed. Both streams' states hold their passes so.
+_PASS_KEYS = ("world_size", "workers", "unit", "drop_last", "steps")
+
+
+def _stopped_pass(entry: Any) -> Tuple[int, int, int, bool, int]:
+    """A stopped pass of a state, checked: a dict of `_PASS_KEYS`."""
+    if not isinstance(entry, Mapping) or set(entry) != set(_PASS_KEYS):
+        raise UsageError(f"a pass of a state is a dict of {', '.join(_PASS_KEYS)}, not {entry!r}")
+    world, workers, unit, drop_last, steps = (entry[key] for key in _PASS_KEYS)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (world, workers, unit, steps)):
+        raise UsageError(f"a pass of a state holds integers, not {entry!r}")
+    if world < 1 or workers < 1 or unit < 1 or steps < 0 or not isinstance(drop_last, bool):
+        raise UsageError(f"a pass of a state has world_size, workers and unit of at least 1: {entry!r}")
+    return (world, workers, unit, drop_last, steps)
 
 
 def _claim_path(token: str) -> str:

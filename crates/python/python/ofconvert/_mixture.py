@@ -9,12 +9,10 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _layout, _native
 from ._dataset import RecordDataset
-from ._epochs import _check_epochs, _Epochs
+from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
 from ._errors import UsageError
 
 _MIXTURE_VERSION = 1
-# A stopped pass of a mixture in a state: its layout and the batches each rank took.
-_PASS_KEYS = ("world_size", "workers", "unit", "drop_last", "steps")
 # Keeps the sources' orders apart under one seed (the golden ratio's 64 bits).
 _SOURCE_STRIDE = 0x9E3779B97F4A7C15
 # Epochs of a source's order an epoch of the mixture may repeat it at most.
@@ -287,12 +285,14 @@ class MixedStream(_Epochs):
         for name, value in mine.items():
             if state.get(name) != value:
                 raise UsageError(f"the state is of a mixture with {name}={state.get(name)!r}, this one has {value!r}")
-        passes = []
-        for entry in state.get("passes", []):
-            if not isinstance(entry, Mapping) or set(entry) != set(_PASS_KEYS):
-                raise UsageError(f"a pass of a state is a dict of {', '.join(_PASS_KEYS)}, not {entry!r}")
-            passes.append(tuple(entry[key] for key in _PASS_KEYS))
+        passes = [_stopped_pass(entry) for entry in state.get("passes", [])]
         self._epoch = int(state["epoch"])
+        self._begin()
+        # The passes must consume what the state says was consumed, as a stream's must.
+        befores = self._befores(passes)
+        left = sum(self._stream(part, 1, 0, befores[at]).left for at, part in enumerate(self._parts()))
+        if state.get("position") != self.size - left:
+            raise UsageError(f"the state's passes {state.get('passes')!r} do not add up to its position {state.get('position')}")
         self._resume(passes)
 
     def __repr__(self) -> str:

@@ -9,29 +9,13 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _layout, _native
 from ._dataset import Paths, RecordDataset
-from ._epochs import _check_epochs, _Epochs
+from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
 from ._errors import UsageError
 
 _STATE_VERSION = 3
 # The keys of a state of version 1, which had no "version": its position counted one rank's
 # records.
 _STATE_VERSION_1 = {"epoch", "position", "seed", "shuffle", "records"}
-# A stopped pass in a state: the layout that read it and the units each rank consumed.
-_PASS_KEYS = ("world_size", "workers", "unit", "drop_last", "steps")
-
-
-def _stopped_pass(entry: Any) -> Tuple[int, int, int, bool, int]:
-    """A stopped pass of a state, checked: a dict of `_PASS_KEYS`."""
-    if not isinstance(entry, Mapping) or set(entry) != set(_PASS_KEYS):
-        raise UsageError(f"a pass of a state is a dict of {', '.join(_PASS_KEYS)}, not {entry!r}")
-    world, workers, unit, drop_last, steps = (entry[key] for key in _PASS_KEYS)
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (world, workers, unit, steps)):
-        raise UsageError(f"a pass of a state holds integers, not {entry!r}")
-    if world < 1 or workers < 1 or unit < 1 or steps < 0 or not isinstance(drop_last, bool):
-        raise UsageError(f"a pass of a state has world_size, workers and unit of at least 1: {entry!r}")
-    return (world, workers, unit, drop_last, steps)
-
-
 def _warn_request_a_record(dataset: RecordDataset, mode: str) -> None:
     """Says once, when a stream is made, that a global shuffle of files in a bucket with no
     cache reads a request a record (tens of times slower than in spans), and the ways out."""
