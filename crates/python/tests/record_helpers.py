@@ -43,12 +43,13 @@ def shares(root, world, workers, **options):
     return out
 
 
-def in_turn(root, rank, world, workers, take=None, state=None, epoch=0, **options):
-    """A rank's items behind `workers` loader workers taken one from each in turn (as a
-    loader does), the first `take` of them; each worker's stream loaded with `state`."""
+def taken_in_turn(make, workers, take=None, state=None, epoch=0):
+    """The items of `workers` loader workers' streams (``make(worker)`` makes each, loaded
+    with `state`, at `epoch`) taken one from each in turn, an exhausted worker passed over,
+    as a loader takes them; the first `take` of them."""
     streams = []
     for worker in range(workers):
-        stream = RecordStream(root, rank=rank, world_size=world, worker=(worker, workers), **options)
+        stream = make(worker)
         if state is not None:
             stream.load_state_dict(state)
         stream.set_epoch(epoch)
@@ -63,4 +64,14 @@ def in_turn(root, rank, world, workers, take=None, state=None, epoch=0, **option
                 streams.remove(stream)
             else:
                 out.append(item)
-    return ids(out)
+    return out
+
+
+def in_turn(root, rank, world, workers, take=None, state=None, epoch=0, **options):
+    """A rank's items behind `workers` loader workers taken one from each in turn (as a
+    loader does), the first `take` of them; each worker's stream loaded with `state`."""
+
+    def make(worker):
+        return RecordStream(root, rank=rank, world_size=world, worker=(worker, workers), **options)
+
+    return ids(taken_in_turn(make, workers, take, state, epoch))

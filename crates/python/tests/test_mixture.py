@@ -8,7 +8,7 @@ import pytest
 import ofconvert
 from ofconvert import UsageError
 from ofconvert.data import MixedStream, RecordDataset, RecordStream
-from record_helpers import ids
+from record_helpers import ids, taken_in_turn
 
 
 @pytest.fixture
@@ -29,24 +29,11 @@ def batches_of(mixture_args, world, workers, take=None, state=None, epoch=0, **o
     `take` steps of each rank), each batch as its list of ids."""
     ranks = []
     for rank in range(world):
-        streams = []
-        for worker in range(workers):
-            stream = MixedStream(*mixture_args, rank=rank, world_size=world, worker=(worker, workers), **options)
-            if state is not None:
-                stream.load_state_dict(state)
-            stream.set_epoch(epoch)
-            streams.append(iter(stream))
-        out = []
-        while streams and (take is None or len(out) < take):
-            for stream in list(streams):
-                if take is not None and len(out) == take:
-                    break
-                item = next(stream, None)
-                if item is None:
-                    streams.remove(stream)
-                else:
-                    out.append(ids([item]))
-        ranks.append(out)
+
+        def make(worker, rank=rank):
+            return MixedStream(*mixture_args, rank=rank, world_size=world, worker=(worker, workers), **options)
+
+        ranks.append([ids([item]) for item in taken_in_turn(make, workers, take, state, epoch)])
     return ranks
 
 
