@@ -33,6 +33,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use ofconvert_tfrecord::crc::crc32c;
 use serde::{Deserialize, Serialize};
 
 use crate::naming::layout::{self, SwapPhase};
@@ -68,7 +69,7 @@ struct Journal {
     /// place, the new datasets are published, and the replacement is done (a reader that
     /// found a manifest never sees it undone).
     #[serde(default)]
-    manifests: Vec<(String, String)>,
+    manifests: Vec<(String, u32)>,
 }
 
 impl Journal {
@@ -140,7 +141,7 @@ pub(crate) fn replace(
         .last
         .iter()
         .filter(|(name, _)| layout::is_manifest(name))
-        .map(|(name, bytes)| (name.clone(), crc_text(bytes)))
+        .map(|(name, bytes)| (name.clone(), crc32c(bytes)))
         .collect();
     let journal = Journal {
         old: aside,
@@ -300,7 +301,7 @@ impl Run<'_> {
             && self.journal.manifests.iter().all(|(name, crc)| {
                 matches!(
                     self.storage.read(&self.path(name)),
-                    Ok(Some(bytes)) if crc_text(&bytes) == *crc
+                    Ok(Some(bytes)) if crc32c(&bytes) == *crc
                 )
             })
     }
@@ -495,10 +496,6 @@ fn put_back(run: &Run<'_>, phase: SwapPhase, names: &[String]) -> io::Result<()>
         storage.remove(&run.path(temp))?;
     }
     storage.sync_dir(run.dir)
-}
-
-fn crc_text(bytes: &[u8]) -> String {
-    format!("{:08x}", ofconvert_tfrecord::crc::crc32c(bytes))
 }
 
 /// Writes `bytes` as the file `path`, synced.
