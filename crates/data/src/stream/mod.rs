@@ -18,9 +18,12 @@
 //! stores) and the engine's record reader, options and names.
 
 pub(crate) mod ahead;
+#[cfg(test)]
+mod exhaustive;
 pub(crate) mod features;
 pub(crate) mod fetch;
 pub(crate) mod fingerprint;
+pub(crate) mod mixture;
 pub(crate) mod order;
 pub(crate) mod pieces;
 pub(crate) mod prefetch;

@@ -59,7 +59,7 @@ impl Layout {
     }
 
     /// The positions of `len` rank `rank` reads, and how many units they make.
-    fn rank(&self, len: u64, rank: u64) -> (Range<u64>, u64) {
+    pub(crate) fn rank(&self, len: u64, rank: u64) -> (Range<u64>, u64) {
         let (world, unit) = (self.world(), self.unit());
         let region = if self.drop_last {
             let whole = len / (world * unit) * unit;
@@ -81,7 +81,7 @@ impl Layout {
     }
 
     /// The lane of `(rank, worker)` over `len` positions, and the units it holds.
-    fn lane(&self, len: u64, rank: u64, worker: u64) -> (Range<u64>, u64) {
+    pub(crate) fn lane(&self, len: u64, rank: u64, worker: u64) -> (Range<u64>, u64) {
         let (region, units) = self.rank(len, rank);
         let before: u64 = (0..worker).map(|w| self.worker_units(units, w)).sum();
         let mine = self.worker_units(units, worker);
@@ -96,12 +96,43 @@ impl Layout {
     }
 
     /// The most units a rank of this layout holds over `len` positions.
-    fn most_units(&self, len: u64) -> u64 {
+    pub(crate) fn most_units(&self, len: u64) -> u64 {
         (0..self.world())
             .map(|rank| self.rank(len, rank).1)
             .max()
             .unwrap_or(0)
     }
+}
+
+/// Units each of a rank's loader workers gave once the rank took `steps` units, when its
+/// workers hold `counts` units: a loader takes one unit from each worker in turn and passes
+/// over a worker once it is exhausted, as PyTorch's and OneFlow's do. Round `k` takes the
+/// `k`th unit of every worker that holds more than `k`.
+pub fn taken_in_turn(counts: &[u64], steps: u64) -> Vec<u64> {
+    let within = |rounds: u64| counts.iter().map(|&count| count.min(rounds)).sum::<u64>();
+    // The whole rounds taken: the most `rounds` whose units are at most `steps`.
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let (mut low, mut high) = (0, most);
+    while low < high {
+        let middle = low + (high - low).div_ceil(2);
+        if within(middle) <= steps {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    let mut more = steps.saturating_sub(within(low));
+    counts
+        .iter()
+        .map(|&count| {
+            let taken = count.min(low);
+            if count > low && more > 0 {
+                more -= 1;
+                return taken + 1;
+            }
+            taken
+        })
+        .collect()
 }
 
 /// A lane's rest after a pass stopped, as the next pass finds it.
@@ -282,6 +313,14 @@ impl Share {
     /// Whether this pass deals nothing.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Whether no rank has a unit to read in this pass: what the passes before it left is
+    /// nothing, or (`drop_last`) too little for every rank to take a whole unit. A pass
+    /// started on its own after such a one reads the epoch again; the pass a loaded state
+    /// resumes reads what is left, nothing here.
+    pub fn is_spent(&self) -> bool {
+        self.layout.most_units(self.len) == 0
     }
 
     /// Units the rank yields in this pass, all its workers together.

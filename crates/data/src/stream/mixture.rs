@@ -1,0 +1,335 @@
+//! A mixture of datasets read as one stream: each epoch a share of records from each source,
+//! every source's share read as *readings* (its first places of one of its orders; a source
+//! drawn more than its length read again in another order), each reading dealt over every
+//! process's lane as [`share`](crate::stream::share) deals one dataset, and each lane's
+//! items drawn from its readings in a [`Schedule`]: at random in proportion when shuffled,
+//! smoothly in proportion when not.
+//!
+//! A pass of the mixture stops as a stream's does, the units each rank took ([`Pass`]).
+//! What it took of each reading's lanes follows from the loader's round robin, which passes
+//! over an exhausted worker ([`taken_in_turn`]), and from each lane's schedule; each
+//! reading's passes are then its lanes' units taken, which the next pass deals on any
+//! layout. All of it is computed from a few integers a pass: a state of any size costs
+//! what its passes and lanes do, not what its records do.
+
+use crate::stream::order::{mix, Order, Permutation};
+use crate::stream::share::{taken_in_turn, Layout, Pass, Share};
+
+/// Epochs of a source's order one epoch of a mixture may read it at most.
+pub const REPEATS: u64 = 1 << 16;
+/// Keeps the sources' orders apart under one seed (the golden ratio's 64 bits).
+const SOURCE_STRIDE: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// One reading of a source within an epoch of a mixture: the first `first` places of the
+/// source's order drawn from `seed` and `epoch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// The source, by its number.
+    pub source: usize,
+    /// The seed of the source's order.
+    pub seed: u64,
+    /// The epoch of the source's order.
+    pub epoch: u64,
+    /// Places of that order the reading reads.
+    pub first: u64,
+}
+
+/// The readings of epoch `epoch` of a mixture of sources of `lengths` records whose shares
+/// of the epoch are `shares`: each source read whole as many times as its share holds, each
+/// time in an order of its own, then the first places of one more.
+pub fn readings(lengths: &[u64], shares: &[u64], seed: u64, epoch: u64) -> Vec<Reading> {
+    let mut out = Vec::new();
+    for (source, (&length, &share)) in lengths.iter().zip(shares).enumerate() {
+        if length == 0 {
+            continue;
+        }
+        let source_seed = seed.wrapping_add((source as u64 + 1).wrapping_mul(SOURCE_STRIDE));
+        for repeat in 0..share.div_ceil(length) {
+            out.push(Reading {
+                source,
+                seed: source_seed,
+                epoch: epoch.wrapping_mul(REPEATS).wrapping_add(repeat),
+                first: length.min(share - repeat * length),
+            });
+        }
+    }
+    out
+}
+
+/// The order a lane takes its items from its readings in: `counts` items of each.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    counts: Vec<u64>,
+    /// When shuffled: a permutation of the lane's items, and where each reading's items
+    /// start among them (an item comes from the reading whose run its place falls in).
+    shuffled: Option<(Permutation, Vec<u64>)>,
+}
+
+impl Schedule {
+    /// A lane's schedule of `counts` items of each reading, drawn from `key` when shuffled.
+    fn new(counts: Vec<u64>, shuffled: bool, key: (u64, u64)) -> Schedule {
+        let shuffled = shuffled.then(|| {
+            let mut starts = Vec::with_capacity(counts.len());
+            let mut total = 0;
+            for &count in &counts {
+                starts.push(total);
+                total += count;
+            }
+            (Permutation::new(total, key.0, key.1), starts)
+        });
+        Schedule { counts, shuffled }
+    }
+
+    /// Items in all.
+    pub fn len(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Whether the lane has no item.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The readings of the lane's items, in turn.
+    pub fn turns(&self) -> Turns {
+        Turns {
+            total: self.len(),
+            schedule: self.clone(),
+            at: 0,
+            taken: vec![0; self.counts.len()],
+        }
+    }
+
+    /// Items of each reading among the lane's first `items`.
+    pub fn prefix(&self, items: u64) -> Vec<u64> {
+        let mut turns = self.turns();
+        for _ in 0..items.min(self.len()) {
+            turns.next();
+        }
+        turns.taken
+    }
+}
+
+/// The readings of a lane's items, in turn ([`Schedule::turns`]).
+pub struct Turns {
+    schedule: Schedule,
+    total: u64,
+    at: u64,
+    taken: Vec<u64>,
+}
+
+impl Iterator for Turns {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let counts = &self.schedule.counts;
+        if self.at >= self.total {
+            return None;
+        }
+        let reading = match &self.schedule.shuffled {
+            Some((permutation, starts)) => {
+                let place = permutation.apply(self.at);
+                starts.partition_point(|&start| start <= place) - 1
+            }
+            // The reading furthest behind its share: the least (taken + 1/2) / count, the
+            // first on a tie, compared exactly.
+            None => (0..counts.len())
+                .filter(|&at| self.taken[at] < counts[at])
+                .min_by(|&a, &b| {
+                    let key = |at: usize, other: usize| {
+                        u128::from(2 * self.taken[at] + 1) * u128::from(counts[other])
+                    };
+                    key(a, b).cmp(&key(b, a)).then(a.cmp(&b))
+                })?,
+        };
+        self.at += 1;
+        self.taken[reading] += 1;
+        Some(reading)
+    }
+}
+
+/// A pass of a mixture: its readings, the passes of the epoch that stopped before it, and
+/// how it deals them.
+#[derive(Clone, Debug)]
+pub struct Mixture {
+    /// Each reading's order and the places of it the reading reads.
+    readings: Vec<(Order, u64)>,
+    /// How this pass deals: ranks, their loader workers, units.
+    layout: Layout,
+    shuffled: bool,
+    /// What the schedules are drawn from: the mixture's seed and epoch.
+    key: (u64, u64),
+    /// Each reading's passes before this one, in its lanes' units.
+    befores: Vec<Vec<Pass>>,
+    /// Each reading's positions this pass deals: what the passes before it left.
+    lens: Vec<u64>,
+}
+
+/// The layout each reading is dealt with: one lane a process, `(rank, worker)` rank-major.
+fn lanes(layout: Layout) -> Layout {
+    Layout {
+        world: layout.world.max(1) * layout.workers.max(1),
+        workers: 1,
+        ..layout
+    }
+}
+
+impl Mixture {
+    /// A pass of `layout` over `readings` (each an order and the places of it read), after
+    /// the mixture's passes `before` (of this epoch, the first first, each the units its
+    /// ranks took) stopped; `key` (the mixture's seed and epoch) draws shuffled schedules.
+    pub fn new(
+        readings: Vec<(Order, u64)>,
+        before: &[Pass],
+        layout: Layout,
+        shuffled: bool,
+        key: (u64, u64),
+    ) -> Mixture {
+        let mut mixture = Mixture {
+            befores: vec![Vec::new(); readings.len()],
+            lens: Vec::new(),
+            readings,
+            layout,
+            shuffled,
+            key,
+        };
+        for (number, pass) in before.iter().enumerate() {
+            mixture.layout = pass.layout;
+            mixture.lens = mixture.dealt();
+            let dealt = lanes(pass.layout);
+            let mut taken = vec![vec![0; dealt.world as usize]; mixture.readings.len()];
+            for rank in 0..pass.layout.world.max(1) {
+                let workers = pass.layout.workers.max(1);
+                let schedules: Vec<Schedule> = (0..workers)
+                    .map(|worker| mixture.schedule_of(number as u64, rank, worker))
+                    .collect();
+                let counts: Vec<u64> = schedules.iter().map(Schedule::len).collect();
+                let items = taken_in_turn(&counts, pass.steps);
+                for (worker, schedule) in schedules.iter().enumerate() {
+                    let lane = (rank * workers) as usize + worker;
+                    for (at, count) in schedule.prefix(items[worker]).into_iter().enumerate() {
+                        taken[at][lane] = count;
+                    }
+                }
+            }
+            for (befores, lanes_taken) in mixture.befores.iter_mut().zip(taken) {
+                befores.push(Pass {
+                    layout: dealt,
+                    steps: 0,
+                    lanes: Some(lanes_taken),
+                });
+            }
+        }
+        mixture.layout = layout;
+        mixture.lens = mixture.dealt();
+        mixture
+    }
+
+    /// Each reading's positions after its passes so far.
+    fn dealt(&self) -> Vec<u64> {
+        self.readings
+            .iter()
+            .zip(&self.befores)
+            .map(|(&(order, first), before)| {
+                Share::of_first(order, first, before, lanes(self.layout), 0, 0).len()
+            })
+            .collect()
+    }
+
+    /// The layout of this pass.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Readings this pass deals from.
+    pub fn readings(&self) -> usize {
+        self.readings.len()
+    }
+
+    /// Units of each reading the lane of `(rank, worker)` holds in this pass.
+    pub fn lane_counts(&self, rank: u64, worker: u64) -> Vec<u64> {
+        let dealt = lanes(self.layout);
+        let lane = rank * self.layout.workers.max(1) + worker;
+        self.lens
+            .iter()
+            .map(|&len| dealt.lane(len, lane, 0).1)
+            .collect()
+    }
+
+    /// Units the lane of `(rank, worker)` yields in this pass.
+    pub fn lane_units(&self, rank: u64, worker: u64) -> u64 {
+        self.lane_counts(rank, worker).iter().sum()
+    }
+
+    /// Units rank `rank` yields in this pass, all its workers together.
+    pub fn rank_units(&self, rank: u64) -> u64 {
+        (0..self.layout.workers.max(1))
+            .map(|worker| self.lane_units(rank, worker))
+            .sum()
+    }
+
+    /// Positions of the epoch this pass deals, every reading's together: what the passes
+    /// before it left.
+    pub fn left(&self) -> u64 {
+        self.lens.iter().sum()
+    }
+
+    /// Whether no rank has a unit to read in this pass (see [`Share::is_spent`]).
+    pub fn is_spent(&self) -> bool {
+        let dealt = lanes(self.layout);
+        self.lens.iter().all(|&len| dealt.most_units(len) == 0)
+    }
+
+    /// This pass, stopped once rank `rank` took `steps` units of it, ranks in step. A rank
+    /// that took its whole share ends the pass (see [`Share::stopped_after`]).
+    pub fn stopped_after(&self, rank: u64, steps: u64) -> Pass {
+        let steps = if steps >= self.rank_units(rank) {
+            (0..self.layout.world.max(1))
+                .map(|rank| self.rank_units(rank))
+                .max()
+                .unwrap_or(0)
+        } else {
+            steps
+        };
+        Pass {
+            layout: self.layout,
+            steps,
+            lanes: None,
+        }
+    }
+
+    /// What the lane of `(rank, worker)` reads of reading `reading` in this pass.
+    pub fn share(&self, reading: usize, rank: u64, worker: u64) -> Share {
+        let (order, first) = self.readings[reading];
+        let lane = rank * self.layout.workers.max(1) + worker;
+        Share::of_first(
+            order,
+            first,
+            &self.befores[reading],
+            lanes(self.layout),
+            lane,
+            0,
+        )
+    }
+
+    /// The order the lane of `(rank, worker)` takes its items from the readings in.
+    pub fn schedule(&self, rank: u64, worker: u64) -> Schedule {
+        let number = self.befores.first().map_or(0, Vec::len) as u64;
+        self.schedule_of(number, rank, worker)
+    }
+
+    /// The schedule of `(rank, worker)`'s lane in the epoch's `number`th pass, this one.
+    fn schedule_of(&self, number: u64, rank: u64, worker: u64) -> Schedule {
+        let lane = rank * self.layout.workers.max(1) + worker;
+        let (seed, epoch) = self.key;
+        let lane_seed = mix(seed ^ mix(number.wrapping_add(1) ^ mix(lane ^ 0x6d69_7874)));
+        Schedule::new(
+            self.lane_counts(rank, worker),
+            self.shuffled,
+            (lane_seed, epoch),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;
