@@ -46,5 +46,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<write::Writer>()?;
     module.add_class::<dataset::Records>()?;
     module.add_class::<dataset::Stream>()?;
+    module.add_class::<dataset::Mixture>()?;
+    module.add_class::<dataset::MixedLane>()?;
     Ok(())
 }

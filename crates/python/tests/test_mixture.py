@@ -89,9 +89,11 @@ def test_a_mixture_resumes_on_another_layout_with_the_rest_of_its_shares(sources
     whole = collections.Counter(i for rank in batches_of(args, 2, 2, epoch=1, **options) for b in rank for i in b)
     # Two ranks of two workers take 7 steps each, then rank 0's state.
     taken = [i for rank in batches_of(args, 2, 2, take=7, epoch=1, **options) for b in rank for i in b]
-    state = MixedStream(*args, rank=0, world_size=2, **options).state_dict(position=7 * 4, workers=2)
-    state["epoch"] = 1
-    assert state["position"] == len(taken) == 2 * 7 * 4
+    stopped = MixedStream(*args, rank=0, world_size=2, **options)
+    stopped.set_epoch(1)
+    state = stopped.state_dict(position=7 * 4, workers=2)
+    # A source's last batch of a lane may be short, and may come in the first steps.
+    assert state["position"] == len(taken) > 2 * 7 * 3
     for world, workers in ((1, 1), (3, 2)):
         rest = [i for rank in batches_of(args, world, workers, state=state, epoch=1, **options) for b in rank for i in b]
         assert collections.Counter(taken + rest) == whole, (world, workers)

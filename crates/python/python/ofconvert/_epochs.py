@@ -5,6 +5,7 @@ claim by which the first data-loader pass after a resume, and no later one, resu
 both streams, above the layout; it names neither stream.
 """
 
+import json
 import os
 import tempfile
 import weakref
@@ -34,7 +35,25 @@ def _claim_path(token: str) -> str:
     return os.path.join(tempfile.gettempdir(), f"ofconvert-resumed-{token}")
 
 
-def _claim(token: str, loader_pass: int) -> bool:
+# Forks of this process so far: a stream made before a fork may have copies in loader
+# workers, which claims and plans are for; one that never was copied needs neither file.
+_FORKS = [0]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
+
+
+def _plan_path(token: str) -> str:
+    return os.path.join(tempfile.gettempdir(), f"ofconvert-plan-{token}")
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _claim(token: str, loader_pass: str) -> bool:
     """Whether the loader pass `loader_pass` is the one that resumes the state loaded as
     `token`: the first pass one of whose workers asks. The answer is a file in the temporary
     directory, put in place whole (linked) by the first to ask: the workers of a pass, forked
@@ -57,6 +76,24 @@ def _claim(token: str, loader_pass: int) -> bool:
                 return claimed.read() == mine
     finally:
         os.unlink(written)
+
+
+class _Copies:
+    """Whether a stream may have copies that are a loader's workers: it was pickled (for
+    spawned workers, say), or this process forked since it was made."""
+
+    def __init__(self) -> None:
+        self.pickled = False
+        self.forks = _FORKS[0]
+
+    def may_be(self) -> bool:
+        return self.pickled or _FORKS[0] != self.forks
+
+
+def _unclaim_if_copied(resumed: Tuple[str, int], copies: _Copies) -> None:
+    """`_unclaim` when the stream is collected, where a copy of it may have claimed."""
+    if copies.may_be():
+        _unclaim(*resumed)
 
 
 def _unclaim(token: str, owner: int) -> None:
@@ -99,16 +136,43 @@ def _check_epochs(
 
 class _Epochs:
     """What :class:`RecordStream` and :class:`MixedStream` share: the epoch, the passes of it
-    that stopped, and the claim of a resumed pass by the first loader pass that starts."""
+    that stopped, which passes the next one follows, the claim of a resumed pass by the first
+    loader pass that starts, and the plan that tells persistent loader workers of a new
+    epoch or state. Each stream gives ``_pass(before)``, its native pass after ``before``
+    (``units``: the rank's, ``spent``, ``left``), and ``_passes``, the passes so far."""
 
     _epoch: int
     _before: List[Any]
     _resumed: Optional[Tuple[str, int]]
     world_size: Optional[int]
+    rank: Optional[int]
+    worker: Optional[Tuple[int, int]]
+
+    def _start_epochs(self) -> None:
+        self._epoch = 0
+        # The passes of this epoch that stopped before this one, each a tuple of the integers
+        # of `_PASS_KEYS`.
+        self._before = []
+        # The state loaded, while its passes are to be resumed: the name of its claim (see
+        # `_claim`), and the process that loaded it.
+        self._resumed = None
+        # Whether a state was loaded since this copy's last pass: that pass reads what the
+        # state left, even nothing.
+        self._loaded = False
+        # The plan's name and the process that owns it (see `_publish`), and the loader
+        # passes this copy served as a worker, by the loader's seed.
+        self._plan = (os.urandom(8).hex(), os.getpid())
+        self._served: Dict[int, int] = {}
+        self._copies = _Copies()
+        self._plan_kept = False
+
+    def _may_be_copied(self) -> bool:
+        return self._copies.may_be()
 
     def __getstate__(self) -> Dict[str, Any]:
         # Pickled in the training process for workers started with `spawn`, which have no
         # process group of their own: the rank travels with the stream.
+        self._copies.pickled = True
         state = self.__dict__.copy()
         if self.world_size is None:
             state["rank"], state["world_size"] = _layout._distributed()
@@ -127,12 +191,62 @@ class _Epochs:
         if int(epoch) != self._epoch or claimed:
             self._begin()
         self._epoch = int(epoch)
+        self._publish()
+
+    def _placement(self) -> Tuple[int, int, int, int]:
+        """This process's rank, the world size, its loader worker and their count: as given
+        when the stream was made, else from the framework."""
+        rank, world = (self.rank, self.world_size) if self.world_size is not None else _layout._distributed()
+        worker, workers = self.worker if self.worker is not None else _layout._loader_worker()
+        return int(rank), int(world), int(worker), int(workers)  # type: ignore[arg-type]
+
+    def _pass(self, before: List[Any], workers: Optional[int] = None) -> Any:
+        raise NotImplementedError
+
+    def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Any]:
+        raise NotImplementedError
+
+    def _upcoming(self) -> List[Any]:
+        """The passes the next pass here follows: those a state loaded left, read even if
+        they leave nothing; else those so far, this process's pass stopped where it stood,
+        or none once no rank has a unit left (the epoch again)."""
+        if self._loaded:
+            return list(self._before)
+        before = self._passes(None, None)
+        return [] if self._pass(before, None).spent else before
+
+    def _start_pass(self) -> None:
+        """What a pass does first: a loader's worker follows the plan, a later loader pass
+        than the one that resumed starts the epoch again, and a pass iterated here goes on
+        from where the last one stopped."""
+        info = _layout._loader_info() if self.worker is None else None
+        if info is not None:
+            _, _, seed = info
+            served = self._served.get(seed, 0)
+            self._served[seed] = served + 1
+            if served:
+                # A persistent worker's next pass: the training process's epoch and state.
+                self._follow_plan()
+            if self._resumed is not None and not _claim(self._resumed[0], f"{seed}.{served}"):
+                self._begin()
+        else:
+            self._before = self._upcoming()
+            if not self._before:
+                self._begin()
+        self._loaded = False
+
+    def __len__(self) -> int:
+        """Items (batches, or records) this rank yields in the epoch from where it stands,
+        all its workers together."""
+        return int(self._pass(self._upcoming(), None).units)
 
     def _begin(self) -> None:
         """The epoch from its start."""
         self._before = []
+        self._loaded = False
         if self._resumed is not None:
-            _unclaim(*self._resumed)
+            if self._may_be_copied():
+                _unclaim(*self._resumed)
             self._resumed = None
 
     def _resume(self, passes: List[Any]) -> None:
@@ -140,12 +254,38 @@ class _Epochs:
         (a fork or a copy in between does not count)."""
         self._begin()
         self._before = passes
+        self._loaded = True
         if passes:
             self._resumed = (os.urandom(8).hex(), os.getpid())
-            weakref.finalize(self, _unclaim, *self._resumed)
+            weakref.finalize(self, _unclaim_if_copied, self._resumed, self._copies)
+        self._publish()
 
-    def _later_loader_pass(self, worker: Optional[Tuple[int, int]]) -> bool:
-        """Whether this copy is a loader's worker of a pass after the one that resumed."""
-        info = _layout._loader_info() if worker is None else None
-        return self._resumed is not None and info is not None and not _claim(self._resumed[0], info[2])
+    def _publish(self) -> None:
+        """Writes where the epoch stands for persistent loader workers, whose copy of the
+        stream outlives a pass: the training process's epoch, passes and claim, read by each
+        worker when its loader starts a pass after the first."""
+        token, owner = self._plan
+        if os.getpid() != owner or not self._may_be_copied():
+            # No copy can be a worker yet: one made later takes this state with it.
+            return
+        plan = {"epoch": self._epoch, "before": [list(p) for p in self._before], "resumed": self._resumed}
+        handle, written = tempfile.mkstemp(prefix=".ofconvert-plan-", dir=tempfile.gettempdir())
+        with os.fdopen(handle, "w") as out:
+            json.dump(plan, out)
+        os.replace(written, _plan_path(token))
+        if not self._plan_kept:
+            self._plan_kept = True
+            weakref.finalize(self, _remove, _plan_path(token))
 
+    def _follow_plan(self) -> None:
+        try:
+            with open(_plan_path(self._plan[0])) as written:
+                plan = json.load(written)
+        except FileNotFoundError:
+            # Never published: the epoch this worker started with, from its start.
+            self._begin()
+            return
+        self._epoch = int(plan["epoch"])
+        self._before = [tuple(p) for p in plan["before"]]
+        self._resumed = None if plan["resumed"] is None else tuple(plan["resumed"])  # type: ignore[assignment]
+        self._loaded = self._resumed is not None

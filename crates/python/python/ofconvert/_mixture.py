@@ -4,19 +4,14 @@ source read through its own store and options, dealt to ranks and loader workers
 
 import math
 import os
-import random
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _layout, _native
+from . import _native
 from ._dataset import RecordDataset
 from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
 from ._errors import UsageError
 
 _MIXTURE_VERSION = 1
-# Keeps the sources' orders apart under one seed (the golden ratio's 64 bits).
-_SOURCE_STRIDE = 0x9E3779B97F4A7C15
-# Epochs of a source's order an epoch of the mixture may repeat it at most.
-_REPEATS = 1 << 16
 
 
 def _shares(size: int, weights: Sequence[float]) -> List[int]:
@@ -29,15 +24,6 @@ def _shares(size: int, weights: Sequence[float]) -> List[int]:
     for at in order[: size - sum(shares)]:
         shares[at] += 1
     return shares
-
-
-class _Part:
-    """One reading of a source within an epoch of the mixture: its `first` places of the
-    source's order of epoch `epoch` (a source drawn more than its length is read again, in
-    another order, as a part of its own)."""
-
-    def __init__(self, source: int, epoch: int, first: int) -> None:
-        self.source, self.epoch, self.first = source, epoch, first
 
 
 class MixedStream(_Epochs):
@@ -112,110 +98,29 @@ class MixedStream(_Epochs):
         self.worker = None if worker is None else (int(worker[0]), int(worker[1]))
         self.batch_size = None if batch_size is None else int(batch_size)
         self.drop_last = bool(drop_last)
-        self._epoch = 0
-        # The passes of this epoch that stopped before this one, and the items this process
-        # yielded since this pass started.
-        self._before: List[Tuple[int, int, int, bool, int]] = []
+        self._start_epochs()
+        # The items this process yielded since this pass started.
         self._yielded = 0
-        self._resumed: Optional[Tuple[str, int]] = None
 
-    # The epoch's parts and how each lane reads them.
+    # The epoch's readings and how each lane reads them: in Rust (`_native.Mixture`).
 
-    def _parts(self) -> List[_Part]:
-        parts = []
-        for source, (share, length) in enumerate(zip(self.shares, (len(s) for s in self.sources))):
-            for repeat in range(math.ceil(share / length)):
-                parts.append(_Part(source, self._epoch * _REPEATS + repeat, min(length, share - repeat * length)))
-        return parts
-
-    def _stream(self, part: _Part, lanes: int, lane: int, before: List[Any]) -> "_native.Stream":
-        seed = (self.seed + (part.source + 1) * _SOURCE_STRIDE) % 2**64
-        unit = self.batch_size or 1
-        return _native.Stream(
-            self.sources[part.source]._native, self._mode, self.block_size, seed, part.epoch,
-            before, lane, lanes, 0, 1, unit, self.batch_size is not None, self.drop_last, part.first,
+    def _pass(self, before: List[Any], workers: Optional[int] = None) -> "_native.Mixture":
+        rank, world, _, placed = self._placement()
+        return _native.Mixture(
+            [source._native for source in self.sources], self.shares, self._mode, self.block_size,
+            self.seed, self._epoch, before, rank, world, placed if workers is None else workers,
+            self.batch_size or 1, self.batch_size is not None, self.drop_last,
         )
-
-    def _schedule(self, counts: List[int], lane: int, passes_before: int) -> List[int]:
-        """The parts a lane's items come from, in turn: at random in proportion to what each
-        has left when shuffled, else in proportion, smoothly (the part furthest behind its
-        share next)."""
-        schedule = []
-        left = list(counts)
-        total = sum(counts)
-        if self._mode != "none":
-            draw = random.Random(f"{self.seed}/{self._epoch}/{passes_before}/{lane}")
-            for _ in range(total):
-                at = draw.choices(range(len(left)), weights=left)[0]
-                left[at] -= 1
-                schedule.append(at)
-            return schedule
-        taken = [0] * len(counts)
-        for _ in range(total):
-            at = min((p for p in range(len(counts)) if taken[p] < counts[p]), key=lambda p: ((taken[p] + 0.5) / counts[p], p))
-            taken[at] += 1
-            schedule.append(at)
-        return schedule
-
-    def _placement(self) -> Tuple[int, int, int, int]:
-        rank, world = (self.rank, self.world_size) if self.world_size is not None else _layout._distributed()
-        if self.worker is not None:
-            worker, workers = self.worker
-        else:
-            info = _layout._loader_info()
-            worker, workers = (info[0], info[1]) if info is not None else (0, 1)
-        return int(rank), int(world), worker, workers  # type: ignore[arg-type]
-
-    def _befores(self, passes: List[Tuple[int, int, int, bool, int]]) -> List[List[Any]]:
-        """Each part's stopped passes (each lane's units taken) after the mixture's `passes`."""
-        parts = self._parts()
-        befores: List[List[Any]] = [[] for _ in parts]
-        for number, (world, workers, unit, drop_last, steps) in enumerate(passes):
-            lanes = world * workers
-            taken = [[0] * lanes for _ in parts]
-            for lane in range(lanes):
-                counts = [self._stream(part, lanes, lane, befores[at]).lane_units for at, part in enumerate(parts)]
-                schedule = self._schedule(counts, lane, number)
-                worker = lane % workers
-                items = min(max(0, -(-(steps - worker) // workers)), len(schedule))
-                for at in schedule[:items]:
-                    taken[at][lane] += 1
-            for at in range(len(parts)):
-                befores[at].append((lanes, 1, unit, drop_last, taken[at]))
-        return befores
 
     # Iterating.
 
     def __iter__(self) -> Iterator[Any]:
-        if self._later_loader_pass(self.worker):
-            self._begin()
-        self._before = self._passes(None, None)
+        self._start_pass()
         self._yielded = 0
-        if len(self) == 0:
-            self._begin()
-        rank, world, worker, workers = self._placement()
-        lane, lanes = rank * workers + worker, world * workers
-        parts = self._parts()
-        befores = self._befores(self._before)
-        streams = [iter(self._stream(part, lanes, lane, befores[at])) for at, part in enumerate(parts)]
-        counts = [self._stream(part, lanes, lane, befores[at]).lane_units for at, part in enumerate(parts)]
-        for at in self._schedule(counts, lane, len(self._before)):
-            item = next(streams[at])
+        _, _, worker, _ = self._placement()
+        for item in self._pass(self._before).lane(worker):
             self._yielded += 1
             yield item
-
-    def __len__(self) -> int:
-        """Items (batches, or records) this rank yields in the epoch from where it stands, all
-        its workers together."""
-        rank, world, _, workers = self._placement()
-        lanes = world * workers
-        parts = self._parts()
-        befores = self._befores(self._passes(None, None))
-        return sum(
-            self._stream(part, lanes, rank * workers + worker, befores[at]).lane_units
-            for worker in range(workers)
-            for at, part in enumerate(parts)
-        )
 
     # Epochs and states.
 
@@ -226,15 +131,15 @@ class MixedStream(_Epochs):
     def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Tuple[int, int, int, bool, int]]:
         unit = self.batch_size or 1
         if position is None:
-            steps, workers = self._yielded, self._placement()[3]
+            steps, workers = self._yielded, None
         else:
             if int(position) < 0:
                 raise UsageError(f"position must be at least 0, not {position}")
             steps = -(-int(position) // unit)
         if steps == 0:
             return list(self._before)
-        _, world, _, _ = self._placement()
-        return self._before + [(world, max(int(workers or 1), 1), unit, self.drop_last, steps)]
+        workers = None if workers is None else max(int(workers), 1)
+        return self._before + [tuple(self._pass(self._before, workers).stopped_after(steps))]  # type: ignore[list-item]
 
     def _identity(self) -> Dict[str, Any]:
         return {
@@ -261,9 +166,7 @@ class MixedStream(_Epochs):
                 )
             workers = self.worker[1]
         passes = self._passes(position, workers)
-        befores = self._befores(passes)
-        parts = self._parts()
-        left = sum(self._stream(part, 1, 0, befores[at]).left for at, part in enumerate(parts))
+        left = self._pass(passes).left
         return {
             "version": _MIXTURE_VERSION,
             "mixture": True,
@@ -289,8 +192,7 @@ class MixedStream(_Epochs):
         self._epoch = int(state["epoch"])
         self._begin()
         # The passes must consume what the state says was consumed, as a stream's must.
-        befores = self._befores(passes)
-        left = sum(self._stream(part, 1, 0, befores[at]).left for at, part in enumerate(self._parts()))
+        left = self._pass(passes).left
         if state.get("position") != self.size - left:
             raise UsageError(f"the state's passes {state.get('passes')!r} do not add up to its position {state.get('position')}")
         self._resume(passes)

@@ -74,8 +74,9 @@ class RecordStream(_Epochs):
       (``batch_size=N`` here, ``batch_size=None`` in the loader).
 
     Iterating again after a whole pass starts the epoch again; :meth:`set_epoch` draws the
-    next order. Data loaders with ``persistent_workers=True`` keep the epoch their workers
-    started with: leave it off, as for any iterable dataset that changes per epoch.
+    next order. The pass a loaded state resumes reads what it left, even nothing. Data
+    loaders with ``persistent_workers=True`` follow :meth:`set_epoch` and
+    :meth:`load_state_dict` from one pass to the next (see ``docs/training.md``).
     """
 
     def __init__(
@@ -108,14 +109,9 @@ class RecordStream(_Epochs):
         self.batch_size = None if batch_size is None else int(batch_size)
         self.drop_last = bool(drop_last)
         self._mode = mode
-        self._epoch = 0
-        # The passes of this epoch that stopped before this one (each a tuple of the integers
-        # of `_PASS_KEYS`), and the records of this rank's share read since this pass started.
-        self._before: List[Tuple[int, int, int, bool, int]] = []
+        self._start_epochs()
+        # The records of this rank's share read since this pass started.
         self._position = 0
-        # The state loaded, while its passes are to be resumed: the name of its claim (see
-        # `_epochs._claim`), and the process that loaded it.
-        self._resumed: Optional[Tuple[str, int]] = None
 
     def _begin(self) -> None:
         super()._begin()
@@ -127,11 +123,6 @@ class RecordStream(_Epochs):
         if self._mode != "block":
             return None
         return self.dataset._native.block_geometry(self.block_size)
-
-    def _placement(self) -> Tuple[int, int, int, int]:
-        rank, world = (self.rank, self.world_size) if self.world_size is not None else _layout._distributed()
-        worker, workers = self.worker if self.worker is not None else _layout._loader_worker()
-        return int(rank), int(world), worker, workers  # type: ignore[arg-type]
 
     def _stream(
         self, worker: Optional[Tuple[int, int]] = None, before: Optional[List[Tuple[int, int, int, bool, int]]] = None
@@ -146,25 +137,16 @@ class RecordStream(_Epochs):
             self.batch_size is not None, self.drop_last,
         )
 
+    def _pass(self, before: List[Any], workers: Optional[int] = None) -> "_native.Stream":
+        return self._stream(worker=(0, 1), before=before)
+
     def __iter__(self) -> Iterator[Any]:
-        if self._later_loader_pass(self.worker):
-            # A worker of a loader's pass after the one that resumed: the epoch again.
-            self._begin()
-        # A pass iterated here and broken off stopped where it stood.
-        self._before = self._passes(None, None)
+        self._start_pass()
         self._position = 0
-        if self._stream(worker=(0, 1)).units == 0:
-            # A whole pass is behind: the epoch again.
-            self._begin()
         stream = self._stream()
         for item in stream:
             self._position = stream.yielded
             yield item
-
-    def __len__(self) -> int:
-        """Items (batches, or records) this rank yields in the epoch from where it stands,
-        all its workers together."""
-        return self._stream(worker=(0, 1), before=self._passes(None, None)).units
 
     def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Tuple[int, int, int, bool, int]]:
         """The passes of the epoch so far, this one stopped once this rank consumed
@@ -272,6 +254,6 @@ class RecordStream(_Epochs):
         return (
             f"{type(self).__name__}({len(self.dataset)} records, shuffle={self.shuffle!r}, "
             f"batch_size={self.batch_size}, epoch={self._epoch}, "
-            f"position={len(self.dataset) - self._stream(worker=(0, 1), before=self._passes(None, None)).left})"
+            f"position={len(self.dataset) - self._pass(self._passes(None, None)).left})"
         )
 

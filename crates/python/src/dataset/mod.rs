@@ -4,8 +4,10 @@
 //! the decoders ([`crate::decode`], [`crate::values`]), the exceptions ([`crate::errors`]) and
 //! the network keywords ([`crate::keywords`]); none of those names them.
 
+mod mixture;
 mod stream;
 
+pub use mixture::{MixedLane, Mixture};
 pub use stream::Stream;
 
 use std::path::PathBuf;
@@ -193,6 +195,11 @@ impl Records {
             return Err(failure.into_py(py));
         }
         Ok(columns.take(py, &mut state.names)?.into_any())
+    }
+
+    /// Records in the dataset.
+    pub fn len(&self) -> u64 {
+        self.files.len()
     }
 
     /// Epoch `epoch`'s order of the records: `shuffle` is "none", "global" or "block" (with
@@ -408,7 +415,7 @@ impl Records {
     }
 
     fn __len__(&self) -> usize {
-        self.files.len() as usize
+        self.len() as usize
     }
 
     /// Each file: its path, format, records, where its index is kept, where its bytes are

@@ -29,19 +29,26 @@ pub struct Stream {
 }
 
 /// A stopped pass as Python holds it in a state: `(world, workers, unit, drop_last, steps)`.
-type PassTuple = (u64, u64, u64, bool, u64);
+pub(crate) type PassTuple = (u64, u64, u64, bool, u64);
 
-/// How far a stopped pass got: the units each rank took, or those each lane gave.
-#[derive(FromPyObject)]
-enum Taken {
-    Steps(u64),
-    Lanes(Vec<u64>),
+/// A stopped pass of a state's tuple.
+pub(crate) fn pass_of((world, workers, unit, drop_last, steps): PassTuple) -> Pass {
+    Pass {
+        layout: Layout {
+            world,
+            workers,
+            unit,
+            drop_last,
+        },
+        steps,
+        lanes: None,
+    }
 }
 
 #[pymethods]
 impl Stream {
     #[new]
-    #[pyo3(signature = (records, shuffle, block, seed, epoch, before, rank, world, worker, workers, unit, batched, drop_last, first=None))]
+    #[pyo3(signature = (records, shuffle, block, seed, epoch, before, rank, world, worker, workers, unit, batched, drop_last))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         records: Py<Records>,
@@ -49,7 +56,7 @@ impl Stream {
         block: Option<u64>,
         seed: u64,
         epoch: u64,
-        before: Vec<(u64, u64, u64, bool, Taken)>,
+        before: Vec<PassTuple>,
         rank: u64,
         world: u64,
         worker: u64,
@@ -57,48 +64,18 @@ impl Stream {
         unit: u64,
         batched: bool,
         drop_last: bool,
-        first: Option<u64>,
     ) -> PyResult<Stream> {
         let order = records.get().order(shuffle, block, seed, epoch)?;
         let chunk = records.get().chunk(shuffle, block);
-        let before: Vec<Pass> = before
-            .into_iter()
-            .map(|(world, workers, unit, drop_last, taken)| Pass {
-                layout: Layout {
-                    world,
-                    workers,
-                    unit,
-                    drop_last,
-                },
-                steps: match taken {
-                    Taken::Steps(steps) => steps,
-                    Taken::Lanes(_) => 0,
-                },
-                lanes: match taken {
-                    Taken::Steps(_) => None,
-                    Taken::Lanes(lanes) => Some(lanes),
-                },
-            })
-            .collect();
+        let before: Vec<Pass> = before.into_iter().map(pass_of).collect();
         let layout = Layout {
             world,
             workers,
             unit,
             drop_last,
         };
-        // A mixture's source reads the first `first` places of its order an epoch.
-        let len = first.unwrap_or(order.len());
-        let share = Share::of_first(order, len, &before, layout, rank, worker);
-        Ok(Stream {
-            records,
-            next: 0,
-            yielded: 0,
-            prefetch: None,
-            chunk,
-            share,
-            batched,
-            indices: Vec::new(),
-        })
+        let share = Share::new(order, &before, layout, rank, worker);
+        Ok(Stream::of_share(records, share, chunk, batched))
     }
 
     /// This pass, stopped once each rank consumed `records` records of it (ranks in step),
@@ -137,6 +114,12 @@ impl Stream {
         self.share.len()
     }
 
+    /// Whether no rank has a unit to read in this pass (see `Share::is_spent`).
+    #[getter]
+    fn spent(&self) -> bool {
+        self.share.is_spent()
+    }
+
     /// Records this worker yielded so far.
     #[getter]
     fn yielded(&self) -> u64 {
@@ -148,6 +131,36 @@ impl Stream {
     }
 
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.next_item(py)
+    }
+}
+
+impl Stream {
+    /// The stream of `share` of `records`, read by spans of `chunk` records from a store
+    /// (`None`: a request a record), its items batches (`batched`) or records.
+    pub(crate) fn of_share(
+        records: Py<Records>,
+        share: Share,
+        chunk: Option<u64>,
+        batched: bool,
+    ) -> Stream {
+        Stream {
+            records,
+            next: 0,
+            yielded: 0,
+            prefetch: None,
+            chunk,
+            share,
+            batched,
+            indices: Vec::new(),
+        }
+    }
+
+    /// The next unit: a batch or a record; `None` at the end of the share.
+    pub(crate) fn next_item<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         if self.next >= self.share.units() {
             return Ok(None);
         }
