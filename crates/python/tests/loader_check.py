@@ -58,6 +58,7 @@ def main(framework: str, data: str) -> None:
             options["collate_fn"] = collate
         loader = loading.DataLoader(stream, **options)
         result[f"resumed-{context}"] = [[i for batch in loader for i in ids(batch)] for _ in range(2)]
+        result[f"persistent-{context}"] = persistent(classes, loading, collate, data, context)
         dataset = classes.RecordDataset(data, features=["id"])
         loader = loading.DataLoader(
             dataset, batch_size=8, shuffle=True, num_workers=2,
@@ -66,6 +67,45 @@ def main(framework: str, data: str) -> None:
         result[f"dataset-{context}"] = [i for batch in loader for i in ids(batch)]
         result["records"] = len(dataset)
     print(json.dumps(result))
+
+
+def persistent(classes, loading, collate, data, context):
+    """Loaders that keep their workers from pass to pass (`persistent_workers=True`, with
+    `prefetch_factor` and, for PyTorch, `pin_memory`): three epochs with set_epoch, a pass
+    broken off after two batches and the pass after it, a state loaded between epochs and
+    the epoch after it. The ids each pass read."""
+    stream = classes.RecordStream(data, shuffle=True, seed=5, batch_size=4, drop_last=False)
+    options = dict(
+        batch_size=None, num_workers=2, persistent_workers=True, prefetch_factor=3,
+        multiprocessing_context=multiprocessing.get_context(context),
+    )
+    if collate is not None:
+        options["collate_fn"] = collate
+    else:
+        options["pin_memory"] = True
+    loader = loading.DataLoader(stream, **options)
+
+    def ids(batch):
+        return [int(v) for v in batch["id"].numpy().reshape(-1)]
+
+    passes = {}
+    for epoch in range(3):
+        stream.set_epoch(epoch)
+        passes[f"epoch-{epoch}"] = [i for batch in loader for i in ids(batch)]
+    broken = []
+    for batch in loader:
+        broken.extend(ids(batch))
+        if len(broken) >= 8:
+            break
+    passes["broken"] = broken
+    passes["after-broken"] = [i for batch in loader for i in ids(batch)]
+    state = classes.RecordStream(data, shuffle=True, seed=5, batch_size=4, drop_last=False)
+    state.set_epoch(3)
+    stream.load_state_dict(state.state_dict(position=12, workers=1))
+    passes["resumed-3"] = [i for batch in loader for i in ids(batch)]
+    stream.set_epoch(4)
+    passes["epoch-4"] = [i for batch in loader for i in ids(batch)]
+    return passes
 
 
 if __name__ == "__main__":

@@ -65,6 +65,20 @@ def test_a_frameworks_loader_reads_every_record_once(framework, data):
         # The resumed pass reads the rest of the epoch, the pass after it all of it.
         resumed, after = result[f"resumed-{context}"]
         assert sorted(resumed) == list(range(8, total)) and sorted(after) == list(range(total)), context
+        # Persistent workers: each epoch whole in its own order; a pass broken off, then a
+        # whole pass; a state loaded between epochs, its rest, then the next epoch whole.
+        kept = result[f"persistent-{context}"]
+        for name in ("epoch-0", "epoch-1", "epoch-2", "after-broken", "epoch-4"):
+            assert sorted(kept[name]) == list(range(total)), (context, name)
+        assert kept["epoch-0"] != kept["epoch-1"] != kept["epoch-2"], context
+        assert len(kept["broken"]) == 8, context
+        if framework == "torch":
+            # The same epoch again, in the same order. OneFlow 0.9's loader goes on taking
+            # turns from the worker after the last pass's last one, so its batches come in
+            # another interleaving (docs/training.md, "Loader settings").
+            assert kept["after-broken"] == kept["epoch-2"], context
+        rest = kept["resumed-3"]
+        assert len(rest) == len(set(rest)) == total - 12, context
     equal = result["stream-fork-drop_last=True"]
     assert len(equal[0]) == len(equal[1]) == total // 2 // 4 * 4
     assert len(set(equal[0]) | set(equal[1])) == 2 * len(equal[0])
