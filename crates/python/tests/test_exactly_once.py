@@ -5,6 +5,7 @@ and persistent loader workers across epochs. The bookkeeping itself is tried on 
 case in Rust (`cargo test`, crates/data/src/stream/exhaustive.rs); this suite tries the
 Python that decides which passes a pass follows."""
 
+import os
 import pickle
 
 import pytest
@@ -181,6 +182,9 @@ def test_persistent_workers_read_each_epoch_whole_in_its_own_order(sized, monkey
     copies = [pickle.loads(pickle.dumps(stream)) for _ in range(2)]
     serving = {}
     monkeypatch.setattr(ofconvert._layout, "_loader_info", lambda: serving.get("info"))
+    # The workers here are copies in this process: their parent, the training process, is
+    # this process too.
+    monkeypatch.setattr(os, "getppid", os.getpid)
 
     def loader_pass():
         streams = []
@@ -228,3 +232,44 @@ def _started(items):
             yield from items
 
     return chained()
+
+
+def _rank_with_a_worker(blob, epoch, queue):
+    """A rank's process: the stream it was handed, a worker forked from it (a persistent
+    loader's, started before the epoch), then `epoch` set; the worker's next pass reads the
+    plan its parent left."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    stream = pickle.loads(blob)
+    started = context.Event()
+    worker = context.Process(target=_worker_follows, args=(stream, started, queue))
+    worker.start()
+    stream.set_epoch(epoch)
+    started.set()
+    worker.join(timeout=60)
+
+
+def _worker_follows(stream, started, queue):
+    started.wait(timeout=60)
+    stream._follow_plan()
+    queue.put((stream.epoch, os.getppid()))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked processes")
+def test_each_ranks_persistent_workers_follow_their_own_ranks_epoch(sized):
+    """One stream pickled to every rank's process (as torch.multiprocessing.spawn hands its
+    arguments): each rank publishes its own plan, and its workers read their parent's."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    blob = pickle.dumps(RecordStream(sized(12), shuffle=True, batch_size=2))
+    ranks = [context.Process(target=_rank_with_a_worker, args=(blob, epoch, queue)) for epoch in (3, 5)]
+    for rank in ranks:
+        rank.start()
+    got = sorted(queue.get(timeout=60) for _ in ranks)
+    for rank in ranks:
+        rank.join(timeout=60)
+    assert [epoch for epoch, _ in got] == [3, 5]
+    assert got[0][1] != got[1][1]

@@ -42,11 +42,18 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
 
 
-def _plan_path(token: str) -> str:
-    return os.path.join(tempfile.gettempdir(), f"ofconvert-plan-{token}")
+def _plan_path(token: str, publisher: int) -> str:
+    """The plan of the stream named `token` that process `publisher` leaves for its loader's
+    workers (whose parent it is): each process of a job its own, though the stream was
+    pickled to them all."""
+    return os.path.join(tempfile.gettempdir(), f"ofconvert-plan-{token}-{publisher}")
 
 
-def _remove(path: str) -> None:
+def _remove(path: str, publisher: int) -> None:
+    """Removes the plan at `path`, in the process that published it only (a forked worker's
+    copy of the stream going away leaves it)."""
+    if os.getpid() != publisher:
+        return
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -159,12 +166,12 @@ class _Epochs:
         # Whether a state was loaded since this copy's last pass: that pass reads what the
         # state left, even nothing.
         self._loaded = False
-        # The plan's name and the process that owns it (see `_publish`), and the loader
+        # The plan's name (see `_publish`), the processes that published one, and the loader
         # passes this copy served as a worker, by the loader's seed.
-        self._plan = (os.urandom(8).hex(), os.getpid())
+        self._plan = os.urandom(8).hex()
+        self._published: List[int] = []
         self._served: Dict[int, int] = {}
         self._copies = _Copies()
-        self._plan_kept = False
 
     def _may_be_copied(self) -> bool:
         return self._copies.may_be()
@@ -262,27 +269,30 @@ class _Epochs:
 
     def _publish(self) -> None:
         """Writes where the epoch stands for persistent loader workers, whose copy of the
-        stream outlives a pass: the training process's epoch, passes and claim, read by each
-        worker when its loader starts a pass after the first."""
-        token, owner = self._plan
-        if os.getpid() != owner or not self._may_be_copied():
-            # No copy can be a worker yet: one made later takes this state with it.
+        stream outlives a pass: this process's epoch, passes and claim, read by each of its
+        workers when their loader starts a pass after the first. A worker publishes nothing,
+        nor does a stream that no worker can have a copy of yet (one made later takes this
+        state with it)."""
+        if _layout._loader_info() is not None or not self._may_be_copied():
             return
+        me = os.getpid()
+        path = _plan_path(self._plan, me)
         plan = {"epoch": self._epoch, "before": [list(p) for p in self._before], "resumed": self._resumed}
         handle, written = tempfile.mkstemp(prefix=".ofconvert-plan-", dir=tempfile.gettempdir())
         with os.fdopen(handle, "w") as out:
             json.dump(plan, out)
-        os.replace(written, _plan_path(token))
-        if not self._plan_kept:
-            self._plan_kept = True
-            weakref.finalize(self, _remove, _plan_path(token))
+        os.replace(written, path)
+        if me not in self._published:
+            self._published.append(me)
+            weakref.finalize(self, _remove, path, me)
 
     def _follow_plan(self) -> None:
+        """A persistent worker's next pass follows the plan its parent, the training
+        process, published; none published: the epoch it started with, from its start."""
         try:
-            with open(_plan_path(self._plan[0])) as written:
+            with open(_plan_path(self._plan, os.getppid())) as written:
                 plan = json.load(written)
         except FileNotFoundError:
-            # Never published: the epoch this worker started with, from its start.
             self._begin()
             return
         self._epoch = int(plan["epoch"])
