@@ -190,3 +190,14 @@ def test_a_mixture_refuses_passes_that_do_not_add_up_to_the_position(sources):
     resumed = MixedStream(*args, **options)
     resumed.load_state_dict(state)
     assert sum(len(batch["id"]) for batch in resumed) == 60 - 16
+
+
+def test_a_mixture_state_of_the_first_version_is_refused_as_one(sources):
+    """Version 1 drew each lane's order of sources in Python: another order of the same
+    batches, so that its states cannot be resumed exactly."""
+    mixture = MixedStream(sources, batch_size=4)
+    state = mixture.state_dict(position=8, workers=1)
+    assert state["version"] == 2
+    state["version"] = 1
+    with pytest.raises(UsageError, match="before version 2 of its states"):
+        MixedStream(sources, batch_size=4).load_state_dict(state)

@@ -11,7 +11,9 @@ from ._dataset import RecordDataset
 from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
 from ._errors import UsageError
 
-_MIXTURE_VERSION = 1
+# Version 2: each lane's schedule drawn in Rust (version 1's, drawn by Python's random, is
+# another order of the same batches).
+_MIXTURE_VERSION = 2
 
 
 def _shares(size: int, weights: Sequence[float]) -> List[int]:
@@ -182,6 +184,12 @@ class MixedStream(_Epochs):
         (sources, weights, size, order) is refused."""
         if not isinstance(state, Mapping):
             raise TypeError(f"a state is the dict state_dict() returns, not {type(state).__name__}")
+        if state.get("mixture") and state.get("version") == 1:
+            raise UsageError(
+                "the state is of a mixture of ofconvert before version 2 of its states, whose "
+                "batches came from the sources in another order: it cannot be resumed exactly; "
+                "start the epoch over with set_epoch(epoch)"
+            )
         if state.get("version") != _MIXTURE_VERSION or not state.get("mixture"):
             raise UsageError(f"not a state of a MixedStream: {dict(state)!r}")
         mine = self._identity()
