@@ -201,3 +201,16 @@ def test_a_mixture_state_of_the_first_version_is_refused_as_one(sources):
     state["version"] = 1
     with pytest.raises(UsageError, match="before version 2 of its states"):
         MixedStream(sources, batch_size=4).load_state_dict(state)
+
+
+def test_a_mixture_knows_its_loaders_worker_count_where_a_stream_does(sources, monkeypatch):
+    """Inside a loader's worker, state_dict(position=) takes the loader's worker count, as a
+    RecordStream's does; where none can be known, the refusal gives the line to write."""
+    with pytest.raises(UsageError, match=r"workers=loader\.num_workers"):
+        MixedStream(sources, batch_size=4).state_dict(position=8)
+    with pytest.raises(UsageError, match="workers must be at least 0"):
+        MixedStream(sources, batch_size=4).state_dict(position=8, workers=-1)
+    monkeypatch.setattr(ofconvert._layout, "_loader_info", lambda: (1, 2, 99))
+    inside = MixedStream(sources, batch_size=4, rank=0, world_size=1).state_dict(position=8)
+    given = MixedStream(sources, batch_size=4, rank=0, world_size=1).state_dict(position=8, workers=2)
+    assert inside == given and inside["passes"][0]["workers"] == 2

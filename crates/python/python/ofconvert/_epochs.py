@@ -207,6 +207,23 @@ class _Epochs:
         worker, workers = self.worker if self.worker is not None else _layout._loader_worker()
         return int(rank), int(world), int(worker), int(workers)  # type: ignore[arg-type]
 
+    def _loader_workers(self, position: Optional[int], workers: Optional[int]) -> Optional[int]:
+        """The loader worker count a state counted at `position` (the records this rank took
+        behind a loader) was counted with: `workers` as given, else this worker's loader's, or
+        that of the worker the stream was given; refused where none can be known."""
+        if position is not None and workers is None:
+            workers = self.worker[1] if self.worker is not None else _layout._loader_info_count()
+            if workers is None:
+                raise UsageError(
+                    "state_dict(position=...) needs workers=: the data loader's num_workers "
+                    "(0 or 1 for a loader without workers), as which records its batches held "
+                    "depends on how many workers took turns; write "
+                    "stream.state_dict(position=batches_done * batch_size, workers=loader.num_workers)"
+                )
+        if workers is not None and int(workers) < 0:
+            raise UsageError(f"workers must be at least 0, not {workers}")
+        return workers
+
     def _pass(self, before: List[Any], workers: Optional[int] = None) -> Any:
         raise NotImplementedError
 

@@ -160,13 +160,7 @@ class MixedStream(_Epochs):
         ``steps``: the batches each rank took) and ``position`` the records consumed in all.
         Behind a loader give ``position`` (records this rank consumed since the pass started,
         ``batches_done * batch_size``) and ``workers`` (the loader's ``num_workers``)."""
-        if position is not None and workers is None:
-            if self.worker is None:
-                raise UsageError(
-                    "state_dict(position=...) needs workers=: the data loader's num_workers "
-                    "(0 or 1 for a loader without workers)"
-                )
-            workers = self.worker[1]
+        workers = self._loader_workers(position, workers)
         passes = self._passes(position, workers)
         left = self._pass(passes).left
         return {

@@ -7,7 +7,7 @@ the same three.
 import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _layout, _native
+from . import _native
 from ._dataset import Paths, RecordDataset
 from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
 from ._errors import UsageError
@@ -174,16 +174,7 @@ class RecordStream(_Epochs):
         started (``batches_done * batch_size``), and ``workers``, the loader's
         ``num_workers``: a worker reads a run of the rank's batches, so which records the
         batches consumed were depends on how many workers took turns."""
-        if position is not None and workers is None:
-            workers = self.worker[1] if self.worker is not None else _layout._loader_info_count()
-            if workers is None:
-                raise UsageError(
-                    "state_dict(position=...) needs workers=: the data loader's num_workers "
-                    "(0 or 1 for a loader without workers), as which records its batches held "
-                    "depends on how many workers took turns"
-                )
-        if workers is not None and int(workers) < 0:
-            raise UsageError(f"workers must be at least 0, not {workers}")
+        workers = self._loader_workers(position, workers)
         passes = self._passes(position, workers)
         return {
             "version": _STATE_VERSION,
