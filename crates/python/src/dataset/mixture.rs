@@ -5,7 +5,7 @@
 use ofconvert_data::{readings, Layout, Pass, Turns};
 use pyo3::prelude::*;
 
-use super::stream::{pass_of, PassTuple, Stream};
+use super::stream::{pass_of, tuple_of, PassTuple, Stream};
 use super::Records;
 
 /// A pass of a mixture of `sources`, as `ofconvert.data.MixedStream` deals it.
@@ -97,15 +97,7 @@ impl Mixture {
 
     /// This pass, stopped once the rank took `steps` units of it, as a state holds it.
     fn stopped_after(&self, steps: u64) -> PassTuple {
-        let pass = self.inner.stopped_after(self.rank, steps);
-        let layout = pass.layout;
-        (
-            layout.world,
-            layout.workers,
-            layout.unit,
-            layout.drop_last,
-            pass.steps,
-        )
+        tuple_of(&self.inner.stopped_after(self.rank, steps))
     }
 
     /// The items of worker `worker`'s lane, in turn.

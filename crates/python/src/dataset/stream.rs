@@ -45,6 +45,18 @@ pub(crate) fn pass_of((world, workers, unit, drop_last, steps): PassTuple) -> Pa
     }
 }
 
+/// A stopped pass as a state holds it: [`pass_of`] undone.
+pub(crate) fn tuple_of(pass: &Pass) -> PassTuple {
+    let layout = pass.layout;
+    (
+        layout.world,
+        layout.workers,
+        layout.unit,
+        layout.drop_last,
+        pass.steps,
+    )
+}
+
 #[pymethods]
 impl Stream {
     #[new]
@@ -82,17 +94,7 @@ impl Stream {
     /// as a state holds it, and the positions of the epoch it consumed, all ranks together.
     fn stopped_after(&self, records: u64) -> (PassTuple, u64) {
         let pass = self.share.stopped_after(records);
-        let layout = pass.layout;
-        (
-            (
-                layout.world,
-                layout.workers,
-                layout.unit,
-                layout.drop_last,
-                pass.steps,
-            ),
-            self.share.consumed(&pass),
-        )
+        (tuple_of(&pass), self.share.consumed(&pass))
     }
 
     /// Units the rank yields in this pass, all workers together.
