@@ -230,14 +230,16 @@ class _Epochs:
     def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Any]:
         raise NotImplementedError
 
-    def _upcoming(self) -> List[Any]:
+    def _upcoming(self) -> Tuple[List[Any], Any]:
         """The passes the next pass here follows: those a state loaded left, read even if
         they leave nothing; else those so far, this process's pass stopped where it stood,
-        or none once no rank has a unit left (the epoch again)."""
+        or none once no rank has a unit left (the epoch again). With them, the native pass
+        after them where telling needed it, else None."""
         if self._loaded:
-            return list(self._before)
+            return list(self._before), None
         before = self._passes(None, None)
-        return [] if self._pass(before, None).spent else before
+        upcoming = self._pass(before, None)
+        return ([], None) if upcoming.spent else (before, upcoming)
 
     def _start_pass(self) -> None:
         """What a pass does first: a loader's worker follows the plan, a later loader pass
@@ -254,7 +256,7 @@ class _Epochs:
             if self._resumed is not None and not _claim(self._resumed[0], f"{seed}.{served}"):
                 self._begin()
         else:
-            self._before = self._upcoming()
+            self._before, _ = self._upcoming()
             if not self._before:
                 self._begin()
         self._loaded = False
@@ -262,7 +264,8 @@ class _Epochs:
     def __len__(self) -> int:
         """Items (batches, or records) this rank yields in the epoch from where it stands,
         all its workers together."""
-        return int(self._pass(self._upcoming(), None).units)
+        before, upcoming = self._upcoming()
+        return int((upcoming if upcoming is not None else self._pass(before, None)).units)
 
     def _begin(self) -> None:
         """The epoch from its start."""
