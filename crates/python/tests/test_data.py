@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ofconvert
-from ofconvert.data import RecordDataset
+from ofconvert.data import RecordDataset, RecordStream
 from conftest import TESTDATA
 from record_helpers import same
 
@@ -43,7 +43,7 @@ def test_every_record_by_index_is_what_read_gives(path, tmp_path):
         ds[len(ds)]
 
 
-def test_indexes_are_built_once_kept_beside_and_those_of_the_index_command_used(tmp_path):
+def test_indexes_are_kept_in_the_cache_and_those_of_the_index_command_used(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     shutil.copy(TESTDATA / "golden" / "tutorial.tfrecord", data / "a.tfrecord")
@@ -51,14 +51,32 @@ def test_indexes_are_built_once_kept_beside_and_those_of_the_index_command_used(
     ofconvert.index(data / "a.tfrecord")
     made_by_command = (data / "a.tfrecord.idx").read_bytes()
     ds = RecordDataset(data, cache_dir=tmp_path / "cache")
-    assert [f["index"] for f in ds.files] == [str(data / "a.tfrecord.idx"), str(data / "b.tfrecord.idx")]
-    # Built beside the file, in the command's format.
-    assert (data / "b.tfrecord.idx").read_bytes() == made_by_command
-    assert not (tmp_path / "cache").exists()
-    # An index that does not fit its file is not trusted.
+    indexes = [f["index"] for f in ds.files]
+    assert indexes[0] == str(data / "a.tfrecord.idx")
+    # Built into the cache, in the command's format: nothing is written beside the data.
+    assert indexes[1].startswith(str(tmp_path / "cache"))
+    assert open(indexes[1], "rb").read() == made_by_command
+    assert sorted(p.name for p in data.iterdir()) == ["a.tfrecord", "a.tfrecord.idx", "b.tfrecord"]
+    assert list(RecordDataset(data, cache_dir=tmp_path / "cache")[498:]) == list(ds[498:])
+    # An index that does not fit its file is not trusted, and is left as it is.
     (data / "a.tfrecord.idx").write_text("0 16\n")
     assert len(RecordDataset(data / "a.tfrecord", cache_dir=tmp_path / "cache")) == 500
+    assert (data / "a.tfrecord.idx").read_text() == "0 16\n"
+
+
+def test_index_beside_keeps_the_indexes_beside_the_files_on_purpose(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(TESTDATA / "golden" / "tutorial.tfrecord", data / "a.tfrecord")
+    (data / "a.tfrecord.idx").write_text("0 16\n")
+    ofconvert.index(data / "a.tfrecord", output_dir=tmp_path / "made")
+    made_by_command = (tmp_path / "made" / "a.tfrecord.idx").read_bytes()
+    stream = RecordStream(data, cache_dir=tmp_path / "cache", index_beside=True)
+    assert stream.dataset.files[0]["index"] == str(data / "a.tfrecord.idx")
+    # The stale one is made anew, and nothing goes to the cache.
     assert (data / "a.tfrecord.idx").read_bytes() == made_by_command
+    assert not (tmp_path / "cache").exists()
+    assert sum(1 for _ in stream) == 500
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
@@ -68,7 +86,7 @@ def test_a_read_only_place_keeps_its_index_in_the_cache(tmp_path):
     shutil.copy(TESTDATA / "golden" / "tutorial.tfrecord", data / "a.tfrecord")
     data.chmod(stat.S_IRUSR | stat.S_IXUSR)
     try:
-        ds = RecordDataset(data, cache_dir=tmp_path / "cache")
+        ds = RecordDataset(data, cache_dir=tmp_path / "cache", index_beside=True)
     finally:
         data.chmod(stat.S_IRWXU)
     assert ds.files[0]["index"].startswith(str(tmp_path / "cache"))

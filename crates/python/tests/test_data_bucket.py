@@ -114,10 +114,11 @@ def test_a_shuffled_epoch_from_a_bucket_fetches_its_first_batch_before_reading_f
     local = RecordStream(sorted(cache.parent.glob("part-*.tfrecord")), shuffle=True, seed=4, batch_size=64)
     first = {int(v) for v in next(iter(local))["id"][:, 0]}
     # The record each request starts at (a request reads a record, or neighbours merged,
-    # from the first one's start), from the indexes kept beside the local copies.
+    # from the first one's start), from the indexes the local copies' dataset kept.
     starts = {}
-    for number in range(4):
-        lines = (cache.parent / f"part-{number}.tfrecord.idx").read_text().split()
+    for number, file in enumerate(local.dataset.files):
+        assert file["path"].endswith(f"part-{number}.tfrecord"), file
+        lines = open(file["index"]).read().split()
         for i, offset in enumerate(lines[::2]):
             starts[(f"/c/part-{number}.tfrecord", int(offset))] = number * 2000 + i
     proxy.reset()

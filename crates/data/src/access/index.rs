@@ -1,8 +1,9 @@
 //! Each file's index of record offsets, in the `index` command's format (one line per record,
 //! `OFFSET LENGTH`, as DALI and the Python `tfrecord` package read it), for TFRecord and
 //! OFRecord files alike: read from beside the file where it is, else from the cache, else
-//! built in one streaming pass (memory: the offsets alone) and kept beside a local file, or
-//! in the cache for a bucket or a place that cannot be written. A compressed TFRecord is
+//! built in one streaming pass (memory: the offsets alone) and kept in the cache: nothing is
+//! written into the data's folders unless asked ([`IndexOptions::beside`]), and then beside
+//! a local file whose folder can be written. A compressed TFRecord is
 //! copied into the cache once as an uncompressed TFRecord, and the copy indexed. An
 //! ArrayRecord file's own footer is its index: an entry a chunk of records, read whole and
 //! decoded when one of its records is.
@@ -51,6 +52,10 @@ pub struct IndexOptions {
     /// of its spans to find them there (a cache as large as the dataset: a cold start reads
     /// it once); `None` to keep nothing.
     pub spans: Option<SpanCache>,
+    /// Whether an index built for a local file is kept beside it (`FILE.idx`, as `ofconvert
+    /// index` writes it) rather than in the cache. Off by default: a reader does not write
+    /// into a dataset's folders, which may be shared, unless asked to.
+    pub beside: bool,
 }
 
 impl Default for IndexOptions {
@@ -60,6 +65,7 @@ impl Default for IndexOptions {
             checksums: Checksums::Verify,
             decompress: true,
             spans: None,
+            beside: false,
         }
     }
 }
@@ -278,9 +284,9 @@ pub fn open_listed(
     file.index = build(&*storage, &at, format, options.checksums, keep)?;
     file.made = true;
     let text = file.index.to_text();
-    // Beside a local file when its directory can be written; else in the cache; else
-    // nowhere, which only costs the next reader the same pass.
-    let places = if remote {
+    // In the cache, or beside a local file when asked and its directory can be written;
+    // else nowhere, which only costs the next reader the same pass.
+    let places = if remote || !options.beside {
         vec![cached]
     } else {
         vec![beside, cached]
@@ -453,35 +459,54 @@ mod tests {
     }
 
     #[test]
-    fn an_index_is_built_once_kept_beside_the_file_and_found_there_again() {
+    fn an_index_is_built_once_kept_in_the_cache_and_found_there_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.tfrecord");
         tfrecord(&path, &[b"one", b"three", b""], Compression::None);
         let cache = dir.path().join("cache");
         let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
         assert_eq!(opened.index, RecordIndex::new(vec![0, 19, 40], 56));
+        assert!(opened.made);
+        let stored = opened.stored.clone().unwrap();
+        assert!(stored.starts_with(&cache), "{stored:?}");
+        assert_eq!(fs::read(&stored).unwrap(), b"0 19\n19 21\n40 16\n");
+        // Nothing is written into the data's folder.
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        let again = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
+        assert_eq!((again.index, again.made), (opened.index, false));
+    }
+
+    #[test]
+    fn an_index_is_kept_beside_the_file_when_asked_and_found_there_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.tfrecord");
+        tfrecord(&path, &[b"one", b"three", b""], Compression::None);
+        let cache = dir.path().join("cache");
+        let beside_asked = IndexOptions {
+            beside: true,
+            ..options(&cache)
+        };
+        let opened = open_indexed(&path, Format::Tf, &beside_asked).unwrap();
+        assert_eq!(opened.index, RecordIndex::new(vec![0, 19, 40], 56));
         let beside = dir.path().join("a.tfrecord.idx");
         assert_eq!(opened.stored.as_deref(), Some(beside.as_path()));
         assert_eq!(fs::read(&beside).unwrap(), b"0 19\n19 21\n40 16\n");
         assert!(!cache.exists());
 
-        // Found again; one that no longer fits the file is made anew.
+        // Found again, asked or not; one that no longer fits the file is made anew.
         fs::write(&beside, b"0 56\n").unwrap();
-        assert_eq!(
-            open_indexed(&path, Format::Tf, &options(&cache))
-                .unwrap()
-                .index
-                .len(),
-            1
-        );
+        let found = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
+        assert_eq!((found.index.len(), found.made), (1, false));
         fs::write(&beside, b"0 19\n").unwrap();
-        assert_eq!(
-            open_indexed(&path, Format::Tf, &options(&cache))
-                .unwrap()
-                .index
-                .len(),
-            3
-        );
+        let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
+        assert_eq!((opened.index.len(), opened.made), (3, true));
+        // Not asked, the stale one is left as it was, and the one made is in the cache.
+        assert_eq!(fs::read(&beside).unwrap(), b"0 19\n");
+        assert!(opened.stored.unwrap().starts_with(&cache));
     }
 
     #[cfg(unix)]
@@ -500,7 +525,11 @@ mod tests {
         fs::write(&path, &bytes).unwrap();
         fs::set_permissions(&data, fs::Permissions::from_mode(0o555)).unwrap();
         let cache = dir.path().join("cache");
-        let opened = open_indexed(&path, Format::Of, &options(&cache));
+        let asked = IndexOptions {
+            beside: true,
+            ..options(&cache)
+        };
+        let opened = open_indexed(&path, Format::Of, &asked);
         fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).unwrap();
         let opened = opened.unwrap();
         assert_eq!(opened.index, RecordIndex::new(vec![0, 10], 21));
@@ -510,7 +539,7 @@ mod tests {
             stored.starts_with(&cache) || stored.starts_with(&data),
             "{stored:?}"
         );
-        let again = open_indexed(&path, Format::Of, &options(&cache)).unwrap();
+        let again = open_indexed(&path, Format::Of, &asked).unwrap();
         assert_eq!(again.index, opened.index);
     }
 

@@ -70,6 +70,12 @@ class RecordDataset:
     and build each index, once between them (a lock per entry, which a killed process does
     not leave behind). Default: nothing kept.
 
+    Indexes a dataset builds go to the cache directory: reading writes nothing into the
+    data's folders, which may be shared or read-only. ``FILE.idx`` files beside the data
+    (``ofconvert index`` writes them) are read when present and right for the file as it is
+    now; one that does not cover the file is passed over and left as it is.
+    ``index_beside=True`` keeps the indexes of local files beside them instead, on purpose.
+
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
     started with ``spawn`` each open it anew.
     """
@@ -88,6 +94,7 @@ class RecordDataset:
         request_timeout: float = 60.0,
         in_flight: int = 4,
         cache_limit: Union[int, str, None] = None,
+        index_beside: bool = False,
     ) -> None:
         self._config: Dict[str, Any] = dict(
             paths=_paths(paths),
@@ -97,6 +104,7 @@ class RecordDataset:
             decompress=bool(decompress),
             network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
             cache_limit=_cache_limit(cache_limit),
+            index_beside=bool(index_beside),
         )
         self._native = self._open(None)
         self._files = self._native.files()
@@ -109,7 +117,7 @@ class RecordDataset:
         return _native.Records(
             config["paths"], config["network"], features=config["features"], verify=config["verify"],
             cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
-            cache_limit=config.get("cache_limit"),
+            cache_limit=config.get("cache_limit"), index_beside=config.get("index_beside", False),
         )
 
     def _warn_decompressed(self) -> None:

@@ -29,6 +29,7 @@ class Records:
         verify: bool = True, cache_dir: Optional[str] = None, decompress: bool = True,
         files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]] = None,
         cache_limit: Optional[str] = None,
+        index_beside: bool = False,
     ) -> None: ...
     def __len__(self) -> int: ...
     def files(

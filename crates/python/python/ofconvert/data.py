@@ -7,9 +7,10 @@ give the same classes as subclasses of each framework's ``Dataset``/``IterableDa
 
 Random access goes through an index of each file (``OFFSET LENGTH`` per record, the
 format of ``ofconvert index``): a ``FILE.idx`` beside the file is used where it fits the file,
-else one is built on first use in a single streaming pass and kept beside a local file, or
-in the cache directory (``cache_dir=``, else ``$OFCONVERT_CACHE_DIR``, else
-``~/.cache/ofconvert``) for a bucket or a place that cannot be written. An ArrayRecord
+else one is built on first use in a single streaming pass and kept in the cache directory
+(``cache_dir=``, else ``$OFCONVERT_CACHE_DIR``, else ``~/.cache/ofconvert``): reading writes
+nothing into the data's folders unless ``index_beside=True`` asks it to keep a local file's
+index beside it. An ArrayRecord
 file's own footer is its index: opening one reads its postscript and footer (in a bucket, a
 few requests of a few kilobytes), and a record read is its chunk, read whole, checked and
 decoded; nothing is copied. A compressed TFRecord has no random access: it is copied once

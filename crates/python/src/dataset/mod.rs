@@ -308,7 +308,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -320,6 +320,7 @@ impl Records {
         decompress: bool,
         files: Option<Vec<Handed>>,
         cache_limit: Option<String>,
+        index_beside: bool,
     ) -> PyResult<Records> {
         network.set(py)?;
         let limit = match cache_limit.as_deref().map(ofconvert_data::parse_limit) {
@@ -371,6 +372,7 @@ impl Records {
             spans: spans
                 .clone()
                 .filter(|cache| listed_bytes.is_some_and(|bytes| bytes <= cache.limit())),
+            beside: index_beside,
         };
         // A file in a store is opened in a request or two that wait a round trip: many side
         // by side; a local one may be indexed in a pass over it: a core each.
