@@ -53,7 +53,7 @@ if ! command -v java >/dev/null 2>&1; then
     command -v java >/dev/null 2>&1 || die "Spark needs Java 17 or newer: install a JRE (openjdk-17-jre-headless)"
 fi
 java -version 2>&1 | head -1
-"$work/venv/bin/pip" install --quiet "$wheel[ray,spark]" pytest "moto[server]" boto3
+"$work/venv/bin/pip" install --quiet "$wheel[ray,spark]" pytest "moto[server]" boto3 pillow
 # Mosaic's shuffle, to compare the block shuffle's mixing with (test_shuffle_quality.py): it
 # needs numpy only, and the package's own dependencies bring torch.
 "$work/venv/bin/pip" install --quiet --no-deps "mosaicml-streaming==0.13.0"

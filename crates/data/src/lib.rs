@@ -65,7 +65,7 @@ pub use access::index::{open_indexed, open_listed, IndexOptions, IndexedFile};
 pub use access::record_index::RecordIndex;
 pub use access::spans::{parse_limit, SpanCache};
 pub use stream::ahead::SPANS_IN_FLIGHT;
-pub use stream::features::check_features;
+pub use stream::features::{check_features, feature_keys};
 pub use stream::fetch::{Files, Scratch, Span};
 pub use stream::fingerprint::fingerprint;
 pub use stream::mixture::{readings, Mixture, Reading, Schedule, Turns, REPEATS};

@@ -24,6 +24,9 @@ pub struct Selection {
     names: Option<HashSet<Vec<u8>>>,
     /// In the order asked.
     ordered: Vec<String>,
+    /// With every feature taken: those every batch holds as keys, whether its records have
+    /// them or not (the dataset's, as far as a look at some of its records tells).
+    keys: Vec<String>,
 }
 
 impl Selection {
@@ -38,8 +41,24 @@ impl Selection {
                         .collect(),
                 ),
                 ordered,
+                keys: Vec::new(),
             },
         }
+    }
+
+    /// The selection, with `keys` in every batch when it takes every feature (one that
+    /// names its features has those in every batch already).
+    pub fn with_keys(&self, keys: &[String]) -> Selection {
+        let mut selection = self.clone();
+        if selection.names.is_none() {
+            selection.keys = keys.to_vec();
+        }
+        selection
+    }
+
+    /// Whether it takes every feature.
+    pub fn takes_all(&self) -> bool {
+        self.names.is_none()
     }
 
     fn wants(&self, name: &[u8]) -> bool {
@@ -420,12 +439,12 @@ impl Columns {
     }
 
     /// Empties the batch; the features asked for by name are there in every batch, in the
-    /// order asked.
+    /// order asked, and so are the selection's keys.
     fn reset(&mut self) {
         self.rows = 0;
         self.sequences.clear();
         if self.columns.is_empty() {
-            for name in &self.selection.ordered {
+            for name in self.selection.ordered.iter().chain(&self.selection.keys) {
                 self.columns.push(Column::named(name.as_bytes(), 0));
             }
         }
@@ -504,6 +523,7 @@ impl Columns {
     }
 
     /// The batch as a dict (features in name order, or in the order asked), and empties it.
+    /// Its keys are the selection's and every feature an earlier batch of these columns had.
     pub fn take<'py>(
         &mut self,
         py: Python<'py>,
@@ -530,17 +550,13 @@ impl Columns {
         if self.selection.names.is_none() {
             self.columns.sort_by(|a, b| a.name.cmp(&b.name));
         }
+        // Every column is a key of the batch: those asked for or looked for, and those a
+        // batch before it met, `None` in the rows of records that lack them. Keys do not come
+        // and go from batch to batch, which a training loop would meet as a `KeyError`.
         let dict = PyDict::new(py);
         for column in &self.columns {
-            if self.selection.names.is_none() && column.cells.is_empty() {
-                continue;
-            }
             let value = column.value(py, self.rows, &objects)?;
             dict.set_item(names.get(py, &String::from_utf8_lossy(&column.name)), value)?;
-        }
-        // Columns a batch did not see are dropped, unless asked for by name.
-        if self.selection.names.is_none() {
-            self.columns.retain(|column| !column.cells.is_empty());
         }
         self.reset();
         Ok(dict)

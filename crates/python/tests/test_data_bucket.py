@@ -41,6 +41,15 @@ def test_a_bucket_reads_by_ranges_and_keeps_its_indexes_in_the_cache(moto_s3, tm
     same(gz[10], list(ofconvert.read(TESTDATA / "golden" / "tutorial.tfrecord"))[10])
 
 
+def _firsts(ds):
+    """The index of each file's first record."""
+    starts, at = [], 0
+    for f in ds.files:
+        starts.append(at)
+        at += f["records"]
+    return starts
+
+
 def test_a_shuffled_batch_from_a_bucket_fetches_little_more_than_its_records(counted):
     proxy, url, _, cache = counted
     ds = RecordDataset(url, cache_dir=cache)
@@ -49,6 +58,19 @@ def test_a_shuffled_batch_from_a_bucket_fetches_little_more_than_its_records(cou
 
     indices = random.Random(1).sample(range(len(ds)), 256)
     wanted = sum(len(local.raw(i)) + 16 for i in indices)
+    # The keys every batch holds are looked for at the first batch, in the first record of
+    # each file, a request each, and kept in the cache.
+    assert ds._native.keys(look=False) is None
+    proxy.reset()
+    assert ds._native.keys() == ["id", "pad"]
+    first_of_each = sum(len(local.raw(i)) + 16 for i in _firsts(local))
+    assert first_of_each <= proxy.bytes <= 2 * first_of_each, (proxy.bytes, proxy.requests)
+    assert proxy.requests == len(local.files), proxy.seen
+    assert len(list(cache.glob("*.keys"))) == 1
+    again = RecordDataset(url, cache_dir=cache)
+    proxy.reset()
+    assert again._native.keys() == ["id", "pad"]
+    assert proxy.requests == 0, proxy.seen
     proxy.reset()
     batch = ds.batch(indices)
     assert [int(v) for v in batch["id"][:, 0]] == indices

@@ -201,12 +201,23 @@ impl Files {
     /// Reads the records `indices` (below [`len`](Files::len)) into `scratch`, for
     /// [`each`](Files::each) to hand out.
     pub fn fetch(&self, indices: &[u64], scratch: &mut Scratch) -> Result<(), Error> {
+        self.fetch_through(indices, scratch, true)
+    }
+
+    /// [`fetch`](Files::fetch), through the cache of spans or (`cache` off) past it, as
+    /// records looked at alone are read: not in the chunks the cache fetches and keeps.
+    pub(crate) fn fetch_through(
+        &self,
+        indices: &[u64],
+        scratch: &mut Scratch,
+        cache: bool,
+    ) -> Result<(), Error> {
         scratch.runs.clear();
         for &index in indices {
             let (file, record) = self.locate(index);
             add_record(&mut scratch.runs, file, record, 0, 0);
         }
-        self.read_runs(scratch)
+        self.read_runs(scratch, cache)
     }
 
     /// Calls `each(file, at, payload)` for each record [`fetch`](Files::fetch) read, in
@@ -266,7 +277,7 @@ impl Files {
 
     /// Reads the bytes of every run into the buffers: local files with one positioned read
     /// per run, files in a store with one call per file for all its runs, files side by side.
-    fn read_runs(&self, scratch: &mut Scratch) -> Result<(), Error> {
+    fn read_runs(&self, scratch: &mut Scratch, through_cache: bool) -> Result<(), Error> {
         scratch.held.clear();
         if scratch.maps.len() >= MAPS_KEPT {
             // Unmapped, but for the files this batch reads.
@@ -317,7 +328,7 @@ impl Files {
         if remote.is_empty() {
             return Ok(());
         }
-        if self.cache.is_some() {
+        if self.cache.is_some() && through_cache {
             // A run the cache holds is read where it is, in the piece it lies in (kept mapped),
             // or, across pieces, copied into buffer 0; one buffer each the runs fetched into
             // it; those of the last batch go.

@@ -111,13 +111,13 @@ class RecordDataset:
         self._warn_decompressed()
 
     def _open(
-        self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]]
+        self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]], keys: Optional[List[str]] = None
     ) -> "_native.Records":
         config = self._config
         return _native.Records(
             config["paths"], config["network"], features=config["features"], verify=config["verify"],
             cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
-            cache_limit=config.get("cache_limit"), index_beside=config.get("index_beside", False),
+            cache_limit=config.get("cache_limit"), index_beside=config.get("index_beside", False), keys=keys,
         )
 
     def _warn_decompressed(self) -> None:
@@ -137,11 +137,17 @@ class RecordDataset:
         # Each file with the size and version (ETag) it was opened at, where it is an object
         # in a store, and whether its records are framed as they are (neither compressed nor
         # ArrayRecord): a loader's worker opens the same version without asking the store.
-        return {"config": self._config, "files": [(f[0], f[1], f[7], f[5] is None) for f in self._files]}
+        # And the keys of its batches, where they were looked for: a copy's batches have the
+        # same without looking again.
+        return {
+            "config": self._config,
+            "files": [(f[0], f[1], f[7], f[5] is None) for f in self._files],
+            "keys": self._native.keys(look=False),
+        }
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self._config = state["config"]
-        self._native = self._open(state["files"])
+        self._native = self._open(state["files"], state.get("keys"))
         self._files = self._native.files()
 
     @property

@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 import weakref
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _layout
 from ._errors import UsageError
@@ -141,6 +141,22 @@ def _check_epochs(
     return mode
 
 
+def _check_transform(transform: Any) -> Optional[Callable[[Any], Any]]:
+    """A stream's ``transform=``: a callable of one item (a batch or a record), or None."""
+    if transform is not None and not callable(transform):
+        raise UsageError(f"transform is a function of one item (a batch's dict, or a record's), not {transform!r}")
+    return transform
+
+
+def _with_keys(batch: Dict[str, Any], keys: Sequence[str]) -> Dict[str, Any]:
+    """``batch`` (a dict of columns) with every name of ``keys`` among its keys, in name order,
+    a list of None (one a row) where its records had none of that feature."""
+    if all(key in batch for key in keys):
+        return batch
+    rows = len(next(iter(batch.values()))) if batch else 0
+    return {key: batch[key] if key in batch else [None] * rows for key in sorted(set(keys).union(batch))}
+
+
 class _Epochs:
     """What :class:`RecordStream` and :class:`MixedStream` share: the epoch, the passes of it
     that stopped, which passes the next one follows, the claim of a resumed pass by the first
@@ -151,6 +167,7 @@ class _Epochs:
     _epoch: int
     _before: List[Any]
     _resumed: Optional[Tuple[str, int]]
+    transform: Optional[Callable[[Any], Any]]
     world_size: Optional[int]
     rank: Optional[int]
     worker: Optional[Tuple[int, int]]
@@ -172,6 +189,12 @@ class _Epochs:
         self._published: List[int] = []
         self._served: Dict[int, int] = {}
         self._copies = _Copies()
+
+    def _finished(self, item: Any) -> Any:
+        """An item as the loop receives it: the stream's ``transform`` applied, in the process
+        that iterates (a data loader's worker)."""
+        transform = self.transform
+        return item if transform is None else transform(item)
 
     def _may_be_copied(self) -> bool:
         return self._copies.may_be()

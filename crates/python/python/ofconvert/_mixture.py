@@ -4,11 +4,11 @@ source read through its own store and options, dealt to ranks and loader workers
 
 import math
 import os
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._dataset import RecordDataset
-from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
+from ._epochs import _PASS_KEYS, _check_epochs, _check_transform, _Epochs, _stopped_pass, _with_keys
 from ._errors import UsageError
 
 # Version 2: each lane's schedule drawn in Rust (version 1's, drawn by Python's random, is
@@ -46,7 +46,8 @@ class MixedStream(_Epochs):
     each read a lane of each source's share as :class:`RecordStream` deals one dataset, so a
     job fetches each source's share about once; ``shuffle``, ``block_size``, ``seed``,
     ``rank``, ``world_size``, ``worker``, ``batch_size`` and ``drop_last`` are
-    :class:`RecordStream`'s. With ``drop_last=True`` every rank yields as many whole batches;
+    :class:`RecordStream`'s, and so is ``transform=``. Every batch holds the keys of every
+    source's batches, ``None`` in the rows of records that lack one. With ``drop_last=True`` every rank yields as many whole batches;
     with ``drop_last=False`` every record of every share comes, ranks' counts differ by a
     batch a source at most.
 
@@ -69,7 +70,9 @@ class MixedStream(_Epochs):
         batch_size: Optional[int] = None,
         drop_last: bool = True,
         block_size: Optional[int] = None,
+        transform: Optional[Callable[[Any], Any]] = None,
     ) -> None:
+        self.transform = _check_transform(transform)
         if isinstance(sources, (str, bytes, os.PathLike)) or not len(sources):
             raise UsageError("sources is a list of datasets (RecordDataset or paths), at least one")
         self.sources = [s if isinstance(s, RecordDataset) else RecordDataset(s) for s in sources]
@@ -100,6 +103,10 @@ class MixedStream(_Epochs):
         self.worker = None if worker is None else (int(worker[0]), int(worker[1]))
         self.batch_size = None if batch_size is None else int(batch_size)
         self.drop_last = bool(drop_last)
+        # Every batch holds every source's keys, whichever source it comes from.
+        self._keys: List[str] = []
+        if self.batch_size is not None:
+            self._keys = sorted({key for source in self.sources for key in source._native.keys() or []})
         self._start_epochs()
         # The items this process yielded since this pass started.
         self._yielded = 0
@@ -120,9 +127,10 @@ class MixedStream(_Epochs):
         self._start_pass()
         self._yielded = 0
         _, _, worker, _ = self._placement()
+        keys = self._keys
         for item in self._pass(self._before).lane(worker):
             self._yielded += 1
-            yield item
+            yield self._finished(_with_keys(item, keys) if keys else item)
 
     # Epochs and states.
 

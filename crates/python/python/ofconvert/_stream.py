@@ -5,11 +5,11 @@ the same three.
 """
 
 import warnings
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._dataset import Paths, RecordDataset
-from ._epochs import _PASS_KEYS, _check_epochs, _Epochs, _stopped_pass
+from ._epochs import _PASS_KEYS, _check_epochs, _check_transform, _Epochs, _stopped_pass
 from ._errors import UsageError
 
 _STATE_VERSION = 3
@@ -60,8 +60,15 @@ class RecordStream(_Epochs):
       comes exactly once, ranks' counts differ by one unit at most, and rank 0 has the most.
     - ``batch_size=N``: each item is a dict of N records (stacked in Rust: a numeric feature
       of one dtype and length is one ``(N, length)`` array, no Python object per record; a
-      bytes or variable-length feature is a list with one entry per record). Give the loader
-      ``batch_size=None``. Without it, each item is a record's dict, as ``read()`` gives it.
+      bytes or variable-length feature is a list with one entry per record). Every batch has
+      the same keys: the dataset's features (those of each file's first record, looked for
+      once when the stream is made and kept in the cache), ``features=`` when given, and any
+      feature an earlier batch had, ``None`` in the rows of records that lack it. Give the
+      loader ``batch_size=None``. Without it, each item is a record's dict, as ``read()``
+      gives it.
+    - ``transform=f``: each item (a batch, or a record) is ``f(item)``, called where the
+      stream is iterated (in a data loader's worker, so that images are decoded there); with
+      ``spawn``, ``f`` is pickled (a function defined at a module's top level).
     - :meth:`state_dict` / :meth:`load_state_dict`: where the epoch stands (ranks stepping
       together, a loader taking a batch from each worker in turn), a few integers for each
       pass of the epoch that stopped, so that a state saved by rank 0 after any step (by
@@ -92,9 +99,11 @@ class RecordStream(_Epochs):
         features: Optional[Sequence[str]] = None,
         *,
         block_size: Optional[int] = None,
+        transform: Optional[Callable[[Any], Any]] = None,
         **options: Any,
     ) -> None:
         mode = _check_epochs(shuffle, seed, rank, world_size, worker, batch_size, block_size)
+        self.transform = _check_transform(transform)
         worker = None if worker is None else (int(worker[0]), int(worker[1]))
         self.dataset = RecordDataset(paths, features, **options)
         # A cache too small for the window is refused now, not at the first batch.
@@ -109,6 +118,9 @@ class RecordStream(_Epochs):
         self.batch_size = None if batch_size is None else int(batch_size)
         self.drop_last = bool(drop_last)
         self._mode = mode
+        if self.batch_size is not None:
+            # The keys of every batch, looked for once here, not in each loader worker.
+            self.dataset._native.keys()
         self._start_epochs()
         # The records of this rank's share read since this pass started.
         self._position = 0
@@ -146,7 +158,7 @@ class RecordStream(_Epochs):
         stream = self._stream()
         for item in stream:
             self._position = stream.yielded
-            yield item
+            yield self._finished(item)
 
     def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Tuple[int, int, int, bool, int]]:
         """The passes of the epoch so far, this one stopped once this rank consumed

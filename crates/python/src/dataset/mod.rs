@@ -28,7 +28,8 @@ use crate::values::Names;
 struct State {
     scratch: Scratch,
     names: Names,
-    columns: Columns,
+    /// Made at the first batch, with the dataset's keys.
+    columns: Option<Columns>,
 }
 
 /// Record files opened for random access.
@@ -37,6 +38,11 @@ pub struct Records {
     files: Arc<Files>,
     checksums: Checksums,
     selection: Selection,
+    /// The features every batch holds, looked for at the first batch (see
+    /// [`ofconvert_data::feature_keys`]) or when a stream is made, or handed with the files.
+    keys: std::sync::OnceLock<Vec<String>>,
+    /// Where the keys looked for are kept.
+    cache_dir: Option<PathBuf>,
     /// States not in use: each call takes one (or makes one), so that threads reading the
     /// same dataset at once each have their own.
     states: Mutex<Vec<State>>,
@@ -83,12 +89,35 @@ impl Records {
         let state = kept.unwrap_or_else(|| State {
             scratch: Scratch::default(),
             names: Names::default(),
-            columns: Columns::new(self.selection.clone()),
+            columns: None,
         });
         Ok(Lease {
             records: self,
             state: Some(state),
         })
+    }
+
+    /// The features every batch holds as keys (none beside those asked for by name, when
+    /// they are).
+    fn keys(&self, py: Python<'_>) -> &[String] {
+        if !self.selection.takes_all() {
+            return &[];
+        }
+        if let Some(keys) = self.keys.get() {
+            return keys;
+        }
+        // Looked for without the GIL (it may read a store); two threads may both look,
+        // and find the same.
+        let found = py.detach(|| {
+            ofconvert_data::feature_keys(&self.files, self.checksums, self.cache_dir.as_deref())
+        });
+        let _ = self.keys.set(found);
+        self.keys.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// The state's columns, made with the dataset's keys at its first batch.
+    fn columns<'s>(&self, py: Python<'_>, columns: &'s mut Option<Columns>) -> &'s mut Columns {
+        columns.get_or_insert_with(|| Columns::new(self.selection.with_keys(self.keys(py))))
     }
 
     fn check(&self, index: i64) -> PyResult<u64> {
@@ -178,7 +207,7 @@ impl Records {
                 .dicts_from(py, scratch, &mut state.names, false)?
                 .get_item(0);
         }
-        let columns = &mut state.columns;
+        let columns = self.columns(py, &mut state.columns);
         let read = self
             .files
             .each(scratch, self.checksums, |file, at, payload| {
@@ -242,7 +271,8 @@ impl Records {
     pub fn batch_of<'py>(&self, py: Python<'py>, indices: &[u64]) -> PyResult<Bound<'py, PyDict>> {
         let mut guard = self.state()?;
         let state = &mut *guard;
-        let (scratch, columns) = (&mut state.scratch, &mut state.columns);
+        let (scratch, names) = (&mut state.scratch, &mut state.names);
+        let columns = self.columns(py, &mut state.columns);
         // Local files half a megabyte at a time: read, checked, decoded and made into Python
         // objects while in the processor's cache. Files in a store all at once: a request
         // costs a round trip.
@@ -283,13 +313,13 @@ impl Records {
                 });
             if let Err(failure) = read {
                 // The rows read before the damage are not a batch.
-                let _ = columns.take(py, &mut state.names);
+                let _ = columns.take(py, names);
                 return Err(failure.into_py(py));
             }
             columns.make_bytes(py);
         }
         self.tell_cache_failure(py)?;
-        columns.take(py, &mut state.names)
+        columns.take(py, names)
     }
 }
 
@@ -308,7 +338,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -321,6 +351,7 @@ impl Records {
         files: Option<Vec<Handed>>,
         cache_limit: Option<String>,
         index_beside: bool,
+        keys: Option<Vec<String>>,
     ) -> PyResult<Records> {
         network.set(py)?;
         let limit = match cache_limit.as_deref().map(ofconvert_data::parse_limit) {
@@ -366,7 +397,7 @@ impl Records {
         // cold start reads each object once. A dataset larger than the cache would only evict
         // what the pass kept before the epoch came to it.
         let options = IndexOptions {
-            cache_dir,
+            cache_dir: cache_dir.clone(),
             checksums,
             decompress,
             spans: spans
@@ -401,7 +432,7 @@ impl Records {
                 .map_err(|err| errors::engine_error(py, &err))?;
         }
         let selection = Selection::new(features);
-        Ok(Records {
+        let records = Records {
             files: Arc::new(match spans {
                 // Batches are read out of the chunks a stream in order reads.
                 Some(cache) => match Shuffle::block(files.len(), files.bytes(), None) {
@@ -413,11 +444,26 @@ impl Records {
             checksums,
             states: Mutex::new(Vec::new()),
             selection,
-        })
+            keys: keys.map(std::sync::OnceLock::from).unwrap_or_default(),
+            cache_dir,
+        };
+        Ok(records)
     }
 
     fn __len__(&self) -> usize {
         self.len() as usize
+    }
+
+    /// The features every batch holds as keys beside those asked for by name: looked for
+    /// now if not yet (what a copy of the dataset is handed, so that its batches have the
+    /// same).
+    /// With `look=False`, only those already looked for (`None` if not yet).
+    #[pyo3(name = "keys", signature = (look=true))]
+    fn batch_keys(&self, py: Python<'_>, look: bool) -> Option<Vec<String>> {
+        if !look && self.selection.takes_all() && self.keys.get().is_none() {
+            return None;
+        }
+        Some(self.keys(py).to_vec())
     }
 
     /// Each file: its path, format, records, where its index is kept, where its bytes are

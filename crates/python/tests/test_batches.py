@@ -1,0 +1,121 @@
+"""What a training loop receives from a stream: the same keys in every batch, whichever
+records it holds, and ``transform=`` applied where the stream is iterated (a loader's worker
+process, pickled there with ``spawn``)."""
+
+import multiprocessing
+import pickle
+
+import numpy as np
+import pytest
+
+import ofconvert
+from ofconvert import UsageError
+from ofconvert.data import MixedStream, RecordDataset, RecordStream
+
+
+def _write(path, records):
+    with ofconvert.TFRecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+
+
+@pytest.fixture
+def sparse(tmp_path):
+    """Two files of 30 records: a caption on every third record (the first of each file's
+    among them), a weight only on the second file's records, and one late feature that only
+    record 50 has."""
+    data = tmp_path / "sparse"
+    data.mkdir()
+    for number in range(2):
+        records = []
+        for i in range(30):
+            at = number * 30 + i
+            record = {"id": at}
+            if i % 3 == 0:
+                record["caption"] = f"caption {at}".encode()
+            if number == 1:
+                record["weight"] = [float(at)]
+            if at == 50:
+                record["late"] = [1]
+            records.append(record)
+        _write(data / f"part-{number}.tfrecord", records)
+    return data
+
+
+def test_every_batch_has_the_dataset_s_keys_none_where_a_record_lacks_one(sparse, tmp_path):
+    stream = RecordStream(sparse, batch_size=4, drop_last=False, cache_dir=tmp_path / "cache")
+    batches = list(stream)
+    assert len(batches) == 15
+    late_from = next(n for n, batch in enumerate(batches) if 50 in batch["id"][:, 0])
+    for n, batch in enumerate(batches):
+        # A batch of none of the first file's third records lacked "caption" before, and
+        # every batch of the first file lacked "weight".
+        keys = ["caption", "id", "weight"] + (["late"] if n >= late_from else [])
+        assert sorted(batch) == sorted(keys), (n, sorted(batch))
+        ids = [int(i) for i in batch["id"][:, 0]]
+        assert batch["caption"] == [[f"caption {i}".encode()] if i % 3 == 0 else None for i in ids]
+        weights = batch["weight"]
+        assert [None if w is None else float(w[0]) for w in weights] == [float(i) if i >= 30 else None for i in ids]
+    # The feature only a record past each file's first has comes from its batch on.
+    assert batches[late_from]["late"][[int(i) for i in batches[late_from]["id"][:, 0]].index(50)].tolist() == [1]
+    # A batch of random access has them too, and so does a copy handed the dataset.
+    copy = pickle.loads(pickle.dumps(stream))
+    assert sorted(copy.dataset.batch([1, 2])) == ["caption", "id", "weight"]
+    assert copy.dataset._native.keys(look=False) == ["caption", "id", "weight"]
+    # features= names the keys itself.
+    named = RecordStream(sparse, batch_size=4, features=["id", "weight"])
+    assert {tuple(batch) for batch in named} == {("id", "weight")}
+
+
+def test_a_mixture_s_batches_hold_every_source_s_keys(sparse, tmp_path):
+    other = tmp_path / "other.tfrecord"
+    _write(other, [{"id": 100 + i, "label": [i]} for i in range(8)])
+    mixed = MixedStream([RecordDataset(sparse), RecordDataset(other)], batch_size=4, drop_last=False)
+    batches = list(mixed)
+    # ("late" joins them from the batch of its record on.)
+    assert all({"caption", "id", "label", "weight"} <= set(batch) for batch in batches)
+    assert sorted(int(i) for batch in batches for i in batch["id"][:, 0]) == list(range(60)) + list(range(100, 108))
+    labelled = [batch for batch in batches if int(batch["id"][0, 0]) >= 100]
+    assert labelled and all(batch["caption"] == [None] * len(batch["id"]) for batch in labelled)
+
+
+def _decoded(batch):
+    """A transform, defined at the top of a module so that ``spawn`` pickles it."""
+    return {"rows": len(batch["id"]), "ids": batch["id"][:, 0] * 10}
+
+
+def _worker_ids(stream, worker):
+    import os
+
+    stream.worker = (worker, 2)
+    return os.getpid(), [int(i) for batch in stream for i in batch["ids"]]
+
+
+def test_a_transform_runs_in_each_loader_worker_process_it_was_pickled_to(sparse):
+    stream = RecordStream(sparse, shuffle=True, seed=3, batch_size=4, drop_last=False, transform=_decoded)
+    here = [int(i) for batch in stream for i in batch["ids"]]
+    assert sorted(here) == [10 * i for i in range(60)]
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        got = pool.starmap_async(_worker_ids, [(stream, 0), (stream, 1)]).get(timeout=120)
+    import os
+
+    assert all(pid != os.getpid() for pid, _ in got)
+    assert sorted(got[0][1] + got[1][1]) == [10 * i for i in range(60)]
+    with pytest.raises(UsageError, match="transform is a function of one item"):
+        RecordStream(sparse, transform="decode")
+    mixed = MixedStream([sparse], batch_size=8, transform=lambda batch: len(batch["id"]))
+    assert list(mixed) == [8] * 7
+
+
+def test_the_docs_image_recipe_decodes_the_sample_imagenet_shards(monkeypatch):
+    pytest.importorskip("PIL")
+    from conftest import TESTDATA
+
+    docs = (TESTDATA.parent / "docs" / "training.md").read_text()
+    (recipe,) = [block for block in docs.split("```python\n")[1:] if "def decode(batch)" in block]
+    monkeypatch.chdir(TESTDATA / "datasets" / "imagenet")
+    scope = {}
+    exec(recipe.split("```")[0], scope)
+    expected = len(RecordDataset("train")) // 4
+    assert expected > 0
+    assert sum(1 for _ in scope["stream"]) == expected
