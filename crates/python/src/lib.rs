@@ -6,6 +6,7 @@
 
 use pyo3::prelude::*;
 
+mod columns;
 mod convert;
 mod dataset;
 mod decode;
@@ -13,6 +14,7 @@ mod errors;
 mod inspect;
 mod keywords;
 mod read;
+mod shapes;
 mod values;
 mod write;
 

@@ -9,7 +9,8 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
+use crate::columns::Columns;
+use crate::decode::{self, Selection, MAKE_BYTES_EVERY};
 use crate::errors;
 use crate::errors::payload_error;
 use crate::keywords::Network;

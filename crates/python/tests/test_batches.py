@@ -119,3 +119,61 @@ def test_the_docs_image_recipe_decodes_the_sample_imagenet_shards(monkeypatch):
     expected = len(RecordDataset("train")) // 4
     assert expected > 0
     assert sum(1 for _ in scope["stream"]) == expected
+
+
+@pytest.fixture
+def ragged(tmp_path):
+    """40 records whose "tokens" hold i % 5 + 1 int64 values, "boxes" i % 3 float32 values
+    (none at all on every third record), and "label" one."""
+    path = tmp_path / "ragged.tfrecord"
+    records = []
+    for i in range(40):
+        record = {"tokens": [i * 10 + k for k in range(i % 5 + 1)], "label": [i]}
+        if i % 3:
+            record["boxes"] = np.arange(i % 3, dtype=np.float32) + i
+        records.append(record)
+    _write(path, records)
+    return path
+
+
+def test_ragged_features_as_values_and_lengths_or_padded(ragged):
+    plain = list(RecordStream(ragged, batch_size=8))
+    assert isinstance(plain[0]["tokens"], list)
+    stream = RecordStream(ragged, batch_size=8, lengths=["tokens"], pad={"boxes": 3})
+    for at, batch in enumerate(stream):
+        rows = range(at * 8, at * 8 + 8)
+        assert sorted(batch) == ["boxes", "boxes/lengths", "label", "tokens", "tokens/lengths"]
+        assert batch["tokens/lengths"].tolist() == [i % 5 + 1 for i in rows]
+        assert batch["tokens"].dtype == np.int64
+        assert batch["tokens"].tolist() == [i * 10 + k for i in rows for k in range(i % 5 + 1)]
+        assert batch["boxes"].shape == (8, 3) and batch["boxes"].dtype == np.float32
+        assert batch["boxes/lengths"].tolist() == [i % 3 for i in rows]
+        for row, i in enumerate(rows):
+            assert batch["boxes"][row].tolist() == [float(i + k) for k in range(i % 3)] + [0.0] * (3 - i % 3)
+            before = plain[at]["boxes"][row]
+            assert ([] if before is None else before.tolist()) == batch["boxes"][row][: i % 3].tolist()
+    # A batch of records none of which has the feature still has its keys, of its kind.
+    few = RecordDataset(ragged, pad={"boxes": 2}).batch([0, 3])
+    assert few["boxes"].tolist() == [[0, 0], [0, 0]] and few["boxes/lengths"].tolist() == [0, 0]
+
+
+def test_a_shape_that_cannot_hold_the_values_is_refused_by_name(ragged, tmp_path):
+    with pytest.raises(UsageError, match=r'feature "tokens": a record holds 5 values, more than pad=4'):
+        list(RecordStream(ragged, batch_size=8, pad={"tokens": 4}))
+    # The batches before the one that does not fit are not refused.
+    stream = iter(RecordStream(ragged, batch_size=4, pad={"tokens": 4}))
+    assert next(stream)["tokens"].shape == (4, 4)
+    with pytest.raises(UsageError):
+        next(stream)
+    text = tmp_path / "text.tfrecord"
+    _write(text, [{"text": [b"a", b"b"]}, {"text": [b"c"]}])
+    with pytest.raises(UsageError, match='feature "text" holds bytes: lengths= and pad= shape numeric features only'):
+        RecordDataset(text, lengths=["text"]).batch([0, 1])
+    with pytest.raises(UsageError, match="in both lengths= and pad="):
+        RecordDataset(ragged, lengths=["tokens"], pad={"tokens": 5})
+    with pytest.raises(UsageError, match="not in features="):
+        RecordDataset(ragged, features=["label"], pad={"tokens": 5})
+    with pytest.raises(UsageError, match="a length is a whole number"):
+        RecordDataset(ragged, pad={"tokens": 0})
+    with pytest.raises(UsageError, match="lengths is a list of feature names"):
+        RecordDataset(ragged, lengths="tokens")

@@ -6,7 +6,7 @@ Below the streams, which read through it; it knows nothing of epochs, ranks or l
 
 import os
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._convert import network
@@ -35,6 +35,31 @@ def _cache_limit(limit: Union[int, str, None]) -> Optional[str]:
     if isinstance(limit, int) and limit < 1:
         raise UsageError(f"cache_limit must be at least 1 byte, not {limit}")
     return str(limit)
+
+
+def _shapes(
+    features: Optional[List[str]], lengths: Optional[Sequence[str]], pad: Optional[Mapping[str, int]]
+) -> Tuple[List[str], Dict[str, int]]:
+    """``lengths=`` and ``pad=``, checked: names of numeric features, none in both, each
+    among ``features`` when those are named, and widths of at least 1."""
+    if isinstance(lengths, (str, bytes)):
+        raise UsageError(f"lengths is a list of feature names, not {lengths!r}")
+    named = [str(name) for name in lengths or []]
+    if pad is not None and not isinstance(pad, Mapping):
+        raise UsageError(f"pad maps feature names to lengths ({{'input_ids': 512}}), not {pad!r}")
+    widths = {}
+    for name, width in (pad or {}).items():
+        if isinstance(width, bool) or not isinstance(width, int) or width < 1:
+            raise UsageError(f"pad={{{name!r}: {width!r}}}: a length is a whole number, at least 1")
+        widths[str(name)] = width
+    both = sorted(set(named) & set(widths))
+    if both:
+        raise UsageError(f"{', '.join(map(repr, both))} in both lengths= and pad=: give each feature one shape")
+    if features is not None:
+        unread = [name for name in named + sorted(widths) if name not in features]
+        if unread:
+            raise UsageError(f"{', '.join(map(repr, unread))} in lengths= or pad= but not in features={features!r}")
+    return named, widths
 
 
 class RecordDataset:
@@ -70,6 +95,14 @@ class RecordDataset:
     and build each index, once between them (a lock per entry, which a killed process does
     not leave behind). Default: nothing kept.
 
+    **Ragged features.** A numeric feature whose length varies from record to record is, in a
+    batch, a list of one 1-D array a record. ``lengths=["boxes"]`` makes it one 1-D array of
+    every record's values in turn, with ``"boxes/lengths"`` (int64, one a record) beside it;
+    ``pad={"input_ids": 512}`` makes it one ``(N, 512)`` array, each record's values then
+    zeros, with ``"input_ids/lengths"`` beside it. A record with more values than its pad
+    fails the batch with a :class:`UsageError` (values are never cut). Either is one array
+    a batch, which a loader's worker sends through shared memory at once, not one a record.
+
     Indexes a dataset builds go to the cache directory: reading writes nothing into the
     data's folders, which may be shared or read-only. ``FILE.idx`` files beside the data
     (``ofconvert index`` writes them) are read when present and right for the file as it is
@@ -95,7 +128,10 @@ class RecordDataset:
         in_flight: int = 4,
         cache_limit: Union[int, str, None] = None,
         index_beside: bool = False,
+        lengths: Optional[Sequence[str]] = None,
+        pad: Optional[Mapping[str, int]] = None,
     ) -> None:
+        shaped, widths = _shapes(_features(features), lengths, pad)
         self._config: Dict[str, Any] = dict(
             paths=_paths(paths),
             features=_features(features),
@@ -105,6 +141,8 @@ class RecordDataset:
             network=network(retries, retry_timeout, request_timeout, anonymous, in_flight),
             cache_limit=_cache_limit(cache_limit),
             index_beside=bool(index_beside),
+            lengths=shaped,
+            pad=widths,
         )
         self._native = self._open(None)
         self._files = self._native.files()
@@ -118,6 +156,7 @@ class RecordDataset:
             config["paths"], config["network"], features=config["features"], verify=config["verify"],
             cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
             cache_limit=config.get("cache_limit"), index_beside=config.get("index_beside", False), keys=keys,
+            lengths=config.get("lengths"), pad=config.get("pad"),
         )
 
     def _warn_decompressed(self) -> None:

@@ -19,9 +19,11 @@ use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::decode::{self, Columns, Selection, MAKE_BYTES_EVERY};
+use crate::columns::Columns;
+use crate::decode::{self, Selection, MAKE_BYTES_EVERY};
 use crate::errors::{self, Failure};
 use crate::keywords::Network;
+use crate::shapes::Shapes;
 use crate::values::Names;
 
 /// What reading keeps from one call to the next.
@@ -338,7 +340,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None, lengths=None, pad=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -352,6 +354,8 @@ impl Records {
         cache_limit: Option<String>,
         index_beside: bool,
         keys: Option<Vec<String>>,
+        lengths: Option<Vec<String>>,
+        pad: Option<std::collections::HashMap<String, usize>>,
     ) -> PyResult<Records> {
         network.set(py)?;
         let limit = match cache_limit.as_deref().map(ofconvert_data::parse_limit) {
@@ -431,7 +435,10 @@ impl Records {
             py.detach(|| ofconvert_data::check_features(&files, wanted, checksums))
                 .map_err(|err| errors::engine_error(py, &err))?;
         }
-        let selection = Selection::new(features);
+        let selection = Selection::new(features).with_shapes(Shapes::new(
+            lengths.unwrap_or_default(),
+            pad.unwrap_or_default(),
+        ));
         let records = Records {
             files: Arc::new(match spans {
                 // Batches are read out of the chunks a stream in order reads.
@@ -454,10 +461,8 @@ impl Records {
         self.len() as usize
     }
 
-    /// The features every batch holds as keys beside those asked for by name: looked for
-    /// now if not yet (what a copy of the dataset is handed, so that its batches have the
-    /// same).
-    /// With `look=False`, only those already looked for (`None` if not yet).
+    /// The features every batch holds as keys, looked for now if not yet (`look=False`:
+    /// `None` then): what a copy of the dataset is handed, so that its batches have the same.
     #[pyo3(name = "keys", signature = (look=true))]
     fn batch_keys(&self, py: Python<'_>, look: bool) -> Option<Vec<String>> {
         if !look && self.selection.takes_all() && self.keys.get().is_none() {
