@@ -157,6 +157,22 @@ def test_ragged_features_as_values_and_lengths_or_padded(ragged):
     assert few["boxes"].tolist() == [[0, 0], [0, 0]] and few["boxes/lengths"].tolist() == [0, 0]
 
 
+def test_a_mixture_fills_a_source_s_missing_keys_with_a_none_a_row_beside_shaped_values(ragged, tmp_path):
+    other = tmp_path / "other.tfrecord"
+    _write(other, [{"label": [100 + i], "weight": [0.5]} for i in range(8)])
+    # "boxes" sorts first: its values are longer than the batch, its lengths are not.
+    mixed = MixedStream([RecordDataset(ragged, lengths=["boxes"]), RecordDataset(other)], batch_size=8)
+    for batch in mixed:
+        rows = len(batch["label"])
+        assert rows == 8
+        assert sorted(batch) == ["boxes", "boxes/lengths", "label", "tokens", "weight"]
+        if int(batch["label"][0, 0]) < 100:
+            assert batch["weight"] == [None] * rows
+            assert len(batch["boxes"]) == int(batch["boxes/lengths"].sum())
+        else:
+            assert batch["boxes"] == batch["boxes/lengths"] == batch["tokens"] == [None] * rows
+
+
 def test_a_shape_that_cannot_hold_the_values_is_refused_by_name(ragged, tmp_path):
     with pytest.raises(UsageError, match=r'feature "tokens": a record holds 5 values, more than pad=4'):
         list(RecordStream(ragged, batch_size=8, pad={"tokens": 4}))

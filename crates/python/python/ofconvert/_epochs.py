@@ -150,11 +150,15 @@ def _check_transform(transform: Any) -> Optional[Callable[[Any], Any]]:
 
 def _with_keys(batch: Dict[str, Any], keys: Sequence[str]) -> Dict[str, Any]:
     """``batch`` (a dict of columns) with every name of ``keys`` among its keys, in name order,
-    a list of None (one a row) where its records had none of that feature."""
+    a list of None (one a row) where its records had none of that feature (a shaped feature's
+    lengths too: the source it came from has no such feature)."""
     if all(key in batch for key in keys):
         return batch
-    rows = len(next(iter(batch.values()))) if batch else 0
-    return {key: batch[key] if key in batch else [None] * rows for key in sorted(set(keys).union(batch))}
+    # A shaped feature's values may be longer than the batch: its lengths are one a row.
+    lengths = [value for key, value in batch.items() if key.endswith("/lengths")]
+    rows = len(lengths[0]) if lengths else len(next(iter(batch.values()))) if batch else 0
+    missing = [None] * rows
+    return {key: batch[key] if key in batch else missing for key in sorted(set(keys).union(batch))}
 
 
 class _Epochs:

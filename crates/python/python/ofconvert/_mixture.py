@@ -47,9 +47,9 @@ class MixedStream(_Epochs):
     job fetches each source's share about once; ``shuffle``, ``block_size``, ``seed``,
     ``rank``, ``world_size``, ``worker``, ``batch_size`` and ``drop_last`` are
     :class:`RecordStream`'s, and so is ``transform=``. Every batch holds the keys of every
-    source's batches, ``None`` in the rows of records that lack one. With ``drop_last=True`` every rank yields as many whole batches;
-    with ``drop_last=False`` every record of every share comes, ranks' counts differ by a
-    batch a source at most.
+    source's batches, ``None`` in the rows of records that lack one. With ``drop_last=True``
+    every rank yields as many whole batches; with ``drop_last=False`` every record of every
+    share comes, ranks' counts differ by a batch a source at most.
 
     :meth:`state_dict` / :meth:`load_state_dict` resume the whole mixture, on any number of
     ranks and workers: iterated here the stream counts its batches itself; behind a loader
@@ -106,7 +106,12 @@ class MixedStream(_Epochs):
         # Every batch holds every source's keys, whichever source it comes from.
         self._keys: List[str] = []
         if self.batch_size is not None:
-            self._keys = sorted({key for source in self.sources for key in source._native.keys() or []})
+            keys = {key for source in self.sources for key in source._native.keys() or []}
+            # A feature a source shapes (lengths=, pad=) comes with its lengths.
+            for source in self.sources:
+                for name in source._config.get("lengths", []) + sorted(source._config.get("pad", {})):
+                    keys.update((name, f"{name}/lengths"))
+            self._keys = sorted(keys)
         self._start_epochs()
         # The items this process yielded since this pass started.
         self._yielded = 0
