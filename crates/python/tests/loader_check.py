@@ -91,7 +91,15 @@ def persistent(classes, loading, collate, data, context):
     passes = {}
     for epoch in range(3):
         stream.set_epoch(epoch)
-        passes[f"epoch-{epoch}"] = [i for batch in loader for i in ids(batch)]
+        read = []
+        for step, batch in enumerate(loader):
+            read.extend(ids(batch))
+            if epoch == 1 and step == 2:
+                # A state counted where the batches arrive, without workers=: the loader's
+                # workers told the training process how many they are.
+                told = stream.state_dict(position=12)
+                passes["told-workers"] = told == stream.state_dict(position=12, workers=2)
+        passes[f"epoch-{epoch}"] = read
     broken = []
     for batch in loader:
         broken.extend(ids(batch))

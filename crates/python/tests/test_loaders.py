@@ -77,6 +77,8 @@ def test_a_frameworks_loader_reads_every_record_once(framework, data):
             # turns from the worker after the last pass's last one, so its batches come in
             # another interleaving (docs/training.md, "Loader settings").
             assert kept["after-broken"] == kept["epoch-2"], context
+        # state_dict(position=...) without workers=: the count the loader's workers told.
+        assert kept["told-workers"] is True, context
         rest = kept["resumed-3"]
         assert len(rest) == len(set(rest)) == total - 12, context
     equal = result["stream-fork-drop_last=True"]

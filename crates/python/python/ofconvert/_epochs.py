@@ -49,6 +49,20 @@ def _plan_path(token: str, publisher: int) -> str:
     return os.path.join(tempfile.gettempdir(), f"ofconvert-plan-{token}-{publisher}")
 
 
+def _workers_path(token: str, parent: int) -> str:
+    """Where the workers of a loader over the stream named `token`, in process `parent`, say
+    how many they are: what `state_dict(position=...)` there counts with when not told."""
+    return os.path.join(tempfile.gettempdir(), f"ofconvert-workers-{token}-{parent}")
+
+
+def _write_whole(path: str, text: str) -> None:
+    """Writes `text` to `path` whole (a temporary file renamed over it)."""
+    handle, written = tempfile.mkstemp(prefix=".ofconvert-", dir=os.path.dirname(path))
+    with os.fdopen(handle, "w") as out:
+        out.write(text)
+    os.replace(written, path)
+
+
 def _remove(path: str, publisher: int) -> None:
     """Removes the plan at `path`, in the process that published it only (a forked worker's
     copy of the stream going away leaves it)."""
@@ -191,6 +205,8 @@ class _Epochs:
         # passes this copy served as a worker, by the loader's seed.
         self._plan = os.urandom(8).hex()
         self._published: List[int] = []
+        # The processes that read what their loader's workers told them (and remove it).
+        self._told: List[int] = []
         self._served: Dict[int, int] = {}
         self._copies = _Copies()
 
@@ -241,15 +257,33 @@ class _Epochs:
         if position is not None and workers is None:
             workers = self.worker[1] if self.worker is not None else _layout._loader_info_count()
             if workers is None:
+                workers = self._told_workers()
+            if workers is None:
                 raise UsageError(
                     "state_dict(position=...) needs workers=: the data loader's num_workers "
                     "(0 or 1 for a loader without workers), as which records its batches held "
-                    "depends on how many workers took turns; write "
+                    "depends on how many workers took turns, and no loader's workers have "
+                    "started a pass over this stream in this process to tell; write "
                     "stream.state_dict(position=batches_done * batch_size, workers=loader.num_workers)"
                 )
         if workers is not None and int(workers) < 0:
             raise UsageError(f"workers must be at least 0, not {workers}")
         return workers
+
+    def _told_workers(self) -> Optional[int]:
+        """How many workers the loader whose workers last started a pass over this stream (a
+        copy of it) has, as they told this process; None if none did."""
+        me = os.getpid()
+        path = _workers_path(self._plan, me)
+        try:
+            with open(path) as told:
+                count = int(told.read())
+        except (FileNotFoundError, ValueError):
+            return None
+        if me not in self._told:
+            self._told.append(me)
+            weakref.finalize(self, _remove, path, me)
+        return count
 
     def _pass(self, before: List[Any], workers: Optional[int] = None) -> Any:
         raise NotImplementedError
@@ -274,7 +308,13 @@ class _Epochs:
         from where the last one stopped."""
         info = _layout._loader_info() if self.worker is None else None
         if info is not None:
-            _, _, seed = info
+            _, count, seed = info
+            # Told to the training process, whose state_dict(position=...) then needs no
+            # workers=.
+            try:
+                _write_whole(_workers_path(self._plan, os.getppid()), str(count))
+            except OSError:
+                pass
             served = self._served.get(seed, 0)
             self._served[seed] = served + 1
             if served:
@@ -325,10 +365,7 @@ class _Epochs:
         me = os.getpid()
         path = _plan_path(self._plan, me)
         plan = {"epoch": self._epoch, "before": [list(p) for p in self._before], "resumed": self._resumed}
-        handle, written = tempfile.mkstemp(prefix=".ofconvert-plan-", dir=tempfile.gettempdir())
-        with os.fdopen(handle, "w") as out:
-            json.dump(plan, out)
-        os.replace(written, path)
+        _write_whole(path, json.dumps(plan))
         if me not in self._published:
             self._published.append(me)
             weakref.finalize(self, _remove, path, me)

@@ -53,7 +53,8 @@ class MixedStream(_Epochs):
 
     :meth:`state_dict` / :meth:`load_state_dict` resume the whole mixture, on any number of
     ranks and workers: iterated here the stream counts its batches itself; behind a loader
-    give ``position=batches_done * batch_size`` and ``workers=num_workers``.
+    give ``position=batches_done * batch_size`` and ``workers=num_workers`` (which may be left
+    out once the loader's workers started a pass, as :class:`RecordStream`'s).
     """
 
     def __init__(

@@ -78,7 +78,8 @@ class RecordStream(_Epochs):
       count them where the batches arrive and give the loader's worker count
       (``stream.state_dict(position=batches_done * batch_size, workers=num_workers)``,
       counted from where the pass started), which is exact when the stream batches
-      (``batch_size=N`` here, ``batch_size=None`` in the loader).
+      (``batch_size=N`` here, ``batch_size=None`` in the loader). ``workers`` may be left out
+      once the loader's workers started a pass: they tell this process their count.
 
     Iterating again after a whole pass starts the epoch again; :meth:`set_epoch` draws the
     next order. The pass a loaded state resumes reads what it left, even nothing. Data
