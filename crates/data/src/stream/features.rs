@@ -14,16 +14,12 @@
 //! batch of a dataset holds ([`feature_keys`]), kept in the cache so that it is made once.
 
 use std::collections::BTreeSet;
-
-use ofconvert_engine::{
-    no_such_feature, record_feature_names, Checksums, Error, ErrorKind, RULE_SAMPLE,
-};
-
 use std::path::Path;
 
+use ofconvert_engine::{
+    no_such_feature, record_feature_names, Checksums, Error, ErrorKind, RecordAt, RULE_SAMPLE,
+};
 use ofconvert_storage::object::is_url;
-
-use ofconvert_engine::RecordAt;
 
 use crate::access::cache::{cache_dir, cache_name, write_whole};
 use crate::access::framed::payload;
@@ -180,10 +176,10 @@ fn names_alone(files: &Files, indices: &[u64], checksums: Checksums) -> Option<B
 }
 
 /// The features every batch of the dataset holds as keys (a record that lacks one gives
-/// `None` there), in name order: those of the first record of each file. They are kept in the cache under a name made of every
-/// file's path, size and version, so that the look is made once, and every process of a
-/// job finds the same keys. Nothing (and nothing kept) when the records cannot all be read
-/// or parsed: reading them says what is wrong.
+/// `None` there), in name order: those of the first record of each file. They are kept in
+/// the cache under a name made of every file's path, size and version, so that the look is
+/// made once, and every process of a job finds the same keys. Nothing (and nothing kept)
+/// when the records cannot all be read or parsed: reading them says what is wrong.
 pub fn feature_keys(files: &Files, checksums: Checksums, cache: Option<&Path>) -> Vec<String> {
     if files.is_empty() {
         return Vec::new();
