@@ -31,13 +31,19 @@ def testdata() -> Path:
     return TESTDATA
 
 
-def tf_python() -> str:
-    python = os.environ.get("OFCONVERT_TF_PYTHON")
+def framework_python(name: str, skipped: str) -> str:
+    """The Python that `OFCONVERT_{name}_PYTHON` names; the test fails without one where
+    `OFCONVERT_REQUIRE_{name}` is set (CI), else is skipped saying `skipped`."""
+    python = os.environ.get(f"OFCONVERT_{name}_PYTHON")
     if not python:
-        if os.environ.get("OFCONVERT_REQUIRE_TF"):
-            pytest.fail("OFCONVERT_TF_PYTHON is not set")
-        pytest.skip("TensorFlow: set OFCONVERT_TF_PYTHON to a Python that has it")
+        if os.environ.get(f"OFCONVERT_REQUIRE_{name}"):
+            pytest.fail(f"OFCONVERT_{name}_PYTHON is not set")
+        pytest.skip(skipped)
     return python
+
+
+def tf_python() -> str:
+    return framework_python("TF", "TensorFlow: set OFCONVERT_TF_PYTHON to a Python that has it")
 
 
 def run_tensorflow(script: str, *args: str):

@@ -11,18 +11,13 @@ import subprocess
 import pytest
 
 import ofconvert
-from conftest import ROOT
+from conftest import ROOT, framework_python
 
 DOCS = ROOT / "docs" / "training.md"
 
 
 def _torch_python():
-    python = os.environ.get("OFCONVERT_TORCH_PYTHON")
-    if not python:
-        if os.environ.get("OFCONVERT_REQUIRE_TORCH"):
-            pytest.fail("OFCONVERT_TORCH_PYTHON is not set")
-        pytest.skip("set OFCONVERT_TORCH_PYTHON to a Python with torch and ofconvert")
-    return python
+    return framework_python("TORCH", "set OFCONVERT_TORCH_PYTHON to a Python with torch and ofconvert")
 
 
 def _free_port():

@@ -131,10 +131,11 @@ class RecordDataset:
         lengths: Optional[Sequence[str]] = None,
         pad: Optional[Mapping[str, int]] = None,
     ) -> None:
-        shaped, widths = _shapes(_features(features), lengths, pad)
+        named = _features(features)
+        shaped, widths = _shapes(named, lengths, pad)
         self._config: Dict[str, Any] = dict(
             paths=_paths(paths),
-            features=_features(features),
+            features=named,
             verify=bool(verify),
             cache_dir=None if cache_dir is None else os.fspath(cache_dir),
             decompress=bool(decompress),
