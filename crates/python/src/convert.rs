@@ -1,72 +1,32 @@
 //! `tf2of`, `of2tf` and `commit`: the conversion the keyword arguments configure
-//! ([`crate::keywords`]) on a thread of its own with the GIL released, Ctrl-C turned into a
-//! clean stop, and the summary or the exception its failure raises.
+//! ([`crate::keywords`]) on a thread of its own with the GIL released ([`crate::watch`]:
+//! Ctrl-C turned into a clean stop, events handed to a `progress` callback), and the
+//! summary or the exception its failure raises.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
-use std::time::Duration;
 
 use ofconvert_engine::config::{ConvertConfig, Ran};
-use ofconvert_engine::{DatasetStatus, Direction, FrontEnd, Interrupt, ShardSummary, Summary};
+use ofconvert_engine::{DatasetStatus, Direction, FrontEnd, ShardSummary, Summary};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::{self, usage, Class, Place};
 use crate::keywords::{Network, Settings};
-
-/// How often a running conversion looks for a pending signal (Ctrl-C).
-const SIGNAL_POLL: Duration = Duration::from_millis(50);
-
-/// Runs `work` on a thread of its own while this thread, without the GIL, looks for
-/// signals. On one (Ctrl-C), `interrupt` is set, and once `work` has ended (the engine
-/// removes its temporary files first) the signal's exception is returned beside its result.
-pub fn interruptible<T: Send>(
-    py: Python<'_>,
-    interrupt: &Interrupt,
-    work: impl FnOnce() -> T + Send,
-) -> (T, Option<PyErr>) {
-    py.detach(|| {
-        let (done, finished) = mpsc::channel::<()>();
-        thread::scope(|scope| {
-            let worker = scope.spawn(move || {
-                let outcome = work();
-                // The receiver outlives this thread: it waits for the join below.
-                let _ = done.send(());
-                outcome
-            });
-            let mut signal = None;
-            loop {
-                match finished.recv_timeout(SIGNAL_POLL) {
-                    Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                    Err(RecvTimeoutError::Timeout) if signal.is_none() => {
-                        if let Err(err) = Python::attach(|py| py.check_signals()) {
-                            interrupt.set();
-                            signal = Some(err);
-                        }
-                    }
-                    Err(RecvTimeoutError::Timeout) => {}
-                }
-            }
-            match worker.join() {
-                Ok(outcome) => (outcome, signal),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        })
-    })
-}
+use crate::watch::interruptible;
 
 /// Runs a conversion (a worker's share of one with `shard`); returns its summary as JSON
 /// text, or raises `ConversionError` (carrying the summary) when a dataset or part failed,
 /// an input could not be read or there was nothing to convert.
 #[pyfunction]
+#[pyo3(signature = (direction, inputs, output, settings, progress=None))]
 pub fn convert(
     py: Python<'_>,
     direction: &str,
     inputs: Vec<PathBuf>,
     output: PathBuf,
     settings: &Bound<'_, PyDict>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let direction = match direction {
         "tf2of" => Direction::TfToOf,
@@ -79,10 +39,10 @@ pub fn convert(
     let options = config
         .options()
         .map_err(|err| errors::engine_error(py, &err))?;
-    let (outcome, signal) = interruptible(py, &options.interrupt, || {
+    let (outcome, signal) = interruptible(py, &options.interrupt, progress, |report| {
         config
             .plan(&options)
-            .and_then(|plan| config.convert(plan, &options, &|_event| {}))
+            .and_then(|plan| config.convert(plan, &options, report))
     });
     if let Some(signal) = signal {
         return Err(interrupted(py, signal, outcome.as_ref().ok()));

@@ -16,6 +16,7 @@ mod keywords;
 mod read;
 mod shapes;
 mod values;
+mod watch;
 mod write;
 
 /// Runs the `ofconvert` command line with `args` (the program's name first) and returns its

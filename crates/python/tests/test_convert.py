@@ -5,8 +5,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-import time
 import _thread
 
 import numpy as np
@@ -247,30 +245,25 @@ def long_input(root, datasets=48, records=40000):
     return root / "in"
 
 
-def interrupt_once_a_dataset_is_published(out, stop):
-    """Sends the main thread a KeyboardInterrupt once the first dataset has its manifest: the
-    run is then surely under way, and far from done."""
-    for _ in range(12000):
-        if stop.is_set():
-            return
-        if out.is_dir() and any(out.glob("*/ofconvert-manifest.json")):
+def interrupt_once_a_dataset_is_published():
+    """A progress callback that presses Ctrl-C (a pending SIGINT, as the terminal sends) once
+    the first dataset is published: the run is then surely under way, and far from done. The
+    run waits for the callback at each dataset, so the signal is seen before the next one."""
+    pressed = []
+
+    def progress(event):
+        if event["event"] == "dataset_done" and event["status"] == "converted" and not pressed:
+            pressed.append(event["name"])
             _thread.interrupt_main()
-            return
-        time.sleep(0.005)
+
+    return progress
 
 
 def test_keyboard_interrupt_stops_a_long_conversion_cleanly(tmp_path):
-    src = long_input(tmp_path)
+    src = long_input(tmp_path, datasets=8, records=5000)
     out = tmp_path / "of"
-    stop = threading.Event()
-    watcher = threading.Thread(target=interrupt_once_a_dataset_is_published, args=(out, stop))
-    watcher.start()
-    try:
-        with pytest.raises(KeyboardInterrupt) as raised:
-            ofconvert.tf2of(src, out, jobs=1)
-    finally:
-        stop.set()
-        watcher.join()
+    with pytest.raises(KeyboardInterrupt) as raised:
+        ofconvert.tf2of(src, out, jobs=1, progress=interrupt_once_a_dataset_is_published())
     # It says what to do next, as the command line does.
     message = str(raised.value)
     assert "interrupted" in message and "resume=True" in message, message
@@ -284,11 +277,46 @@ def test_keyboard_interrupt_stops_a_long_conversion_cleanly(tmp_path):
         parts = list(dataset.glob(".ofconvert-part-*"))
         others = [p for p in dataset.glob(".ofconvert-*") if p not in journals + parts]
         assert (noted, others) == (len(parts), []), sorted(dataset.iterdir())
+    # One thread converts one dataset at a time, and Ctrl-C is seen before the next starts.
     finished = [d for d in out.iterdir() if (d / "ofconvert-manifest.json").is_file()]
-    assert finished
-    # It stopped before the end: resuming keeps what was finished and converts the rest.
+    assert len(finished) == 1
+    # Resuming keeps what was finished and converts the rest.
     resumed = ofconvert.tf2of(src, out, jobs=1, resume=True, sync=False)
     statuses = [d["status"] for d in resumed["datasets"]]
-    assert statuses.count("kept") == len(finished)
-    assert "converted" in statuses
-    assert resumed["records"] == 48 * 40000
+    assert statuses.count("kept") == 1
+    assert statuses.count("converted") == 7
+    assert resumed["records"] == 8 * 5000
+
+
+def test_progress_reports_every_record_and_dataset(tmp_path):
+    src = long_input(tmp_path, datasets=3, records=3000)
+    events = []
+    summary = ofconvert.tf2of(src, tmp_path / "of", jobs=2, sync=False, progress=events.append)
+    started = [e for e in events if e["event"] == "started"]
+    assert started == [{"event": "started", "datasets": 3, "files": 3,
+                        "bytes": sum(f.stat().st_size for f in src.rglob("*.tfrecord"))}]
+    assert events[0] == started[0]
+    done = sorted((e["name"], e["status"], e["records"]) for e in events
+                  if e["event"] == "dataset_done")
+    assert done == [(f"d{i:02}", "converted", 3000) for i in range(3)]
+    progress = [e for e in events if e["event"] == "progress"]
+    assert sum(e["records"] for e in progress) == summary["records"] == 9000
+    assert sum(e["bytes"] for e in progress) == started[0]["bytes"]
+    with pytest.raises(ofconvert.UsageError, match="progress must be a function"):
+        ofconvert.of2tf(tmp_path / "of", tmp_path / "tf", progress="bar")
+
+
+def test_an_error_in_progress_stops_the_run_and_is_raised(tmp_path):
+    src = long_input(tmp_path, datasets=4, records=2000)
+    out = tmp_path / "of"
+
+    def progress(event):
+        if event["event"] == "dataset_done":
+            raise ValueError(f"enough after {event['name']}")
+
+    with pytest.raises(ValueError, match="enough after d0"):
+        ofconvert.tf2of(src, out, jobs=1, progress=progress)
+    published = sorted(d.name for d in out.iterdir() if (d / "ofconvert-manifest.json").is_file())
+    assert len(published) == 1
+    assert [p for p in out.rglob(".ofconvert-*") if p.name != ".ofconvert-lock"
+            and not p.name.startswith((".ofconvert-part-", ".ofconvert-done-"))] == []

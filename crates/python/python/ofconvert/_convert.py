@@ -5,13 +5,14 @@ errors name the keyword arguments (``resume=True``), not the flags."""
 import json
 import operator
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._errors import UsageError
 
 PathLike = Union[str, "os.PathLike[str]"]
 Inputs = Union[PathLike, Sequence[PathLike]]
+Progress = Optional[Callable[[Dict[str, Any]], Any]]
 
 
 def _pairs(what: str, mapping: Optional[Mapping[str, Any]]) -> list:
@@ -129,7 +130,10 @@ def _run(direction: str, src: Inputs, dst: PathLike, settings: Dict[str, Any]) -
         settings.pop("retries"), settings.pop("retry_timeout"), settings.pop("request_timeout"),
         settings.pop("anonymous"), settings.pop("in_flight"),
     )
-    summary = _native.convert(direction, _inputs(src), os.fspath(dst), settings)
+    progress = settings.pop("progress")
+    if progress is not None and not callable(progress):
+        raise UsageError(f"progress must be a function that takes a dict, not {progress!r}")
+    summary = _native.convert(direction, _inputs(src), os.fspath(dst), settings, progress)
     return json.loads(summary)
 
 
@@ -173,6 +177,7 @@ def tf2of(
     request_timeout: float = 60.0,
     anonymous: bool = False,
     in_flight: int = 4,
+    progress: Progress = None,
 ) -> Dict[str, Any]:
     """Converts trees of TFRecord files into OneFlow OFRecord datasets, as
     ``ofconvert tf2of SRC... DST`` does, and returns the summary that ``--json`` prints.
@@ -203,6 +208,16 @@ def tf2of(
     many transfers with one each job keeps going at once (ranges read ahead, parts
     uploading).
 
+    ``progress`` is called in the calling thread with a dict for each step of the run, as
+    the command line's progress bar is drawn: ``{"event": "started", "datasets", "files",
+    "bytes"}`` once planned; ``{"event": "progress", "bytes", "records"}`` as input is read
+    and converted (increments: bytes read, records converted; many are summed into one
+    call when the function is slower than the run); ``{"event": "dataset_done", "name",
+    "status", "records", "parts", "error", "files_only"}`` as each dataset ends, with
+    ``status`` as in the summary. The run waits for the function on ``started`` and
+    ``dataset_done``; an exception it raises stops the conversion as Ctrl-C does, and is
+    raised once the run has cleaned up.
+
     The GIL is released while converting. Ctrl-C (KeyboardInterrupt) stops the conversion:
     finished datasets stay, and so do the finished parts of the others (with the journal
     that names them); ``resume=True`` finishes later, converting only what was not finished.
@@ -228,7 +243,7 @@ def tf2of(
         shard=shard, jobs=jobs, sync=sync, verify=verify,
         side_files=side_files, dry_run=dry_run, retries=retries,
         retry_timeout=retry_timeout, request_timeout=request_timeout, anonymous=anonymous,
-        in_flight=in_flight,
+        in_flight=in_flight, progress=progress,
     ))
 
 
@@ -269,6 +284,7 @@ def of2tf(
     request_timeout: float = 60.0,
     anonymous: bool = False,
     in_flight: int = 4,
+    progress: Progress = None,
 ) -> Dict[str, Any]:
     """Converts OneFlow OFRecord datasets (directories of ``part-N`` files) into TFRecord
     files, as ``ofconvert of2tf SRC DST`` does, and returns the summary that ``--json``
@@ -301,7 +317,7 @@ def of2tf(
         retries=retries,
         retry_timeout=retry_timeout,
         request_timeout=request_timeout, anonymous=anonymous,
-        in_flight=in_flight,
+        in_flight=in_flight, progress=progress,
     ))
 
 
