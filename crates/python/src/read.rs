@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, TryLockError};
 
-use ofconvert_engine::{Checksums, Format, RecordAt, RecordReader};
+use ofconvert_engine::{Checksums, Format, RecordAt, RecordReader, SkippedRecords};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -24,6 +24,9 @@ struct State {
     columns: Columns,
     /// Set after an error that ends reading (framing damage, an unreadable file).
     done: bool,
+    /// With `on_corrupt="skip"`: what was stepped over so far, and the buffer records are
+    /// read into in place before their data is copied to `buf`.
+    skipping: Option<(SkippedRecords, Vec<u8>)>,
 }
 
 /// Records of TFRecord (plain, GZIP or ZLIB) and OFRecord files, in the order of the paths
@@ -86,7 +89,18 @@ impl Reader {
                     }
                 }
             };
-            match reader.read(&mut state.buf) {
+            let read = match &mut state.skipping {
+                None => reader.read(&mut state.buf),
+                Some((skipped, scratch)) => {
+                    let read = reader.read_skipping(scratch, skipped);
+                    if let Ok(Some(_)) = read {
+                        state.buf.clear();
+                        state.buf.extend_from_slice(reader.record(scratch));
+                    }
+                    read
+                }
+            };
+            match read {
                 Ok(Some(at)) => return Ok(Some((at, reader.format()))),
                 Ok(None) => state.current = None,
                 Err(err) => {
@@ -110,13 +124,14 @@ impl Reader {
 #[pymethods]
 impl Reader {
     #[new]
-    #[pyo3(signature = (paths, network, raw=false, verify=true))]
+    #[pyo3(signature = (paths, network, raw=false, verify=true, skip_corrupt=false))]
     fn new(
         py: Python<'_>,
         paths: Vec<PathBuf>,
         network: Network,
         raw: bool,
         verify: bool,
+        skip_corrupt: bool,
     ) -> PyResult<Reader> {
         network.set(py)?;
         let expanded = py.detach(|| ofconvert_engine::expand_paths(&paths, None));
@@ -131,6 +146,7 @@ impl Reader {
                 names: Names::default(),
                 columns: Columns::new(Selection::default()),
                 done: false,
+                skipping: skip_corrupt.then(|| (SkippedRecords::default(), Vec::new())),
             }),
             raw,
             verify,
@@ -139,6 +155,21 @@ impl Reader {
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
+    }
+
+    /// With `on_corrupt="skip"`, what was stepped over so far, as `tf2of`'s summary counts
+    /// it: `{"corrupt": N, "recovered": N, "details": [...]}`; `None` without.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let state = self.state.try_lock().map_err(busy)?;
+        let Some((skipped, _)) = &state.skipping else {
+            return Ok(None);
+        };
+        let dict = PyDict::new(py);
+        dict.set_item("corrupt", skipped.corrupt)?;
+        dict.set_item("recovered", skipped.recovered)?;
+        dict.set_item("details", &skipped.details)?;
+        Ok(Some(dict))
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {

@@ -162,6 +162,54 @@ def test_damaged_files_raise_with_their_place(name):
         assert list(reader) == []
 
 
+@pytest.mark.parametrize("name", sorted(DAMAGED))
+def test_on_corrupt_skip_reads_what_tf2of_salvages(tmp_path, name):
+    """read(on_corrupt="skip") steps over each damaged file's damage as tf2of does: the same
+    records come, and the same damage is counted with the same words."""
+    src = tmp_path / "in" / "d"
+    src.mkdir(parents=True)
+    (src / name).write_bytes((TESTDATA / "damaged" / name).read_bytes())
+    reader = ofconvert.read(src / name, raw=True, on_corrupt="skip")
+    try:
+        summary = ofconvert.tf2of(src.parent, tmp_path / "of", on_corrupt="skip", sync=False)
+    except ofconvert.ConversionError:
+        # No record framed anywhere in it: not a TFRecord, for both.
+        with pytest.raises(ofconvert.FormatError, match="no TFRecord record is framed"):
+            list(reader)
+        return
+    got = list(reader)
+    manifest = summary["datasets"][0]["manifest"]
+    if DAMAGED[name]["kind"] == "NotAnExample":
+        # Intact framing around a payload that does not parse: read raw, it is a record;
+        # tf2of, which parses it, skips it.
+        assert len(got) == manifest["records"] + 1
+    else:
+        assert len(got) == manifest["records"]
+        # What came before the damage is what reading without skip gave.
+        before = []
+        for record in ofconvert.read(src / name, raw=True):
+            before.append(record)
+            if len(before) == DAMAGED[name].get("good_records", DAMAGED[name].get("records")):
+                break
+        assert got[: len(before)] == before
+    skipped = manifest.get("skipped", {})
+    assert reader.skipped["corrupt"] == skipped.get("corrupt", 0) - (
+        DAMAGED[name]["kind"] == "NotAnExample")
+    assert reader.skipped["recovered"] == skipped.get("recovered", 0)
+    assert len(reader.skipped["details"]) == reader.skipped["corrupt"] + reader.skipped["recovered"]
+
+
+def test_on_corrupt_skip_counts_in_batches_too_and_refuses_other_words(tmp_path):
+    path = TESTDATA / "damaged" / "flipped_data.tfrecord"
+    batches = ofconvert.read(path, batch_size=100, on_corrupt="skip")
+    assert sum(len(batch["feature0"]) for batch in batches) == 499
+    assert batches.skipped["corrupt"] == 1
+    assert "offset 312 (record #3)" in batches.skipped["details"][0]
+    assert ofconvert.read(path).skipped is None
+    with pytest.raises(ofconvert.UsageError, match='on_corrupt must be "fail" or "skip"'):
+        ofconvert.read(path, on_corrupt="ignore")
+
+
 def test_missing_path_is_a_file_error(tmp_path):
     with pytest.raises(ofconvert.FileError) as raised:
         ofconvert.read(tmp_path / "nothing-here")

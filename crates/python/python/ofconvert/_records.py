@@ -29,6 +29,7 @@ def read(
     retry_timeout: float = 180.0,
     request_timeout: float = 60.0,
     in_flight: int = 4,
+    on_corrupt: str = "fail",
 ) -> Iterator[Any]:
     """Iterates over the records of TFRecord and OFRecord files.
 
@@ -50,48 +51,74 @@ def read(
     across the batch is stacked into one 2-D array, any other feature is a list with one
     entry per record (``None`` where a record lacks it).
 
+    ``on_corrupt="skip"`` steps over damage as ``tf2of`` does: a record whose data checksum
+    fails is left out, and past damaged framing (a truncated or overwritten stretch) reading
+    goes on at the next good record, the stretch counting as one record. The iterator's
+    ``skipped`` then says what was stepped over so far, as ``tf2of``'s summary does:
+    ``{"corrupt": N, "recovered": N, "details": ["path: offset ... what", ...]}``.
+
     Raises:
         FileError: a path that does not exist or cannot be read, or a directory without
             record files (at once, as :func:`ofconvert.count` does).
         FormatError: a named file that is neither TFRecord nor OFRecord.
+        UsageError: an ``on_corrupt`` other than ``"fail"`` or ``"skip"``.
 
     Raises (while iterating):
-        CorruptRecordError: damaged framing, with ``path``, ``offset`` and ``record``.
+        CorruptRecordError: damaged framing, with ``path``, ``offset`` and ``record``
+            (with ``on_corrupt="skip"``: a file in which no record is framed at all).
         MappingError: a payload that does not parse.
     """
     paths = [path] if isinstance(path, (str, bytes, os.PathLike)) else list(path)
     reader = _native.Reader(
         [os.fspath(p) for p in paths],
         network(retries, retry_timeout, request_timeout, anonymous, in_flight),
-        raw=raw, verify=verify,
+        raw=raw, verify=verify, skip_corrupt=skips_corrupt(on_corrupt),
     )
     if batch_size is None:
         return reader
     if batch_size < 1:
         raise UsageError(f"batch_size must be at least 1, not {batch_size}")
-    if raw:
-        return _raw_batches(reader, batch_size)
-    return _batches(reader, batch_size)
+    return _Batches(reader, batch_size, raw)
 
 
-def _batches(reader: "_native.Reader", size: int) -> Iterator[Record]:
-    # Read, decoded and stacked in Rust, without a Python object per record for numbers.
-    while True:
-        batch = reader.next_batch(size)
-        if batch is None:
-            return
-        yield batch
+def skips_corrupt(on_corrupt: str) -> bool:
+    """Whether ``on_corrupt`` asks for damage to be stepped over."""
+    if on_corrupt not in ("fail", "skip"):
+        raise UsageError(f'on_corrupt must be "fail" or "skip", not {on_corrupt!r}')
+    return on_corrupt == "skip"
 
 
-def _raw_batches(reader: Iterator[bytes], size: int) -> Iterator[List[bytes]]:
-    batch: List[bytes] = []
-    for record in reader:
-        batch.append(record)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+class _Batches(Iterator[Any]):
+    """Batches of a reader's records, with its ``skipped``."""
+
+    def __init__(self, reader: "_native.Reader", size: int, raw: bool) -> None:
+        self._reader = reader
+        self._size = size
+        self._raw = raw
+
+    @property
+    def skipped(self) -> Optional[Dict[str, Any]]:
+        return self._reader.skipped
+
+    def __iter__(self) -> "_Batches":
+        return self
+
+    def __next__(self) -> Any:
+        if not self._raw:
+            # Read, decoded and stacked in Rust, without a Python object per record for
+            # numbers.
+            batch = self._reader.next_batch(self._size)
+            if batch is None:
+                raise StopIteration
+            return batch
+        records: List[bytes] = []
+        for record in self._reader:
+            records.append(record)
+            if len(records) == self._size:
+                break
+        if not records:
+            raise StopIteration
+        return records
 
 
 _WIDENED = (np.int8, np.int16, np.uint8, np.uint16, np.uint32)

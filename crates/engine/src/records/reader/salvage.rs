@@ -78,6 +78,25 @@ impl RecordReader<'_> {
         }))
     }
 
+    /// Reads the next sound record into `buf` (its data: [`record`](RecordReader::record)),
+    /// stepping over damage as `tf2of --on-corrupt skip` does and counting it in `skipped`:
+    /// a record whose data checksum fails is left out; past damage to the framing, reading
+    /// resumes at the next good record, the bytes passed over counting as one record (a
+    /// record whose length alone was damaged comes back, counted as recovered). `Ok(None)`
+    /// at the end.
+    ///
+    /// # Errors
+    ///
+    /// What is not damage (a file that cannot be read), and a file in which no record is
+    /// framed at all (not of the format it is read as).
+    pub fn read_skipping(
+        &mut self,
+        buf: &mut Vec<u8>,
+        skipped: &mut SkippedRecords,
+    ) -> Result<Option<RecordAt>, Error> {
+        self.read_salvaging(buf, OnCorrupt::Skip, skipped, None)
+    }
+
     /// Reads the next record before index `end` (`None`: to the end of the file) under a
     /// damage policy: with [`OnCorrupt::Skip`], records that can be stepped over are (and
     /// counted in `skipped`). After damage to the framing, reading resumes at the next good
