@@ -26,13 +26,14 @@ use ofconvert_tfrecord::{frame, Compression};
 use crate::access::cache::{self, cache_dir, cache_name};
 use crate::access::locks::EntryLock;
 use crate::access::record_index::RecordIndex;
+use crate::access::salvaged;
 use crate::access::spans::{Object, SpanCache};
 use ofconvert_engine::layout::INDEX_SUFFIX;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Format;
-use ofconvert_engine::RecordReader;
 use ofconvert_engine::StoredFile;
 use ofconvert_engine::{Error, ErrorKind};
+use ofconvert_engine::{RecordReader, SkippedRecords};
 use ofconvert_storage::object::{is_url, storage_for};
 use ofconvert_storage::{Opened, Storage};
 
@@ -56,6 +57,12 @@ pub struct IndexOptions {
     /// index` writes it) rather than in the cache. Off by default: a reader does not write
     /// into a dataset's folders, which may be shared, unless asked to.
     pub beside: bool,
+    /// Whether damage is stepped over (`on_corrupt="skip"`): the index holds the sound
+    /// records alone, found in a pass that checks every one, and the file says what was
+    /// stepped over ([`IndexedFile::skipped`]). The index is kept in the cache under a name
+    /// of its own, never beside the data, and a record whose length alone was damaged is left
+    /// out (random access reads a record by its framing). Off: a damaged file is an error.
+    pub salvage: bool,
 }
 
 impl Default for IndexOptions {
@@ -66,6 +73,7 @@ impl Default for IndexOptions {
             decompress: true,
             spans: None,
             beside: false,
+            salvage: false,
         }
     }
 }
@@ -96,6 +104,8 @@ pub struct IndexedFile {
     pub size: u64,
     /// Its version (a store's ETag) when it was opened, where there is one.
     pub version: Option<String>,
+    /// The damage stepped over, with [`IndexOptions::salvage`]: none without.
+    pub skipped: SkippedRecords,
 }
 
 /// Opens `path` (a local path or a URL, a record file of `format`) for random access: finds
@@ -172,6 +182,7 @@ pub fn open_listed(
         made: false,
         size,
         version: version.clone(),
+        skipped: SkippedRecords::default(),
     };
     // An object in a store whose index was made before, and whose first bytes (that tell
     // its kind) the cache holds or whose kind came with it: no lock, no request.
@@ -185,7 +196,7 @@ pub fn open_listed(
             .ok()
             .and_then(|text| RecordIndex::parse(&text, size))
     };
-    if remote && matches!(known, Some((Kind::Framed, _))) {
+    if remote && !options.salvage && matches!(known, Some((Kind::Framed, _))) {
         if let Some(index) = kept_index() {
             file.index = index;
             file.stored = Some(cached);
@@ -236,20 +247,61 @@ pub fn open_listed(
         ));
         let copied = fs::metadata(&file.data).ok().map(|meta| meta.len());
         if let (Some(copied), Ok(text)) = (copied, fs::read(&stored)) {
-            if let Some(index) = RecordIndex::parse(&text, copied) {
-                file.index = index;
+            // A copy made without stepping over damage is whole and sound: a reader that
+            // skips takes it too.
+            let whole = || {
+                Some((
+                    RecordIndex::parse(&text, copied)?,
+                    SkippedRecords::default(),
+                ))
+            };
+            // And a copy made stepping over damage, where there was none, serves one that
+            // does not skip.
+            let salvaged = || salvaged::parse(&text, copied);
+            let found = match options.salvage {
+                true => salvaged().or_else(whole),
+                false => whole().or_else(|| {
+                    salvaged().filter(|(_, skipped)| *skipped == SkippedRecords::default())
+                }),
+            };
+            if let Some((index, skipped)) = found {
+                (file.index, file.skipped) = (index, skipped);
                 file.stored = Some(stored);
                 return Ok(file);
             }
         }
-        file.index = decompress(&*storage, &at, &file.data, options.checksums)?;
+        (file.index, file.skipped) = decompress(
+            &*storage,
+            &at,
+            &file.data,
+            options.checksums,
+            options.salvage,
+        )?;
         file.made = true;
-        cache::write_whole(&stored, &file.index.to_text())
-            .map_err(|err| Error::io(&stored, err))?;
+        let text = match options.salvage {
+            true => salvaged::to_text(
+                &file.index,
+                &file.skipped,
+                file.index.span(0..file.index.len()).end,
+            ),
+            false => file.index.to_text(),
+        };
+        cache::write_whole(&stored, &text).map_err(|err| Error::io(&stored, err))?;
         file.stored = Some(stored);
         return Ok(file);
     }
 
+    if options.salvage {
+        let keep = spans.map(|spans| (spans, object));
+        let name = cache_name(
+            &source,
+            size,
+            version.as_deref(),
+            salvaged::suffix(options.checksums),
+        );
+        let place = (cache.as_path(), name.as_str());
+        return salvaged_index(file, &*storage, &at, place, options.checksums, making, keep);
+    }
     let beside = PathBuf::from(format!("{}{INDEX_SUFFIX}", at.display()));
     // An index beside a local file is looked for first. In a store, the cache's comes first:
     // it is of this very version of the object (its ETag) and costs no request.
@@ -363,6 +415,46 @@ fn by_footer(source: StoredFile) -> Result<RecordIndex, ofconvert_arrayrecord::E
     ))
 }
 
+/// `file` (a TFRecord or OFRecord file stored at `at`) with its salvaged index (see
+/// [`salvaged`]): found in the cache as `name`, else made in a pass over it (with `keep`, as
+/// [`build`]'s) under the lock of that entry (`making`, when it is held already) and kept.
+fn salvaged_index(
+    mut file: IndexedFile,
+    storage: &dyn Storage,
+    at: &Path,
+    (cache, name): (&Path, &str),
+    checksums: Checksums,
+    making: Option<EntryLock>,
+    keep: Option<(&SpanCache, Object<'_>)>,
+) -> Result<IndexedFile, Error> {
+    let stored = cache.join(name);
+    let size = file.size;
+    let kept = || {
+        fs::read(&stored)
+            .ok()
+            .and_then(|text| salvaged::parse(&text, size))
+    };
+    let mut found = kept();
+    // Made meanwhile by the process the lock was waited for, or to be made here.
+    let mut making = making;
+    if found.is_none() && making.is_none() {
+        making = EntryLock::take(cache, name).ok();
+        found = kept();
+    }
+    if let Some((index, skipped)) = found {
+        (file.index, file.skipped) = (index, skipped);
+        file.stored = Some(stored);
+        return Ok(file);
+    }
+    let reader = open_pass(storage, at, file.format, checksums, keep)?;
+    (file.index, file.skipped) = salvaged::build(reader)?;
+    file.made = true;
+    let text = salvaged::to_text(&file.index, &file.skipped, size);
+    file.stored = cache::write_whole(&stored, &text).is_ok().then_some(stored);
+    drop(making);
+    Ok(file)
+}
+
 /// Indexes `at` in one pass over its records, stepping over their data; with `keep`, the
 /// bytes read are kept in that cache of spans as the object's, for the epoch to read there.
 fn build(
@@ -372,7 +464,23 @@ fn build(
     checksums: Checksums,
     keep: Option<(&SpanCache, Object<'_>)>,
 ) -> Result<RecordIndex, Error> {
-    let mut reader = match keep {
+    let mut reader = open_pass(storage, at, format, checksums, keep)?;
+    let mut starts = Vec::new();
+    while let Some(record) = reader.skip()? {
+        starts.push(record.offset);
+    }
+    Ok(RecordIndex::new(starts, reader.position().offset))
+}
+
+/// A reader of `at` from its start for a pass over it (see [`build`]).
+fn open_pass<'k>(
+    storage: &dyn Storage,
+    at: &Path,
+    format: Format,
+    checksums: Checksums,
+    keep: Option<(&SpanCache, Object<'_>)>,
+) -> Result<RecordReader<'k>, Error> {
+    let reader = match keep {
         Some((spans, object)) => {
             let opened = storage.open(at, 0).map_err(|err| Error::io(at, err))?;
             let kept = Opened {
@@ -383,28 +491,40 @@ fn build(
         }
         None => RecordReader::open_at(storage, at, format, checksums, None, None)?,
     };
-    let mut starts = Vec::new();
-    while let Some(record) = reader.skip()? {
-        starts.push(record.offset);
-    }
-    Ok(RecordIndex::new(starts, reader.position().offset))
+    Ok(reader)
 }
 
 /// Writes the decompressed records of `at` to the local file `copy` (whole or not at all)
-/// and returns their index.
+/// and returns their index; with `salvage`, the sound records alone, stepping over damage
+/// as [`salvaged`] does, and what was stepped over.
 fn decompress(
     storage: &dyn Storage,
     at: &Path,
     copy: &Path,
     checksums: Checksums,
-) -> Result<RecordIndex, Error> {
+    salvage: bool,
+) -> Result<(RecordIndex, SkippedRecords), Error> {
     let mut reader = RecordReader::open_at(storage, at, Format::Tf, checksums, None, None)?;
     let temp = cache::temporary_beside(copy).map_err(|err| Error::io(copy, err))?;
     let written = (|| {
         let mut out = BufWriter::with_capacity(1 << 20, fs::File::create(&temp)?);
         let (mut starts, mut end, mut buf) = (Vec::new(), 0u64, Vec::new());
         let mut header = [0; frame::HEADER_LEN];
-        while reader.read(&mut buf).map_err(Failed::Read)?.is_some() {
+        let (mut skipped, mut scratch) = (SkippedRecords::default(), Vec::new());
+        loop {
+            if salvage {
+                if reader
+                    .read_skipping(&mut scratch, &mut skipped)
+                    .map_err(Failed::Read)?
+                    .is_none()
+                {
+                    break;
+                }
+                buf.clear();
+                buf.extend_from_slice(reader.record(&scratch));
+            } else if reader.read(&mut buf).map_err(Failed::Read)?.is_none() {
+                break;
+            }
             starts.push(end);
             frame::encode_header(buf.len() as u64, &mut header);
             out.write_all(&header)?;
@@ -416,7 +536,7 @@ fn decompress(
             .map_err(|err| err.into_error())?
             .sync_all()?;
         fs::rename(&temp, copy)?;
-        Ok(RecordIndex::new(starts, end))
+        Ok((RecordIndex::new(starts, end), skipped))
     })();
     written.map_err(|failed| {
         let _ = fs::remove_file(&temp);
@@ -439,178 +559,4 @@ impl From<io::Error> for Failed {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use ofconvert_tfrecord::Writer;
-
-    fn tfrecord(path: &Path, records: &[&[u8]], compression: Compression) {
-        let mut writer = Writer::with_compression(fs::File::create(path).unwrap(), compression);
-        for record in records {
-            writer.write_record(record).unwrap();
-        }
-        writer.finish().unwrap();
-    }
-
-    fn options(cache: &Path) -> IndexOptions {
-        IndexOptions {
-            cache_dir: Some(cache.to_path_buf()),
-            ..IndexOptions::default()
-        }
-    }
-
-    #[test]
-    fn an_index_is_built_once_kept_in_the_cache_and_found_there_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord");
-        tfrecord(&path, &[b"one", b"three", b""], Compression::None);
-        let cache = dir.path().join("cache");
-        let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!(opened.index, RecordIndex::new(vec![0, 19, 40], 56));
-        assert!(opened.made);
-        let stored = opened.stored.clone().unwrap();
-        assert!(stored.starts_with(&cache), "{stored:?}");
-        assert_eq!(fs::read(&stored).unwrap(), b"0 19\n19 21\n40 16\n");
-        // Nothing is written into the data's folder.
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name())
-            .collect();
-        assert_eq!(names.len(), 2, "{names:?}");
-        let again = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!((again.index, again.made), (opened.index, false));
-    }
-
-    #[test]
-    fn an_index_is_kept_beside_the_file_when_asked_and_found_there_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord");
-        tfrecord(&path, &[b"one", b"three", b""], Compression::None);
-        let cache = dir.path().join("cache");
-        let beside_asked = IndexOptions {
-            beside: true,
-            ..options(&cache)
-        };
-        let opened = open_indexed(&path, Format::Tf, &beside_asked).unwrap();
-        assert_eq!(opened.index, RecordIndex::new(vec![0, 19, 40], 56));
-        let beside = dir.path().join("a.tfrecord.idx");
-        assert_eq!(opened.stored.as_deref(), Some(beside.as_path()));
-        assert_eq!(fs::read(&beside).unwrap(), b"0 19\n19 21\n40 16\n");
-        assert!(!cache.exists());
-
-        // Found again, asked or not; one that no longer fits the file is made anew.
-        fs::write(&beside, b"0 56\n").unwrap();
-        let found = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!((found.index.len(), found.made), (1, false));
-        fs::write(&beside, b"0 19\n").unwrap();
-        let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!((opened.index.len(), opened.made), (3, true));
-        // Not asked, the stale one is left as it was, and the one made is in the cache.
-        assert_eq!(fs::read(&beside).unwrap(), b"0 19\n");
-        assert!(opened.stored.unwrap().starts_with(&cache));
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_read_only_place_keeps_its_index_in_the_cache() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("ro");
-        fs::create_dir(&data).unwrap();
-        let path = data.join("part-00000");
-        let mut bytes = Vec::new();
-        for payload in [&b"\x0a\x00"[..], b"\x0a\x01\x0a"] {
-            bytes.extend_from_slice(&(payload.len() as i64).to_le_bytes());
-            bytes.extend_from_slice(payload);
-        }
-        fs::write(&path, &bytes).unwrap();
-        fs::set_permissions(&data, fs::Permissions::from_mode(0o555)).unwrap();
-        let cache = dir.path().join("cache");
-        let asked = IndexOptions {
-            beside: true,
-            ..options(&cache)
-        };
-        let opened = open_indexed(&path, Format::Of, &asked);
-        fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).unwrap();
-        let opened = opened.unwrap();
-        assert_eq!(opened.index, RecordIndex::new(vec![0, 10], 21));
-        // Running as root writes anyway; either way the index is kept somewhere.
-        let stored = opened.stored.unwrap();
-        assert!(
-            stored.starts_with(&cache) || stored.starts_with(&data),
-            "{stored:?}"
-        );
-        let again = open_indexed(&path, Format::Of, &asked).unwrap();
-        assert_eq!(again.index, opened.index);
-    }
-
-    #[test]
-    fn a_compressed_file_is_decompressed_into_the_cache_once_or_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord.gz");
-        tfrecord(&path, &[b"one", b"three"], Compression::Gzip);
-        let cache = dir.path().join("cache");
-        let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!(opened.decompressed, Some(Compression::Gzip));
-        assert!(opened.made);
-        assert!(opened.data.starts_with(&cache));
-        let mut plain = Vec::new();
-        frame::encode_record(b"one", &mut plain);
-        frame::encode_record(b"three", &mut plain);
-        assert_eq!(fs::read(&opened.data).unwrap(), plain);
-        assert_eq!(opened.index, RecordIndex::new(vec![0, 19], 40));
-        assert!(!dir.path().join("a.tfrecord.gz.idx").exists());
-
-        let modified = fs::metadata(&opened.data).unwrap().modified().unwrap();
-        let again = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-        assert_eq!(
-            fs::metadata(&again.data).unwrap().modified().unwrap(),
-            modified
-        );
-
-        let refused = IndexOptions {
-            decompress: false,
-            ..options(&cache)
-        };
-        let err = open_indexed(&path, Format::Tf, &refused).unwrap_err();
-        assert!(err.to_string().contains("GZIP TFRecord"), "{err}");
-    }
-
-    #[test]
-    fn processes_opening_a_compressed_file_at_once_copy_it_once_between_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord.gz");
-        let records: Vec<Vec<u8>> = (0..20_000u32).map(|i| i.to_le_bytes().repeat(8)).collect();
-        let records: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
-        tfrecord(&path, &records, Compression::Gzip);
-        let cache = dir.path().join("cache");
-        let start = std::sync::Barrier::new(4);
-        // Threads stand for processes: each takes the lock through a file of its own.
-        let made: Vec<bool> = std::thread::scope(|scope| {
-            let opening: Vec<_> = (0..4)
-                .map(|_| {
-                    scope.spawn(|| {
-                        start.wait();
-                        let opened = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
-                        assert_eq!(opened.index.len(), 20_000);
-                        opened.made
-                    })
-                })
-                .collect();
-            opening.into_iter().map(|one| one.join().unwrap()).collect()
-        });
-        assert_eq!(made.iter().filter(|&&made| made).count(), 1, "{made:?}");
-    }
-
-    #[test]
-    fn damage_stops_the_pass_with_where_it_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.tfrecord");
-        tfrecord(&path, &[b"one", b"three"], Compression::None);
-        let mut bytes = fs::read(&path).unwrap();
-        bytes.truncate(30);
-        fs::write(&path, bytes).unwrap();
-        let err = open_indexed(&path, Format::Tf, &options(&dir.path().join("c"))).unwrap_err();
-        assert_eq!((err.offset(), err.record()), (Some(19), Some(1)), "{err}");
-        assert!(!dir.path().join("a.tfrecord.idx").exists());
-    }
-}
+mod tests;

@@ -18,4 +18,5 @@ pub(crate) mod held;
 pub(crate) mod index;
 pub(crate) mod locks;
 pub(crate) mod record_index;
+pub(crate) mod salvaged;
 pub(crate) mod spans;

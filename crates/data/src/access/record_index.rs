@@ -14,6 +14,9 @@ pub struct RecordIndex {
     /// The first record of each entry, then the number of records: empty when each entry is
     /// one record.
     firsts: Vec<u64>,
+    /// Where each record ends, for an index of records with damage between them
+    /// ([`with_gaps`](RecordIndex::with_gaps)): empty when each ends where the next starts.
+    ends: Vec<u64>,
 }
 
 impl RecordIndex {
@@ -24,6 +27,23 @@ impl RecordIndex {
         RecordIndex {
             bounds: starts,
             firsts: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// An index of records that take the bytes `ranges`, in order and apart, with what lies
+    /// between them (damage stepped over) in no record.
+    pub fn with_gaps(ranges: &[Range<u64>]) -> RecordIndex {
+        let mut bounds: Vec<u64> = ranges.iter().map(|range| range.start).collect();
+        bounds.push(ranges.last().map_or(0, |range| range.end));
+        let apart = ranges.windows(2).any(|pair| pair[0].end != pair[1].start);
+        RecordIndex {
+            bounds,
+            firsts: Vec::new(),
+            ends: match apart {
+                true => ranges.iter().map(|range| range.end).collect(),
+                false => Vec::new(),
+            },
         }
     }
 
@@ -79,7 +99,15 @@ impl RecordIndex {
     /// chunks. Panics past the last record.
     pub fn range(&self, index: u64) -> Range<u64> {
         let entry = self.entry(index);
-        self.bounds[entry]..self.bounds[entry + 1]
+        self.bounds[entry]..self.end_of(entry)
+    }
+
+    /// Where entry `entry` ends.
+    fn end_of(&self, entry: usize) -> u64 {
+        match self.ends.get(entry) {
+            Some(&end) => end,
+            None => self.bounds[entry + 1],
+        }
     }
 
     /// The records that share record `index`'s [`range`](RecordIndex::range): itself alone,
@@ -105,9 +133,14 @@ impl RecordIndex {
     /// The bytes the records `records` take, from the first's start to the last's end
     /// (their chunks', for records in chunks).
     pub fn span(&self, records: Range<u64>) -> Range<u64> {
-        let end = self.bounds[self.entries_before(records.end)];
+        let before = self.entries_before(records.end);
+        let end = match before {
+            0 => self.bounds[0],
+            _ => self.end_of(before - 1),
+        };
         if records.is_empty() {
-            return end..end;
+            let start = self.bounds[before];
+            return start..start;
         }
         self.bounds[self.entry(records.start)]..end
     }
@@ -132,16 +165,38 @@ impl RecordIndex {
         (bounds.last() == Some(&size)).then_some(RecordIndex {
             bounds,
             firsts: Vec::new(),
+            ends: Vec::new(),
         })
+    }
+
+    /// Reads an index that [`with_gaps`](RecordIndex::with_gaps) made, in the `index`
+    /// command's format: records in order and apart, ending at or before `size`; `None`
+    /// otherwise.
+    pub fn parse_with_gaps(text: &[u8], size: u64) -> Option<RecordIndex> {
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for line in text.split(|&byte| byte == b'\n') {
+            if line.is_empty() {
+                continue;
+            }
+            let line = std::str::from_utf8(line).ok()?;
+            let (offset, length) = line.trim().split_once(' ')?;
+            let (offset, length): (u64, u64) = (offset.parse().ok()?, length.trim().parse().ok()?);
+            if ranges.last().map_or(0, |last| last.end) > offset || length == 0 {
+                return None;
+            }
+            ranges.push(offset..offset.checked_add(length)?);
+        }
+        (ranges.last().map_or(0, |last| last.end) <= size).then(|| RecordIndex::with_gaps(&ranges))
     }
 
     /// The index in the `index` command's format (of records one by one: an index of chunks
     /// is not kept, the file's footer is).
     pub fn to_text(&self) -> Vec<u8> {
         let mut text = Vec::with_capacity(self.bounds.len() * 16);
-        for pair in self.bounds.windows(2) {
+        for entry in 0..self.bounds.len().saturating_sub(1) {
+            let start = self.bounds[entry];
             // Writing into a Vec cannot fail.
-            let _ = writeln!(text, "{} {}", pair[0], pair[1] - pair[0]);
+            let _ = writeln!(text, "{} {}", start, self.end_of(entry) - start);
         }
         text
     }
@@ -173,6 +228,35 @@ mod tests {
             RecordIndex::parse(b"", 0),
             Some(RecordIndex::new(vec![], 0))
         );
+    }
+
+    #[test]
+    fn an_index_with_gaps_leaves_the_damage_between_its_records_out() {
+        let index = RecordIndex::with_gaps(&[0..16, 30..40, 40..57, 70..80]);
+        assert_eq!(index.len(), 4);
+        let ranges: Vec<_> = (0..4).map(|record| index.range(record)).collect();
+        assert_eq!(ranges, [0..16, 30..40, 40..57, 70..80]);
+        assert_eq!(index.span(0..4), 0..80);
+        assert_eq!(index.span(1..3), 30..57);
+        assert_eq!(index.span(0..1), 0..16);
+        assert_eq!(index.span(2..2), 40..40);
+        assert_eq!(index.span(4..4), 80..80);
+        let text = index.to_text();
+        assert_eq!(text, b"0 16\n30 10\n40 17\n70 10\n");
+        // Not an index of the whole file: the strict reading refuses it.
+        assert_eq!(RecordIndex::parse(&text, 80), None);
+        assert_eq!(RecordIndex::parse_with_gaps(&text, 90), Some(index));
+        for (text, size) in [
+            (&b"0 16\n10 10\n"[..], 40),
+            (b"0 16\n20 10\n", 29),
+            (b"0 0\n", 10),
+        ] {
+            assert_eq!(RecordIndex::parse_with_gaps(text, size), None, "{text:?}");
+        }
+        // Records one after another: the same index as a whole file's.
+        let whole = RecordIndex::with_gaps(&[0..16, 16..40, 40..57]);
+        assert_eq!(whole, RecordIndex::new(vec![0, 16, 40], 57));
+        assert_eq!(RecordIndex::with_gaps(&[]), RecordIndex::new(vec![], 0));
     }
 
     #[test]

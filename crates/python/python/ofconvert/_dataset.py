@@ -12,6 +12,7 @@ from . import _native
 from ._convert import network
 from ._errors import UsageError
 from ._inspect import _paths
+from ._records import skips_corrupt
 
 PathLike = Union[str, "os.PathLike[str]"]
 Paths = Union[PathLike, Sequence[PathLike]]
@@ -109,6 +110,19 @@ class RecordDataset:
     now; one that does not cover the file is passed over and left as it is.
     ``index_beside=True`` keeps the indexes of local files beside them instead, on purpose.
 
+    **Damaged files.** By default (``on_corrupt="fail"``) a damaged file fails where the
+    damage is: when the dataset is opened if the framing is damaged, else at the read of
+    the record whose checksum fails. ``on_corrupt="skip"`` steps over damage as
+    ``tf2of --on-corrupt skip`` does: the dataset is opened in a pass that reads and checks
+    every record (once: its index is kept in the cache, under a name of its own), and holds
+    the sound records alone, ``len()`` counting them; :attr:`skipped` counts what was stepped
+    over, and a warning says so when the dataset is opened. A record whose length alone was
+    damaged, which ``read()`` and ``tf2of`` bring back, is left out here and counted as
+    damaged: random access reads a record by its framing. In an ArrayRecord file, whose
+    chunks' checks are read with the records, damage is found when it is read and fails
+    that read, as without ``on_corrupt``. A file in which no record at all is framed is not
+    taken for a record file, and fails the open.
+
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
     started with ``spawn`` each open it anew.
     """
@@ -130,7 +144,9 @@ class RecordDataset:
         index_beside: bool = False,
         lengths: Optional[Sequence[str]] = None,
         pad: Optional[Mapping[str, int]] = None,
+        on_corrupt: str = "fail",
     ) -> None:
+        skip = skips_corrupt(on_corrupt)
         named = _features(features)
         shaped, widths = _shapes(named, lengths, pad)
         self._config: Dict[str, Any] = dict(
@@ -144,10 +160,12 @@ class RecordDataset:
             index_beside=bool(index_beside),
             lengths=shaped,
             pad=widths,
+            skip_corrupt=skip,
         )
         self._native = self._open(None)
         self._files = self._native.files()
         self._warn_decompressed()
+        self._warn_skipped()
 
     def _open(
         self, files: Optional[List[Tuple[str, str, Optional[Tuple[int, str]], bool]]], keys: Optional[List[str]] = None
@@ -157,7 +175,7 @@ class RecordDataset:
             config["paths"], config["network"], features=config["features"], verify=config["verify"],
             cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
             cache_limit=config.get("cache_limit"), index_beside=config.get("index_beside", False), keys=keys,
-            lengths=config.get("lengths"), pad=config.get("pad"),
+            lengths=config.get("lengths"), pad=config.get("pad"), skip_corrupt=config.get("skip_corrupt", False),
         )
 
     def _warn_decompressed(self) -> None:
@@ -172,6 +190,26 @@ class RecordDataset:
                 UserWarning,
                 stacklevel=3,
             )
+
+    def _warn_skipped(self) -> None:
+        skipped = self.skipped
+        if skipped and skipped["corrupt"]:
+            first = skipped["details"][0] if skipped["details"] else ""
+            warnings.warn(
+                f"{skipped['corrupt']:,} damaged record(s) stepped over (on_corrupt=\"skip\"); "
+                f"the dataset's skipped says where, the first: {first}",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    @property
+    def skipped(self) -> Optional[Dict[str, Any]]:
+        """With ``on_corrupt="skip"``: the damage stepped over, found when the dataset was
+        opened, as ``tf2of`` counts it: ``{"corrupt": N, "recovered": 0, "details": [...]}``
+        (``details`` says where, the first 1,000). ``None`` with ``on_corrupt="fail"``."""
+        if not self._config.get("skip_corrupt"):
+            return None
+        return self._native.skipped()
 
     def __getstate__(self) -> Dict[str, Any]:
         # Each file with the size and version (ETag) it was opened at, where it is an object

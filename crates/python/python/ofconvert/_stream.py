@@ -177,7 +177,9 @@ class RecordStream(_Epochs):
 
     def state_dict(self, position: Optional[int] = None, workers: Optional[int] = None) -> Dict[str, Any]:
         """Where the epoch stands: ``{"version", "epoch", "position", "passes", "seed",
-        "shuffle", "block_size", "records", "fingerprint"}``. ``passes`` are the passes of the
+        "shuffle", "block_size", "records", "fingerprint"}``, and ``"skipped"`` (the damaged
+        records stepped over in the dataset: ``{"corrupt", "recovered"}``) with
+        ``on_corrupt="skip"``. ``passes`` are the passes of the
         epoch that stopped before its end, each its layout and how far its ranks got (a few
         integers: ``world_size``, ``workers``, ``unit``, ``drop_last``, ``steps``), and
         ``position`` the records of the epoch consumed in all.
@@ -189,7 +191,7 @@ class RecordStream(_Epochs):
         batches consumed were depends on how many workers took turns."""
         workers = self._loader_workers(position, workers)
         passes = self._passes(position, workers)
-        return {
+        state: Dict[str, Any] = {
             "version": _STATE_VERSION,
             "epoch": self._epoch,
             "position": len(self.dataset) - self._stream(worker=(0, 1), before=passes).left,
@@ -200,6 +202,10 @@ class RecordStream(_Epochs):
             "records": len(self.dataset),
             "fingerprint": self.dataset._native.fingerprint(),
         }
+        skipped = self.dataset.skipped
+        if skipped is not None:
+            state["skipped"] = {"corrupt": skipped["corrupt"], "recovered": skipped["recovered"]}
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes at ``state`` (from :meth:`state_dict` of any rank, on any number of ranks
@@ -219,8 +225,9 @@ class RecordStream(_Epochs):
                 "layout; start the epoch over with set_epoch(epoch)"
             )
         expected = set(mine) - ({"passes"} if version == 2 else set())
-        missing = sorted(expected - set(state))
-        unknown = sorted(set(state) - expected, key=str)
+        # What was stepped over is said, not checked: the fingerprint is of the records read.
+        missing = sorted(expected - set(state) - {"skipped"})
+        unknown = sorted(set(state) - expected - {"skipped"}, key=str)
         if missing or unknown:
             said = [f"it lacks {', '.join(map(repr, missing))}"] if missing else []
             said += [f"it has {', '.join(map(repr, unknown))}, which a state has not"] if unknown else []

@@ -5,6 +5,7 @@
 //! the network keywords ([`crate::keywords`]); none of those names them.
 
 mod mixture;
+mod reading;
 mod stream;
 
 pub use mixture::{MixedLane, Mixture};
@@ -17,11 +18,11 @@ use ofconvert_data::{Files, IndexOptions, IndexedFile, Order, Scratch, Shuffle, 
 use ofconvert_engine::{each_at_once, Checksums, Format, REQUESTS_AT_ONCE};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyDict, PyList};
 
 use crate::columns::Columns;
-use crate::decode::{self, Selection, MAKE_BYTES_EVERY};
-use crate::errors::{self, Failure};
+use crate::decode::Selection;
+use crate::errors;
 use crate::keywords::Network;
 use crate::shapes::Shapes;
 use crate::values::Names;
@@ -133,101 +134,6 @@ impl Records {
         Ok(at as u64)
     }
 
-    /// The records `indices` as a list of dicts (or of bytes, `raw`).
-    fn dicts<'py>(
-        &self,
-        py: Python<'py>,
-        indices: &[u64],
-        raw: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        py.detach(|| self.files.fetch(indices, &mut state.scratch))
-            .map_err(|err| errors::engine_error(py, &err))?;
-        self.tell_cache_failure(py)?;
-        self.dicts_from(py, &state.scratch, &mut state.names, raw)
-    }
-
-    /// The records [`Files::fetch`] read into `scratch`, as a list of dicts (or of bytes).
-    fn dicts_from<'py>(
-        &self,
-        py: Python<'py>,
-        scratch: &Scratch,
-        names: &mut Names,
-        raw: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
-        let walked = self
-            .files
-            .each(scratch, self.checksums, |file, at, payload| {
-                if raw {
-                    out.append(PyBytes::new(py, payload))?;
-                    return Ok(());
-                }
-                match decode::record_dict(py, names, payload, file.format, &self.selection)? {
-                    Ok(dict) => Ok(out.append(dict)?),
-                    Err(err) => Err(Failure::Payload {
-                        path: file.path.clone(),
-                        at,
-                        err,
-                    }),
-                }
-            });
-        walked.map_err(|failure| failure.into_py(py))?;
-        Ok(out)
-    }
-
-    /// Warns, once, that the cache of spans could not keep what was read (reading goes on,
-    /// from the store).
-    fn tell_cache_failure(&self, py: Python<'_>) -> PyResult<()> {
-        let told = self
-            .files
-            .cache()
-            .and_then(|cache| cache.failure_to_report());
-        match told {
-            Some(message) => {
-                let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
-                PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)
-            }
-            None => Ok(()),
-        }
-    }
-
-    /// The records [`Files::fetch`] read into `scratch` (a stream's prefetching), as one
-    /// batch or as the dict of its one record.
-    pub fn decode_fetched<'py>(
-        &self,
-        py: Python<'py>,
-        scratch: &Scratch,
-        batched: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.tell_cache_failure(py)?;
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        if !batched {
-            return self
-                .dicts_from(py, scratch, &mut state.names, false)?
-                .get_item(0);
-        }
-        let columns = self.columns(py, &mut state.columns);
-        let read = self
-            .files
-            .each(scratch, self.checksums, |file, at, payload| {
-                columns
-                    .push(payload, file.format, Some(py))
-                    .map_err(|err| Failure::Payload {
-                        path: file.path.clone(),
-                        at,
-                        err,
-                    })
-            });
-        if let Err(failure) = read {
-            let _ = columns.take(py, &mut state.names);
-            return Err(failure.into_py(py));
-        }
-        Ok(columns.take(py, &mut state.names)?.into_any())
-    }
-
     /// Records in the dataset.
     pub fn len(&self) -> u64 {
         self.files.len()
@@ -268,61 +174,6 @@ impl Records {
     pub fn record_files(&self) -> &Arc<Files> {
         &self.files
     }
-
-    /// The records `indices` as one batch: numeric features of one kind and length stacked.
-    pub fn batch_of<'py>(&self, py: Python<'py>, indices: &[u64]) -> PyResult<Bound<'py, PyDict>> {
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        let (scratch, names) = (&mut state.scratch, &mut state.names);
-        let columns = self.columns(py, &mut state.columns);
-        // Local files half a megabyte at a time: read, checked, decoded and made into Python
-        // objects while in the processor's cache. Files in a store all at once: a request
-        // costs a round trip.
-        let chunk_bytes = if self.files.any_remote() {
-            u64::MAX
-        } else {
-            MAKE_BYTES_EVERY as u64
-        };
-        self.files.prefetch_index(indices);
-        let mut rest = indices;
-        while !rest.is_empty() {
-            let mut take = 0;
-            let mut bytes = 0;
-            while take < rest.len() && (take == 0 || bytes < chunk_bytes) {
-                let (file, record) = self.files.locate(rest[take]);
-                let range = self.files.files[file].index.range(record);
-                bytes += range.end - range.start;
-                take += 1;
-            }
-            let (chunk, after) = rest.split_at(take);
-            rest = after;
-            // Reading may wait (a bucket): without the GIL. Decoding makes the bytes values
-            // into Python objects straight from the buffer read: with it.
-            let read = py
-                .detach(|| self.files.fetch(chunk, scratch))
-                .map_err(Failure::from)
-                .and_then(|()| {
-                    self.files
-                        .each(scratch, self.checksums, |file, at, payload| {
-                            columns.push(payload, file.format, Some(py)).map_err(|err| {
-                                Failure::Payload {
-                                    path: file.path.clone(),
-                                    at,
-                                    err,
-                                }
-                            })
-                        })
-                });
-            if let Err(failure) = read {
-                // The rows read before the damage are not a batch.
-                let _ = columns.take(py, names);
-                return Err(failure.into_py(py));
-            }
-            columns.make_bytes(py);
-        }
-        self.tell_cache_failure(py)?;
-        columns.take(py, names)
-    }
 }
 
 /// A file as a pickled dataset hands it to its copy: its path, its format, the size and
@@ -340,7 +191,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None, lengths=None, pad=None))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None, lengths=None, pad=None, skip_corrupt=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -356,6 +207,7 @@ impl Records {
         keys: Option<Vec<String>>,
         lengths: Option<Vec<String>>,
         pad: Option<std::collections::HashMap<String, usize>>,
+        skip_corrupt: bool,
     ) -> PyResult<Records> {
         network.set(py)?;
         let limit = match cache_limit.as_deref().map(ofconvert_data::parse_limit) {
@@ -408,6 +260,7 @@ impl Records {
                 .clone()
                 .filter(|cache| listed_bytes.is_some_and(|bytes| bytes <= cache.limit())),
             beside: index_beside,
+            salvage: skip_corrupt,
         };
         // A file in a store is opened in a request or two that wait a round trip: many side
         // by side; a local one may be indexed in a pass over it: a core each.
@@ -516,6 +369,24 @@ impl Records {
     /// the spans it keeps, rather than a request a record.
     fn store_bytes(&self) -> Option<u64> {
         self.files.any_remote().then(|| self.files.bytes())
+    }
+
+    /// The damage stepped over when the files were opened with `skip_corrupt`, as
+    /// `tf2of`'s summary counts it: `{"corrupt": N, "recovered": N, "details": [...]}`, with
+    /// each file's details in turn (the first 1,000).
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let files = &self.files.files;
+        let sum = |count: fn(&IndexedFile) -> u64| files.iter().map(count).sum::<u64>();
+        let details: Vec<&String> = files
+            .iter()
+            .flat_map(|file| &file.skipped.details)
+            .take(1000)
+            .collect();
+        let dict = PyDict::new(py);
+        dict.set_item("corrupt", sum(|file| file.skipped.corrupt))?;
+        dict.set_item("recovered", sum(|file| file.skipped.recovered))?;
+        dict.set_item("details", details)?;
+        Ok(dict)
     }
 
     /// The dataset's fingerprint: what a resumed stream checks.
