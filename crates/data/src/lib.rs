@@ -68,7 +68,7 @@ pub use stream::ahead::SPANS_IN_FLIGHT;
 pub use stream::features::{check_features, feature_keys};
 pub use stream::fetch::{Files, Scratch, Span};
 pub use stream::fingerprint::fingerprint;
-pub use stream::mixture::{readings, Mixture, Reading, Schedule, Turns, REPEATS};
+pub use stream::mixture::{readings, shares, Mixture, Reading, Schedule, Sources, Turns, REPEATS};
 pub use stream::order::{Order, Permutation, Shuffle};
 pub use stream::prefetch::{cache_needed, Prefetch};
 pub use stream::share::{taken_in_turn, Layout, Pass, Share};

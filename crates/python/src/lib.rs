@@ -51,5 +51,6 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<dataset::Stream>()?;
     module.add_class::<dataset::Mixture>()?;
     module.add_class::<dataset::MixedLane>()?;
+    module.add_function(wrap_pyfunction!(dataset::shares, module)?)?;
     Ok(())
 }

@@ -119,8 +119,8 @@ def test_a_mixture_iterated_here_counts_its_batches_and_resumes(sources):
     expected = len(resumed)
     rest = list(resumed)
     assert len(rest) == expected and collections.Counter(first + ids(rest)) == whole
-    other = MixedStream(sources, [1, 1, 1], size=120, shuffle=True, seed=2, batch_size=8)
-    with pytest.raises(UsageError, match="weights"):
+    other = MixedStream(sources, [1, 1, 1], size=120, shuffle=True, seed=3, batch_size=8)
+    with pytest.raises(UsageError, match="seed"):
         other.load_state_dict(stream.state_dict())
 
 

@@ -20,8 +20,8 @@ pub const REPEATS: u64 = 1 << 16;
 /// Keeps the sources' orders apart under one seed (the golden ratio's 64 bits).
 const SOURCE_STRIDE: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// One reading of a source within an epoch of a mixture: the first `first` places of the
-/// source's order drawn from `seed` and `epoch`.
+/// One reading of a source within an epoch of a mixture: `first` places of the source's
+/// order drawn from `seed` and `epoch`, from its place `offset` on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reading {
     /// The source, by its number.
@@ -32,6 +32,35 @@ pub struct Reading {
     pub epoch: u64,
     /// Places of that order the reading reads.
     pub first: u64,
+    /// The place of the order it starts at: 0, but for a reading added when the weights
+    /// changed, which goes on where the source's last reading of that order stopped.
+    pub offset: u64,
+}
+
+/// The seed of source `source`'s orders in a mixture of seed `seed`.
+fn source_seed(seed: u64, source: usize) -> u64 {
+    seed.wrapping_add((source as u64 + 1).wrapping_mul(SOURCE_STRIDE))
+}
+
+/// `size` records cut by `weights` into whole numbers that add up to it: each its floor,
+/// the records left to the largest remainders (the first source first on a tie).
+pub fn shares(size: u64, weights: &[f64]) -> Vec<u64> {
+    let total: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights
+        .iter()
+        .map(|weight| size as f64 * weight / total)
+        .collect();
+    let mut out: Vec<u64> = exact.iter().map(|value| value.floor() as u64).collect();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&a, &b| {
+        let rest = |at: usize| exact[at] - out[at] as f64;
+        rest(b).total_cmp(&rest(a)).then(a.cmp(&b))
+    });
+    let given: u64 = out.iter().sum();
+    for &at in order.iter().take(size.saturating_sub(given) as usize) {
+        out[at] += 1;
+    }
+    out
 }
 
 /// The readings of epoch `epoch` of a mixture of sources of `lengths` records whose shares
@@ -43,13 +72,13 @@ pub fn readings(lengths: &[u64], shares: &[u64], seed: u64, epoch: u64) -> Vec<R
         if length == 0 {
             continue;
         }
-        let source_seed = seed.wrapping_add((source as u64 + 1).wrapping_mul(SOURCE_STRIDE));
         for repeat in 0..share.div_ceil(length) {
             out.push(Reading {
                 source,
-                seed: source_seed,
+                seed: source_seed(seed, source),
                 epoch: epoch.wrapping_mul(REPEATS).wrapping_add(repeat),
                 first: length.min(share - repeat * length),
+                offset: 0,
             });
         }
     }
@@ -161,8 +190,24 @@ pub struct Mixture {
     key: (u64, u64),
     /// Each reading's passes before this one, in its lanes' units.
     befores: Vec<Vec<Pass>>,
+    /// Each reading's caps: the most each of its passes, then this one, dealt of what the
+    /// passes before it left, where the weights changed as it began ([`Share::capped`]).
+    caps: Vec<Vec<Option<u64>>>,
+    /// Each reading's source, order and first place ([`Reading`]).
+    planned: Vec<Reading>,
     /// Each reading's positions this pass deals: what the passes before it left.
     lens: Vec<u64>,
+}
+
+/// What a mixture's readings are of, for a change of weights to plan more of them: each
+/// source's length, and the mixture's seed and epoch.
+pub struct Sources<'a> {
+    /// Records each source holds.
+    pub lengths: &'a [u64],
+    /// The mixture's seed.
+    pub seed: u64,
+    /// The epoch.
+    pub epoch: u64,
 }
 
 /// The layout each reading is dealt with: one lane a process, `(rank, worker)` rank-major.
@@ -185,17 +230,99 @@ impl Mixture {
         shuffled: bool,
         key: (u64, u64),
     ) -> Mixture {
+        let planned: Vec<Reading> = readings
+            .iter()
+            .map(|&(_, first)| Reading {
+                source: 0,
+                seed: 0,
+                epoch: 0,
+                first,
+                offset: 0,
+            })
+            .collect();
+        let sources = Sources {
+            lengths: &[],
+            seed: 0,
+            epoch: 0,
+        };
+        let never = |_: &Reading| -> Result<Order, std::convert::Infallible> {
+            unreachable!("no weights change")
+        };
+        match Mixture::reweighted(
+            readings.into_iter().zip(planned).collect(),
+            &sources,
+            before,
+            &[],
+            layout,
+            shuffled,
+            key,
+            never,
+        ) {
+            Ok(mixture) => mixture,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Mixture::new`] over `readings` (each with its plan, as [`readings`] drew them from
+    /// `sources`), where the weights changed as some passes began: `weights[i]`, where it
+    /// is given, are the weights from pass `i` on (`before.len()`: this pass). The positions
+    /// the passes before it left are then cut by those weights into each source's share of
+    /// the rest of the epoch: a source's readings are read on to their share's end and no
+    /// further, and a source whose share is more than its readings left reads on in the
+    /// order of its last reading, then (drawn beyond its length) in orders of its own, which
+    /// `make` makes.
+    ///
+    /// # Errors
+    ///
+    /// What `make` returns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reweighted<E>(
+        readings: Vec<((Order, u64), Reading)>,
+        sources: &Sources<'_>,
+        before: &[Pass],
+        weights: &[Option<Vec<f64>>],
+        layout: Layout,
+        shuffled: bool,
+        key: (u64, u64),
+        mut make: impl FnMut(&Reading) -> Result<Order, E>,
+    ) -> Result<Mixture, E> {
+        let count = readings.len();
+        let (readings, planned) = readings.into_iter().unzip();
         let mut mixture = Mixture {
-            befores: vec![Vec::new(); readings.len()],
+            befores: vec![Vec::new(); count],
+            caps: vec![vec![None]; count],
+            planned,
             lens: Vec::new(),
             readings,
             layout,
             shuffled,
             key,
         };
-        for (number, pass) in before.iter().enumerate() {
-            mixture.layout = pass.layout;
+        // Places each reading is still to give this epoch, where its weights ask for fewer
+        // than it has left; and what each had left as the last pass began.
+        let mut wants: Vec<Option<u64>> = vec![None; count];
+        let mut lefts_before: Vec<u64> = Vec::new();
+        for number in 0..=before.len() {
+            mixture.layout = before.get(number).map_or(layout, |pass| pass.layout);
+            // What the passes so far left of each reading (this pass not capped yet).
+            let mut lefts = mixture.dealt();
+            for ((want, &was), &left) in wants.iter_mut().zip(&lefts_before).zip(&lefts) {
+                if let Some(want) = want {
+                    *want = want.saturating_sub(was - left);
+                }
+            }
+            if let Some(weights) = weights.get(number).and_then(Option::as_ref) {
+                mixture.replan(sources, weights, &mut lefts, &mut wants, &mut make)?;
+            }
+            for ((caps, want), &left) in mixture.caps.iter_mut().zip(&wants).zip(&lefts) {
+                let last = caps.last_mut().expect("a cap a pass");
+                *last = want.filter(|&want| want < left);
+            }
             mixture.lens = mixture.dealt();
+            lefts_before = lefts;
+            let Some(pass) = before.get(number) else {
+                break;
+            };
             let dealt = lanes(pass.layout);
             let mut taken = vec![vec![0; dealt.world as usize]; mixture.readings.len()];
             for rank in 0..pass.layout.world.max(1) {
@@ -212,28 +339,118 @@ impl Mixture {
                     }
                 }
             }
-            for (befores, lanes_taken) in mixture.befores.iter_mut().zip(taken) {
+            for ((befores, caps), lanes_taken) in
+                mixture.befores.iter_mut().zip(&mut mixture.caps).zip(taken)
+            {
                 befores.push(Pass {
                     layout: dealt,
                     steps: 0,
                     lanes: Some(lanes_taken),
                 });
+                caps.push(None);
             }
         }
-        mixture.layout = layout;
-        mixture.lens = mixture.dealt();
-        mixture
+        Ok(mixture)
+    }
+
+    /// Cuts what the passes so far left of each reading (`lefts`, of which each is to give
+    /// `wants` where that is less) by `weights` into each source's share of the rest of the
+    /// epoch: each source's readings give it in turn, then more are added (see
+    /// [`Mixture::reweighted`]), their `lefts` and `wants` with them.
+    fn replan<E>(
+        &mut self,
+        sources: &Sources<'_>,
+        weights: &[f64],
+        lefts: &mut Vec<u64>,
+        wants: &mut Vec<Option<u64>>,
+        make: &mut impl FnMut(&Reading) -> Result<Order, E>,
+    ) -> Result<(), E> {
+        let rest: u64 = lefts
+            .iter()
+            .zip(wants.iter())
+            .map(|(&left, want)| want.map_or(left, |want| want.min(left)))
+            .sum();
+        let wanted = shares(rest, weights);
+        for (source, (&length, mut want)) in sources.lengths.iter().zip(wanted).enumerate() {
+            let mut last = None;
+            for at in 0..self.readings.len() {
+                if self.planned[at].source != source {
+                    continue;
+                }
+                let give = lefts[at].min(want);
+                want -= give;
+                wants[at] = Some(give);
+                last = Some(at);
+            }
+            while want > 0 && length > 0 {
+                let next = match last.map(|at| (at, self.planned[at])) {
+                    // On in the order of its last reading, where that stopped.
+                    Some((at, reading)) if reading.offset + reading.first < length => {
+                        let offset = reading.offset + reading.first;
+                        let first = want.min(length - offset);
+                        let order = self.readings[at].0;
+                        (
+                            order,
+                            Reading {
+                                first,
+                                offset,
+                                ..reading
+                            },
+                        )
+                    }
+                    // In an order of its own: the next repeat.
+                    found => {
+                        let reading = Reading {
+                            source,
+                            seed: source_seed(sources.seed, source),
+                            epoch: match found {
+                                Some((_, reading)) => reading.epoch.wrapping_add(1),
+                                None => sources.epoch.wrapping_mul(REPEATS),
+                            },
+                            first: want.min(length),
+                            offset: 0,
+                        };
+                        (make(&reading)?, reading)
+                    }
+                };
+                want -= next.1.first;
+                last = Some(self.readings.len());
+                self.readings.push((next.0, next.1.first));
+                self.planned.push(next.1);
+                self.befores.push(Vec::new());
+                self.caps.push(vec![None]);
+                lefts.push(next.1.first);
+                wants.push(Some(next.1.first));
+            }
+        }
+        Ok(())
     }
 
     /// Each reading's positions after its passes so far.
     fn dealt(&self) -> Vec<u64> {
-        self.readings
-            .iter()
-            .zip(&self.befores)
-            .map(|(&(order, first), before)| {
-                Share::of_first(order, first, before, lanes(self.layout), 0, 0).len()
-            })
+        (0..self.readings.len())
+            .map(|at| self.reading_share(at, lanes(self.layout), 0).len())
             .collect()
+    }
+
+    /// What lane `lane` of `dealt` (one lane a process) reads of reading `at` in this pass.
+    fn reading_share(&self, at: usize, dealt: Layout, lane: u64) -> Share {
+        let (order, first) = self.readings[at];
+        Share::capped(
+            order,
+            first,
+            &self.befores[at],
+            &self.caps[at],
+            dealt,
+            lane,
+            0,
+        )
+        .starting_at(self.planned[at].offset)
+    }
+
+    /// Each reading's plan: its source, order and places.
+    pub fn planned(&self) -> &[Reading] {
+        &self.planned
     }
 
     /// The layout of this pass.
@@ -300,16 +517,8 @@ impl Mixture {
 
     /// What the lane of `(rank, worker)` reads of reading `reading` in this pass.
     pub fn share(&self, reading: usize, rank: u64, worker: u64) -> Share {
-        let (order, first) = self.readings[reading];
         let lane = rank * self.layout.workers.max(1) + worker;
-        Share::of_first(
-            order,
-            first,
-            &self.befores[reading],
-            lanes(self.layout),
-            lane,
-            0,
-        )
+        self.reading_share(reading, lanes(self.layout), lane)
     }
 
     /// The order the lane of `(rank, worker)` takes its items from the readings in.
@@ -331,5 +540,7 @@ impl Mixture {
     }
 }
 
+#[cfg(test)]
+mod reweighted;
 #[cfg(test)]
 mod tests;

@@ -154,7 +154,10 @@ struct Level {
 }
 
 impl Level {
-    fn new(pass: &Pass, len: u64) -> Level {
+    /// `pass`, which dealt the first `len` of the `left` positions the passes before it
+    /// left (all of them but where a mixture's weights capped it): those past `len` are
+    /// left as they lie, after what `drop_last` set aside.
+    fn new(pass: &Pass, len: u64, left: u64) -> Level {
         let layout = pass.layout;
         let mut rests = Vec::new();
         let mut from = 0;
@@ -186,10 +189,10 @@ impl Level {
                 }
             }
         }
-        if dealt < len {
+        if dealt < left.max(len) {
             rests.push(Rest {
                 from,
-                positions: dealt..len,
+                positions: dealt..left.max(len),
                 lane: None,
             });
         }
@@ -261,6 +264,9 @@ pub struct Share {
     lane: Range<u64>,
     /// Units it holds.
     units: u64,
+    /// The place of the order its first position is (a mixture's reading that goes on
+    /// where another reading of the same order stopped): 0 for an epoch's own.
+    offset: u64,
 }
 
 impl Share {
@@ -280,13 +286,37 @@ impl Share {
         rank: u64,
         worker: u64,
     ) -> Share {
+        Share::capped(order, len, before, &[], layout, rank, worker)
+    }
+
+    /// [`Share::of_first`], where some passes (a mixture's, whose weights ask for less of a
+    /// reading than is left of it) dealt fewer positions than the passes before them left:
+    /// `caps[i]`, where it is given, is the most pass `i` dealt (the first of what was
+    /// left; the rest is left for later passes, as it lies), and `caps[before.len()]` the
+    /// most this pass deals.
+    pub fn capped(
+        order: Order,
+        len: u64,
+        before: &[Pass],
+        caps: &[Option<u64>],
+        layout: Layout,
+        rank: u64,
+        worker: u64,
+    ) -> Share {
+        let cap = |len: u64, at: usize| {
+            caps.get(at)
+                .copied()
+                .flatten()
+                .map_or(len, |cap| cap.min(len))
+        };
         let mut len = len.min(order.len());
         let mut levels = Vec::with_capacity(before.len());
-        for pass in before {
-            let level = Level::new(pass, len);
+        for (at, pass) in before.iter().enumerate() {
+            let level = Level::new(pass, cap(len, at), len);
             len = level.len();
             levels.push(level);
         }
+        let len = cap(len, before.len());
         let (lane, units) = layout.lane(len, rank, worker);
         Share {
             order,
@@ -297,7 +327,13 @@ impl Share {
             len,
             lane,
             units,
+            offset: 0,
         }
+    }
+
+    /// This share, of places of the order from `offset` on rather than from its start.
+    pub fn starting_at(self, offset: u64) -> Share {
+        Share { offset, ..self }
     }
 
     /// Positions this pass deals, all ranks together.
@@ -352,6 +388,9 @@ impl Share {
             out.iter_mut()
                 .for_each(|at| *at = level.resolve(&self.order, *at));
         }
+        if self.offset > 0 {
+            out.iter_mut().for_each(|at| *at += self.offset);
+        }
         self.order.place(out);
     }
 
@@ -371,7 +410,8 @@ impl Share {
             std::mem::swap(&mut ranges, &mut below);
         }
         for range in ranges {
-            self.order.runs(range, out)?;
+            self.order
+                .runs(range.start + self.offset..range.end + self.offset, out)?;
         }
         Some(())
     }
@@ -404,7 +444,7 @@ impl Share {
 
     /// Positions of this pass that `pass` (this pass, stopped) consumed, all ranks together.
     pub fn consumed(&self, pass: &Pass) -> u64 {
-        self.len - Level::new(pass, self.len).len()
+        self.len - Level::new(pass, self.len, self.len).len()
     }
 }
 

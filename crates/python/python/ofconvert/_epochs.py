@@ -365,6 +365,7 @@ class _Epochs:
         me = os.getpid()
         path = _plan_path(self._plan, me)
         plan = {"epoch": self._epoch, "before": [list(p) for p in self._before], "resumed": self._resumed}
+        plan.update(self._plan_extra())
         _write_whole(path, json.dumps(plan))
         if me not in self._published:
             self._published.append(me)
@@ -383,3 +384,12 @@ class _Epochs:
         self._before = [tuple(p) for p in plan["before"]]
         self._resumed = None if plan["resumed"] is None else tuple(plan["resumed"])  # type: ignore[assignment]
         self._loaded = self._resumed is not None
+        self._follow_extra(plan)
+
+    def _plan_extra(self) -> Dict[str, Any]:
+        """What else a plan tells persistent workers of where the epoch stands (a
+        mixture's weights)."""
+        return {}
+
+    def _follow_extra(self, plan: Mapping[str, Any]) -> None:
+        """Takes what `_plan_extra` wrote into `plan`."""

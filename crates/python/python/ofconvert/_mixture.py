@@ -19,13 +19,22 @@ _MIXTURE_VERSION = 2
 def _shares(size: int, weights: Sequence[float]) -> List[int]:
     """`size` records cut by `weights` into whole numbers that add up to it: each its floor,
     the records left to the largest remainders (the first source first on a tie)."""
-    total = sum(weights)
-    exact = [size * weight / total for weight in weights]
-    shares = [math.floor(value) for value in exact]
-    order = sorted(range(len(weights)), key=lambda at: (-(exact[at] - shares[at]), at))
-    for at in order[: size - sum(shares)]:
-        shares[at] += 1
-    return shares
+    return list(_native.shares(size, [float(weight) for weight in weights]))
+
+
+def _check_weights(weights: Any, sources: int) -> List[float]:
+    """Weights, checked: a positive finite number a source."""
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, Sequence):
+        raise UsageError(f"weights is a list of numbers, one a source, not {weights!r}")
+    if len(weights) != sources:
+        raise UsageError(f"weights holds {len(weights)} numbers for {sources} sources: give one a source")
+    try:
+        checked = [float(weight) for weight in weights]
+    except (TypeError, ValueError):
+        raise UsageError(f"weights must be positive numbers, not {list(weights)!r}") from None
+    if any(not weight > 0 or math.isinf(weight) for weight in checked):
+        raise UsageError(f"weights must be positive numbers, not {checked}")
+    return checked
 
 
 class MixedStream(_Epochs):
@@ -80,11 +89,7 @@ class MixedStream(_Epochs):
         lengths = [len(source) for source in self.sources]
         if weights is None:
             weights = [float(length) for length in lengths]
-        weights = [float(weight) for weight in weights]
-        if len(weights) != len(self.sources):
-            raise UsageError(f"weights holds {len(weights)} numbers for {len(self.sources)} sources: give one a source")
-        if any(not weight > 0 or math.isinf(weight) for weight in weights):
-            raise UsageError(f"weights must be positive numbers, not {weights}")
+        weights = _check_weights(weights, len(self.sources))
         if size is None:
             size = sum(lengths)
         if isinstance(size, bool) or int(size) < 0:
@@ -113,18 +118,39 @@ class MixedStream(_Epochs):
                 for name in source._config.get("lengths", []) + sorted(source._config.get("pad", {})):
                     keys.update((name, f"{name}/lengths"))
             self._keys = sorted(keys)
+        # The weights the epoch began with where a state loaded says other than `weights`,
+        # and those of each pass of it the state holds (None: the epoch's): the rest of the
+        # epoch follows `weights`.
+        self._epoch_weights: Optional[List[float]] = None
+        self._pass_weights: List[Optional[List[float]]] = []
+        self._keep_weights = False
         self._start_epochs()
         # The items this process yielded since this pass started.
         self._yielded = 0
 
     # The epoch's readings and how each lane reads them: in Rust (`_native.Mixture`).
 
+    def _weights_of(self, passes: int) -> List[List[float]]:
+        """The weights each of the epoch's first `passes` passes, then the next, followed:
+        those a loaded state says, then `weights`."""
+        began = self._epoch_weights or self.weights
+        said = [w or began for w in self._pass_weights[:passes]]
+        return said + [self.weights] * (passes + 1 - len(said))
+
     def _pass(self, before: List[Any], workers: Optional[int] = None) -> "_native.Mixture":
         rank, world, _, placed = self._placement()
+        began = self._epoch_weights or self.weights
+        # Where the weights changed, as each pass began.
+        changes: List[Optional[List[float]]] = []
+        last = began
+        for weights in self._weights_of(len(before)):
+            changes.append(None if weights == last else weights)
+            last = weights
         return _native.Mixture(
-            [source._native for source in self.sources], self.shares, self._mode, self.block_size,
-            self.seed, self._epoch, before, rank, world, placed if workers is None else workers,
-            self.batch_size or 1, self.batch_size is not None, self.drop_last,
+            [source._native for source in self.sources], _shares(self.size, began), self._mode,
+            self.block_size, self.seed, self._epoch, before, rank, world,
+            placed if workers is None else workers, self.batch_size or 1, self.batch_size is not None,
+            self.drop_last, changes,
         )
 
     # Iterating.
@@ -143,6 +169,14 @@ class MixedStream(_Epochs):
     def _begin(self) -> None:
         super()._begin()
         self._yielded = 0
+        if not self._keep_weights:
+            self._epoch_weights, self._pass_weights = None, []
+
+    def _plan_extra(self) -> Dict[str, Any]:
+        return {"weights": [self._epoch_weights, self._pass_weights]}
+
+    def _follow_extra(self, plan: Mapping[str, Any]) -> None:
+        self._epoch_weights, self._pass_weights = plan.get("weights") or (None, [])
 
     def _passes(self, position: Optional[int], workers: Optional[int]) -> List[Tuple[int, int, int, bool, int]]:
         unit = self.batch_size or 1
@@ -162,7 +196,7 @@ class MixedStream(_Epochs):
             "seed": self.seed,
             "shuffle": self._mode,
             "block_size": self.block_size,
-            "weights": list(self.weights),
+            "weights": list(self._epoch_weights or self.weights),
             "size": self.size,
             "sources": [[len(s), s._native.fingerprint()] for s in self.sources],
         }
@@ -177,19 +211,30 @@ class MixedStream(_Epochs):
         workers = self._loader_workers(position, workers)
         passes = self._passes(position, workers)
         left = self._pass(passes).left
+        began = self._epoch_weights or self.weights
+        entries = []
+        for stopped, weights in zip(passes, self._weights_of(len(passes))):
+            entry: Dict[str, Any] = dict(zip(_PASS_KEYS, stopped))
+            if weights != began:
+                entry["weights"] = list(weights)
+            entries.append(entry)
         return {
             "version": _MIXTURE_VERSION,
             "mixture": True,
             "epoch": self._epoch,
             "position": self.size - left,
-            "passes": [dict(zip(_PASS_KEYS, stopped)) for stopped in passes],
+            "passes": entries,
             **self._identity(),
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes at ``state`` (from :meth:`state_dict`, on any number of ranks and workers):
-        the next pass yields the rest of that epoch's shares. A state of another mixture
-        (sources, weights, size, order) is refused."""
+        the next pass yields the rest of that epoch. A state of another mixture (sources,
+        size, order) is refused. This mixture's ``weights`` may differ from the state's, as
+        Grain allows: the rest of the epoch (the records the state did not consume) is then
+        cut by the new weights into each source's share of it, each source reading on where
+        it stood (no record of its order twice; again, in an order of its own, only once the
+        new share draws it past its length), and later epochs follow the new weights."""
         if not isinstance(state, Mapping):
             raise TypeError(f"a state is the dict state_dict() returns, not {type(state).__name__}")
         if state.get("mixture") and state.get("version") == 1:
@@ -200,18 +245,39 @@ class MixedStream(_Epochs):
             )
         if state.get("version") != _MIXTURE_VERSION or not state.get("mixture"):
             raise UsageError(f"not a state of a MixedStream: {dict(state)!r}")
+        self._begin()
         mine = self._identity()
         for name, value in mine.items():
-            if state.get(name) != value:
+            if name != "weights" and state.get(name) != value:
                 raise UsageError(f"the state is of a mixture with {name}={state.get(name)!r}, this one has {value!r}")
-        passes = [_stopped_pass(entry) for entry in state.get("passes", [])]
+        began = _check_weights(state.get("weights"), len(self.sources))
+        passes, weights = [], []
+        for entry in state.get("passes", []):
+            if isinstance(entry, Mapping) and "weights" in entry:
+                weights.append(_check_weights(entry["weights"], len(self.sources)))
+                entry = {key: value for key, value in entry.items() if key != "weights"}
+            else:
+                weights.append(None)
+            passes.append(_stopped_pass(entry))
         self._epoch = int(state["epoch"])
-        self._begin()
-        # The passes must consume what the state says was consumed, as a stream's must.
-        left = self._pass(passes).left
-        if state.get("position") != self.size - left:
-            raise UsageError(f"the state's passes {state.get('passes')!r} do not add up to its position {state.get('position')}")
-        self._resume(passes)
+        # The epoch goes on as the state's weights had it; from this pass on, it follows
+        # this mixture's weights.
+        self._epoch_weights = None if began == self.weights else began
+        self._pass_weights = weights
+        self._keep_weights = True
+        try:
+            # The passes must consume what the state says was consumed, as a stream's must.
+            left = self._pass(passes).left
+            if state.get("position") != self.size - left:
+                raise UsageError(
+                    f"the state's passes {state.get('passes')!r} do not add up to its position {state.get('position')}"
+                )
+            self._resume(passes)
+        except BaseException:
+            self._keep_weights = False
+            self._begin()
+            raise
+        self._keep_weights = False
 
     def __repr__(self) -> str:
         return (

@@ -2,7 +2,7 @@
 //! `ofconvert_data::Mixture`: readings, the passes before, what each lane holds and takes),
 //! and `MixedLane`, one lane's items read from its readings in its schedule's turn.
 
-use ofconvert_data::{readings, Layout, Pass, Turns};
+use ofconvert_data::{readings, Layout, Pass, Sources, Turns};
 use pyo3::prelude::*;
 
 use super::stream::{pass_of, tuple_of, PassTuple, Stream};
@@ -23,9 +23,10 @@ pub struct Mixture {
 impl Mixture {
     /// A pass of rank `rank` of `world` (of `workers` loader workers each, in units of
     /// `unit`) over the epoch `epoch` of the mixture whose sources' shares are `shares`,
-    /// after the passes `before` stopped.
+    /// after the passes `before` stopped; `weights[i]`, where given, are the weights the
+    /// rest of the epoch follows from pass `i` on (`len(before)`: this pass).
     #[new]
-    #[pyo3(signature = (sources, shares, shuffle, block, seed, epoch, before, rank, world, workers, unit, batched, drop_last))]
+    #[pyo3(signature = (sources, shares, shuffle, block, seed, epoch, before, rank, world, workers, unit, batched, drop_last, weights=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -42,17 +43,17 @@ impl Mixture {
         unit: u64,
         batched: bool,
         drop_last: bool,
+        weights: Vec<Option<Vec<f64>>>,
     ) -> PyResult<Mixture> {
         let lengths: Vec<u64> = sources.iter().map(|s| s.borrow(py).len()).collect();
-        let mut orders = Vec::new();
-        let mut kept = Vec::new();
+        let order_of = |reading: &ofconvert_data::Reading| {
+            sources[reading.source]
+                .get()
+                .order(shuffle, block, reading.seed, reading.epoch)
+        };
+        let mut planned = Vec::new();
         for reading in readings(&lengths, &shares, seed, epoch) {
-            let source = sources[reading.source].get();
-            orders.push((
-                source.order(shuffle, block, reading.seed, reading.epoch)?,
-                reading.first,
-            ));
-            kept.push((reading.source, source.chunk(shuffle, block)));
+            planned.push(((order_of(&reading)?, reading.first), reading));
         }
         let before: Vec<Pass> = before.into_iter().map(pass_of).collect();
         let layout = Layout {
@@ -61,8 +62,30 @@ impl Mixture {
             unit,
             drop_last,
         };
-        let inner =
-            ofconvert_data::Mixture::new(orders, &before, layout, shuffle != "none", (seed, epoch));
+        let of = Sources {
+            lengths: &lengths,
+            seed,
+            epoch,
+        };
+        let shuffled = shuffle != "none";
+        let inner = ofconvert_data::Mixture::reweighted(
+            planned,
+            &of,
+            &before,
+            &weights,
+            layout,
+            shuffled,
+            (seed, epoch),
+            order_of,
+        )?;
+        let kept = inner
+            .planned()
+            .iter()
+            .map(|reading| {
+                let source = sources[reading.source].get();
+                (reading.source, source.chunk(shuffle, block))
+            })
+            .collect();
         Ok(Mixture {
             sources,
             readings: kept,
@@ -121,6 +144,13 @@ impl Mixture {
             turns: self.inner.schedule(self.rank, worker).turns(),
         }
     }
+}
+
+/// `size` records cut by `weights` into whole numbers that add up to it (a mixture's
+/// shares of an epoch, or of the rest of one).
+#[pyfunction]
+pub fn shares(size: u64, weights: Vec<f64>) -> Vec<u64> {
+    ofconvert_data::shares(size, &weights)
 }
 
 /// One lane of a mixture's pass: each item from the reading its schedule names.

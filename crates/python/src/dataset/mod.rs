@@ -8,7 +8,7 @@ mod mixture;
 mod reading;
 mod stream;
 
-pub use mixture::{MixedLane, Mixture};
+pub use mixture::{shares, MixedLane, Mixture};
 pub use stream::Stream;
 
 use std::path::PathBuf;
