@@ -150,14 +150,9 @@ impl RecordIndex {
     /// this one before it changed).
     pub fn parse(text: &[u8], size: u64) -> Option<RecordIndex> {
         let mut bounds = vec![0];
-        for line in text.split(|&byte| byte == b'\n') {
-            if line.is_empty() {
-                continue;
-            }
-            let line = std::str::from_utf8(line).ok()?;
-            let (offset, length) = line.trim().split_once(' ')?;
-            let (offset, length): (u64, u64) = (offset.parse().ok()?, length.trim().parse().ok()?);
-            if bounds.last() != Some(&offset) || length == 0 {
+        for entry in entries(text) {
+            let (offset, length) = entry?;
+            if bounds.last() != Some(&offset) {
                 return None;
             }
             bounds.push(offset.checked_add(length)?);
@@ -174,14 +169,9 @@ impl RecordIndex {
     /// otherwise.
     pub fn parse_with_gaps(text: &[u8], size: u64) -> Option<RecordIndex> {
         let mut ranges: Vec<Range<u64>> = Vec::new();
-        for line in text.split(|&byte| byte == b'\n') {
-            if line.is_empty() {
-                continue;
-            }
-            let line = std::str::from_utf8(line).ok()?;
-            let (offset, length) = line.trim().split_once(' ')?;
-            let (offset, length): (u64, u64) = (offset.parse().ok()?, length.trim().parse().ok()?);
-            if ranges.last().map_or(0, |last| last.end) > offset || length == 0 {
+        for entry in entries(text) {
+            let (offset, length) = entry?;
+            if ranges.last().map_or(0, |last| last.end) > offset {
                 return None;
             }
             ranges.push(offset..offset.checked_add(length)?);
@@ -200,6 +190,20 @@ impl RecordIndex {
         }
         text
     }
+}
+
+/// Each line of an index in the `index` command's format, as its record's offset and
+/// length; `None` for a line that is not one, or of a length of 0.
+fn entries(text: &[u8]) -> impl Iterator<Item = Option<(u64, u64)>> + '_ {
+    let entry = |line: &[u8]| {
+        let line = std::str::from_utf8(line).ok()?;
+        let (offset, length) = line.trim().split_once(' ')?;
+        let (offset, length): (u64, u64) = (offset.parse().ok()?, length.trim().parse().ok()?);
+        (length > 0).then_some((offset, length))
+    };
+    text.split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(entry)
 }
 
 #[cfg(test)]

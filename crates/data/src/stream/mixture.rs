@@ -11,6 +11,11 @@
 //! reading's passes are then its lanes' units taken, which the next pass deals on any
 //! layout. All of it is computed from a few integers a pass: a state of any size costs
 //! what its passes and lanes do, not what its records do.
+//!
+//! The weights may change as a pass begins ([`Mixture::reweighted`]): what the passes before
+//! it left is cut by the new weights into each source's share of the rest, each reading then
+//! dealing no more than its part of that share, and readings added where a source's share
+//! is more than its readings left.
 
 use crate::stream::order::{mix, Order, Permutation};
 use crate::stream::share::{taken_in_turn, Layout, Pass, Share};
@@ -191,7 +196,8 @@ pub struct Mixture {
     /// Each reading's passes before this one, in its lanes' units.
     befores: Vec<Vec<Pass>>,
     /// Each reading's caps: the most each of its passes, then this one, dealt of what the
-    /// passes before it left, where the weights changed as it began ([`Share::capped`]).
+    /// passes before it left, where the weights ask for fewer places of it than are left
+    /// ([`Share::capped`]).
     caps: Vec<Vec<Option<u64>>>,
     /// Each reading's source, order and first place ([`Reading`]).
     planned: Vec<Reading>,

@@ -112,11 +112,7 @@ class MixedStream(_Epochs):
         # Every batch holds every source's keys, whichever source it comes from.
         self._keys: List[str] = []
         if self.batch_size is not None:
-            keys = {key for source in self.sources for key in source._native.keys() or []}
-            # A feature a source shapes (lengths=, pad=) comes with its lengths.
-            for source in self.sources:
-                for name in source._config.get("lengths", []) + sorted(source._config.get("pad", {})):
-                    keys.update((name, f"{name}/lengths"))
+            keys = {key for source in self.sources for key in source._native.keys_of_batches()}
             self._keys = sorted(keys)
         # The weights the epoch began with where a state loaded says other than `weights`,
         # and those of each pass of it the state holds (None: the epoch's): the rest of the

@@ -324,6 +324,20 @@ impl Records {
         Some(self.keys(py).to_vec())
     }
 
+    /// Every key a batch holds, sorted: the features of [`Records::keys`], and each shaped
+    /// feature (`lengths=`, `pad=`) with its lengths (what a mixture's batches hold of
+    /// this source's).
+    fn keys_of_batches(&self, py: Python<'_>) -> Vec<String> {
+        let mut keys = self.keys(py).to_vec();
+        for name in self.selection.shapes.names() {
+            keys.push(crate::shapes::lengths_key(&name));
+            keys.push(name);
+        }
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
     /// Each file: its path, format, records, where its index is kept, where its bytes are
     /// read (itself, or its decompressed copy), the compression it had (`ArrayRecord` for
     /// an ArrayRecord file, read through its footer), whether its index was made now, and
