@@ -167,3 +167,25 @@ def test_a_damaged_bucket_is_read_skipping_with_each_byte_fetched_once(moto_s3, 
     finally:
         proxy.server.shutdown()
         proxy.server.server_close()
+
+
+def test_a_mixture_of_a_damaged_source_says_what_it_skipped_and_resumes(tmp_path):
+    from ofconvert.data import MixedStream
+
+    root = tmp_path / "d"
+    sound = _damaged_dataset(root)
+    clean = tmp_path / "clean.tfrecord"
+    with ofconvert.TFRecordWriter(clean) as writer:
+        for i in range(20):
+            writer.write({"id": 1000 + i})
+    with pytest.warns(UserWarning, match="3 damaged record"):
+        damaged = RecordDataset(root, on_corrupt="skip", cache_dir=tmp_path / "cache")
+    options = dict(shuffle=True, seed=4, batch_size=3, drop_last=False)
+    mixture = MixedStream([damaged, RecordDataset(clean)], **options)
+    items = iter(mixture)
+    taken = ids([next(items) for _ in range(4)])
+    state = mixture.state_dict()
+    assert state["skipped"] == [{"corrupt": 3, "recovered": 0}, None]
+    resumed = MixedStream([damaged, RecordDataset(clean)], **options)
+    resumed.load_state_dict(state)
+    assert sorted(taken + ids(resumed)) == sound + list(range(1000, 1020))

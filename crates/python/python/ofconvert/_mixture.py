@@ -199,9 +199,11 @@ class MixedStream(_Epochs):
 
     def state_dict(self, position: Optional[int] = None, workers: Optional[int] = None) -> Dict[str, Any]:
         """Where the epoch stands: ``{"version", "mixture", "epoch", "position", "passes",
-        "seed", "shuffle", "block_size", "weights", "size", "sources"}``, ``passes`` being the
-        mixture's passes that stopped (``world_size``, ``workers``, ``unit``, ``drop_last``,
-        ``steps``: the batches each rank took) and ``position`` the records consumed in all.
+        "seed", "shuffle", "block_size", "weights", "size", "sources"}``, ``passes`` being
+        the mixture's passes that stopped (``world_size``, ``workers``, ``unit``,
+        ``drop_last``, ``steps``: the batches each rank took) and ``position`` the records
+        consumed in all; and ``"skipped"``, each source's damage stepped over (``None`` for
+        one that fails on it), where a source has ``on_corrupt="skip"``.
         Behind a loader give ``position`` (records this rank consumed since the pass started,
         ``batches_done * batch_size``) and ``workers`` (the loader's ``num_workers``)."""
         workers = self._loader_workers(position, workers)
@@ -214,7 +216,7 @@ class MixedStream(_Epochs):
             if weights != began:
                 entry["weights"] = list(weights)
             entries.append(entry)
-        return {
+        state = {
             "version": _MIXTURE_VERSION,
             "mixture": True,
             "epoch": self._epoch,
@@ -222,6 +224,14 @@ class MixedStream(_Epochs):
             "passes": entries,
             **self._identity(),
         }
+        skipped = [source.skipped for source in self.sources]
+        if any(said is not None for said in skipped):
+            # Each source's damage stepped over (on_corrupt="skip"), as a stream's state says it.
+            state["skipped"] = [
+                None if said is None else {"corrupt": said["corrupt"], "recovered": said["recovered"]}
+                for said in skipped
+            ]
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resumes at ``state`` (from :meth:`state_dict`, on any number of ranks and workers):
