@@ -7,6 +7,7 @@ as `retries` says and an epoch read whole through them."""
 
 import itertools
 import pickle
+import warnings
 
 import pytest
 
@@ -26,8 +27,23 @@ def test_a_bucket_reads_by_ranges_and_keeps_its_indexes_in_the_cache(moto_s3, tm
     )
     cache = tmp_path / "cache"
     local = RecordDataset(uneven)
-    remote = RecordDataset("s3://data/train", cache_dir=cache)
+    with pytest.warns(UserWarning, match=r"3 object\(s\) in a store read whole to index them .*ofconvert index"):
+        remote = RecordDataset("s3://data/train", cache_dir=cache)
+    # Indexed once: opened again, nothing is read whole, and nothing is said.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RecordDataset("s3://data/train", cache_dir=cache)
     assert len(remote) == len(local) == sum(SIZES)
+    # The way the warning gives: `ofconvert index` writes the indexes beside the objects,
+    # and a machine with a cache of its own then reads those, no object whole.
+    for path in sorted(uneven.iterdir()):
+        client.put_object(Bucket="data", Key=f"indexed/{path.name}", Body=path.read_bytes())
+    ofconvert.index("s3://data/indexed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        indexed = RecordDataset("s3://data/indexed", cache_dir=tmp_path / "another")
+    assert [f["index"] for f in indexed.files] == [f"s3://data/indexed/{p.name}.idx" for p in sorted(uneven.iterdir())]
+    same(indexed[56], local[56])
     for i in (0, 6, 7, 56, 79):
         same(remote[i], local[i])
     assert all(f["index"].startswith(str(cache)) for f in remote.files)

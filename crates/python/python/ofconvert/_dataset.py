@@ -165,6 +165,7 @@ class RecordDataset:
         self._native = self._open(None)
         self._files = self._native.files()
         self._warn_decompressed()
+        self._warn_indexed()
         self._warn_skipped()
 
     def _open(
@@ -187,6 +188,21 @@ class RecordDataset:
                 f"{len(made)} compressed TFRecord file(s) copied into {where} "
                 f"({size / 1e6:,.1f} MB) for random access; later runs reuse the copies "
                 "(decompress=False refuses compressed files instead)",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _warn_indexed(self) -> None:
+        # Objects in a store indexed now: each was read whole for it, on this machine.
+        made = [f for f in self._files if f[6] and f[5] is None and f[7] is not None]
+        if made:
+            size = sum(f[7][0] for f in made)
+            where = os.path.dirname(made[0][3]) if made[0][3] else "nowhere (the cache cannot be written)"
+            warnings.warn(
+                f"{len(made)} object(s) in a store read whole to index them ({size / 1e6:,.1f} MB), "
+                f"their indexes kept in {where}: `ofconvert index` over the same URL writes "
+                "FILE.idx objects beside them, which every machine then reads instead of the "
+                "objects (or give the processes of a machine one cache_dir)",
                 UserWarning,
                 stacklevel=3,
             )
