@@ -144,7 +144,16 @@ impl Storage for LocalFs {
                     continue;
                 }
             };
-            if !entry.file_type().is_file() {
+            let kind = entry.file_type();
+            if kind.is_dir() {
+                continue;
+            }
+            if !kind.is_file() {
+                // A FIFO, a socket or a device: never read, and never passed over unsaid.
+                listing.skipped.push(NotListed {
+                    path: entry.path().to_path_buf(),
+                    reason: format!("not a regular file ({})", special_kind(&kind)),
+                });
                 continue;
             }
             let (size, changed) = match entry.metadata() {
@@ -414,6 +423,25 @@ pub fn absolute_through_existing(path: &Path) -> io::Result<PathBuf> {
             Err(err) => return Err(err),
         }
     }
+}
+
+/// What a file that is not regular nor a directory is, as its listing says it.
+fn special_kind(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a named pipe";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = kind;
+    "neither a file nor a directory"
 }
 
 /// Whether a path the walk could not follow is a symbolic link: one that leads nowhere or to

@@ -210,6 +210,29 @@ fn symbolic_link_loops_and_dangling_links_are_listed_and_skipped() {
 }
 
 #[test]
+fn a_named_pipe_in_the_tree_is_listed_as_skipped_and_never_opened() {
+    let work = tempdir();
+    let input = work.path().join("in");
+    tf_tree(&input, &["a"], 1, 5, 100);
+    fs::create_dir_all(input.join("b")).unwrap();
+    let pipe = input.join("b/part-0.tfrecord");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Opened, it would block the run for ever: nothing writes into it.
+    let output = work.path().join("out");
+    let run = invoke(args([os("tf2of"), input.as_os_str(), output.as_os_str()])).ok();
+    let line = format!("  {}: not a regular file (a named pipe)", pipe.display());
+    assert!(run.stdout.contains(&line), "{line}\n{}", run.stdout);
+    assert_eq!(tree(&output), ["a/ofconvert-manifest.json", "a/part-00000"]);
+    let run = invoke(args([os("count"), input.as_os_str()])).ok();
+    assert!(run.stdout.starts_with("      5  "), "{}", run.stdout);
+    assert!(run.stderr.contains("not a regular file"), "{}", run.stderr);
+}
+
+#[test]
 fn file_names_that_are_not_utf8_convert_both_ways() {
     let work = tempdir();
     let input = work.path().join("in");
