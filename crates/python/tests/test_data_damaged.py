@@ -151,8 +151,13 @@ def test_a_damaged_bucket_is_read_skipping_with_each_byte_fetched_once(moto_s3, 
     monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
     try:
         options = dict(on_corrupt="skip", cache_dir=tmp_path / "cache", cache_limit="4MB")
-        with pytest.warns(UserWarning, match="3 damaged record"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             stream = RecordStream("s3://damaged/d", shuffle="block", batch_size=4, drop_last=False, **options)
+        told = " | ".join(str(w.message) for w in caught)
+        assert "3 damaged record" in told and "3 object(s) in a store read whole" in told, told
+        # No index beside the objects stands for the pass that checks every record.
+        assert "ofconvert index" not in told, told
         assert sorted(ids(stream)) == sound
         # Each object once, but for the first 4 KiB read to tell its kind, and the listing.
         listed = sum(body for target, _, body in proxy.bodies if "list-type" in target)

@@ -240,7 +240,13 @@ pub fn open_listed(
         }
         let _copying = making.is_none().then(made_once).flatten();
         file.decompressed = Some(copied);
-        file.data = cache.join(cache_name(&source, size, version.as_deref(), ""));
+        // A copy made without checking the data's checksums is framed anew all the same:
+        // it is kept apart from one that checked them, which alone a checking reader takes.
+        let unchecked = match options.checksums {
+            Checksums::Verify => "",
+            Checksums::Ignore => ".unchecked",
+        };
+        file.data = cache.join(cache_name(&source, size, version.as_deref(), unchecked));
         let stored = file.data.with_file_name(format!(
             "{}{INDEX_SUFFIX}",
             file.data.file_name().unwrap_or_default().to_string_lossy()

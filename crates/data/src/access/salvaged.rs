@@ -9,7 +9,8 @@
 //!
 //! A record whose length alone was damaged, which `read` and `tf2of` bring back through its
 //! data checksum, is left out here and counted as damaged: random access reads a record by
-//! its framing, and its framing is what is damaged.
+//! its framing, and its framing is what is damaged. (A compressed file's copy in the cache is
+//! framed anew: there such a record is kept, and counted as recovered.)
 //!
 //! [`IndexOptions::salvage`]: crate::access::index::IndexOptions::salvage
 

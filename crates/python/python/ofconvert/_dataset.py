@@ -117,8 +117,9 @@ class RecordDataset:
     every record (once: its index is kept in the cache, under a name of its own), and holds
     the sound records alone, ``len()`` counting them; :attr:`skipped` counts what was stepped
     over, and a warning says so when the dataset is opened. A record whose length alone was
-    damaged, which ``read()`` and ``tf2of`` bring back, is left out here and counted as
-    damaged: random access reads a record by its framing. In an ArrayRecord file, whose
+    damaged, which ``read()`` and ``tf2of`` bring back, is left out of a file read in place
+    and counted as damaged (random access reads a record by its framing); in a compressed
+    file's copy, framed anew, it is kept and counted as recovered. In an ArrayRecord file, whose
     chunks' checks are read with the records, damage is found when it is read and fails
     that read, as without ``on_corrupt``. A file in which no record at all is framed is not
     taken for a record file, and fails the open.
@@ -194,26 +195,32 @@ class RecordDataset:
 
     def _warn_indexed(self) -> None:
         # Objects in a store indexed now: each was read whole for it, on this machine.
-        made = [f for f in self._files if f[6] and f[5] is None and f[7] is not None]
+        made = [f for f in self._files if f[6] and f[5] is None and "://" in f[0] and f[7] is not None]
         if made:
             size = sum(f[7][0] for f in made)
             where = os.path.dirname(made[0][3]) if made[0][3] else "nowhere (the cache cannot be written)"
+            if self._config.get("skip_corrupt"):
+                # Stepping over damage takes a pass that checks every record: no index
+                # beside the objects stands for it.
+                how = "give the processes of a machine one cache_dir, so that one of them reads them"
+            else:
+                how = ("`ofconvert index` over the same URL writes FILE.idx objects beside them, which "
+                       "every machine then reads instead of the objects (or give the processes of a "
+                       "machine one cache_dir)")
             warnings.warn(
                 f"{len(made)} object(s) in a store read whole to index them ({size / 1e6:,.1f} MB), "
-                f"their indexes kept in {where}: `ofconvert index` over the same URL writes "
-                "FILE.idx objects beside them, which every machine then reads instead of the "
-                "objects (or give the processes of a machine one cache_dir)",
+                f"their indexes kept in {where}: {how}",
                 UserWarning,
                 stacklevel=3,
             )
 
     def _warn_skipped(self) -> None:
         skipped = self.skipped
-        if skipped and skipped["corrupt"]:
+        if skipped and (skipped["corrupt"] or skipped["recovered"]):
             first = skipped["details"][0] if skipped["details"] else ""
             warnings.warn(
-                f"{skipped['corrupt']:,} damaged record(s) stepped over (on_corrupt=\"skip\"); "
-                f"the dataset's skipped says where, the first: {first}",
+                f"{skipped['corrupt']:,} damaged record(s) stepped over, {skipped['recovered']:,} "
+                f"recovered (on_corrupt=\"skip\"); the dataset's skipped says where, the first: {first}",
                 UserWarning,
                 stacklevel=3,
             )
@@ -221,8 +228,9 @@ class RecordDataset:
     @property
     def skipped(self) -> Optional[Dict[str, Any]]:
         """With ``on_corrupt="skip"``: the damage stepped over, found when the dataset was
-        opened, as ``tf2of`` counts it: ``{"corrupt": N, "recovered": 0, "details": [...]}``
-        (``details`` says where, the first 1,000). ``None`` with ``on_corrupt="fail"``."""
+        opened, as ``tf2of`` counts it: ``{"corrupt": N, "recovered": N, "details": [...]}``
+        (``details`` says where, the first 1,000; ``recovered`` only in compressed files' copies).
+        ``None`` with ``on_corrupt="fail"``."""
         if not self._config.get("skip_corrupt"):
             return None
         return self._native.skipped()

@@ -352,3 +352,85 @@ fn a_sound_compressed_file_copied_by_a_skipping_reader_serves_one_that_does_not(
     let strict = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
     assert_eq!((strict.index, strict.made), (skipping.index, false));
 }
+
+#[test]
+fn a_compressed_copy_made_without_checking_never_serves_a_reader_that_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("a.tfrecord");
+    tfrecord(&plain, &[b"one", b"three", b"five"], Compression::None);
+    let mut bytes = fs::read(&plain).unwrap();
+    bytes[19 + 12 + 1] ^= 0x40; // the data of record 1
+    fs::write(&plain, &bytes).unwrap();
+    let zipped = std::process::Command::new("gzip")
+        .args(["-n", "-k"])
+        .arg(&plain)
+        .status()
+        .unwrap();
+    assert!(zipped.success());
+    let path = dir.path().join("a.tfrecord.gz");
+    let cache = dir.path().join("c");
+    let unchecked = IndexOptions {
+        checksums: Checksums::Ignore,
+        ..options(&cache)
+    };
+    let copied = open_indexed(&path, Format::Tf, &unchecked).unwrap();
+    assert_eq!((copied.index.len(), copied.made), (3, true));
+    // The copy is framed anew, its damage hidden: a reader that checks makes its own, and
+    // fails at the damage or steps over it.
+    let err = open_indexed(&path, Format::Tf, &options(&cache)).unwrap_err();
+    assert_eq!(err.record(), Some(1), "{err}");
+    let skipping = open_indexed(&path, Format::Tf, &salvaging(&cache)).unwrap();
+    assert_eq!(skipping.index.len(), 2);
+    assert_eq!(skipping.skipped.corrupt, 1);
+    assert_ne!(skipping.data, copied.data);
+}
+
+#[test]
+fn a_local_file_rewritten_at_the_same_size_is_indexed_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.tfrecord");
+    tfrecord(&path, &[b"one", b"three"], Compression::None);
+    let cache = dir.path().join("c");
+    let first = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
+    assert_eq!(first.index, RecordIndex::new(vec![0, 19], 40));
+    let modified = fs::metadata(&path).unwrap().modified().unwrap();
+    // As many bytes, other records: an index of the first would read across them.
+    tfrecord(&path, &[b"three", b"one"], Compression::None);
+    let file = fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(modified + std::time::Duration::from_secs(5))
+        .unwrap();
+    let again = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
+    assert_eq!(
+        (again.index, again.made),
+        (RecordIndex::new(vec![0, 21], 40), true)
+    );
+}
+
+#[test]
+fn a_compressed_files_record_of_damaged_length_is_kept_in_its_copy_framed_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("a.tfrecord");
+    tfrecord(&plain, &[b"one", b"three", b"five"], Compression::None);
+    let mut bytes = fs::read(&plain).unwrap();
+    bytes[19 + 7] ^= 0xff; // the most significant byte of record 1's length
+    fs::write(&plain, &bytes).unwrap();
+    let zipped = std::process::Command::new("gzip")
+        .args(["-n", "-k"])
+        .arg(&plain)
+        .status()
+        .unwrap();
+    assert!(zipped.success());
+    let path = dir.path().join("a.tfrecord.gz");
+    let opened = open_indexed(&path, Format::Tf, &salvaging(&dir.path().join("c"))).unwrap();
+    let copy = fs::read(&opened.data).unwrap();
+    let want: Vec<Vec<u8>> = [&b"one"[..], b"three", b"five"].map(<[u8]>::to_vec).into();
+    assert_eq!(payloads(&copy, &opened.index), want);
+    assert_eq!((opened.skipped.corrupt, opened.skipped.recovered), (0, 1));
+    // Read in place, the same damage leaves the record out.
+    let in_place = open_indexed(&plain, Format::Tf, &salvaging(&dir.path().join("d"))).unwrap();
+    assert_eq!(in_place.index.len(), 2);
+    assert_eq!(
+        (in_place.skipped.corrupt, in_place.skipped.recovered),
+        (1, 0)
+    );
+}
