@@ -77,8 +77,29 @@ def test_a_state_with_weights_that_are_no_weights_is_refused(sources):  # noqa: 
         passes = [dict(p, weights=weights) for p in state["passes"]]
         with pytest.raises(UsageError, match=match):
             MixedStream(sources, [1, 1, 1], size=60, batch_size=4).load_state_dict(dict(state, passes=passes))
-    # Refused, the mixture is as it was: it reads its epoch from its start.
-    refused = MixedStream(sources, [1, 1, 1], size=60, batch_size=4)
-    with pytest.raises(UsageError):
-        refused.load_state_dict(dict(state, weights=[0, 1, 1]))
-    assert len(ids(refused)) == 60
+    # Refused, a mixture is where it stood: here, after a state loaded and a batch taken.
+    standing = MixedStream(sources, [1, 1, 1], size=60, batch_size=4)
+    standing.load_state_dict(state)
+    items = iter(standing)
+    taken = ids([next(items)])
+    where = standing.state_dict()
+    broken = [dict(state, weights=[0, 1, 1]), dict(state, seed=9), dict(state, position=59),
+              dict(state, passes=[dict(p, steps=-1) for p in state["passes"]])]
+    for refused in broken:
+        with pytest.raises(UsageError):
+            standing.load_state_dict(refused)
+        assert standing.state_dict() == where
+    assert len(taken) + len(ids(items)) == 60 - state["position"]
+
+
+def test_a_state_of_no_step_takes_the_new_weights_from_the_epochs_start(sources):  # noqa: F811
+    options = dict(size=60, batch_size=4, drop_last=False)
+    state = MixedStream(sources, [1, 1, 1], **options).state_dict()
+    assert state["passes"] == []
+    resumed = MixedStream(sources, [4, 1, 1], **options)
+    resumed.load_state_dict(state)
+    said = len(resumed)
+    batches = list(resumed)
+    got = ids(batches)
+    assert said == len(batches)
+    assert [by_source(got)[s] for s in range(3)] == ofconvert._native.shares(60, [4.0, 1.0, 1.0])

@@ -48,9 +48,11 @@ fn source_seed(seed: u64, source: usize) -> u64 {
 }
 
 /// `size` records cut by `weights` into whole numbers that add up to it: each its floor,
-/// the records left to the largest remainders (the first source first on a tie).
+/// the records left to the largest remainders (the first source first on a tie). The
+/// weights are summed as Python's `sum` sums floats since 3.12 (compensated), which the
+/// shares of states saved by earlier releases were cut with there.
 pub fn shares(size: u64, weights: &[f64]) -> Vec<u64> {
-    let total: f64 = weights.iter().sum();
+    let total = compensated_sum(weights);
     let exact: Vec<f64> = weights
         .iter()
         .map(|weight| size as f64 * weight / total)
@@ -66,6 +68,25 @@ pub fn shares(size: u64, weights: &[f64]) -> Vec<u64> {
         out[at] += 1;
     }
     out
+}
+
+/// The sum of `values`, with the error of each addition carried (Neumaier's), as CPython's
+/// `sum` of floats does it.
+fn compensated_sum(values: &[f64]) -> f64 {
+    let (mut sum, mut carried) = (0.0f64, 0.0f64);
+    for &value in values {
+        let next = sum + value;
+        carried += if sum.abs() >= value.abs() {
+            (sum - next) + value
+        } else {
+            (value - next) + sum
+        };
+        sum = next;
+    }
+    if carried != 0.0 && carried.is_finite() {
+        sum += carried;
+    }
+    sum
 }
 
 /// The readings of epoch `epoch` of a mixture of sources of `lengths` records whose shares

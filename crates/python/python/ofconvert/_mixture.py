@@ -251,7 +251,8 @@ class MixedStream(_Epochs):
             )
         if state.get("version") != _MIXTURE_VERSION or not state.get("mixture"):
             raise UsageError(f"not a state of a MixedStream: {dict(state)!r}")
-        self._begin()
+        # Everything is checked before anything changes: a refused state leaves the mixture
+        # where it stood.
         mine = self._identity()
         for name, value in mine.items():
             if name != "weights" and state.get(name) != value:
@@ -265,25 +266,25 @@ class MixedStream(_Epochs):
             else:
                 weights.append(None)
             passes.append(_stopped_pass(entry))
+        was = (self._epoch, self._epoch_weights, self._pass_weights)
         self._epoch = int(state["epoch"])
         # The epoch goes on as the state's weights had it; from this pass on, it follows
-        # this mixture's weights.
-        self._epoch_weights = None if began == self.weights else began
+        # this mixture's weights. A state of no pass consumed nothing: the epoch is this
+        # mixture's from its start.
+        self._epoch_weights = None if began == self.weights or not passes else began
         self._pass_weights = weights
+        # The passes must consume what the state says was consumed, as a stream's must.
+        left = self._pass(passes).left
+        if state.get("position") != self.size - left:
+            self._epoch, self._epoch_weights, self._pass_weights = was
+            raise UsageError(
+                f"the state's passes {state.get('passes')!r} do not add up to its position {state.get('position')}"
+            )
         self._keep_weights = True
         try:
-            # The passes must consume what the state says was consumed, as a stream's must.
-            left = self._pass(passes).left
-            if state.get("position") != self.size - left:
-                raise UsageError(
-                    f"the state's passes {state.get('passes')!r} do not add up to its position {state.get('position')}"
-                )
             self._resume(passes)
-        except BaseException:
+        finally:
             self._keep_weights = False
-            self._begin()
-            raise
-        self._keep_weights = False
 
     def __repr__(self) -> str:
         return (
