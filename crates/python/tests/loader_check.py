@@ -59,6 +59,7 @@ def main(framework: str, data: str) -> None:
         loader = loading.DataLoader(stream, **options)
         result[f"resumed-{context}"] = [[i for batch in loader for i in ids(batch)] for _ in range(2)]
         result[f"persistent-{context}"] = persistent(classes, loading, collate, data, context)
+        result[f"reweighted-{context}"] = reweighted(classes, loading, collate, data, context)
         dataset = classes.RecordDataset(data, features=["id"])
         loader = loading.DataLoader(
             dataset, batch_size=8, shuffle=True, num_workers=2,
@@ -114,6 +115,47 @@ def persistent(classes, loading, collate, data, context):
     stream.set_epoch(4)
     passes["epoch-4"] = [i for batch in loader for i in ids(batch)]
     return passes
+
+
+def reweighted(classes, loading, collate, data, context):
+    """A mixture of the data's files behind persistent workers, with other weights than a
+    state it loads between epochs (the workers then follow the plan): what the pass after
+    the load read, and what the same state gives in this process; then the next epoch."""
+    import os
+
+    sources = sorted(os.path.join(data, name) for name in os.listdir(data) if name.endswith(".tfrecord"))
+    options = dict(size=60, shuffle=True, seed=3, batch_size=4, drop_last=False)
+    mixture = classes.MixedStream(sources, [1, 1, 6], **options)
+    loader_options = dict(
+        batch_size=None, num_workers=2, persistent_workers=True,
+        multiprocessing_context=multiprocessing.get_context(context),
+    )
+    if collate is not None:
+        loader_options["collate_fn"] = collate
+    loader = loading.DataLoader(mixture, **loader_options)
+
+    def ids(batch):
+        # A loader's tensors, or the arrays a stream iterated here gives.
+        values = batch["id"]
+        values = values.numpy() if hasattr(values, "numpy") else values
+        return [int(v) for v in values.reshape(-1)]
+
+    out = {"epoch-0": [i for batch in loader for i in ids(batch)]}
+    saved = classes.MixedStream(sources, [1, 1, 1], **options)
+    saved.set_epoch(1)
+    items = iter(saved)
+    out["taken"] = [i for _ in range(3) for i in ids(next(items))]
+    state = saved.state_dict()
+    mixture.load_state_dict(state)
+    out["rest"] = [i for batch in loader for i in ids(batch)]
+    here = classes.MixedStream(sources, [1, 1, 6], **options)
+    here.load_state_dict(state)
+    out["rest-here"] = [i for batch in here for i in ids(batch)]
+    mixture.set_epoch(2)
+    out["epoch-2"] = [i for batch in loader for i in ids(batch)]
+    here.set_epoch(2)
+    out["epoch-2-here"] = [i for batch in here for i in ids(batch)]
+    return out
 
 
 if __name__ == "__main__":

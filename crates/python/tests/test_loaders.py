@@ -77,6 +77,17 @@ def test_a_frameworks_loader_reads_every_record_once(framework, data):
             # turns from the worker after the last pass's last one, so its batches come in
             # another interleaving (docs/training.md, "Loader settings").
             assert kept["after-broken"] == kept["epoch-2"], context
+        # A mixture's weights changed at a state loaded between epochs: the persistent
+        # workers follow them, reading the rest the same state gives in process, then
+        # the next epoch by the new weights.
+        mixed = result[f"reweighted-{context}"]
+        assert sorted(mixed["rest"]) == sorted(mixed["rest-here"]), context
+        assert len(mixed["taken"]) + len(mixed["rest"]) == 60, context
+        assert sorted(mixed["epoch-2"]) == sorted(mixed["epoch-2-here"]), context
+        edges = [0, SIZES[0], SIZES[0] + SIZES[1]]
+        by_source = [sum(1 for i in mixed["epoch-2"] if i >= edge) for edge in edges]
+        by_source = [by_source[0] - by_source[1], by_source[1] - by_source[2], by_source[2]]
+        assert by_source == ofconvert._native.shares(60, [1.0, 1.0, 6.0]), context
         # state_dict(position=...) without workers=: the count the loader's workers told.
         assert kept["told-workers"] is True, context
         rest = kept["resumed-3"]
