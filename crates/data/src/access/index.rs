@@ -518,25 +518,26 @@ fn decompress(
         let mut header = [0; frame::HEADER_LEN];
         let (mut skipped, mut scratch) = (SkippedRecords::default(), Vec::new());
         loop {
-            if salvage {
-                if reader
-                    .read_skipping(&mut scratch, &mut skipped)
-                    .map_err(Failed::Read)?
-                    .is_none()
-                {
-                    break;
+            // Stepping over damage reads each record in place: its data is a slice of it.
+            let record: &[u8] = if salvage {
+                match reader.read_skipping(&mut scratch, &mut skipped) {
+                    Ok(Some(_)) => reader.record(&scratch),
+                    Ok(None) => break,
+                    Err(err) => return Err(Failed::Read(err)),
                 }
-                buf.clear();
-                buf.extend_from_slice(reader.record(&scratch));
-            } else if reader.read(&mut buf).map_err(Failed::Read)?.is_none() {
-                break;
-            }
+            } else {
+                match reader.read(&mut buf) {
+                    Ok(Some(_)) => &buf,
+                    Ok(None) => break,
+                    Err(err) => return Err(Failed::Read(err)),
+                }
+            };
             starts.push(end);
-            frame::encode_header(buf.len() as u64, &mut header);
+            frame::encode_header(record.len() as u64, &mut header);
             out.write_all(&header)?;
-            out.write_all(&buf)?;
-            out.write_all(&frame::encode_footer(&buf))?;
-            end += (frame::HEADER_LEN + buf.len() + frame::FOOTER_LEN) as u64;
+            out.write_all(record)?;
+            out.write_all(&frame::encode_footer(record))?;
+            end += (frame::HEADER_LEN + record.len() + frame::FOOTER_LEN) as u64;
         }
         out.into_inner()
             .map_err(|err| err.into_error())?

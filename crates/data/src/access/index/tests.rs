@@ -353,13 +353,13 @@ fn a_sound_compressed_file_copied_by_a_skipping_reader_serves_one_that_does_not(
     assert_eq!((strict.index, strict.made), (skipping.index, false));
 }
 
-#[test]
-fn a_compressed_copy_made_without_checking_never_serves_a_reader_that_checks() {
-    let dir = tempfile::tempdir().unwrap();
-    let plain = dir.path().join("a.tfrecord");
+/// A TFRecord file of `one`, `three` and `five` (records 0, 1 and 2 start at 0, 19 and 40)
+/// with byte `at` XOR `flip`, in `dir`, and a GZIP file of it beside it.
+fn damaged_gzip(dir: &Path, at: usize, flip: u8) -> (PathBuf, PathBuf) {
+    let plain = dir.join("a.tfrecord");
     tfrecord(&plain, &[b"one", b"three", b"five"], Compression::None);
     let mut bytes = fs::read(&plain).unwrap();
-    bytes[19 + 12 + 1] ^= 0x40; // the data of record 1
+    bytes[at] ^= flip;
     fs::write(&plain, &bytes).unwrap();
     let zipped = std::process::Command::new("gzip")
         .args(["-n", "-k"])
@@ -367,7 +367,14 @@ fn a_compressed_copy_made_without_checking_never_serves_a_reader_that_checks() {
         .status()
         .unwrap();
     assert!(zipped.success());
-    let path = dir.path().join("a.tfrecord.gz");
+    (plain, dir.join("a.tfrecord.gz"))
+}
+
+#[test]
+fn a_compressed_copy_made_without_checking_never_serves_a_reader_that_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    // Its byte 19 + 12 + 1 flipped: the data of record 1.
+    let (_, path) = damaged_gzip(dir.path(), 19 + 12 + 1, 0x40);
     let cache = dir.path().join("c");
     let unchecked = IndexOptions {
         checksums: Checksums::Ignore,
@@ -409,18 +416,8 @@ fn a_local_file_rewritten_at_the_same_size_is_indexed_anew() {
 #[test]
 fn a_compressed_files_record_of_damaged_length_is_kept_in_its_copy_framed_anew() {
     let dir = tempfile::tempdir().unwrap();
-    let plain = dir.path().join("a.tfrecord");
-    tfrecord(&plain, &[b"one", b"three", b"five"], Compression::None);
-    let mut bytes = fs::read(&plain).unwrap();
-    bytes[19 + 7] ^= 0xff; // the most significant byte of record 1's length
-    fs::write(&plain, &bytes).unwrap();
-    let zipped = std::process::Command::new("gzip")
-        .args(["-n", "-k"])
-        .arg(&plain)
-        .status()
-        .unwrap();
-    assert!(zipped.success());
-    let path = dir.path().join("a.tfrecord.gz");
+    // Its byte 19 + 7 flipped: the most significant byte of record 1's length.
+    let (plain, path) = damaged_gzip(dir.path(), 19 + 7, 0xff);
     let opened = open_indexed(&path, Format::Tf, &salvaging(&dir.path().join("c"))).unwrap();
     let copy = fs::read(&opened.data).unwrap();
     let want: Vec<Vec<u8>> = [&b"one"[..], b"three", b"five"].map(<[u8]>::to_vec).into();

@@ -55,6 +55,16 @@ fn first_steps(ranks: &[Vec<Vec<Id>>], steps: u64) -> Vec<Id> {
         .collect()
 }
 
+/// The orders a case is tried in: the records' own, a global shuffle, a block shuffle.
+const ORDERS: [Shuffle; 3] = [
+    Shuffle::None,
+    Shuffle::Global,
+    Shuffle::Block {
+        chunk: 2,
+        window: 2,
+    },
+];
+
 struct Case<'a> {
     lengths: &'a [u64],
     shares: &'a [u64],
@@ -141,14 +151,7 @@ fn the_rest_of_an_epoch_follows_weights_changed_at_a_resume_on_any_layout() {
         (&[4, 2], &[9, 1]),
         (&[5, 3], &[0, 6]),
     ] {
-        for shuffle in [
-            Shuffle::None,
-            Shuffle::Global,
-            Shuffle::Block {
-                chunk: 2,
-                window: 2,
-            },
-        ] {
+        for shuffle in ORDERS {
             let case = Case {
                 lengths,
                 shares,
@@ -273,14 +276,7 @@ fn shares_cut_a_size_by_weights_in_whole_records_the_largest_remainders_first() 
 fn weights_changed_before_the_first_step_cut_the_whole_epoch() {
     let new_weights: [&[f64]; 3] = [&[1.0, 1.0], &[9.0, 1.0], &[0.5, 3.0]];
     for (lengths, shares_before) in [(&[3u64, 5][..], &[3u64, 5][..]), (&[4, 2], &[9, 1])] {
-        for shuffle in [
-            Shuffle::None,
-            Shuffle::Global,
-            Shuffle::Block {
-                chunk: 2,
-                window: 2,
-            },
-        ] {
+        for shuffle in ORDERS {
             let case = Case {
                 lengths,
                 shares: shares_before,
