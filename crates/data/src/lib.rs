@@ -64,6 +64,7 @@ pub use access::framed::payload as record_payload;
 pub use access::index::{open_indexed, open_listed, IndexOptions, IndexedFile};
 pub use access::record_index::RecordIndex;
 pub use access::spans::{parse_limit, SpanCache};
+pub use access::stated::{open_stated, FileIndex};
 pub use stream::ahead::SPANS_IN_FLIGHT;
 pub use stream::features::{check_features, feature_keys};
 pub use stream::fetch::{Files, Scratch, Span};

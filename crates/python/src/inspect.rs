@@ -38,7 +38,9 @@ fn find(
 /// A file to open, its format, its size and version where the listing learned them, and
 /// whether it is known to hold its records framed as they are (a listing never knows: only a
 /// dataset handing its files to its copy does).
-pub(crate) type ToOpen = (PathBuf, Format, Option<(u64, String)>, bool);
+/// And the record count its dataset's metadata states, where it does (a manifest's part, a
+/// TFDS shard's length).
+pub(crate) type ToOpen = (PathBuf, Format, Option<(u64, String)>, bool, Option<u64>);
 
 /// The record files of `paths` (files, directories, URLs), as [`ToOpen`]s, and the bytes
 /// they hold as listed.
@@ -49,9 +51,11 @@ pub(crate) fn listed(py: Python<'_>, paths: &[PathBuf]) -> PyResult<(Vec<ToOpen>
     }
     let bytes = expanded.sizes.iter().sum();
     let stats = expanded.sizes.into_iter().zip(expanded.versions);
-    let files = expanded.files.into_iter().zip(stats);
+    let files = expanded.files.into_iter().zip(stats).zip(expanded.stated);
     let found = files
-        .map(|((path, format), (size, version))| (path, format, version.map(|v| (size, v)), false))
+        .map(|(((path, format), (size, version)), stated)| {
+            (path, format, version.map(|v| (size, v)), false, stated)
+        })
         .collect();
     Ok((found, bytes))
 }

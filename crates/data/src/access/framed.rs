@@ -67,7 +67,7 @@ impl Payloads {
         if !file.array_record {
             return payload(framed, file.format, checksums, &file.path, at);
         }
-        let records = file.index.records_with(at.index);
+        let records = file.index.made().records_with(at.index);
         if self.decoded != Some((number, at.offset)) {
             self.decoded = None;
             self.chunks

@@ -28,6 +28,7 @@ use crate::access::locks::EntryLock;
 use crate::access::record_index::RecordIndex;
 use crate::access::salvaged;
 use crate::access::spans::{Object, SpanCache};
+use crate::access::stated::FileIndex;
 use ofconvert_engine::layout::INDEX_SUFFIX;
 use ofconvert_engine::Checksums;
 use ofconvert_engine::Format;
@@ -88,13 +89,16 @@ pub struct IndexedFile {
     pub data: PathBuf,
     /// Its format.
     pub format: Format,
-    /// Its records: for an ArrayRecord file, its chunks, as its footer lists them.
-    pub index: RecordIndex,
+    /// Its records: for an ArrayRecord file, its chunks, as its footer lists them. Made
+    /// when it is opened, but for an object whose record count was stated
+    /// ([`open_stated`](crate::open_stated)): then when it is first read
+    /// ([`IndexedFile::ready`]).
+    pub index: FileIndex,
     /// Whether it is an ArrayRecord file: its index's entries are chunks, each checked and
     /// decoded when read.
     pub array_record: bool,
     /// Where the index is kept (`None` when it could be kept nowhere, or, for an ArrayRecord
-    /// file, is its footer).
+    /// file, is its footer, or is not made yet).
     pub stored: Option<PathBuf>,
     /// How the file was compressed, for a compressed TFRecord copied into the cache.
     pub decompressed: Option<Compression>,
@@ -175,7 +179,7 @@ pub fn open_listed(
         path: path.to_path_buf(),
         data: at.clone(),
         format,
-        index: RecordIndex::default(),
+        index: FileIndex::default(),
         array_record: false,
         stored: None,
         decompressed: None,
@@ -198,7 +202,7 @@ pub fn open_listed(
     };
     if remote && !options.salvage && matches!(known, Some((Kind::Framed, _))) {
         if let Some(index) = kept_index() {
-            file.index = index;
+            file.index = index.into();
             file.stored = Some(cached);
             return Ok(file);
         }
@@ -223,7 +227,9 @@ pub fn open_listed(
         let source = StoredFile::new(storage, at, size)
             .of_version(version.clone().filter(|_| remote))
             .holding(0, first_bytes);
-        file.index = by_footer(source).map_err(|err| Error::arrayrecord(path, err))?;
+        file.index = by_footer(source)
+            .map_err(|err| Error::arrayrecord(path, err))?
+            .into();
         file.array_record = true;
         return Ok(file);
     }
@@ -271,12 +277,12 @@ pub fn open_listed(
                 }),
             };
             if let Some((index, skipped)) = found {
-                (file.index, file.skipped) = (index, skipped);
+                (file.index, file.skipped) = (index.into(), skipped);
                 file.stored = Some(stored);
                 return Ok(file);
             }
         }
-        (file.index, file.skipped) = decompress(
+        let (index, skipped) = decompress(
             &*storage,
             &at,
             &file.data,
@@ -285,13 +291,10 @@ pub fn open_listed(
         )?;
         file.made = true;
         let text = match options.salvage {
-            true => salvaged::to_text(
-                &file.index,
-                &file.skipped,
-                file.index.span(0..file.index.len()).end,
-            ),
-            false => file.index.to_text(),
+            true => salvaged::to_text(&index, &skipped, index.span(0..index.len()).end),
+            false => index.to_text(),
         };
+        (file.index, file.skipped) = (index.into(), skipped);
         cache::write_whole(&stored, &text).map_err(|err| Error::io(&stored, err))?;
         file.stored = Some(stored);
         return Ok(file);
@@ -325,7 +328,7 @@ pub fn open_listed(
         Some((RecordIndex::parse(&text, size)?, candidate.clone()))
     });
     if let Some((index, stored)) = found {
-        file.index = index;
+        file.index = index.into();
         file.stored = Some(stored);
         return Ok(file);
     }
@@ -333,15 +336,16 @@ pub fn open_listed(
         making = made_once();
         // Made meanwhile by the process the lock was waited for.
         if let Some(index) = kept_index() {
-            file.index = index;
+            file.index = index.into();
             file.stored = Some(cached);
             return Ok(file);
         }
     }
     let keep = spans.map(|spans| (spans, object));
-    file.index = build(&*storage, &at, format, options.checksums, keep)?;
+    let index = build(&*storage, &at, format, options.checksums, keep)?;
     file.made = true;
-    let text = file.index.to_text();
+    let text = index.to_text();
+    file.index = index.into();
     // In the cache, or beside a local file when asked and its directory can be written;
     // else nowhere, which only costs the next reader the same pass.
     let places = if remote || !options.beside {
@@ -357,7 +361,7 @@ pub fn open_listed(
 }
 
 /// What a TensorFlow record file is, as far as reading it at random goes.
-enum Kind {
+pub(crate) enum Kind {
     /// Records framed one after the other (a TFRecord, an OFRecord): indexed as they are.
     Framed,
     /// A GZIP or ZLIB TFRecord: copied into the cache uncompressed, and the copy indexed.
@@ -392,7 +396,7 @@ fn sniff_kept(spans: &SpanCache, object: Object<'_>) -> Option<(Kind, Vec<u8>)> 
 }
 
 /// What a file whose first bytes are `prefix` is.
-fn kind_of(prefix: &[u8]) -> Kind {
+pub(crate) fn kind_of(prefix: &[u8]) -> Kind {
     if prefix.starts_with(&ofconvert_arrayrecord::SIGNATURE) {
         return Kind::ArrayRecord;
     }
@@ -448,14 +452,15 @@ fn salvaged_index(
         found = kept();
     }
     if let Some((index, skipped)) = found {
-        (file.index, file.skipped) = (index, skipped);
+        (file.index, file.skipped) = (index.into(), skipped);
         file.stored = Some(stored);
         return Ok(file);
     }
     let reader = open_pass(storage, at, file.format, checksums, keep)?;
-    (file.index, file.skipped) = salvaged::build(reader)?;
+    let (index, skipped) = salvaged::build(reader)?;
     file.made = true;
-    let text = salvaged::to_text(&file.index, &file.skipped, size);
+    let text = salvaged::to_text(&index, &skipped, size);
+    (file.index, file.skipped) = (index.into(), skipped);
     file.stored = cache::write_whole(&stored, &text).is_ok().then_some(stored);
     drop(making);
     Ok(file)

@@ -20,3 +20,4 @@ pub(crate) mod locks;
 pub(crate) mod record_index;
 pub(crate) mod salvaged;
 pub(crate) mod spans;
+pub(crate) mod stated;

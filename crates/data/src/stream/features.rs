@@ -45,6 +45,11 @@ fn sample(files: &Files, first_bytes: u64) -> (Vec<u64>, u64) {
     while (indices.len() as u64) < first && (indices.is_empty() || bytes < first_bytes) {
         let at = indices.len() as u64;
         let (file, record) = files.locate(at);
+        if record > 0 && files.files[file].index.get().is_none() {
+            // A file whose count was stated, its index not made: its first record alone,
+            // so that a process reads whole only the files its lanes read.
+            break;
+        }
         let range = files.files[file].index.range(record);
         bytes += range.end - range.start;
         indices.push(at);
@@ -95,7 +100,12 @@ pub fn check_features(files: &Files, wanted: &[String], checksums: Checksums) ->
         return Ok(());
     }
     let (indices, first) = sample(files, FIRST_BYTES);
-    let Some(names) = names_of(files, &indices, checksums).filter(|names| !names.is_empty()) else {
+    // Files whose index is not made (counts stated) have their first records read alone.
+    let names = match files.files.iter().all(|file| file.index.get().is_some()) {
+        true => names_of(files, &indices, checksums),
+        false => names_alone(files, &indices, checksums),
+    };
+    let Some(names) = names.filter(|names| !names.is_empty()) else {
         return Ok(());
     };
     let Some(missing) = wanted.iter().find(|name| !names.contains(*name)) else {
@@ -141,17 +151,21 @@ fn names_alone(files: &Files, indices: &[u64], checksums: Checksums) -> Option<B
     for &index in indices {
         let (file, record) = files.locate(index);
         let indexed = &files.files[file];
-        let kept = files
-            .cache()
-            .filter(|_| files.remote[file] && !indexed.array_record)
-            .and_then(|cache| {
-                let object = Object {
-                    url: indexed.path.to_str()?,
-                    size: indexed.size,
-                    version: indexed.version.as_deref(),
-                };
-                cache.get(object, &indexed.index.range(record))
-            });
+        // A file whose count was stated: its first record was read when it was opened.
+        let head = indexed.index.head_bytes().filter(|_| record == 0);
+        let kept = head.map(<[u8]>::to_vec).or_else(|| {
+            files
+                .cache()
+                .filter(|_| files.remote[file] && !indexed.array_record)
+                .and_then(|cache| {
+                    let object = Object {
+                        url: indexed.path.to_str()?,
+                        size: indexed.size,
+                        version: indexed.version.as_deref(),
+                    };
+                    cache.get(object, &indexed.index.range(record))
+                })
+        });
         match kept {
             Some(framed) => {
                 let at = RecordAt {

@@ -111,6 +111,9 @@ impl Scratch {
     }
 }
 
+/// Files whose indexes are made side by side, at most (each a pass over an object).
+const READY_AT_ONCE: usize = 8;
+
 impl Files {
     /// The dataset of `files`, in this order.
     pub fn new(files: Vec<IndexedFile>) -> Files {
@@ -144,6 +147,11 @@ impl Files {
     /// The first record of file `file` among all.
     pub(crate) fn first_record(&self, file: usize) -> u64 {
         self.starts[file]
+    }
+
+    /// The first record of each file among all, then the number of records.
+    pub(crate) fn starts(&self) -> &[u64] {
+        &self.starts
     }
 
     /// Where spans read from a store are kept, if anywhere.
@@ -198,6 +206,37 @@ impl Files {
         }
     }
 
+    /// Makes the index of each file the records `indices` lie in where it is not made (a
+    /// file whose count was stated, see [`open_stated`](crate::open_stated)): the files side
+    /// by side.
+    ///
+    /// # Errors
+    ///
+    /// As [`IndexedFile::ready`]'s, the first file's that fails.
+    pub fn ready_records(&self, indices: &[u64]) -> Result<(), Error> {
+        let mut files: Vec<usize> = Vec::new();
+        for &index in indices {
+            let (file, _) = self.locate(index);
+            if self.files[file].index.get().is_none() && !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        self.ready_files(&files)
+    }
+
+    /// [`ready_records`](Files::ready_records) for the files `files`.
+    pub(crate) fn ready_files(&self, files: &[usize]) -> Result<(), Error> {
+        let unmade: Vec<usize> = files
+            .iter()
+            .copied()
+            .filter(|&file| self.files[file].index.get().is_none())
+            .collect();
+        let made = ofconvert_storage::each_at_once(&unmade, READY_AT_ONCE, |&file| {
+            self.files[file].ready().map(|_| ())
+        });
+        made.into_iter().collect()
+    }
+
     /// Reads the records `indices` (below [`len`](Files::len)) into `scratch`, for
     /// [`each`](Files::each) to hand out.
     pub fn fetch(&self, indices: &[u64], scratch: &mut Scratch) -> Result<(), Error> {
@@ -212,6 +251,7 @@ impl Files {
         scratch: &mut Scratch,
         cache: bool,
     ) -> Result<(), Error> {
+        self.ready_records(indices)?;
         scratch.runs.clear();
         for &index in indices {
             let (file, record) = self.locate(index);

@@ -17,7 +17,8 @@ use ofconvert_engine::Error;
 const RUNS_IN_FLIGHT: usize = 32;
 
 impl Files {
-    /// Bytes of the records `records` (of the dataset, neighbours), framing included.
+    /// Bytes of the records `records` (of the dataset, neighbours), framing included; in a
+    /// file whose index is not made yet (its count stated), as many as its mean record takes.
     pub fn span_bytes(&self, records: Range<u64>) -> u64 {
         let mut bytes = 0;
         let mut at = records.start;
@@ -25,8 +26,7 @@ impl Files {
             let (file, first) = self.locate(at);
             let index = &self.files[file].index;
             let end = (first + (records.end - at)).min(index.len());
-            let span = index.span(first..end);
-            bytes += span.end - span.start;
+            bytes += index.estimated_span_bytes(first..end);
             at += end - first;
         }
         bytes
@@ -37,6 +37,11 @@ impl Files {
     /// store's retries. With a cache, a piece of a file in a store is taken from it when it
     /// holds it (mapped, not read into memory), and kept in it once read.
     pub fn read_span(&self, records: Range<u64>) -> Result<Span, Error> {
+        if !records.is_empty() {
+            let (first, _) = self.locate(records.start);
+            let (last, _) = self.locate(records.end - 1);
+            self.ready_files(&(first..=last).collect::<Vec<_>>())?;
+        }
         let mut pieces = Vec::new();
         let mut at = records.start;
         while at < records.end {

@@ -90,7 +90,8 @@ impl Prefetch {
                 let chunk = chunk.max(1);
                 let budget = chunks_ahead(&files, &share.order, chunk) as usize;
                 let mut ahead = Ahead::new(Arc::clone(&files), budget);
-                let mut plan = Plan::new(share.clone(), first, chunk, files.caches_spans());
+                let starts = files.caches_spans().then(|| files.starts());
+                let mut plan = Plan::new(share.clone(), first, chunk, starts);
                 let mut steps = VecDeque::new();
                 let mut held: HashMap<u64, Span> = HashMap::new();
                 let mut indices = Vec::new();
@@ -275,20 +276,32 @@ struct Plan {
 
 impl Plan {
     /// The plan of `share`'s units from its `first` on, by chunks of `chunk` records,
-    /// fetched whole (`whole`: a cache keeps them, for any other lane of this or another
-    /// layout to read) or only the records of each the lane reads (without a cache: the
-    /// lanes of a job then fetch the dataset once between them).
-    fn new(share: Share, first: u64, chunk: u64, whole: bool) -> Plan {
+    /// fetched whole (`whole`, the first record of each file then the number of records: a
+    /// cache keeps them, for any other lane of this or another layout to read) or only the
+    /// records of each the lane reads (without a cache: the lanes of a job then fetch the
+    /// dataset once between them). A chunk fetched whole is fetched in the files the lane
+    /// reads records of in it alone: a file whose index is made when it is first read (its
+    /// count stated) is read, to index it, by the processes whose lanes read it alone.
+    fn new(share: Share, first: u64, chunk: u64, whole: Option<&[u64]>) -> Plan {
         let chunk = chunk.max(1);
         let mut runs = Vec::new();
         let mut records: HashMap<u64, Range<u64>> = HashMap::new();
-        if !whole && share.runs(share.lane(), &mut runs).is_some() {
+        if share.runs(share.lane(), &mut runs).is_some() {
             for_each_chunk(&runs, chunk, |number, part| {
                 records
                     .entry(number)
                     .and_modify(|held| *held = held.start.min(part.start)..held.end.max(part.end))
                     .or_insert(part);
             });
+        }
+        if let Some(starts) = whole {
+            // The files a part lies in, from the first one's start to the last one's end.
+            let file_of = |record: u64| starts.partition_point(|&start| start <= record) - 1;
+            for (number, part) in records.iter_mut() {
+                let (first, last) = (file_of(part.start), file_of(part.end - 1));
+                let files = starts[first]..starts[last + 1];
+                *part = (number * chunk).max(files.start)..((number + 1) * chunk).min(files.end);
+            }
         }
         Plan {
             share,
@@ -383,208 +396,4 @@ fn for_each_chunk(runs: &[Range<u64>], chunk: u64, mut each: impl FnMut(u64, Ran
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stream::order::Shuffle;
-    use crate::stream::share::{Layout, Pass};
-    use crate::stream::testing::numbered;
-    use ofconvert_engine::Checksums;
-
-    #[test]
-    fn a_cache_must_hold_a_group_of_chunks_and_the_spans_in_flight() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = numbered(dir.path(), 40);
-        let chunk = 2 * 19;
-        // In order: 8 chunks a group, 8 in flight.
-        let order = Order::new(40, Shuffle::None, 0, 0);
-        assert_eq!(cache_needed(&files, &order, 2), 16 * chunk);
-        // A window of 4 chunks, 8 in flight.
-        let block = Shuffle::Block {
-            chunk: 2,
-            window: 4,
-        };
-        assert_eq!(
-            cache_needed(&files, &Order::new(40, block, 0, 0), 2),
-            12 * chunk
-        );
-        // Never more than the dataset.
-        assert_eq!(cache_needed(&files, &order, 4), 40 * 19);
-    }
-
-    fn layout(workers: u64) -> Layout {
-        Layout {
-            world: 1,
-            workers,
-            unit: 3,
-            drop_last: false,
-        }
-    }
-
-    fn share(order: Order, before: &[Pass], worker: u64, workers: u64) -> Share {
-        Share::new(order, before, layout(workers), 0, worker)
-    }
-
-    /// Reads every unit of every worker of `order` after the passes `before` through the
-    /// prefetch `start` makes, checking each unit's records are its own, in its order, and
-    /// that nothing follows the last; the records read, all workers together.
-    fn every_unit(
-        files: &Files,
-        order: Order,
-        before: &[Pass],
-        workers: u64,
-        start: impl Fn(Share) -> Prefetch,
-    ) -> Vec<u64> {
-        let mut seen = Vec::new();
-        for worker in 0..workers {
-            let share = share(order, before, worker, workers);
-            let mut prefetch = start(share.clone());
-            let mut indices = Vec::new();
-            for unit in 0..share.units() {
-                share.unit_records(unit, &mut indices);
-                let scratch = prefetch.next_unit().unwrap();
-                let mut got = Vec::new();
-                files
-                    .each::<Error>(&scratch, Checksums::Verify, |_, _, payload| {
-                        got.push(String::from_utf8(payload.to_vec()).unwrap());
-                        Ok(())
-                    })
-                    .unwrap();
-                let expected: Vec<String> = indices
-                    .iter()
-                    .map(|record| format!("r{record:02}"))
-                    .collect();
-                assert_eq!(got, expected, "{order:?}, unit {unit}");
-                seen.extend_from_slice(&indices);
-            }
-            assert!(prefetch.next_unit().is_err());
-        }
-        seen
-    }
-
-    #[test]
-    fn a_unit_in_order_waits_for_its_own_chunks_only_and_each_chunk_is_fetched_once() {
-        // Chunks of 2 records, groups of 16: the first unit (records 0..3) needs chunks 0
-        // and 1, not the whole group.
-        let order = Order::new(40, Shuffle::None, 0, 0);
-        let mut plan = Plan::new(share(order, &[], 0, 1), 0, 2, false);
-        let first = plan.next().unwrap();
-        assert_eq!(first.wanted, vec![0, 1]);
-        assert_eq!(
-            first.group.as_deref(),
-            Some(&(0..8).collect::<Vec<_>>()[..])
-        );
-        let mut wanted = first.wanted;
-        while let Some(step) = plan.next() {
-            wanted.extend(step.wanted);
-        }
-        assert_eq!(wanted, (0..20).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn a_lane_fetches_only_the_records_of_its_chunks_it_reads() {
-        // Two workers of 7 units of 3 records over 41 records: the first's lane ends inside
-        // chunk 10 (records 20 and 21 of 20..22), where the second's begins.
-        let order = Order::new(41, Shuffle::None, 0, 0);
-        let (first, second) = (share(order, &[], 0, 2), share(order, &[], 1, 2));
-        assert_eq!((first.lane(), second.lane()), (0..21, 21..41));
-        let plan = Plan::new(first.clone(), 0, 2, false);
-        assert_eq!(plan.records_of(10), 20..21);
-        assert_eq!(plan.records_of(3), 6..8);
-        assert_eq!(Plan::new(second, 0, 2, false).records_of(10), 21..22);
-        // Through a cache, whole chunks, which any lane can read from it.
-        assert_eq!(Plan::new(first, 0, 2, true).records_of(10), 20..22);
-    }
-
-    #[test]
-    fn spans_give_each_worker_its_units_records_in_every_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = numbered(dir.path(), 40);
-        let block = Shuffle::Block {
-            chunk: 2,
-            window: 4,
-        };
-        for kind in [Shuffle::None, block] {
-            for epoch in 0..2 {
-                let order = Order::new(40, kind, 7, epoch);
-                for workers in [1, 2, 3] {
-                    let mut seen = every_unit(&files, order, &[], workers, |share| {
-                        Prefetch::spans(Arc::clone(&files), share, 0, 2)
-                    });
-                    seen.sort_unstable();
-                    assert_eq!(seen, (0..40).collect::<Vec<_>>());
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_block_shuffle_resumed_inside_a_window_or_at_its_edge_reads_the_rest_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = numbered(dir.path(), 40);
-        // Windows of 8 records; a pass of two workers stopped after 1, 2, 3 and 7 steps.
-        let block = Shuffle::Block {
-            chunk: 2,
-            window: 4,
-        };
-        let order = Order::new(40, block, 7, 1);
-        for steps in [1, 2, 3, 7] {
-            let stopped = Pass {
-                layout: layout(2),
-                steps,
-                lanes: None,
-            };
-            let mut read: Vec<u64> = (0..2)
-                .flat_map(|worker| {
-                    let share = share(order, &[], worker, 2);
-                    let taken = (steps + 1 - worker) / 2;
-                    (0..taken.min(share.units())).flat_map(move |unit| {
-                        let mut got = Vec::new();
-                        share.unit_records(unit, &mut got);
-                        got
-                    })
-                })
-                .collect();
-            for workers in [1, 2] {
-                let mut seen = every_unit(
-                    &files,
-                    order,
-                    std::slice::from_ref(&stopped),
-                    workers,
-                    |share| Prefetch::spans(Arc::clone(&files), share, 0, 2),
-                );
-                seen.append(&mut read.clone());
-                seen.sort_unstable();
-                assert_eq!(
-                    seen,
-                    (0..40).collect::<Vec<_>>(),
-                    "{steps} steps, {workers} workers"
-                );
-            }
-            read.clear();
-        }
-    }
-
-    #[test]
-    fn a_global_shuffle_read_ahead_gives_every_unit_with_more_lanes_than_units_or_fewer() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = numbered(dir.path(), 40);
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for len in [0, 3, 7, 40] {
-                let order = Order::new(len, Shuffle::Global, 3, 0);
-                for workers in [1, 2] {
-                    let mut seen = every_unit(&files, order, &[], workers, |share| {
-                        Prefetch::start(Arc::clone(&files), share, 0)
-                    });
-                    seen.sort_unstable();
-                    assert_eq!(seen, (0..len).collect::<Vec<_>>());
-                }
-            }
-            done.send(()).unwrap();
-        });
-        // The lanes wait for the first unit: none of them may wait for ever.
-        finished
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("every stream to end");
-    }
-}
+mod tests;

@@ -48,6 +48,12 @@ pub struct Expanded {
     /// [`Storage::stat`](crate::storage::Storage::stat) gives them (a single file named in
     /// a store); a reader that needs one asks for the others.
     pub versions: Vec<Option<String>>,
+    /// The record count of each of `files`, in the same order, where the metadata of its
+    /// directory states it: a part a manifest lists at the size listed, a shard of a TFDS
+    /// folder's `dataset_info.json` (TFDS shard names). What reads records by index
+    /// deals them by these without reading the files to count them, and checks them when
+    /// it reads a file.
+    pub stated: Vec<Option<u64>>,
     /// The paths given that are directories (or prefixes in an object store).
     pub directories: Vec<PathBuf>,
     /// Symbolic links inside the directories given that lead nowhere or in a loop. Files
@@ -115,6 +121,7 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                         expanded.files.push((path.clone(), format));
                         expanded.sizes.push(file.size);
                         expanded.versions.push(file.version.clone());
+                        expanded.stated.push(None);
                     }
                     Err(err) => expanded.errors.push(err),
                 }
@@ -148,6 +155,10 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                 None => Vec::new(),
             };
             let mut parts = false;
+            let stated = match dir {
+                Some(dir) => stated_counts(storage, dir, files, &published),
+                None => Default::default(),
+            };
             for file in files {
                 let listed = listed_as(&published, &file.name);
                 match judge(storage, file, format, listed) {
@@ -157,6 +168,7 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
                         expanded.files.push((file.path.clone(), format));
                         expanded.sizes.push(file.size);
                         expanded.versions.push(file.version.clone());
+                        expanded.stated.push(stated.get(&file.name).copied());
                     }
                     Ok(None) => {}
                     Err(err) => expanded.errors.push(Error::io(&file.path, err)),
@@ -188,6 +200,43 @@ pub fn expand_paths(paths: &[PathBuf], format: Option<Format>) -> Expanded {
         }
     }
     expanded
+}
+
+/// The record counts the metadata in `dir` states of its files (`files`, as listed), by
+/// name: each part a manifest of `published` lists at the size it is listed with (a part
+/// rewritten since is not the one it counted), else each shard the folder's
+/// `dataset_info.json`, where there is one, gives a length (TFDS names shards by template;
+/// nothing else there says their sizes).
+pub(crate) fn stated_counts(
+    storage: &dyn Storage,
+    dir: &Path,
+    files: &[Listed],
+    published: &[Published],
+) -> std::collections::HashMap<String, u64> {
+    let mut stated = std::collections::HashMap::new();
+    if files
+        .iter()
+        .any(|file| file.name == crate::tfds::DATASET_INFO)
+    {
+        let text = storage
+            .read(&dir.join(crate::tfds::DATASET_INFO))
+            .ok()
+            .flatten();
+        if let Some(text) = text.and_then(|bytes| String::from_utf8(bytes).ok()) {
+            stated.extend(crate::tfds::shard_lengths(&text));
+        }
+    }
+    for part in published.iter().flat_map(|dataset| &dataset.parts) {
+        let size = files
+            .iter()
+            .find(|file| file.name == part.name)
+            .map(|file| file.size);
+        match size == Some(part.bytes) {
+            true => stated.insert(part.name.clone(), part.records),
+            false => stated.remove(&part.name),
+        };
+    }
+    stated
 }
 
 /// What a directory of parts without a manifest is: `None` when it is an ordinary OneFlow

@@ -21,9 +21,11 @@ use crate::storage::Storage;
 
 mod features;
 mod labels;
+mod lengths;
 
 pub(crate) use features::{rewrite_features, Recoded};
 pub(crate) use labels::class_names;
+pub(crate) use lengths::shard_lengths;
 
 /// TFDS's description of a dataset: its name, splits and their shard lengths.
 pub const DATASET_INFO: &str = "dataset_info.json";

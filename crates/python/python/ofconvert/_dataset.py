@@ -124,6 +124,19 @@ class RecordDataset:
     that read, as without ``on_corrupt``. A file in which no record at all is framed is not
     taken for a record file, and fails the open.
 
+    **Counts stated, each byte once per job.** Where a dataset's metadata states each file's
+    record count (the parts its ``ofconvert-manifest.json`` lists, at the sizes it lists; a
+    TFDS folder's shards, by the ``shardLengths`` of its ``dataset_info.json``), an object in
+    a store is opened by it, with one small ranged read (its kind and first record), and
+    indexed only when a record past its first is read: a stream's processes then read, and
+    index, only the objects their lanes read, so that the nodes of a job fetch the dataset
+    about once between them, not once a node. When such an object's index is made, it must
+    count what was stated (and end where the object does), or reading fails naming the file
+    and both counts; ``stated_counts=False`` counts every file by its index when the dataset
+    is opened, as without metadata. Until then the check of ``features=`` looks at each
+    file's first record alone. With ``on_corrupt="skip"``, and for local files, counts are not
+    taken from metadata.
+
     It pickles (the indexes are found again by the copy, not sent): a data loader's workers
     started with ``spawn`` each open it anew.
     """
@@ -146,6 +159,7 @@ class RecordDataset:
         lengths: Optional[Sequence[str]] = None,
         pad: Optional[Mapping[str, int]] = None,
         on_corrupt: str = "fail",
+        stated_counts: bool = True,
     ) -> None:
         skip = skips_corrupt(on_corrupt)
         named = _features(features)
@@ -162,6 +176,7 @@ class RecordDataset:
             lengths=shaped,
             pad=widths,
             skip_corrupt=skip,
+            stated_counts=bool(stated_counts),
         )
         self._native = self._open(None)
         self._files = self._native.files()
@@ -178,6 +193,7 @@ class RecordDataset:
             cache_dir=config["cache_dir"], decompress=config["decompress"], files=files,
             cache_limit=config.get("cache_limit"), index_beside=config.get("index_beside", False), keys=keys,
             lengths=config.get("lengths"), pad=config.get("pad"), skip_corrupt=config.get("skip_corrupt", False),
+            stated_counts=config.get("stated_counts", True),
         )
 
     def _warn_decompressed(self) -> None:
@@ -239,11 +255,12 @@ class RecordDataset:
         # Each file with the size and version (ETag) it was opened at, where it is an object
         # in a store, and whether its records are framed as they are (neither compressed nor
         # ArrayRecord): a loader's worker opens the same version without asking the store.
-        # And the keys of its batches, where they were looked for: a copy's batches have the
+        # And the record count its metadata stated, where it was opened by it: the copy
+        # makes its index when it reads it, as this one does. And the keys of its batches, where they were looked for: a copy's batches have the
         # same without looking again.
         return {
             "config": self._config,
-            "files": [(f[0], f[1], f[7], f[5] is None) for f in self._files],
+            "files": [(f[0], f[1], f[7], f[5] is None, f[8]) for f in self._files],
             "keys": self._native.keys(look=False),
         }
 
@@ -256,11 +273,13 @@ class RecordDataset:
     def files(self) -> List[Dict[str, Any]]:
         """Each file: ``path``, ``format`` (``"tfrecord"``/``"ofrecord"``), ``records``,
         ``index`` (where its index is kept, None if nowhere), ``data`` (where its bytes are
-        read: the file, or the uncompressed copy of a compressed TFRecord) and ``compression``
+        read: the file, or the uncompressed copy of a compressed TFRecord), ``compression``
         (``"GZIP"``, ``"ZLIB"``, ``"ArrayRecord"`` for an ArrayRecord file read through its
-        footer, or None)."""
+        footer, or None) and ``stated`` (the record count its dataset's metadata states, where
+        it was opened by it: its index is made when it is first read, and ``index`` is None
+        in this list until then)."""
         return [
-            dict(path=f[0], format=f[1], records=f[2], index=f[3], data=f[4], compression=f[5])
+            dict(path=f[0], format=f[1], records=f[2], index=f[3], data=f[4], compression=f[5], stated=f[8])
             for f in self._files
         ]
 

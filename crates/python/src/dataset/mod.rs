@@ -179,7 +179,7 @@ impl Records {
 /// A file as a pickled dataset hands it to its copy: its path, its format, the size and
 /// version (ETag) it was opened at when it is an object in a store, and whether its records
 /// are framed as they are (not compressed, not ArrayRecord).
-type Handed = (PathBuf, String, Option<(u64, String)>, bool);
+type Handed = (PathBuf, String, Option<(u64, String)>, bool, Option<u64>);
 
 fn format_name(format: Format) -> &'static str {
     match format {
@@ -191,7 +191,7 @@ fn format_name(format: Format) -> &'static str {
 #[pymethods]
 impl Records {
     #[new]
-    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None, lengths=None, pad=None, skip_corrupt=false))]
+    #[pyo3(signature = (paths, network, features=None, verify=true, cache_dir=None, decompress=true, files=None, cache_limit=None, index_beside=false, keys=None, lengths=None, pad=None, skip_corrupt=false, stated_counts=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -208,6 +208,7 @@ impl Records {
         lengths: Option<Vec<String>>,
         pad: Option<std::collections::HashMap<String, usize>>,
         skip_corrupt: bool,
+        stated_counts: bool,
     ) -> PyResult<Records> {
         network.set(py)?;
         let limit = match cache_limit.as_deref().map(ofconvert_data::parse_limit) {
@@ -226,13 +227,14 @@ impl Records {
             Some(files) => (
                 files
                     .into_iter()
-                    .map(|(path, format, listed, framed)| {
+                    .map(|(path, format, listed, framed, stated)| {
                         let of = format == "ofrecord";
                         (
                             path,
                             if of { Format::Of } else { Format::Tf },
                             listed,
                             framed,
+                            stated,
                         )
                     })
                     .collect(),
@@ -273,8 +275,18 @@ impl Records {
             rayon::current_num_threads()
         };
         let opened: Vec<Result<IndexedFile, ofconvert_engine::Error>> = py.detach(|| {
-            each_at_once(&found, at_once, |(path, format, listed, framed)| {
-                ofconvert_data::open_listed(path, *format, &options, listed.clone(), *framed)
+            each_at_once(&found, at_once, |(path, format, listed, framed, stated)| {
+                // Records dealt by the counts the metadata states, where it does: each
+                // object indexed when first read (by the processes whose lanes read it).
+                let stated = stated.filter(|_| stated_counts);
+                ofconvert_data::open_stated(
+                    path,
+                    *format,
+                    &options,
+                    listed.clone(),
+                    *framed,
+                    stated,
+                )
             })
         });
         let mut files = Vec::with_capacity(opened.len());
@@ -342,7 +354,9 @@ impl Records {
     /// read (itself, or its decompressed copy), the compression it had (`ArrayRecord` for
     /// an ArrayRecord file, read through its footer), whether its index was made now, and
     /// the size and version it was opened at (an object in a store): what a copy in a
-    /// loader's worker opens it at, without asking the store again.
+    /// loader's worker opens it at, without asking the store again; and the record count
+    /// its dataset's metadata stated, where it was opened by it (its index made when first
+    /// read).
     #[allow(clippy::type_complexity)]
     fn files(
         &self,
@@ -355,6 +369,7 @@ impl Records {
         Option<&'static str>,
         bool,
         Option<(u64, String)>,
+        Option<u64>,
     )> {
         self.files
             .files
@@ -373,6 +388,7 @@ impl Records {
                         .or(file.array_record.then_some("ArrayRecord")),
                     file.made,
                     file.version.clone().map(|version| (file.size, version)),
+                    file.index.stated(),
                 )
             })
             .collect()

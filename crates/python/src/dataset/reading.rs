@@ -120,6 +120,9 @@ impl Records {
         } else {
             MAKE_BYTES_EVERY as u64
         };
+        // The indexes of the files read, where they are not made yet (stated counts).
+        py.detach(|| self.files.ready_records(indices))
+            .map_err(|err| errors::engine_error(py, &err))?;
         self.files.prefetch_index(indices);
         let mut rest = indices;
         while !rest.is_empty() {

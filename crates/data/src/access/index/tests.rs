@@ -232,7 +232,7 @@ fn a_salvaging_open_steps_over_a_damaged_byte_wherever_it_is() {
             let mut kept = records.clone();
             kept.remove(damaged);
             let case = format!("byte {at} ^ {flip:#x}");
-            assert_eq!(payloads(&bytes, &opened.index), kept, "{case}");
+            assert_eq!(payloads(&bytes, opened.index.made()), kept, "{case}");
             assert_eq!(
                 (opened.skipped.corrupt, opened.skipped.recovered),
                 (1, 0),
@@ -284,7 +284,7 @@ fn a_salvaging_open_keeps_the_whole_records_before_a_cut_at_every_length() {
         }
         let opened = opened.unwrap();
         assert_eq!(
-            payloads(&whole, &opened.index),
+            payloads(&whole, opened.index.made()),
             records[..full],
             "cut at {length}"
         );
@@ -304,7 +304,7 @@ fn a_salvaging_open_of_a_sound_file_finds_every_record_and_no_damage() {
     let strict = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
     let opened = open_indexed(&path, Format::Tf, &salvaging(&cache)).unwrap();
     assert_eq!(opened.index, strict.index);
-    assert_eq!(payloads(&whole, &opened.index), records);
+    assert_eq!(payloads(&whole, opened.index.made()), records);
     assert_eq!(opened.skipped, SkippedRecords::default());
 }
 
@@ -323,7 +323,7 @@ fn a_damaged_compressed_file_is_copied_without_its_damage_when_skipping() {
         let opened = open_indexed(&path, Format::Tf, &salvaging(&cache)).unwrap();
         assert_eq!(opened.decompressed, Some(Compression::Gzip));
         let copy = fs::read(&opened.data).unwrap();
-        let read = payloads(&copy, &opened.index);
+        let read = payloads(&copy, opened.index.made());
         assert!(read.len() <= records.len(), "cut at {length}");
         assert_eq!(read, records[..read.len()], "cut at {length}");
         assert!(
@@ -408,8 +408,8 @@ fn a_local_file_rewritten_at_the_same_size_is_indexed_anew() {
         .unwrap();
     let again = open_indexed(&path, Format::Tf, &options(&cache)).unwrap();
     assert_eq!(
-        (again.index, again.made),
-        (RecordIndex::new(vec![0, 21], 40), true)
+        (again.index.made(), again.made),
+        (&RecordIndex::new(vec![0, 21], 40), true)
     );
 }
 
@@ -421,7 +421,7 @@ fn a_compressed_files_record_of_damaged_length_is_kept_in_its_copy_framed_anew()
     let opened = open_indexed(&path, Format::Tf, &salvaging(&dir.path().join("c"))).unwrap();
     let copy = fs::read(&opened.data).unwrap();
     let want: Vec<Vec<u8>> = [&b"one"[..], b"three", b"five"].map(<[u8]>::to_vec).into();
-    assert_eq!(payloads(&copy, &opened.index), want);
+    assert_eq!(payloads(&copy, opened.index.made()), want);
     assert_eq!((opened.skipped.corrupt, opened.skipped.recovered), (0, 1));
     // Read in place, the same damage leaves the record out.
     let in_place = open_indexed(&plain, Format::Tf, &salvaging(&dir.path().join("d"))).unwrap();
