@@ -191,7 +191,7 @@ pub fn open_listed(
     // An object in a store whose index was made before, and whose first bytes (that tell
     // its kind) the cache holds or whose kind came with it: no lock, no request.
     let known = match format {
-        Format::Tf if !framed => spans.and_then(|spans| sniff_kept(spans, object)),
+        Format::Tf if !framed => spans.and_then(|spans| sniff_kept(spans, object, SNIFFED)),
         _ => Some((Kind::Framed, Vec::new())),
     };
     // The index kept in the cache, if one is there and fits the object.
@@ -218,9 +218,9 @@ pub fn open_listed(
     let mut making = spans.and_then(|_| made_once());
     let (kind, first_bytes) = match known {
         Some(known) => known,
-        None => match spans.and_then(|spans| sniff_kept(spans, object)) {
+        None => match spans.and_then(|spans| sniff_kept(spans, object, SNIFFED)) {
             Some(kept) => kept,
-            None => sniff(&*storage, &at, size, version.as_deref()).map_err(io_error)?,
+            None => sniff(&*storage, &at, size, version.as_deref(), SNIFFED).map_err(io_error)?,
         },
     };
     if let Kind::ArrayRecord = kind {
@@ -374,29 +374,34 @@ pub(crate) enum Kind {
 /// opening it by its footer reads, is in them.
 const SNIFFED: u64 = 4 << 10;
 
-/// What the TensorFlow record file `path` (of version `version`) is, from its first bytes;
-/// and those bytes.
-fn sniff(
+/// What the TensorFlow record file `path` (of version `version`) is, from its first
+/// `bytes` bytes (or all of a smaller file); and those bytes.
+pub(crate) fn sniff(
     storage: &dyn Storage,
     path: &Path,
     size: u64,
     version: Option<&str>,
+    bytes: u64,
 ) -> io::Result<(Kind, Vec<u8>)> {
     let mut prefix = Vec::new();
-    let first = 0..size.min(SNIFFED);
+    let first = 0..size.min(bytes);
     storage.read_ranges(path, version, std::slice::from_ref(&first), &mut prefix)?;
     Ok((kind_of(&prefix), prefix))
 }
 
-/// What the object `object` is and its first bytes, if the cache of spans holds them (an
-/// index pass kept them).
-fn sniff_kept(spans: &SpanCache, object: Object<'_>) -> Option<(Kind, Vec<u8>)> {
-    let prefix = spans.get(object, &(0..object.size.min(SNIFFED)))?;
+/// What the object `object` is and its first `bytes` bytes, if the cache of spans holds
+/// them (an index pass kept them).
+pub(crate) fn sniff_kept(
+    spans: &SpanCache,
+    object: Object<'_>,
+    bytes: u64,
+) -> Option<(Kind, Vec<u8>)> {
+    let prefix = spans.get(object, &(0..object.size.min(bytes)))?;
     Some((kind_of(&prefix), prefix))
 }
 
 /// What a file whose first bytes are `prefix` is.
-pub(crate) fn kind_of(prefix: &[u8]) -> Kind {
+fn kind_of(prefix: &[u8]) -> Kind {
     if prefix.starts_with(&ofconvert_arrayrecord::SIGNATURE) {
         return Kind::ArrayRecord;
     }

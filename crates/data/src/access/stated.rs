@@ -20,7 +20,7 @@ use std::sync::{Mutex, OnceLock};
 use ofconvert_engine::{Error, Format, SkippedRecords};
 use ofconvert_storage::object::{is_url, storage_for};
 
-use crate::access::index::{kind_of, open_listed, IndexOptions, IndexedFile, Kind};
+use crate::access::index::{open_listed, sniff, sniff_kept, IndexOptions, IndexedFile, Kind};
 use crate::access::record_index::RecordIndex;
 use crate::access::spans::Object;
 
@@ -255,28 +255,16 @@ pub fn open_stated(
         size,
         version: Some(&version),
     };
-    let first = 0..size.min(HEAD_BYTES);
-    let kept = options
-        .spans
-        .as_ref()
-        .and_then(|spans| spans.get(object, &first));
-    let prefix = match kept {
-        Some(prefix) => prefix,
-        None => {
-            let mut prefix = Vec::new();
-            storage
-                .read_ranges(
-                    &at,
-                    Some(&version),
-                    std::slice::from_ref(&first),
-                    &mut prefix,
-                )
-                .map_err(io_error)?;
-            prefix
-        }
+    let sniffed = match options.spans.as_ref() {
+        Some(spans) => sniff_kept(spans, object, HEAD_BYTES),
+        None => None,
+    };
+    let (kind, prefix) = match sniffed {
+        Some(sniffed) => sniffed,
+        None => sniff(&*storage, &at, size, Some(&version), HEAD_BYTES).map_err(io_error)?,
     };
     let eagerly = || open_listed(path, format, options, Some((size, version.clone())), framed);
-    if format == Format::Tf && !matches!(kind_of(&prefix), Kind::Framed) {
+    if format == Format::Tf && !matches!(kind, Kind::Framed) {
         return eagerly();
     }
     let head_len = match format {

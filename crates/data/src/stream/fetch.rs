@@ -53,6 +53,9 @@ pub struct Files {
     cache: Option<SpanCache>,
     /// Records of the chunks whose pieces a batch is read out of through the cache.
     cache_chunk: u64,
+    /// Whether some file was opened by its stated count, its index made when first read:
+    /// else nothing is to be made before a read, and nothing is looked up for it.
+    stated: bool,
 }
 
 /// A stretch of neighbouring records of one file, and where its bytes are: in the buffer
@@ -125,12 +128,14 @@ impl Files {
         }
         starts.push(total);
         let remote = files.iter().map(|file| is_url(&file.data)).collect();
+        let stated = files.iter().any(|file| file.index.get().is_none());
         Files {
             files,
             starts,
             remote,
             cache: None,
             cache_chunk: 0,
+            stated,
         }
     }
 
@@ -214,18 +219,20 @@ impl Files {
     ///
     /// As [`IndexedFile::ready`]'s, the first file's that fails.
     pub fn ready_records(&self, indices: &[u64]) -> Result<(), Error> {
-        let mut files: Vec<usize> = Vec::new();
-        for &index in indices {
-            let (file, _) = self.locate(index);
-            if self.files[file].index.get().is_none() && !files.contains(&file) {
-                files.push(file);
-            }
+        if !self.stated {
+            return Ok(());
         }
+        let mut files: Vec<usize> = indices.iter().map(|&index| self.locate(index).0).collect();
+        files.sort_unstable();
+        files.dedup();
         self.ready_files(&files)
     }
 
     /// [`ready_records`](Files::ready_records) for the files `files`.
     pub(crate) fn ready_files(&self, files: &[usize]) -> Result<(), Error> {
+        if !self.stated {
+            return Ok(());
+        }
         let unmade: Vec<usize> = files
             .iter()
             .copied()
