@@ -286,13 +286,24 @@ impl Plan {
         let chunk = chunk.max(1);
         let mut runs = Vec::new();
         let mut records: HashMap<u64, Range<u64>> = HashMap::new();
-        if share.runs(share.lane(), &mut runs).is_some() {
-            for_each_chunk(&runs, chunk, |number, part| {
-                records
-                    .entry(number)
-                    .and_modify(|held| *held = held.start.min(part.start)..held.end.max(part.end))
-                    .or_insert(part);
-            });
+        let mut add = |number: u64, part: Range<u64>| {
+            records
+                .entry(number)
+                .and_modify(|held| *held = held.start.min(part.start)..held.end.max(part.end))
+                .or_insert(part);
+        };
+        let mut indices = Vec::new();
+        if share.is_resumed() && share.order.window_len().is_some() {
+            // A window the stopped pass began stands whole in the runs: its records read
+            // before the stop are among them. The lane's records themselves, unit by unit.
+            for unit in first..share.units() {
+                share.unit_records(unit, &mut indices);
+                for &record in &indices {
+                    add(record / chunk, record..record + 1);
+                }
+            }
+        } else if share.runs(share.lane(), &mut runs).is_some() {
+            for_each_chunk(&runs, chunk, &mut add);
         }
         if let Some(starts) = whole {
             // The files a part lies in, from the first one's start to the last one's end.
@@ -310,7 +321,7 @@ impl Plan {
             group_end: 0,
             held: HashSet::new(),
             records,
-            indices: Vec::new(),
+            indices,
             runs,
         }
     }
@@ -344,8 +355,15 @@ impl Plan {
             } else {
                 positions.start
             };
+            // A unit longer than what is left of its window reads from all over the next
+            // windows it reaches into: they are of the group, whole.
+            let last = if spreads {
+                positions.end.max(positions.start + 1) - 1
+            } else {
+                positions.start
+            };
             self.group_end = share
-                .group_end(positions.start, chunk * CHUNKS_IN_ORDER)
+                .group_end(last, chunk * CHUNKS_IN_ORDER)
                 .max(positions.end);
             let mut numbers = Vec::new();
             if share.runs(from..self.group_end, &mut self.runs).is_some() {
@@ -372,7 +390,8 @@ impl Plan {
                 numbers
             }
         };
-        wanted.retain(|number| self.held.insert(*number));
+        // A window the stopped pass began may hold chunks the lane reads nothing of.
+        wanted.retain(|number| self.records.contains_key(number) && self.held.insert(*number));
         Some(Step {
             unit,
             group,
@@ -395,5 +414,7 @@ fn for_each_chunk(runs: &[Range<u64>], chunk: u64, mut each: impl FnMut(u64, Ran
     }
 }
 
+#[cfg(test)]
+mod exhaustive;
 #[cfg(test)]
 mod tests;

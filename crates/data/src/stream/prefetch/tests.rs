@@ -143,6 +143,24 @@ fn spans_give_each_worker_its_units_records_in_every_order() {
 }
 
 #[test]
+fn a_unit_longer_than_a_window_reads_from_the_next_windows_fetched_whole() {
+    // Windows of 2 records, units of 3: a unit's records lie all over the windows it
+    // reaches into, and the chunks of those windows are held for it.
+    let dir = tempfile::tempdir().unwrap();
+    let files = numbered(dir.path(), 40);
+    for (chunk, window) in [(1, 2), (2, 1)] {
+        let order = Order::new(40, Shuffle::Block { chunk, window }, 7, 1);
+        for workers in [1, 2] {
+            let mut seen = every_unit(&files, order, &[], workers, |share| {
+                Prefetch::spans(Arc::clone(&files), share, 0, chunk)
+            });
+            seen.sort_unstable();
+            assert_eq!(seen, (0..40).collect::<Vec<_>>());
+        }
+    }
+}
+
+#[test]
 fn a_block_shuffle_resumed_inside_a_window_or_at_its_edge_reads_the_rest_once() {
     let dir = tempfile::tempdir().unwrap();
     let files = numbered(dir.path(), 40);
