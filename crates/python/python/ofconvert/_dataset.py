@@ -221,7 +221,10 @@ class RecordDataset:
                 how = "give the processes of a machine one cache_dir, so that one of them reads them"
             else:
                 how = ("`ofconvert index` over the same URL writes FILE.idx objects beside them, which "
-                       "every machine then reads instead of the objects (or give the processes of a "
+                       "every machine then reads instead of the objects; a folder whose "
+                       "ofconvert-manifest.json (tf2of and of2tf write one) or TFDS dataset_info.json "
+                       "states each file's record count needs no index before a read, and each machine "
+                       "then reads only the files its processes read (or give the processes of a "
                        "machine one cache_dir)")
             warnings.warn(
                 f"{len(made)} object(s) in a store read whole to index them ({size / 1e6:,.1f} MB), "
