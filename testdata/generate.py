@@ -2,7 +2,7 @@
 """Regenerates the golden data under testdata/ with real TensorFlow and protobuf.
 
 Run from the repository root, in a virtualenv made with
-    pip install tensorflow-cpu protobuf grpcio-tools pillow numpy
+    pip install tensorflow-cpu protobuf grpcio-tools pillow numpy tensorflow-datasets pyarrow
 as
     python testdata/generate.py
 
@@ -29,6 +29,7 @@ from generator.damaged import write_damaged
 from generator.datasets import write_datasets
 from generator.golden import write_golden, write_of_dataset
 from generator.ofrecord import record_proto
+from generator.tfds_formats import write_tfds_formats
 from generator.payloads import (
     bert_payloads,
     edge_payloads,
@@ -40,7 +41,7 @@ from generator.payloads import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-OUTPUT_DIRS = ["golden", "damaged", "ofrecord", "datasets", "ofdatasets"]
+OUTPUT_DIRS = ["golden", "damaged", "ofrecord", "datasets", "ofdatasets", "tfds"]
 
 
 def main():
@@ -61,6 +62,7 @@ def main():
     write_of_dataset(TESTDATA / "ofrecord" / "all_kinds", of_all_kinds_parts())
     write_of_dataset(TESTDATA / "ofrecord" / "no_double", of_no_double_parts())
     write_datasets(tutorial)
+    write_tfds_formats()
 
     for path in sorted(p for d in OUTPUT_DIRS for p in (TESTDATA / d).rglob("*") if p.is_file()):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]

@@ -8,7 +8,9 @@ TensorFlow and protobuf. Each imports only those above it in this list:
 - payloads: the synthetic records of golden/ and ofrecord/, each set from a fixed seed;
 - golden: golden/ and ofrecord/, each file with its expected JSON;
 - damaged: damaged/, the golden tutorial files cut and flipped, and what TensorFlow reads of them;
-- datasets: the sample trees of datasets/ and ofdatasets/ (TFDS, ImageNet, BERT) for the CLI.
+- datasets: the sample trees of datasets/ and ofdatasets/ (TFDS, ImageNet, BERT) for the CLI;
+- tfds_formats: tfds/, one builder prepared by TensorFlow Datasets itself as TFRecord and as
+  Parquet, and a Parquet split TFDS leaves short of its metadata.
 
 The outputs are written under TESTDATA, relative to the repository's root, which generate.py
 makes the working directory.

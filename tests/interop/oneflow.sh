@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interop with real OneFlow 0.9.0: OneFlow reads every sample dataset tf2of writes (and a TFDS
-# dataset TFDS prepared as ArrayRecord) through the code `ofconvert schema --oneflow` prints,
+# dataset TFDS prepared as ArrayRecord and as Parquet) through the code `ofconvert schema --oneflow` prints,
 # with TensorFlow's values; OFRecords written with
 # OneFlow's own record_pb2 go through of2tf and TensorFlow reads them back.
 #
@@ -82,6 +82,12 @@ TFDS_DATA_DIR="$work/tfds-empty" tf_python "$here/tfds_builder.py" --prepare arr
     "$work/tfds-array-record"
 "$ofconvert" --quiet tf2of "$work/tfds-array-record" "$work/of/tfds-array-record"
 printf '%s\t%s\n' tfds-array-record "$work/tfds-array-record" >>"$work/roots.txt"
+# And as Parquet (TensorFlow's values come from pyarrow's read of the shards' `data` column).
+mkdir -p "$work/tfds-empty-parquet"
+TFDS_DATA_DIR="$work/tfds-empty-parquet" tf_python "$here/tfds_builder.py" --prepare parquet \
+    "$work/tfds-parquet"
+"$ofconvert" --quiet tf2of "$work/tfds-parquet" "$work/of/tfds-parquet"
+printf '%s\t%s\n' tfds-parquet "$work/tfds-parquet" >>"$work/roots.txt"
 
 step "schema --oneflow: the code each dataset is read with"
 mkdir -p "$work/code"

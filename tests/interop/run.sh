@@ -11,7 +11,7 @@
 # the TFDS folders of2tf gives back with tfds.builder_from_directory (tfds_check.py), also
 # after tf2of --images raw (features.json then describes the pixels), and
 # takes a dataset TFDS's own builder writes (a ClassLabel with names) through tf2of, diff
-# and of2tf and back into TFDS, prepared as TFRecord and as ArrayRecord (tfds_builder.py).
+# and of2tf and back into TFDS, prepared as TFRecord, as ArrayRecord and as Parquet (tfds_builder.py).
 # Exits non-zero on any mismatch.
 set -euo pipefail
 

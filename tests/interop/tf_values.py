@@ -10,7 +10,8 @@ the dataset's path under OF_ROOT with `/` as `~`):
     {"records": [{NAME: [KIND, VALUES]}, ...]}
 
 in the order of the manifest's inputs (one it lists as `array_record` read with Google's
-`array_record` reader, which TFDS brings), KIND being bytes_list (values as hex),
+`array_record` reader, which TFDS brings, one it lists as `parquet` with pyarrow, the column
+`data` TFDS writes), KIND being bytes_list (values as hex),
 float_list (values as the f32 bit patterns) or int64_list; and KEY.npz holding, for every
 bytes value that is an image TensorFlow decodes, its pixels as `RECORD/NAME`
 (tf.io.decode_image with channels=3, what OneFlow's image decoder returns) and as
@@ -34,8 +35,14 @@ def f32_bits(value):
 
 
 def serialized_records(path, compression):
-    """The records of one input, as TensorFlow's TFRecord reader or Google's ArrayRecord
-    reader gives them, by the compression its manifest lists."""
+    """The records of one input, as TensorFlow's TFRecord reader, Google's ArrayRecord
+    reader or pyarrow (a TFDS Parquet shard) gives them, by the compression its manifest
+    lists."""
+    if compression == "parquet":
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(path).column("data").to_pylist()
+        return
     if compression == "array_record":
         from array_record.python.array_record_module import ArrayRecordReader
 

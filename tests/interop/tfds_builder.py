@@ -14,15 +14,19 @@ came back: the label's names must be ['cat', 'dog', 'bird'] and every example of
 equal to the original's, in order.
 
 Then the same builder prepares the dataset as ArrayRecord (`file_format='array_record'`, TFDS's
-other format, which its `as_dataset` does not read) into WORK/built-ar: `tf2of` must write the
+other format, which its `as_dataset` does not read) into WORK/built-array_record: `tf2of` must write the
 very parts it wrote from the TFRecord preparation, `diff` must find the two the same, and
 `of2tf` gives back TFRecord shards that `tfds.builder_from_directory` loads with the original's
 examples. Last, `of2tf --to array_record` writes the conversion back as ArrayRecord shards under
 TFDS's names, which TFDS's own ArrayRecord data source (`as_data_source`, Google's
 `array_record` reader) reads as the original's examples.
 
-With `--prepare`, TFDS only prepares the same dataset into DIR, in FORMAT (`tfrecord` or
-`array_record`), for another check to convert (tests/interop/oneflow.sh has OneFlow read its
+Last, the builder prepares it as Parquet (`file_format='parquet'`): `tf2of` must write the very
+parts it wrote from the TFRecord preparation, and `of2tf` gives back TFRecord shards that
+`tfds.builder_from_directory` loads with the original's examples.
+
+With `--prepare`, TFDS only prepares the same dataset into DIR, in FORMAT (`tfrecord`,
+`array_record` or `parquet`), for another check to convert (tests/interop/oneflow.sh has OneFlow read its
 ArrayRecord preparation).
 
 No network: TFDS_DATA_DIR must name an empty directory, still empty at the end, and any
@@ -186,6 +190,7 @@ def main(argv):
         print(f"ok  tfds builder pets {split}: {len(got)} examples, labels {NAMES}")
 
     array_record(ofconvert, work, builder, of)
+    parquet(ofconvert, work, builder, of)
     if os.listdir(data_dir):
         fail(f"TensorFlow Datasets wrote into TFDS_DATA_DIR: {os.listdir(data_dir)}")
     return 0
@@ -196,41 +201,52 @@ def parts(root):
     return {name: data for name, data in files(root).items() if os.path.basename(name).startswith("part-")}
 
 
-def array_record(ofconvert, work, builder, of):
-    """The dataset prepared as ArrayRecord converts to the parts its TFRecord preparation gave
-    and comes back as TFRecord shards TFDS loads."""
-    built = os.path.join(work, "built-ar")
-    prepare("array_record", built)
-    shards = sorted(name for name in files(built) if ".array_record-" in name)
+def converts_as_tfrecord(ofconvert, work, of, file_format):
+    """The dataset prepared as file_format converts to the parts its TFRecord preparation gave
+    (under `of`), and diff finds it the same: its conversion, and the names of its shards."""
+    built = os.path.join(work, f"built-{file_format}")
+    prepare(file_format, built)
+    shards = sorted(name for name in files(built) if f".{file_format}-" in name)
     if len(shards) != 4:
-        fail(f"TFDS wrote no ArrayRecord shards: {sorted(files(built))}")
-
-    converted = os.path.join(work, "of-ar")
+        fail(f"TFDS wrote no {file_format} shards: {sorted(files(built))}")
+    converted = os.path.join(work, f"of-{file_format}")
     run(ofconvert, "--quiet", "tf2of", built, converted)
-    from_tfrecord, from_array_record = parts(of), parts(converted)
-    if sorted(from_array_record) != sorted(from_tfrecord) or not from_tfrecord:
-        fail(f"parts from ArrayRecord {sorted(from_array_record)}, from TFRecord {sorted(from_tfrecord)}")
+    from_tfrecord, from_format = parts(of), parts(converted)
+    if sorted(from_format) != sorted(from_tfrecord) or not from_tfrecord:
+        fail(f"parts from {file_format} {sorted(from_format)}, from TFRecord {sorted(from_tfrecord)}")
     for name, data in from_tfrecord.items():
-        if from_array_record[name] != data:
-            fail(f"{name}: the ArrayRecord preparation converted to other bytes")
+        if from_format[name] != data:
+            fail(f"{name}: the {file_format} preparation converted to other bytes")
     verdict = run(ofconvert, "--quiet", "diff", built, converted)
     if not verdict.startswith("same: 33 records in 2 datasets"):
-        fail(f"diff of the ArrayRecord preparation and its conversion: {verdict}")
+        fail(f"diff of the {file_format} preparation and its conversion: {verdict}")
+    return converted, shards
 
-    back = os.path.join(work, "back-ar")
+
+def comes_back_as_tfrecord(ofconvert, work, builder, converted, shards, file_format):
+    """of2tf gives the conversion of the file_format preparation (its shards named `shards`)
+    back as TFRecord shards of TFDS's names, which TFDS loads as the original's examples."""
+    back = os.path.join(work, f"back-{file_format}")
     run(ofconvert, "--quiet", "of2tf", converted, back)
     folder = os.path.join(back, "pets", "1.0.0")
-    given = sorted(name for name in files(folder) if "-of-" in name)
-    expected_names = sorted(name.replace(".array_record-", ".tfrecord-") for name in shards)
-    if [os.path.basename(name) for name in given] != [os.path.basename(name) for name in expected_names]:
+    given = sorted(os.path.basename(name) for name in files(folder) if "-of-" in name)
+    expected_names = sorted(os.path.basename(name).replace(f".{file_format}-", ".tfrecord-") for name in shards)
+    if given != expected_names:
         fail(f"shards given back {given}, expected {expected_names}")
     loaded = tfds.builder_from_directory(folder)
     for split in ("train", "test"):
         expected = examples(builder, split)
         got = examples(loaded, split)
         if len(got) != len(expected) or any(not same(a, b) for a, b in zip(expected, got)):
-            fail(f"{split}: the ArrayRecord preparation came back with other examples")
-        print(f"ok  tfds builder pets, prepared as ArrayRecord, {split}: {len(got)} examples")
+            fail(f"{split}: the {file_format} preparation came back with other examples")
+        print(f"ok  tfds builder pets, prepared as {file_format}, {split}: {len(got)} examples")
+
+
+def array_record(ofconvert, work, builder, of):
+    """The dataset prepared as ArrayRecord converts to the parts its TFRecord preparation gave
+    and comes back as TFRecord shards TFDS loads."""
+    converted, shards = converts_as_tfrecord(ofconvert, work, of, "array_record")
+    comes_back_as_tfrecord(ofconvert, work, builder, converted, shards, "array_record")
 
     written = os.path.join(work, "back-to-ar")
     run(ofconvert, "--quiet", "of2tf", "--to", "array_record", of, written)
@@ -246,6 +262,14 @@ def array_record(ofconvert, work, builder, of):
         if len(got) != len(expected) or any(not same(a, b) for a, b in zip(expected, got)):
             fail(f"{split}: TFDS's ArrayRecord data source read other examples from of2tf --to array_record")
         print(f"ok  of2tf --to array_record, read by TFDS's ArrayRecord data source, {split}: {len(got)} examples")
+
+
+def parquet(ofconvert, work, builder, of):
+    """The dataset prepared as Parquet (one binary column `data` of serialized Examples)
+    converts to the parts its TFRecord preparation gave and comes back as the TFRecord shards
+    that preparation wrote, which TFDS loads."""
+    converted, shards = converts_as_tfrecord(ofconvert, work, of, "parquet")
+    comes_back_as_tfrecord(ofconvert, work, builder, converted, shards, "parquet")
 
 
 if __name__ == "__main__":

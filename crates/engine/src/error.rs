@@ -44,6 +44,9 @@ pub enum ErrorKind {
     /// ArrayRecord (Riegeli) framing: a hash mismatch, a chunk that does not decode, a footer
     /// that does not describe the file.
     ArrayRecord(ofconvert_arrayrecord::ErrorKind),
+    /// A Parquet file of records: a damaged footer or page, a null record, or a table of
+    /// columns rather than TFDS's one column of serialized records.
+    Parquet(ofconvert_parquet::ErrorKind),
     /// A payload that does not parse, or a mapping that cannot be applied to it.
     Mapping(ofconvert_bridge::Error),
     /// The mapping asked for contradicts itself.
@@ -108,7 +111,8 @@ pub enum ErrorKind {
     },
     /// An index was asked for a compressed file, whose offsets no index reader can use.
     Compressed,
-    /// An index was asked for an ArrayRecord file, whose footer already indexes its records.
+    /// An index was asked for an ArrayRecord or Parquet file, whose footer already indexes its
+    /// records.
     IndexedByFooter,
     /// The file is neither a TFRecord (nor ArrayRecord) nor an OFRecord file.
     UnknownFormat,
@@ -242,6 +246,14 @@ impl Error {
             .at(offset, record)
     }
 
+    /// A Parquet file's error in the file `path`, at its offset and record.
+    pub fn parquet(path: &Path, err: ofconvert_parquet::Error) -> Error {
+        let (offset, record) = (err.offset(), err.index());
+        Error::new(ErrorKind::Parquet(err.into_kind()))
+            .in_file(path)
+            .at(offset, record)
+    }
+
     /// An ArrayRecord file's error in the file `path`, at its offset and record.
     pub fn arrayrecord(path: &Path, err: ofconvert_arrayrecord::Error) -> Error {
         let (offset, record) = (err.offset(), err.index());
@@ -338,6 +350,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::TfRecord(kind) => kind.fmt(f),
             ErrorKind::OfRecord(kind) => kind.fmt(f),
             ErrorKind::ArrayRecord(kind) => kind.fmt(f),
+            ErrorKind::Parquet(kind) => kind.fmt(f),
             ErrorKind::Mapping(err) => err.fmt(f),
             // The bridge's own word for a spec that contradicts itself already says so.
             ErrorKind::InvalidMapping(err)
@@ -508,7 +521,8 @@ impl fmt::Display for ErrorKind {
                 "compressed file: index offsets must be offsets in the file, decompress it first",
             ),
             ErrorKind::IndexedByFooter => f.write_str(
-                "an ArrayRecord file: its footer indexes its records, no index file is needed",
+                "an ArrayRecord or Parquet file: its footer indexes its records, no index file \
+                 is needed",
             ),
             ErrorKind::UnknownFormat => {
                 f.write_str("neither a TFRecord, an ArrayRecord nor an OFRecord file")
@@ -564,6 +578,7 @@ impl std::error::Error for Error {
             ErrorKind::TfRecord(ofconvert_tfrecord::ErrorKind::Io(err)) => Some(err),
             ErrorKind::OfRecord(ofconvert_ofrecord::ErrorKind::Io(err)) => Some(err),
             ErrorKind::ArrayRecord(ofconvert_arrayrecord::ErrorKind::Io(err)) => Some(err),
+            ErrorKind::Parquet(ofconvert_parquet::ErrorKind::Io(err)) => Some(err),
             _ => None,
         }
     }

@@ -90,9 +90,13 @@ pub fn class_of(err: &Error) -> Class {
                 _ => Class::File,
             }
         }
-        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) | ErrorKind::ArrayRecord(_) => {
-            Class::Corrupt
-        }
+        ErrorKind::Parquet(ofconvert_parquet::ErrorKind::Io(_)) => Class::File,
+        // A table of columns: not a file of records.
+        ErrorKind::Parquet(ofconvert_parquet::ErrorKind::NotRecords { .. }) => Class::Format,
+        ErrorKind::TfRecord(_)
+        | ErrorKind::OfRecord(_)
+        | ErrorKind::ArrayRecord(_)
+        | ErrorKind::Parquet(_) => Class::Corrupt,
         ErrorKind::Mapping(_) => Class::Mapping,
         ErrorKind::UnknownFormat
         | ErrorKind::NoRecordFramed { .. }

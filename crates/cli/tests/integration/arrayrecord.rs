@@ -45,13 +45,6 @@ fn tf_and_of(work: &Path) -> (Vec<Vec<u8>>, PathBuf, PathBuf) {
     (records, tf, of)
 }
 
-fn count_json(path: &Path) -> Value {
-    let run = ofconvert()
-        .args(["count".as_ref(), path.as_os_str(), "--json".as_ref()])
-        .ok();
-    serde_json::from_str(&run.stdout).unwrap()
-}
-
 #[test]
 fn tf2of_count_verify_and_cat_read_an_array_record_as_its_records_in_a_tfrecord() {
     let work = tempdir();

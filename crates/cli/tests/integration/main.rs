@@ -18,6 +18,7 @@ mod inspect;
 mod lossless;
 mod lossy;
 mod objects;
+mod parquet;
 mod record_files;
 #[cfg(unix)]
 mod replace;

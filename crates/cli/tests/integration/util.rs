@@ -242,6 +242,14 @@ pub fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
+/// What `ofconvert count PATH --json` prints, which must succeed.
+pub fn count_json(path: &Path) -> serde_json::Value {
+    let run = ofconvert()
+        .args(["count".as_ref(), path.as_os_str(), "--json".as_ref()])
+        .ok();
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
 /// The manifest of the dataset in `dir`.
 pub fn manifest(dir: &Path) -> serde_json::Value {
     let path = dir.join("ofconvert-manifest.json");

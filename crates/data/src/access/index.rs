@@ -233,6 +233,15 @@ pub fn open_listed(
         file.array_record = true;
         return Ok(file);
     }
+    if let Kind::Parquet = kind {
+        return Err(Error::new(ErrorKind::Usage(format!(
+            "{} is a Parquet file, which this reader has no random access to yet: \
+             `ofconvert tf2of` converts it to OFRecords, which it reads (ofconvert.read reads \
+             it in order)",
+            path.display(),
+        )))
+        .in_file(path));
+    }
     if let Kind::Compressed(copied) = kind {
         if !options.decompress {
             return Err(Error::new(ErrorKind::Usage(format!(
@@ -368,6 +377,8 @@ pub(crate) enum Kind {
     Compressed(Compression),
     /// An ArrayRecord file: its footer is its index.
     ArrayRecord,
+    /// A Parquet file (TFDS's `file_format='parquet'`): not read at random here yet.
+    Parquet,
 }
 
 /// Bytes [`sniff`] reads from a file's start: an ArrayRecord file's first chunk, which
@@ -404,6 +415,9 @@ pub(crate) fn sniff_kept(
 fn kind_of(prefix: &[u8]) -> Kind {
     if prefix.starts_with(&ofconvert_arrayrecord::SIGNATURE) {
         return Kind::ArrayRecord;
+    }
+    if ofconvert_parquet::is_parquet(prefix) {
+        return Kind::Parquet;
     }
     match Compression::sniff(&prefix[..prefix.len().min(16)]) {
         Compression::None => Kind::Framed,

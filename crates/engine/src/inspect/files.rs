@@ -306,7 +306,7 @@ pub(crate) fn verify_files_summing(
 /// written.
 pub fn write_index(path: &Path, index: &Path, progress: ProgressFn<'_>) -> Result<u64, Error> {
     let mut reader = open_reporting(path, Format::Tf, Checksums::Verify, progress)?;
-    if reader.is_array_record() {
+    if reader.indexed_by_footer() {
         return Err(Error::new(ErrorKind::IndexedByFooter).in_file(path));
     }
     if reader.compression() != Compression::None {

@@ -34,7 +34,8 @@ pub struct ShardName {
 }
 
 /// Parses a TF/TFDS shard name: `train-00003-of-01024`, `mnist-train.tfrecord-00000-of-00002`,
-/// `data-00001-of-00004.tfrecord.gz`, `mnist-train.array_record-00000-of-00002`. The last `-DIGITS-of-DIGITS` in the name counts.
+/// `data-00001-of-00004.tfrecord.gz`, `mnist-train.array_record-00000-of-00002`,
+/// `mnist-train.parquet-00000-of-00002`. The last `-DIGITS-of-DIGITS` in the name counts.
 pub fn shard_name(name: &str) -> Option<ShardName> {
     let mut search_end = name.len();
     while let Some(of_at) = name[..search_end].rfind("-of-") {
@@ -53,7 +54,13 @@ pub fn shard_name(name: &str) -> Option<ShardName> {
             continue;
         };
         let mut stem = &before[..before.len() - index_len - 1];
-        for extension in [".tfrecords", ".tfrecord", ".tfrec", ".array_record"] {
+        for extension in [
+            ".tfrecords",
+            ".tfrecord",
+            ".tfrec",
+            ".array_record",
+            ".parquet",
+        ] {
             if let Some(shorter) = stem.strip_suffix(extension) {
                 stem = shorter;
                 break;
@@ -138,6 +145,8 @@ mod tests {
         let array = shard_name("mnist-train.array_record-00001-of-00002").unwrap();
         assert_eq!((array.stem.as_str(), array.index), ("mnist-train", 1));
         assert!(has_record_name("mnist-train.array_record-00001-of-00002"));
+        let parquet = shard_name("mnist-train.parquet-00001-of-00002").unwrap();
+        assert_eq!((parquet.stem.as_str(), parquet.index), ("mnist-train", 1));
         assert!(has_record_name("images.array_record"));
         assert!(!has_record_name("images.array_record.idx"));
     }

@@ -75,12 +75,14 @@ pub(super) fn restore_of(
         .collect();
     names.sort_unstable();
     // Names written down with invalid UTF-8 replaced are not the names the files had; and
-    // a name that says ArrayRecord (or not) must say what is written under it.
+    // a name that says ArrayRecord (or not) must say what is written under it, as must one
+    // that says Parquet (never written here).
     let array_record = options.to == TfFile::ArrayRecord;
     let exact = names.iter().all(|name| {
         !name.is_empty()
             && !name.contains(char::REPLACEMENT_CHARACTER)
             && name.contains(".array_record") == array_record
+            && !name.contains(".parquet")
     });
     let distinct = names.windows(2).all(|pair| pair[0] != pair[1]) && exact;
     (untouched && same_compression && distinct && restore.part_names().eq(from)).then_some(restore)

@@ -5,6 +5,7 @@ use std::io;
 
 use ofconvert_arrayrecord::ErrorKind as ArrayErrorKind;
 use ofconvert_ofrecord::ErrorKind as OfErrorKind;
+use ofconvert_parquet::ErrorKind as ParquetErrorKind;
 use ofconvert_tfrecord::{self as tfrecord, ErrorKind as TfErrorKind};
 
 use crate::error::{Error, ErrorKind};
@@ -64,7 +65,12 @@ pub(crate) fn is_damage(err: &Error) -> bool {
             io.kind(),
             io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
         ),
-        ErrorKind::TfRecord(_) | ErrorKind::OfRecord(_) | ErrorKind::ArrayRecord(_) => true,
+        // A table of columns is no damaged file: it is refused as what it is.
+        ErrorKind::Parquet(ParquetErrorKind::Io(_) | ParquetErrorKind::NotRecords { .. }) => false,
+        ErrorKind::TfRecord(_)
+        | ErrorKind::OfRecord(_)
+        | ErrorKind::ArrayRecord(_)
+        | ErrorKind::Parquet(_) => true,
         _ => false,
     }
 }

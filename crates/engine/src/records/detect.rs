@@ -1,4 +1,4 @@
-//! What a file is: a TFRecord or ArrayRecord file by name or by content, an OFRecord file, a
+//! What a file is: a TFRecord, ArrayRecord or Parquet file by name or by content, an OFRecord file, a
 //! shard of a family, or none of these.
 //!
 //! A file's first bytes tell most record files, and cost one small read. A record file
@@ -17,7 +17,7 @@ use crate::storage::object::storage_for;
 use crate::storage::Storage;
 
 /// Whether the content of `path` in `storage` is TensorFlow's records: an ArrayRecord file
-/// (it begins with a Riegeli signature), or a TFRecord stream, whose first record's length
+/// (it begins with a Riegeli signature), a Parquet file (`PAR1`), or a TFRecord stream, whose first record's length
 /// checksum holds after sniffing GZIP or ZLIB. An empty file, or a compressed stream that
 /// decodes to nothing, is not (there is no record to tell by).
 pub(crate) fn looks_like_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::Result<bool> {
@@ -27,21 +27,37 @@ pub(crate) fn looks_like_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::
 /// A stream whose first bytes, read to look at them, are put back before the rest.
 pub(crate) type Rewound<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
 
-/// Whether `stream`, read from its start, begins with the ArrayRecord (Riegeli) signature;
-/// and the stream whole again.
-pub(crate) fn sniff_array_record<R: Read>(mut stream: R) -> io::Result<(bool, Rewound<R>)> {
+/// What a file of TensorFlow's records is, by its first bytes: an ArrayRecord file (a
+/// Riegeli signature), a Parquet file (`PAR1`), or else a TFRecord stream, plain or
+/// compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Head {
+    ArrayRecord,
+    Parquet,
+    Stream,
+}
+
+/// What `stream`, read from its start, begins as; and the stream whole again.
+pub(crate) fn sniff_head<R: Read>(mut stream: R) -> io::Result<(Head, Rewound<R>)> {
     let signature = &ofconvert_arrayrecord::SIGNATURE;
     let mut head = Vec::with_capacity(signature.len());
     (&mut stream)
         .take(signature.len() as u64)
         .read_to_end(&mut head)?;
-    Ok((head == signature, io::Cursor::new(head).chain(stream)))
+    let kind = if head == signature {
+        Head::ArrayRecord
+    } else if ofconvert_parquet::is_parquet(&head) {
+        Head::Parquet
+    } else {
+        Head::Stream
+    };
+    Ok((kind, io::Cursor::new(head).chain(stream)))
 }
 
 /// [`looks_like_tfrecord_in`] of a stream read from its start.
 fn is_tfrecord_stream(stream: impl Read) -> io::Result<bool> {
-    let (is_array, stream) = sniff_array_record(stream)?;
-    if is_array {
+    let (head, stream) = sniff_head(stream)?;
+    if head != Head::Stream {
         return Ok(true);
     }
     let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
@@ -64,8 +80,8 @@ pub(crate) fn holds_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::Resul
 
 /// [`holds_tfrecord_in`] of a stream read from its start.
 fn holds_tfrecord(stream: impl Read) -> io::Result<bool> {
-    let (is_array, stream) = sniff_array_record(stream)?;
-    if is_array {
+    let (head, stream) = sniff_head(stream)?;
+    if head != Head::Stream {
         return Ok(true);
     }
     let (mut reader, _) = Reader::sniffed(stream, ReaderOptions::default())?;
@@ -121,7 +137,7 @@ pub(crate) fn looks_like_ofrecord_in(storage: &dyn Storage, path: &Path) -> io::
 
 /// Tells the format of a record file (a local path or a URL): TensorFlow's ([`Format::Tf`])
 /// when its name says so ([`has_record_name`]), it begins with an ArrayRecord (Riegeli)
-/// signature, or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord
+/// signature or Parquet's magic, or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord
 /// when its first record looks like one or its name is a OneFlow part's (`part-N`: a part
 /// damaged from its first byte), else TensorFlow's when a TFRecord record whose checksums
 /// agree lies further in (a file damaged at its start). An empty file counts as TFRecord

@@ -10,7 +10,7 @@ use crate::naming::layout;
 use crate::naming::names::{self, part_number, Format};
 use crate::options::{Direction, Options};
 use crate::planning::group::{group_of, group_tf, walk};
-use crate::records::detect;
+use crate::records::detect::{self, Head};
 use crate::running::summary::slash_path;
 use crate::storage::{object, Storage};
 
@@ -23,8 +23,8 @@ pub(crate) struct Side {
 }
 
 impl Side {
-    /// What its files are, in words: `ofrecord`, `tfrecord`, or `array_record` when its
-    /// first file is an ArrayRecord file (read as TFRecords are).
+    /// What its files are, in words: `ofrecord`, `tfrecord`, or `array_record` or `parquet`
+    /// when its first file is an ArrayRecord or Parquet file (read as TFRecords are).
     pub(crate) fn kind(&self) -> &'static str {
         if self.format == Format::Of {
             return "ofrecord";
@@ -33,16 +33,14 @@ impl Side {
             .datasets
             .iter()
             .find_map(|dataset| dataset.files.first());
-        let array = first.is_some_and(|(path, _)| {
-            self.storage.open(path, 0).is_ok_and(|opened| {
-                crate::records::detect::sniff_array_record(opened.reader)
-                    .is_ok_and(|(array, _)| array)
-            })
+        let head = first.and_then(|(path, _)| {
+            let opened = self.storage.open(path, 0).ok()?;
+            Some(detect::sniff_head(opened.reader).ok()?.0)
         });
-        if array {
-            "array_record"
-        } else {
-            "tfrecord"
+        match head {
+            Some(Head::ArrayRecord) => "array_record",
+            Some(Head::Parquet) => "parquet",
+            _ => "tfrecord",
         }
     }
 }

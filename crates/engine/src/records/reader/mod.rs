@@ -1,12 +1,14 @@
 //! One reader for every record file, with positions in the file and the policies for
-//! damaged records: OFRecord, and TensorFlow's two (TFRecord, plain or compressed, and
-//! ArrayRecord, told from TFRecord by its first bytes; both hold `tf.train.Example`s).
+//! damaged records: OFRecord, and TensorFlow's three (TFRecord, plain or compressed,
+//! ArrayRecord and TFDS's Parquet, told from TFRecord by their first bytes; all hold
+//! `tf.train.Example`s).
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use ofconvert_arrayrecord as arrayrecord;
 use ofconvert_ofrecord as ofrecord;
+use ofconvert_parquet as parquet;
 use ofconvert_tfrecord::{self as tfrecord, Compression, ReaderOptions};
 
 use crate::error::{Error, ErrorKind};
@@ -70,12 +72,15 @@ enum Framed<'a> {
     Array(arrayrecord::Reader<Counted<'a>>),
     /// An ArrayRecord file past a damaged chunk, read through its footer (salvaging).
     PastDamage(Box<PastDamage>),
+    /// A Parquet file of serialized records (TFDS's layout), read in [`Format::Tf`]: held
+    /// whole, its row groups decoded one at a time through its footer.
+    Parquet(Box<parquet::Reader>),
 }
 
-/// Reads the records of one TFRecord, ArrayRecord or OFRecord file.
+/// Reads the records of one TFRecord, ArrayRecord, Parquet or OFRecord file.
 ///
-/// In [`Format::Tf`], an ArrayRecord file is told by its signature and TFRecord compression
-/// is sniffed, from the first bytes. Positions are those of the file, also when reading
+/// In [`Format::Tf`], an ArrayRecord file is told by its signature, a Parquet file by its
+/// magic, and TFRecord compression is sniffed, from the first bytes. Positions are those of the file, also when reading
 /// started from a known record further in (an ArrayRecord position is the offset of the chunk
 /// that holds the record).
 pub struct RecordReader<'a> {
@@ -171,21 +176,22 @@ impl<'a> RecordReader<'a> {
             ),
             Format::Tf if start.is_some() => tf_framed(input, path, verify, start, stream_len)?,
             Format::Tf => {
-                // The first bytes tell an ArrayRecord file (a Riegeli signature) from a
-                // TFRecord stream; they are read again by the reader that follows, and
-                // counted then.
+                // The first bytes tell an ArrayRecord file (a Riegeli signature) or a
+                // Parquet file (`PAR1`) from a TFRecord stream; they are read again by the
+                // reader that follows, and counted then.
                 let mut input = input;
                 let file = std::mem::replace(&mut input.file, Box::new(io::empty()));
-                let (is_array, file) =
-                    detect::sniff_array_record(file).map_err(|err| Error::io(path, err))?;
+                let (head, file) = detect::sniff_head(file).map_err(|err| Error::io(path, err))?;
                 input.file = Box::new(file);
-                if is_array {
-                    (
+                match head {
+                    detect::Head::ArrayRecord => (
                         Framed::Array(arrayrecord::Reader::new(input)),
                         Compression::None,
-                    )
-                } else {
-                    tf_framed(input, path, verify, start, stream_len)?
+                    ),
+                    detect::Head::Parquet => {
+                        (parquet_framed(input, path, stream_len)?, Compression::None)
+                    }
+                    detect::Head::Stream => tf_framed(input, path, verify, start, stream_len)?,
                 }
             }
         };
@@ -201,7 +207,9 @@ impl<'a> RecordReader<'a> {
     /// The file's format.
     pub fn format(&self) -> Format {
         match self.framed {
-            Framed::Tf(_) | Framed::Array(_) | Framed::PastDamage(_) => Format::Tf,
+            Framed::Tf(_) | Framed::Array(_) | Framed::PastDamage(_) | Framed::Parquet(_) => {
+                Format::Tf
+            }
             Framed::Of(_) => Format::Of,
         }
     }
@@ -214,18 +222,29 @@ impl<'a> RecordReader<'a> {
 
     /// How the file stores its records, as `count` and manifests name it: `none`, `gzip` or
     /// `zlib` (TensorFlow's `compression_type`, in lower case) for a TFRecord or OFRecord
-    /// file, `array_record` for an ArrayRecord file.
+    /// file, `array_record` for an ArrayRecord file, `parquet` for a Parquet file.
     pub fn stored_as(&self) -> &'static str {
-        if self.is_array_record() {
-            "array_record"
-        } else {
-            self.compression.name()
+        match self.framed {
+            Framed::Array(_) | Framed::PastDamage(_) => "array_record",
+            Framed::Parquet(_) => "parquet",
+            Framed::Tf(_) | Framed::Of(_) => self.compression.name(),
         }
     }
 
     /// Whether the file is an ArrayRecord file.
     pub fn is_array_record(&self) -> bool {
         matches!(self.framed, Framed::Array(_) | Framed::PastDamage(_))
+    }
+
+    /// Whether the file is a Parquet file.
+    pub fn is_parquet(&self) -> bool {
+        matches!(self.framed, Framed::Parquet(_))
+    }
+
+    /// Whether the file's records are found through its footer (an ArrayRecord or Parquet
+    /// file), which no index file stands for.
+    pub fn indexed_by_footer(&self) -> bool {
+        self.is_array_record() || self.is_parquet()
     }
 
     /// Whether reading can start at a record further in, at the position an earlier pass
@@ -235,7 +254,7 @@ impl<'a> RecordReader<'a> {
         match self.framed {
             Framed::Tf(_) => self.compression == Compression::None,
             Framed::Of(_) => true,
-            Framed::Array(_) | Framed::PastDamage(_) => false,
+            Framed::Array(_) | Framed::PastDamage(_) | Framed::Parquet(_) => false,
         }
     }
 
@@ -251,6 +270,13 @@ impl<'a> RecordReader<'a> {
             Framed::Of(reader) => reader.position(),
             Framed::Array(reader) => reader.position(),
             Framed::PastDamage(past) => past.position(),
+            Framed::Parquet(reader) => {
+                let at = reader.position();
+                RecordAt {
+                    offset: at.offset,
+                    index: at.index,
+                }
+            }
         };
         local.after(self.base)
     }
@@ -277,6 +303,9 @@ impl<'a> RecordReader<'a> {
             Framed::PastDamage(past) => past
                 .read(buf)
                 .map_err(|err| Error::arrayrecord(&self.path, err))?,
+            Framed::Parquet(reader) => reader
+                .read_record(buf)
+                .map_err(|err| Error::parquet(&self.path, err))?,
         };
         Ok(found.then_some(at))
     }
@@ -304,6 +333,9 @@ impl<'a> RecordReader<'a> {
             Framed::PastDamage(past) => past
                 .read(buf)
                 .map_err(|err| Error::arrayrecord(&self.path, err))?,
+            Framed::Parquet(reader) => reader
+                .read_record(buf)
+                .map_err(|err| Error::parquet(&self.path, err))?,
         };
         Ok(found.then_some(at))
     }
@@ -340,7 +372,7 @@ impl<'a> RecordReader<'a> {
         match &self.framed {
             Framed::Tf(reader) => reader.last_record(buf),
             Framed::Of(reader) => reader.last_record(buf),
-            Framed::Array(_) | Framed::PastDamage(_) => buf,
+            Framed::Array(_) | Framed::PastDamage(_) | Framed::Parquet(_) => buf,
         }
     }
 
@@ -370,9 +402,29 @@ impl<'a> RecordReader<'a> {
                 .read(&mut self.scratch)
                 .map_err(|err| Error::arrayrecord(&self.path, err))?
                 .then_some(()),
+            // A row group is decoded whole: the record is read.
+            Framed::Parquet(reader) => reader
+                .read_record(&mut self.scratch)
+                .map_err(|err| Error::parquet(&self.path, err))?
+                .then_some(()),
         };
         Ok(found.map(|_| at))
     }
+}
+
+/// The Parquet reader over `input`, a Parquet file (`stream_len` bytes long, when known)
+/// read whole into memory: its footer, at its end, says where its row groups are.
+fn parquet_framed<'a>(
+    mut input: Counted<'a>,
+    path: &Path,
+    stream_len: Option<u64>,
+) -> Result<Framed<'a>, Error> {
+    let mut bytes = Vec::with_capacity(stream_len.unwrap_or(0).min(1 << 30) as usize);
+    input
+        .read_to_end(&mut bytes)
+        .map_err(|err| Error::io(path, err))?;
+    let reader = parquet::Reader::new(bytes.into()).map_err(|err| Error::parquet(path, err))?;
+    Ok(Framed::Parquet(Box::new(reader)))
 }
 
 /// The TFRecord reader over `input`: compression sniffed unless reading starts at `start`

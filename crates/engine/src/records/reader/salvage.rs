@@ -70,6 +70,16 @@ impl RecordReader<'_> {
                 None => None,
             },
             Framed::PastDamage(past) => past.skip_chunk(),
+            // What follows a damaged row group is found through the footer: the next one.
+            Framed::Parquet(reader) => {
+                reader
+                    .skip_damaged_group()
+                    .map(|(index, damaged)| tfrecord::Resync {
+                        index,
+                        damaged,
+                        recovered: false,
+                    })
+            }
         };
         Ok(resync.map(|resync| tfrecord::Resync {
             index: self.base.index + resync.index,
@@ -163,9 +173,10 @@ impl RecordReader<'_> {
                         index: resync.index,
                     }));
                 }
-                // Past an ArrayRecord's damage, the footer says how many records the
-                // skipped chunk held: none, when the damage was in padding.
-                Some(past) if self.is_array_record() => {
+                // Past an ArrayRecord's or Parquet file's damage, the footer says how many
+                // records the skipped chunk or row group held (none, when the damage was in
+                // an ArrayRecord's padding).
+                Some(past) if self.indexed_by_footer() => {
                     let lost = past.index.saturating_sub(at.index);
                     skipped.note_lost(
                         format!("{detail} ({}; {} lost)", resumed(Some(past)), records(lost)),
@@ -198,7 +209,7 @@ impl RecordReader<'_> {
     /// which may then be no such file at all (a text file named `.tfrecord`): nothing to skip,
     /// nothing to hint.
     fn starts_file(&self, at: RecordAt) -> bool {
-        at.offset == 0 && self.compression == Compression::None && !self.is_array_record()
+        at.offset == 0 && self.compression == Compression::None && !self.indexed_by_footer()
     }
 
     /// That no record is framed anywhere in the file: it is not of the format it is read as.
