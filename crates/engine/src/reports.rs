@@ -13,8 +13,8 @@ use serde::Serialize;
 use crate::error::{error_chain, Error, ErrorKind};
 use crate::front_end::FrontEnd;
 use crate::inspect::{
-    as_listed, collect_schema, count_files, expand_paths, oneflow_reader_for, unlisted,
-    verify_files_summing, write_index, FileCount,
+    as_listed, check_shard_length, collect_schema, count_files, expand_paths, oneflow_reader_for,
+    unlisted, verify_files_summing, write_index, FileCount,
 };
 use crate::manifest::{OneflowReader, MANIFEST_NAME};
 use crate::naming::layout::{DEFAULT_PART_DIGITS, DEFAULT_PART_PREFIX, INDEX_SUFFIX};
@@ -45,6 +45,10 @@ pub struct Found {
     /// The datasets published in the directories walked, as their manifests list them:
     /// what `count` and `verify` check the files against.
     pub published: Vec<Published>,
+    /// The record count the metadata beside each of `files` states, where some does (a
+    /// manifest's part; a TFDS shard's `shardLengths` in `dataset_info.json`), in the same
+    /// order; empty where nothing was looked up.
+    pub stated: Vec<Option<u64>>,
 }
 
 impl Found {
@@ -58,6 +62,11 @@ impl Found {
     /// The bytes of every file found.
     pub fn bytes(&self) -> u64 {
         self.sizes.iter().sum()
+    }
+
+    /// The record count stated of file `at` of `files`, if any is.
+    fn stated_of(&self, at: usize) -> Option<u64> {
+        self.stated.get(at).copied().flatten()
     }
 
     /// Names each directory given under which no file found lies (unless the listing
@@ -124,6 +133,7 @@ pub fn find(paths: &[PathBuf], format: Option<Format>, front_end: FrontEnd) -> F
             .map(|dir| dir.dir.clone())
             .collect(),
         published: expanded.published,
+        stated: expanded.stated,
     };
     found.fail_empty_directories(&[]);
     found
@@ -184,10 +194,18 @@ pub fn count(
     let mut errors = Vec::new();
     let counted = count_files(&found.files, checksums, jobs, progress);
     let listed = as_listed(&found.published, &found.files);
-    for ((result, listed), (path, _)) in counted.into_iter().zip(listed).zip(&found.files) {
+    for (at, ((result, listed), (path, _))) in counted
+        .into_iter()
+        .zip(listed)
+        .zip(&found.files)
+        .enumerate()
+    {
         match result {
             Ok(count) => {
-                errors.extend(listed.and_then(|listed| listed.check_records(path, count.records)));
+                errors.extend(match listed {
+                    Some(listed) => listed.check_records(path, count.records),
+                    None => check_shard_length(path, count.records, found.stated_of(at)),
+                });
                 files.push(count);
             }
             Err(err) => errors.push(err),
@@ -250,12 +268,18 @@ pub fn verify(found: &Found, jobs: usize, progress: ProgressFn<'_>) -> VerifyRep
     let files: Vec<VerifiedFile> = verified
         .into_iter()
         .zip(listed.iter().zip(&found.sizes))
-        .map(|(mut verified, (listed, size))| {
+        .enumerate()
+        .map(|(at, (mut verified, (listed, size)))| {
             if verified.problems.is_empty() {
                 verified.problems = match listed {
                     Some(listed) => listed.check_verified(&verified, *size),
                     None => unlisted(&found.published, &verified.path)
                         .into_iter()
+                        .chain(check_shard_length(
+                            &verified.path,
+                            verified.good_records,
+                            found.stated_of(at),
+                        ))
                         .collect(),
                 };
             }

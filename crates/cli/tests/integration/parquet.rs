@@ -242,3 +242,48 @@ fn a_parquet_table_of_columns_is_refused_by_its_columns() {
         run.stderr
     );
 }
+
+#[test]
+fn verify_and_count_name_a_tfds_shard_short_of_its_stated_length_in_any_format() {
+    // TFDS's own Parquet writer left this shard at 200 rows; dataset_info.json says 300.
+    let short = tfds("parquet-short").join("long/1.0.0");
+    let shard = short.join("long-train.parquet-00000-of-00001");
+    let said = format!(
+        "{}: 200 records where dataset_info.json's shardLengths says 300",
+        shard.display()
+    );
+    let run = ofconvert()
+        .args(["verify".as_ref(), short.as_os_str()])
+        .expect_code(1);
+    assert!(run.stdout.contains(&said), "{}", run.stdout);
+    let run = ofconvert()
+        .args(["count".as_ref(), short.as_os_str()])
+        .expect_code(1);
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
+
+    // A TFRecord folder whose dataset_info.json says one shard holds one more record than it
+    // does: that shard alone is named, and the folder as TFDS wrote it is sound.
+    let work = tempdir();
+    let folder = work.path().join("pets");
+    copy_tree(&tfds("tfrecord").join("pets/1.0.0"), &folder);
+    ofconvert()
+        .args(["verify".as_ref(), folder.as_os_str()])
+        .ok();
+    let info = folder.join("dataset_info.json");
+    let text = fs::read_to_string(&info).unwrap();
+    fs::write(&info, text.replacen("\"5\"", "\"6\"", 1)).unwrap();
+    let run = ofconvert()
+        .args(["verify".as_ref(), folder.as_os_str()])
+        .expect_code(1);
+    let named: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|line| line.contains("shardLengths"))
+        .collect();
+    assert_eq!(named.len(), 1, "{}", run.stdout);
+    assert!(
+        named[0].contains("pets-test.tfrecord-00001-of-00002: 5 records where dataset_info.json's shardLengths says 6"),
+        "{}",
+        run.stdout
+    );
+}

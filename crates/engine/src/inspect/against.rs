@@ -69,6 +69,19 @@ fn plural(count: u64) -> &'static str {
     }
 }
 
+/// What is wrong with `path`, a file no manifest lists that holds `records` records, when the
+/// folder's `dataset_info.json` states another count (`stated`) of it: TFDS's own Parquet
+/// writer leaves shards short of what it states.
+pub(crate) fn check_shard_length(path: &Path, records: u64, stated: Option<u64>) -> Option<Error> {
+    let stated = stated.filter(|&stated| stated != records)?;
+    let what = format!(
+        "{records} record{} where {}'s shardLengths says {stated}",
+        plural(records),
+        crate::tfds::DATASET_INFO
+    );
+    Some(Error::new(ErrorKind::NotAsListed { what }).in_file(path))
+}
+
 /// For each of `files`, the part it is of a dataset `published` lists, if one does.
 pub(crate) fn as_listed<'a>(
     published: &'a [Published],

@@ -11,7 +11,7 @@ mod diff;
 mod files;
 mod schema;
 
-pub(crate) use against::{as_listed, unlisted};
+pub(crate) use against::{as_listed, check_shard_length, unlisted};
 pub use diff::{diff, DiffOptions, DiffReport, Difference, Place};
 pub(crate) use files::verify_files_summing;
 pub use files::{
