@@ -1,5 +1,5 @@
-//! What a file is: a TFRecord, ArrayRecord or Parquet file by name or by content, an OFRecord file, a
-//! shard of a family, or none of these.
+//! What a file is: a TFRecord, ArrayRecord or Parquet file by name or by content, an OFRecord
+//! file, a shard of a family, or none of these.
 //!
 //! A file's first bytes tell most record files, and cost one small read. A record file
 //! damaged there is still one: a OneFlow part by its name, a TFRecord file by the records
@@ -17,8 +17,8 @@ use crate::storage::object::storage_for;
 use crate::storage::Storage;
 
 /// Whether the content of `path` in `storage` is TensorFlow's records: an ArrayRecord file
-/// (it begins with a Riegeli signature), a Parquet file (`PAR1`), or a TFRecord stream, whose first record's length
-/// checksum holds after sniffing GZIP or ZLIB. An empty file, or a compressed stream that
+/// (it begins with a Riegeli signature), a Parquet file (`PAR1`), or a TFRecord stream, whose
+/// first record's length checksum holds after sniffing GZIP or ZLIB. An empty file, or a compressed stream that
 /// decodes to nothing, is not (there is no record to tell by).
 pub(crate) fn looks_like_tfrecord_in(storage: &dyn Storage, path: &Path) -> io::Result<bool> {
     is_tfrecord_stream(storage.open(path, 0)?.reader)
@@ -137,8 +137,8 @@ pub(crate) fn looks_like_ofrecord_in(storage: &dyn Storage, path: &Path) -> io::
 
 /// Tells the format of a record file (a local path or a URL): TensorFlow's ([`Format::Tf`])
 /// when its name says so ([`has_record_name`]), it begins with an ArrayRecord (Riegeli)
-/// signature or Parquet's magic, or its first length checksum holds (after GZIP/ZLIB sniffing), else OFRecord
-/// when its first record looks like one or its name is a OneFlow part's (`part-N`: a part
+/// signature or Parquet's magic, or its first length checksum holds (after GZIP/ZLIB
+/// sniffing), else OFRecord when its first record looks like one or its name is a OneFlow part's (`part-N`: a part
 /// damaged from its first byte), else TensorFlow's when a TFRecord record whose checksums
 /// agree lies further in (a file damaged at its start). An empty file counts as TFRecord
 /// with no records.

@@ -80,9 +80,10 @@ enum Framed<'a> {
 /// Reads the records of one TFRecord, ArrayRecord, Parquet or OFRecord file.
 ///
 /// In [`Format::Tf`], an ArrayRecord file is told by its signature, a Parquet file by its
-/// magic, and TFRecord compression is sniffed, from the first bytes. Positions are those of the file, also when reading
-/// started from a known record further in (an ArrayRecord position is the offset of the chunk
-/// that holds the record).
+/// magic, and TFRecord compression is sniffed, from the first bytes. Positions are those of
+/// the file, also when reading started from a known record further in (an ArrayRecord
+/// position is the offset of the chunk that holds the record, a Parquet one that of its row
+/// group's column).
 pub struct RecordReader<'a> {
     framed: Framed<'a>,
     path: PathBuf,
