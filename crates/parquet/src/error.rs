@@ -34,8 +34,12 @@ pub enum ErrorKind {
     /// A row group's pages do not decode: a damaged page header or page, a page whose CRC-32
     /// does not match, or values the footer does not account for.
     Page(String),
-    /// A record that is null: TFDS's layout has a record in every row.
-    NullRecord,
+    /// A record that is null: TFDS's layout has a record in every row. The error's index is
+    /// its row group's first record's (the group is what fails).
+    NullRecord {
+        /// The null record's index in the file.
+        record: u64,
+    },
     /// The file's columns are not TFDS's layout (one binary column `data`).
     NotRecords {
         /// The file's columns, by their paths (`a.b` for a nested one).
@@ -84,7 +88,9 @@ impl fmt::Display for ErrorKind {
             ),
             ErrorKind::Footer(what) => write!(f, "damaged Parquet footer ({what})"),
             ErrorKind::Page(what) => write!(f, "damaged Parquet page ({what})"),
-            ErrorKind::NullRecord => f.write_str("a null record in a Parquet file of records"),
+            ErrorKind::NullRecord { record } => {
+                write!(f, "a null record (#{record}) in a Parquet file of records")
+            }
             ErrorKind::NotRecords { columns } => write!(
                 f,
                 "a Parquet file of columns {}, not of serialized records (TFDS's layout: one \

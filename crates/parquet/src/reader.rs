@@ -10,6 +10,9 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use crate::error::{Error, ErrorKind};
 use crate::{MAGIC, RECORDS_COLUMN};
 
+/// Records decoded from a column at a time at most.
+const READ_BATCH: usize = 4096;
+
 /// Whether `head`, a file's first bytes, opens a Parquet file.
 pub fn is_parquet(head: &[u8]) -> bool {
     head.starts_with(&MAGIC)
@@ -41,6 +44,8 @@ pub struct Reader {
     group_at: Position,
     index: u64,
     failed: bool,
+    /// Where the footer starts: the position of the end.
+    footer_at: u64,
 }
 
 impl Reader {
@@ -81,6 +86,19 @@ impl Reader {
                     .collect();
                 Error::new(ErrorKind::NotRecords { columns }, footer_at, 0)
             })?;
+        // Every index is a sum of the row groups' counts: they must add up to the file's.
+        let metadata = file.metadata();
+        let summed = (0..metadata.num_row_groups()).try_fold(0u64, |sum, group| {
+            let rows = u64::try_from(metadata.row_group(group).num_rows()).ok()?;
+            sum.checked_add(rows)
+        });
+        let rows = metadata.file_metadata().num_rows();
+        if summed.is_none() || summed != u64::try_from(rows).ok() {
+            let what = format!(
+                "its row groups' record counts do not add up to its own, {rows}: {summed:?}"
+            );
+            return Err(Error::new(ErrorKind::Footer(what), footer_at, 0));
+        }
         Ok(Reader {
             file,
             column,
@@ -90,6 +108,7 @@ impl Reader {
             group_at: Position::default(),
             index: 0,
             failed: false,
+            footer_at,
         })
     }
 
@@ -120,10 +139,18 @@ impl Reader {
         (start, start.saturating_add(len))
     }
 
-    /// Where the next record is.
+    /// Where the next record is: in the row group held, else in the next one to decode (at
+    /// the end, the footer's offset).
     pub fn position(&self) -> Position {
+        let offset = if self.next_in_held < self.held.len() {
+            self.group_at.offset
+        } else if self.next_group < self.row_groups() {
+            self.row_group_range(self.next_group).0
+        } else {
+            self.footer_at
+        };
         Position {
-            offset: self.group_at.offset,
+            offset,
             index: self.index,
         }
     }
@@ -165,12 +192,11 @@ impl Reader {
     }
 
     /// Goes on after the damaged row group that the last error of
-    /// [`read_record`](Reader::read_record) was in, at the next row group: the damaged one's
-    /// records are lost. Returns the index of the next record, and the byte range of the
-    /// damaged row group's column; `None` when no error stopped the reader or no row group
-    /// follows the damaged one.
+    /// [`read_record`](Reader::read_record) was in, at the next row group (or the end): the
+    /// damaged one's records are lost. Returns the index of the next record, and the byte
+    /// range of the damaged row group's column; `None` when no error stopped the reader.
     pub fn skip_damaged_group(&mut self) -> Option<(u64, std::ops::Range<u64>)> {
-        if !self.failed {
+        if !self.failed || self.next_group >= self.row_groups() {
             return None;
         }
         let damaged = self.next_group;
@@ -181,9 +207,7 @@ impl Reader {
             .sum();
         self.held.clear();
         self.next_in_held = 0;
-        if self.next_group == self.row_groups() {
-            return None;
-        }
+        // Past the last row group, the end: its records are lost all the same.
         self.failed = false;
         Some((self.index, start..end))
     }
@@ -230,17 +254,15 @@ impl Reader {
             .max_def_level()
             > 0;
         // The footer's count is not trusted with an allocation: a damaged one may say anything.
-        let mut values = Vec::with_capacity(expected.min(1 << 16));
-        let mut levels = Vec::with_capacity(expected.min(1 << 16));
+        let mut values = Vec::with_capacity(expected.min(READ_BATCH));
+        let mut levels = Vec::with_capacity(expected.min(READ_BATCH));
         let mut rows = 0;
-        loop {
+        // In batches of at most READ_BATCH, each sized by what the footer still promises (one
+        // past it, to find a group that holds more): a page may claim any count of values.
+        while rows <= expected {
+            let batch = (expected - rows).clamp(1, READ_BATCH);
             let (read, _, _) = column
-                .read_records(
-                    expected.saturating_sub(rows).max(1),
-                    nullable.then_some(&mut levels),
-                    None,
-                    &mut values,
-                )
+                .read_records(batch, nullable.then_some(&mut levels), None, &mut values)
                 .map_err(page)?;
             if read == 0 {
                 break;
@@ -249,15 +271,17 @@ impl Reader {
         }
         if let Some(row) = levels.iter().position(|&level| level == 0) {
             return Err(Error::new(
-                ErrorKind::NullRecord,
+                ErrorKind::NullRecord {
+                    record: first + row as u64,
+                },
                 offset,
-                first + row as u64,
+                first,
             ));
         }
         if rows != expected || values.len() != expected {
             let what = format!(
                 "the row group holds {} records, its footer says {expected}",
-                values.len()
+                rows.max(values.len())
             );
             return Err(Error::new(ErrorKind::Page(what), offset, first));
         }

@@ -94,11 +94,21 @@ fn records_written_come_back_in_order_and_by_row_group() {
     }
     let mut record = Vec::new();
     for (index, expected) in records.iter().enumerate() {
-        assert_eq!(reader.position().index, index as u64);
+        // The next record's place: its row group's column, decoded yet or not.
+        let group = index / 5;
+        assert_eq!(
+            reader.position(),
+            ofconvert_parquet::Position {
+                offset: reader.row_group_range(group).0,
+                index: index as u64
+            }
+        );
         assert!(reader.read_record(&mut record).unwrap());
         assert_eq!(&record, expected);
     }
     assert!(!reader.read_record(&mut record).unwrap());
+    // At the end, the footer's offset: past every row group.
+    assert!(reader.position().offset >= reader.row_group_range(4).1);
     // No records: a footer and no row group.
     let empty = Writer::new(Vec::new(), 5).unwrap().finish().unwrap();
     let mut reader = Reader::new(empty.into()).unwrap();
@@ -217,4 +227,91 @@ fn reading_goes_on_at_the_row_group_after_a_damaged_one() {
     }
     assert_eq!(read[5..], records[10..]);
     assert_eq!(reader.skip_damaged_group(), None);
+}
+
+#[test]
+fn a_damaged_last_row_group_is_stepped_over_to_the_end() {
+    let records: Vec<Vec<u8>> = (0..12u8).map(|n| vec![n; 50]).collect();
+    let mut writer = Writer::new(Vec::new(), 5).unwrap();
+    for record in &records {
+        writer.write_record(record).unwrap();
+    }
+    let bytes = writer.finish().unwrap();
+    let (start, end) = Reader::new(bytes.clone().into())
+        .unwrap()
+        .row_group_range(2);
+    let damaged = (start..end)
+        .map(|at| {
+            let mut damaged = bytes.clone();
+            damaged[at as usize] ^= 0xff;
+            damaged
+        })
+        .find(|damaged| {
+            Reader::new(damaged.clone().into())
+                .unwrap()
+                .row_group(2)
+                .is_err()
+        })
+        .expect("a byte whose damage is found");
+    let mut reader = Reader::new(damaged.into()).unwrap();
+    let mut record = Vec::new();
+    let mut read = 0;
+    let err = loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => read += 1,
+            Ok(false) => panic!("no damage met"),
+            Err(err) => break err,
+        }
+    };
+    assert_eq!((read, err.index()), (10, 10));
+    // Its two records lost, to the end; asked again, nothing to skip.
+    assert_eq!(reader.skip_damaged_group(), Some((12, start..end)));
+    assert!(!reader.read_record(&mut record).unwrap());
+    assert_eq!(reader.skip_damaged_group(), None);
+}
+
+#[test]
+fn a_null_record_fails_its_row_group_from_its_first_record() {
+    use parquet::column::writer::ColumnWriter;
+    use parquet::data_type::ByteArray;
+    use parquet::file::writer::SerializedFileWriter;
+    use std::sync::Arc;
+    let schema =
+        parquet::schema::parser::parse_message_type("message schema { optional binary data; }")
+            .unwrap();
+    let mut file =
+        SerializedFileWriter::new(Vec::new(), Arc::new(schema), Default::default()).unwrap();
+    // Row groups of 5 and 5; the second's third row is null.
+    for levels in [[1i16; 5], [1, 1, 0, 1, 1]] {
+        let mut group = file.next_row_group().unwrap();
+        let mut column = group.next_column().unwrap().unwrap();
+        let ColumnWriter::ByteArrayColumnWriter(values) = column.untyped() else {
+            unreachable!()
+        };
+        let cells: Vec<ByteArray> = levels
+            .iter()
+            .filter(|&&l| l == 1)
+            .map(|_| ByteArray::from(vec![7u8]))
+            .collect();
+        values.write_batch(&cells, Some(&levels), None).unwrap();
+        column.close().unwrap();
+        group.close().unwrap();
+    }
+    let bytes = file.into_inner().unwrap();
+    let mut reader = Reader::new(bytes.into()).unwrap();
+    let mut record = Vec::new();
+    let mut read = 0;
+    let err = loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => read += 1,
+            Ok(false) => panic!("no null met"),
+            Err(err) => break err,
+        }
+    };
+    assert_eq!((read, err.index()), (5, 5));
+    assert!(
+        matches!(err.kind(), ErrorKind::NullRecord { record: 7 }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("a null record (#7)"), "{err}");
 }
