@@ -28,13 +28,60 @@ fn shards(folder: &str, pattern: &str) -> Vec<PathBuf> {
     found
 }
 
-fn parquet_records(path: &Path) -> Vec<Vec<u8>> {
-    let mut reader = Reader::new(std::fs::read(path).unwrap().into()).unwrap();
+/// The records `reader` reads from where it is to the end.
+fn read_all(reader: &mut Reader) -> Result<Vec<Vec<u8>>, ofconvert_parquet::Error> {
     let mut records = Vec::new();
     let mut record = Vec::new();
-    while reader.read_record(&mut record).unwrap() {
+    while reader.read_record(&mut record)? {
         records.push(record.clone());
     }
+    Ok(records)
+}
+
+/// The records `reader` reads before its first error, and the error.
+fn read_to_error(reader: &mut Reader) -> (Vec<Vec<u8>>, ofconvert_parquet::Error) {
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => records.push(record.clone()),
+            Ok(false) => panic!("no error met"),
+            Err(err) => return (records, err),
+        }
+    }
+}
+
+/// `records` written as a Parquet file in row groups of `group`.
+fn written(records: &[Vec<u8>], group: usize) -> Vec<u8> {
+    let mut writer = Writer::new(Vec::new(), group).unwrap();
+    for record in records {
+        writer.write_record(record).unwrap();
+    }
+    writer.finish().unwrap()
+}
+
+/// `bytes` with the first byte of row group `group` flipped whose damage decoding that row
+/// group finds (the other row groups' bytes are untouched).
+fn damaged_in(bytes: &[u8], group: usize) -> Vec<u8> {
+    let (start, end) = Reader::new(bytes.to_vec().into())
+        .unwrap()
+        .row_group_range(group);
+    (start..end)
+        .map(|at| {
+            let mut damaged = bytes.to_vec();
+            damaged[at as usize] ^= 0xff;
+            damaged
+        })
+        .find(|damaged| {
+            let reader = Reader::new(damaged.clone().into()).unwrap();
+            reader.row_group(group).is_err()
+        })
+        .expect("a byte whose damage is found")
+}
+
+fn parquet_records(path: &Path) -> Vec<Vec<u8>> {
+    let mut reader = Reader::new(std::fs::read(path).unwrap().into()).unwrap();
+    let records = read_all(&mut reader).unwrap();
     assert_eq!(records.len() as u64, reader.num_records());
     assert_eq!(reader.position().index, reader.num_records());
     records
@@ -155,14 +202,7 @@ fn every_cut_and_every_flipped_byte_of_a_tfds_shard_fails_or_reads_as_many_recor
     for at in 0..bytes.len() {
         let mut damaged = bytes.clone();
         damaged[at] ^= 0xff;
-        let read = Reader::new(damaged.into()).and_then(|mut reader| {
-            let mut records = Vec::new();
-            let mut record = Vec::new();
-            while reader.read_record(&mut record)? {
-                records.push(record.clone());
-            }
-            Ok(records)
-        });
+        let read = Reader::new(damaged.into()).and_then(|mut reader| read_all(&mut reader));
         match read {
             Err(err) => {
                 assert!(err.offset() <= len, "byte {at}: {err}");
@@ -186,35 +226,14 @@ fn every_cut_and_every_flipped_byte_of_a_tfds_shard_fails_or_reads_as_many_recor
 #[test]
 fn reading_goes_on_at_the_row_group_after_a_damaged_one() {
     let records: Vec<Vec<u8>> = (0..15u8).map(|n| vec![n; 50]).collect();
-    let mut writer = Writer::new(Vec::new(), 5).unwrap();
-    for record in &records {
-        writer.write_record(record).unwrap();
-    }
-    let bytes = writer.finish().unwrap();
-    let reader = Reader::new(bytes.clone().into()).unwrap();
-    let (start, end) = reader.row_group_range(1);
-    // The first byte of the middle row group whose flip its decoding notices.
-    let damaged = (start..end)
-        .map(|at| {
-            let mut damaged = bytes.clone();
-            damaged[at as usize] ^= 0xff;
-            damaged
-        })
-        .find(|damaged| {
-            let reader = Reader::new(damaged.clone().into()).unwrap();
-            reader.row_group(1).is_err() && reader.row_group(0).is_ok()
-        })
-        .expect("a byte whose damage is found");
-    let mut reader = Reader::new(damaged.into()).unwrap();
+    let bytes = written(&records, 5);
+    let (start, end) = Reader::new(bytes.clone().into())
+        .unwrap()
+        .row_group_range(1);
+    let mut reader = Reader::new(damaged_in(&bytes, 1).into()).unwrap();
+    assert!(reader.row_group(0).is_ok() && reader.row_group(2).is_ok());
     let mut record = Vec::new();
-    let mut read = Vec::new();
-    let err = loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => read.push(record.clone()),
-            Ok(false) => panic!("no damage met"),
-            Err(err) => break err,
-        }
-    };
+    let (mut read, err) = read_to_error(&mut reader);
     assert_eq!((err.offset(), err.index()), (start, 5), "{err}");
     assert_eq!(read, records[..5]);
     assert!(
@@ -222,9 +241,7 @@ fn reading_goes_on_at_the_row_group_after_a_damaged_one() {
         "stopped until told to go on"
     );
     assert_eq!(reader.skip_damaged_group(), Some((10, start..end)));
-    while reader.read_record(&mut record).unwrap() {
-        read.push(record.clone());
-    }
+    read.extend(read_all(&mut reader).unwrap());
     assert_eq!(read[5..], records[10..]);
     assert_eq!(reader.skip_damaged_group(), None);
 }
@@ -232,38 +249,14 @@ fn reading_goes_on_at_the_row_group_after_a_damaged_one() {
 #[test]
 fn a_damaged_last_row_group_is_stepped_over_to_the_end() {
     let records: Vec<Vec<u8>> = (0..12u8).map(|n| vec![n; 50]).collect();
-    let mut writer = Writer::new(Vec::new(), 5).unwrap();
-    for record in &records {
-        writer.write_record(record).unwrap();
-    }
-    let bytes = writer.finish().unwrap();
+    let bytes = written(&records, 5);
     let (start, end) = Reader::new(bytes.clone().into())
         .unwrap()
         .row_group_range(2);
-    let damaged = (start..end)
-        .map(|at| {
-            let mut damaged = bytes.clone();
-            damaged[at as usize] ^= 0xff;
-            damaged
-        })
-        .find(|damaged| {
-            Reader::new(damaged.clone().into())
-                .unwrap()
-                .row_group(2)
-                .is_err()
-        })
-        .expect("a byte whose damage is found");
-    let mut reader = Reader::new(damaged.into()).unwrap();
+    let mut reader = Reader::new(damaged_in(&bytes, 2).into()).unwrap();
+    let (read, err) = read_to_error(&mut reader);
     let mut record = Vec::new();
-    let mut read = 0;
-    let err = loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => read += 1,
-            Ok(false) => panic!("no damage met"),
-            Err(err) => break err,
-        }
-    };
-    assert_eq!((read, err.index()), (10, 10));
+    assert_eq!((read.len(), err.index()), (10, 10));
     // Its two records lost, to the end; asked again, nothing to skip.
     assert_eq!(reader.skip_damaged_group(), Some((12, start..end)));
     assert!(!reader.read_record(&mut record).unwrap());
@@ -298,17 +291,8 @@ fn a_null_record_fails_its_row_group_from_its_first_record() {
         group.close().unwrap();
     }
     let bytes = file.into_inner().unwrap();
-    let mut reader = Reader::new(bytes.into()).unwrap();
-    let mut record = Vec::new();
-    let mut read = 0;
-    let err = loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => read += 1,
-            Ok(false) => panic!("no null met"),
-            Err(err) => break err,
-        }
-    };
-    assert_eq!((read, err.index()), (5, 5));
+    let (read, err) = read_to_error(&mut Reader::new(bytes.into()).unwrap());
+    assert_eq!((read.len(), err.index()), (5, 5));
     assert!(
         matches!(err.kind(), ErrorKind::NullRecord { record: 7 }),
         "{err}"

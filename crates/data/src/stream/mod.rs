@@ -37,8 +37,26 @@ pub(crate) mod testing {
 
     use crate::access::index::{open_indexed, IndexOptions};
     use crate::stream::fetch::Files;
+    use crate::stream::share::Layout;
     use ofconvert_engine::Format;
     use ofconvert_tfrecord::{Compression, Writer};
+
+    /// Every small layout the exhaustive tests try: 1–3 ranks, 1–3 workers, units of 1–3,
+    /// each with and without `drop_last`.
+    pub(crate) fn small_layouts() -> impl Iterator<Item = Layout> {
+        (1..=3).flat_map(|world| {
+            (1..=3).flat_map(move |workers| {
+                (1..=3).flat_map(move |unit| {
+                    [false, true].map(|drop_last| Layout {
+                        world,
+                        workers,
+                        unit,
+                        drop_last,
+                    })
+                })
+            })
+        })
+    }
 
     /// A dataset of one TFRecord file in `dir` of `count` records `r00`, `r01`, ... (below
     /// 100 they are 3 bytes, 19 framed).

@@ -16,6 +16,7 @@ use std::ops::Range;
 use super::Plan;
 use crate::stream::order::{Order, Shuffle};
 use crate::stream::share::{Layout, Pass, Share};
+use crate::stream::testing::small_layouts;
 
 /// What a lane fetches and reads in a pass: each chunk fetched with the records fetched of
 /// it, and the records read.
@@ -224,30 +225,18 @@ fn spans_fetch_each_chunk_once_and_only_the_files_a_lane_reads_on_every_small_la
         }
     }
     for (order, chunk) in orders {
-        for world in 1..=3 {
-            for workers in 1..=3 {
-                for unit in 1..=3 {
-                    for drop_last in [false, true] {
-                        let first = Layout {
-                            world,
-                            workers,
-                            unit,
-                            drop_last,
-                        };
-                        check_pass(order, chunk, &[], first, &mut tally);
-                        let most = Share::new(order, &[], first, 0, 0).rank_units();
-                        for steps in 1..most {
-                            let before = [stopped(order, first, steps)];
-                            for (world, workers) in RESUMES {
-                                let again = Layout {
-                                    world,
-                                    workers,
-                                    ..first
-                                };
-                                check_pass(order, chunk, &before, again, &mut tally);
-                            }
-                        }
-                    }
+        for first in small_layouts() {
+            check_pass(order, chunk, &[], first, &mut tally);
+            let most = Share::new(order, &[], first, 0, 0).rank_units();
+            for steps in 1..most {
+                let before = [stopped(order, first, steps)];
+                for (world, workers) in RESUMES {
+                    let again = Layout {
+                        world,
+                        workers,
+                        ..first
+                    };
+                    check_pass(order, chunk, &before, again, &mut tally);
                 }
             }
         }

@@ -237,15 +237,13 @@ impl<'a> RecordReader<'a> {
         matches!(self.framed, Framed::Array(_) | Framed::PastDamage(_))
     }
 
-    /// Whether the file is a Parquet file.
-    pub fn is_parquet(&self) -> bool {
-        matches!(self.framed, Framed::Parquet(_))
-    }
-
     /// Whether the file's records are found through its footer (an ArrayRecord or Parquet
     /// file), which no index file stands for.
     pub fn indexed_by_footer(&self) -> bool {
-        self.is_array_record() || self.is_parquet()
+        matches!(
+            self.framed,
+            Framed::Array(_) | Framed::PastDamage(_) | Framed::Parquet(_)
+        )
     }
 
     /// Whether reading can start at a record further in, at the position an earlier pass
